@@ -1,0 +1,110 @@
+# Helpers shared by every CMakeLists.txt of heaplab.
+#
+#   heaplab_configure_target(<target>)     warnings, -Werror, CUDA flags, debug checks, mutant
+#   heaplab_add_test(<name> SOURCES ... [LIBS ...] LABEL cpu|gpu|stress [TIMEOUT s])
+#                                          a GoogleTest binary registered per test case with CTest
+#
+# Labels: cpu (CI), gpu (skips with "no CUDA device" where none is present), sanitize (gpu
+# binaries under compute-sanitizer), stress (long, time-budgeted). docs/testing.md.
+
+# ---------------------------------------------------------------- host sanitizers (tsan/asan presets)
+if(HEAPLAB_SANITIZER STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -g -O1)
+  add_link_options(-fsanitize=thread)
+elseif(HEAPLAB_SANITIZER STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -g -O1)
+  add_link_options(-fsanitize=address,undefined)
+elseif(NOT HEAPLAB_SANITIZER STREQUAL "")
+  message(FATAL_ERROR "HEAPLAB_SANITIZER must be '', 'thread' or 'address', not '${HEAPLAB_SANITIZER}'")
+endif()
+
+# ---------------------------------------------------------------- mutants (docs/mutants.md)
+# One named bug planted at compile time: -DHEAPLAB_MUTANT=invalidate_no_rollback defines
+# HEAPLAB_MUTANT_INVALIDATE_NO_ROLLBACK for every heaplab target.
+set(HEAPLAB_MUTANT_DEFINE "")
+if(NOT HEAPLAB_MUTANT STREQUAL "")
+  string(TOUPPER "${HEAPLAB_MUTANT}" _mutant_upper)
+  set(HEAPLAB_MUTANT_DEFINE "HEAPLAB_MUTANT_${_mutant_upper}=1")
+  message(WARNING "heaplab: MUTANT BUILD: planted bug '${HEAPLAB_MUTANT}' is compiled in")
+endif()
+
+function(heaplab_configure_target target)
+  set(warn_cxx -Wall -Wextra)
+  if(HEAPLAB_WERROR)
+    list(APPEND warn_cxx -Werror)
+  endif()
+  list(JOIN warn_cxx "," warn_cuda_host)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:${warn_cxx}>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${warn_cuda_host}>
+    $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>
+    $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+  if(HEAPLAB_WERROR)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)
+  endif()
+  if(HEAPLAB_DEBUG_CHECKS)
+    target_compile_definitions(${target} PRIVATE HEAPLAB_DEBUG_CHECKS=1)
+  endif()
+  if(HEAPLAB_MUTANT_DEFINE)
+    target_compile_definitions(${target} PRIVATE ${HEAPLAB_MUTANT_DEFINE})
+  endif()
+  get_target_property(_type ${target} TYPE)
+  if(NOT _type STREQUAL "INTERFACE_LIBRARY")
+    set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF)
+  endif()
+endfunction()
+
+# GPU test binaries, relative to the build folder, for tools/gpu-tier (which must work on a copy
+# of the build folder at another path, so nothing here may be absolute).
+set_property(GLOBAL PROPERTY HEAPLAB_GPU_TEST_BINARIES "")
+set_property(GLOBAL PROPERTY HEAPLAB_CPU_TEST_BINARIES "")
+
+find_program(HEAPLAB_COMPUTE_SANITIZER compute-sanitizer
+  HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin)
+
+function(heaplab_add_test name)
+  cmake_parse_arguments(T "" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  if(NOT T_LABEL MATCHES "^(cpu|gpu|stress)$")
+    message(FATAL_ERROR "heaplab_add_test(${name}): LABEL must be cpu, gpu or stress")
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 600)
+  endif()
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} heaplab::testing GTest::gtest GTest::gtest_main
+                                        Threads::Threads)
+  heaplab_configure_target(${name})
+  # A gtest SKIPPED line makes CTest report the test as skipped instead of passed.
+  gtest_discover_tests(${name}
+    TEST_PREFIX "${name}."
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "${T_LABEL}" TIMEOUT ${T_TIMEOUT}
+               SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+  file(RELATIVE_PATH rel "${CMAKE_BINARY_DIR}" "${CMAKE_CURRENT_BINARY_DIR}")
+  if(T_LABEL STREQUAL "cpu")
+    set_property(GLOBAL APPEND PROPERTY HEAPLAB_CPU_TEST_BINARIES "${rel}/${name}")
+  endif()
+  if(T_LABEL STREQUAL "gpu")
+    set_property(GLOBAL APPEND PROPERTY HEAPLAB_GPU_TEST_BINARIES "${rel}/${name}")
+    # Sanitize tier: the whole binary under each compute-sanitizer tool.
+    foreach(tool memcheck racecheck synccheck initcheck)
+      set(extra "")
+      if(tool STREQUAL "memcheck")
+        set(extra --leak-check full)
+      endif()
+      if(HEAPLAB_COMPUTE_SANITIZER)
+        add_test(NAME sanitize.${tool}.${name}
+                 COMMAND ${HEAPLAB_COMPUTE_SANITIZER} --tool ${tool} ${extra} --error-exitcode 97
+                         $<TARGET_FILE:${name}>)
+        set_tests_properties(sanitize.${tool}.${name} PROPERTIES
+          LABELS sanitize TIMEOUT 1800 SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+      else()
+        add_test(NAME sanitize.${tool}.${name}
+                 COMMAND ${CMAKE_COMMAND} -E echo
+                         "SKIPPED: compute-sanitizer not found at configure time")
+        set_tests_properties(sanitize.${tool}.${name} PROPERTIES
+          LABELS sanitize SKIP_REGULAR_EXPRESSION "SKIPPED")
+      endif()
+    endforeach()
+  endif()
+endfunction()

@@ -1,0 +1,49 @@
+// Which GPU is present (device 0), or why none is usable. Host-only; never throws.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+namespace heaplab::cuda {
+
+struct DeviceInfo {
+  bool available = false;
+  std::string reason;  // why not available, starting with "no CUDA device"; empty when available
+  std::string name;    // e.g. "NVIDIA H100 80GB HBM3"
+  int cc_major                    = 0;
+  int cc_minor                    = 0;
+  int multiprocessors             = 0;
+  std::size_t global_memory_bytes = 0;
+};
+
+inline DeviceInfo probe_device() {
+  DeviceInfo info;
+  int count                = 0;
+  cudaError_t const status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    info.reason = std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorName(status) +
+                  ": " + cudaGetErrorString(status) + ")";
+    (void)cudaGetLastError();
+    return info;
+  }
+  if (count == 0) {
+    info.reason = "no CUDA device (cudaGetDeviceCount reports 0 devices)";
+    return info;
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    info.reason = "no CUDA device (cudaGetDeviceProperties failed)";
+    (void)cudaGetLastError();
+    return info;
+  }
+  info.available           = true;
+  info.name                = prop.name;
+  info.cc_major            = prop.major;
+  info.cc_minor            = prop.minor;
+  info.multiprocessors     = prop.multiProcessorCount;
+  info.global_memory_bytes = prop.totalGlobalMem;
+  return info;
+}
+
+}  // namespace heaplab::cuda

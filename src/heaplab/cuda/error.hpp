@@ -1,0 +1,52 @@
+// CUDA runtime error handling (RMM/cuco style).
+//
+//   HEAPLAB_CUDA_TRY(call)      throws heaplab::cuda::cuda_error("file:line: call failed: name:
+//   text") HEAPLAB_CHECK_LAUNCH()      checks cudaGetLastError after a launch; in the debug preset
+//                               (HEAPLAB_DEBUG_CHECKS) it also synchronizes, so that a kernel's
+//                               fault is reported at the launch that caused it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace heaplab::cuda {
+
+class cuda_error : public std::runtime_error {
+ public:
+  cuda_error(cudaError_t code, std::string const& what) : std::runtime_error(what), code_(code) {}
+  [[nodiscard]] cudaError_t code() const noexcept { return code_; }
+
+ private:
+  cudaError_t code_;
+};
+
+[[noreturn]] inline void throw_cuda_error(cudaError_t code,
+                                          char const* call,
+                                          char const* file,
+                                          int line) {
+  throw cuda_error(code,
+                   std::string(file) + ":" + std::to_string(line) + ": " + call +
+                       " failed: " + cudaGetErrorName(code) + ": " + cudaGetErrorString(code));
+}
+
+}  // namespace heaplab::cuda
+
+#define HEAPLAB_CUDA_TRY(call)                                                       \
+  do {                                                                               \
+    cudaError_t const heaplab_status_ = (call);                                      \
+    if (heaplab_status_ != cudaSuccess) {                                            \
+      ::heaplab::cuda::throw_cuda_error(heaplab_status_, #call, __FILE__, __LINE__); \
+    }                                                                                \
+  } while (0)
+
+#if defined(HEAPLAB_DEBUG_CHECKS)
+#define HEAPLAB_CHECK_LAUNCH()                 \
+  do {                                         \
+    HEAPLAB_CUDA_TRY(cudaGetLastError());      \
+    HEAPLAB_CUDA_TRY(cudaDeviceSynchronize()); \
+  } while (0)
+#else
+#define HEAPLAB_CHECK_LAUNCH() HEAPLAB_CUDA_TRY(cudaGetLastError())
+#endif

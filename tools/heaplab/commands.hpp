@@ -1,0 +1,10 @@
+// Subcommands of the heaplab tool. Each add_* registers one subcommand and its --help text.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace heaplab::cli {
+
+void add_run(CLI::App& app);
+
+}  // namespace heaplab::cli
