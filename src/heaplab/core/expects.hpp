@@ -8,15 +8,15 @@
 
 #include "heaplab/core/host_device.hpp"
 
-#if !HEAPLAB_DEVICE_CODE
+#include <cstdio>
 #include <stdexcept>
 #include <string>
-#endif
-#include <cstdio>
 
 namespace heaplab::core {
 
-#if !HEAPLAB_DEVICE_CODE
+// Declared in every compilation pass (nvcc's device pass too): host-only code such as
+// HeapConfig::validate uses them from headers that .cu files include.
+
 /// A violated precondition: bad input from a caller, never an internal inconsistency.
 class precondition_error : public std::invalid_argument {
  public:
@@ -30,7 +30,6 @@ class precondition_error : public std::invalid_argument {
   throw precondition_error(message + " (expected " + cond + " at " + file + ":" +
                            std::to_string(line) + ")");
 }
-#endif
 
 }  // namespace heaplab::core
 

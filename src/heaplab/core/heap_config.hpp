@@ -129,15 +129,20 @@ class HeapConfig {
     return std::min(kMaxCapacity, kMaxCapacity * smallest_size() / types[t].size_bytes);
   }
 
-  /// Smallest capacity among types that can be defragmented (all non-abstract types).
+  /// Smallest capacity among defragmentable types (64 when there is none).
   [[nodiscard]] std::uint32_t min_defrag_capacity() const {
     std::uint32_t m = kMaxCapacity;
     for (std::uint32_t t = 0; t < num_types(); ++t)
-      if (!types[t].is_abstract) m = std::min(m, capacity(t));
+      if (is_defragmentable(t)) m = std::min(m, capacity(t));
     return m;
   }
 
-  [[nodiscard]] bool is_defragmentable(std::uint32_t t) const { return !types.at(t).is_abstract; }
+  /// Non-abstract types with capacity >= 2. A block of capacity 1 holding an object is full, so
+  /// it is never a candidate (fill 1 > n/(n+1)); excluding such types from the bound on n keeps
+  /// heaps with very large types configurable (DynaSOAr sec. 3.2 allows capacity 1).
+  [[nodiscard]] bool is_defragmentable(std::uint32_t t) const {
+    return !types.at(t).is_abstract && capacity(t) >= 2;
+  }
 
   /// t <: s: t is s or derives from s.
   [[nodiscard]] bool is_subtype(std::uint32_t t, std::uint32_t s) const {
