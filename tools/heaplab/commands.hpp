@@ -6,5 +6,6 @@
 namespace heaplab::cli {
 
 void add_run(CLI::App& app);
+void add_list_invariants(CLI::App& app);
 
 }  // namespace heaplab::cli
