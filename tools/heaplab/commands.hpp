@@ -6,6 +6,8 @@
 namespace heaplab::cli {
 
 void add_run(CLI::App& app);
+void add_replay(CLI::App& app);
+void add_show(CLI::App& app);
 void add_list_invariants(CLI::App& app);
 
 }  // namespace heaplab::cli

@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
       "Every subcommand has --help. docs/workflow.md describes a day with heaplab."};
   app.require_subcommand(1);
   heaplab::cli::add_run(app);
+  heaplab::cli::add_replay(app);
+  heaplab::cli::add_show(app);
   heaplab::cli::add_list_invariants(app);
   try {
     app.parse(argc, argv);

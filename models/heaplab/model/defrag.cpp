@@ -1,0 +1,187 @@
+// HeapModel::defrag: CompactGpu defragmentation by block merging (CompactGpu sec. 3), one pass at
+// a time, written step by step as the paper describes it.
+#include <algorithm>
+#include <stdexcept>
+
+#include "heaplab/model/heap_model.hpp"
+
+namespace heaplab::model {
+
+namespace {
+
+[[noreturn]] void fail(std::string const& message) {
+  throw core::precondition_error("HeapModel::defrag: " + message);
+}
+
+}  // namespace
+
+DefragPassPlan HeapModel::plan_defrag_pass(TypeId type, std::uint32_t n) const {
+  if (type >= config_.num_types()) fail("unknown type " + std::to_string(type));
+  if (config_.types[type].is_abstract)
+    fail("type '" + config_.types[type].name + "' is abstract and has no blocks");
+  std::uint32_t const cap = config_.capacity(type);
+  if (n < 1 || n >= cap)
+    fail("factor n=" + std::to_string(n) + " must satisfy 1 <= n < " + std::to_string(cap) +
+         " (the capacity of '" + config_.types[type].name + "'; CompactGpu sec. 3)");
+
+  DefragPassPlan plan;
+  plan.type = type;
+  plan.n    = n;
+  // Sec. 3.2 "Choosing Source/Target Blocks": R = the candidate blocks in ascending index order
+  // (the stream compaction of the defrag[T] bitmap); B = floor(r / (n + 1)) sources R[0..B-1].
+  plan.R                = candidates(type, n);
+  std::uint32_t const r = static_cast<std::uint32_t>(plan.R.size());
+  plan.B                = r / (n + 1);
+  for (std::uint32_t s = 0; s < plan.B; ++s) {
+    SourceAssignment a;
+    a.source = plan.R[s];
+    // The targets of source R[s] are R[s + i*B], i = 1..n.
+    for (std::uint32_t i = 1; i <= n; ++i) a.targets.push_back(plan.R[s + i * plan.B]);
+    // Alg. 1: the free slots of the targets, target by target, each in slot order ...
+    std::vector<Location> free_slots;
+    for (std::uint32_t t : a.targets)
+      for (std::uint32_t slot = 0; slot < cap; ++slot)
+        if (!blocks_[t].slots[slot]) free_slots.push_back({t, slot});
+    // ... and the j-th live object of the source (slot order) goes to the j-th free slot.
+    std::size_t j = 0;
+    for (std::uint32_t slot = 0; slot < cap; ++slot) {
+      auto const id = blocks_[a.source].slots[slot];
+      if (!id) continue;
+      // Sec. 3: none of the n + 1 blocks is more than n/(n+1) full, so the source's objects
+      // always fit into the targets' free slots.
+      if (j == free_slots.size())
+        throw std::logic_error("HeapModel::defrag: source block " + std::to_string(a.source) +
+                               " does not fit into its targets");
+      a.moves.push_back({*id, Location{a.source, slot}, free_slots[j++]});
+    }
+    plan.sources.push_back(std::move(a));
+  }
+  return plan;
+}
+
+void HeapModel::apply_defrag_pass(DefragPassPlan const& plan,
+                                  DefragPassStats& stats,
+                                  std::map<ObjectId, std::uint32_t>& relocations,
+                                  std::vector<std::uint64_t>& relocations_by_ordinal) {
+  TypeId const T   = plan.type;
+  stats.candidates = static_cast<std::uint32_t>(plan.R.size());
+  stats.sources    = plan.B;
+
+  // Sec. 3.2 copy objects (and sec. 3.3 forwarding: old location -> new location, kept by id).
+  std::set<ObjectId> moved;
+  for (auto const& a : plan.sources) {
+    for (auto const& m : a.moves) {
+      move(m.id, m.to);
+      moved.insert(m.id);
+      std::uint32_t const k = ++relocations[m.id];
+      if (relocations_by_ordinal.size() < k) relocations_by_ordinal.resize(k, 0);
+      ++relocations_by_ordinal[k - 1];
+      ++stats.moved_objects;
+    }
+  }
+
+  // Sec. 3.4 rewrite pointers, limiting the scan to the pointer slots of the types U that may
+  // point to T (a slot whose pointee S satisfies T <: S). The model refers to objects by id, so a
+  // rewritten pointer keeps its id and now denotes the new location; the counts show what the
+  // GPU must rewrite. Every reference to a moved object must be found by this limited scan.
+  for (TypeId U : config_.types_pointing_to(T)) {
+    auto const slots = config_.pointer_slots(U);
+    for (std::uint32_t b : allocated_[U]) {
+      for (auto const& id : blocks_[b].slots) {
+        if (!id) continue;
+        Object const& obj = objects_.at(*id);
+        for (std::size_t k = 0; k < slots.size(); ++k) {
+          if (!config_.slot_may_point_to(slots[k], T)) continue;
+          ++stats.slots_scanned;
+          if (obj.refs[k] && moved.count(*obj.refs[k])) ++stats.pointers_rewritten;
+        }
+      }
+    }
+  }
+  std::uint64_t references_to_moved = 0;
+  for (auto const& [id, obj] : objects_)
+    for (auto const& r : obj.refs)
+      if (r && moved.count(*r)) ++references_to_moved;
+  if (references_to_moved != stats.pointers_rewritten)
+    throw std::logic_error(
+        "HeapModel::defrag: the type-limited pointer scan (CompactGpu sec. 3.4) "
+        "found " +
+        std::to_string(stats.pointers_rewritten) + " of " + std::to_string(references_to_moved) +
+        " references to moved objects");
+  for (auto const& r : roots_)
+    if (r && moved.count(*r)) ++stats.roots_rewritten;
+
+  // Sec. 3.5 update block states: sources become free; targets may lose active and defrag.
+  for (auto const& a : plan.sources) {
+    update_block_state(a.source);
+    if (!free_.count(a.source))
+      throw std::logic_error("HeapModel::defrag: source block " + std::to_string(a.source) +
+                             " is not empty after the pass");
+    for (std::uint32_t t : a.targets) update_block_state(t);
+  }
+}
+
+DefragResult HeapModel::defrag(TypeId type,
+                               std::optional<std::uint32_t> requested_n,
+                               std::optional<std::uint32_t> requested_k1) {
+  require_not_in_parallel_do("defrag");
+  std::uint32_t const n  = requested_n.value_or(config_.defrag_factor);
+  std::uint32_t const k1 = requested_k1.value_or(config_.k1);
+  DefragResult result;
+  result.type = type;
+  result.n    = n;
+  result.k1   = k1;
+  // Validates type and n before anything changes.
+  (void)plan_defrag_pass(type, n);
+
+  std::vector<ObjectId> const objects_of_T = [&] {
+    std::vector<ObjectId> ids;
+    for (auto const& [id, obj] : objects_)
+      if (obj.type == type) ids.push_back(id);
+    return ids;
+  }();
+  result.candidates_before         = static_cast<std::uint32_t>(candidates(type, n).size());
+  result.fragmentation_before      = fragmentation(type);
+  result.heap_fragmentation_before = fragmentation();
+  result.blocks_before             = static_cast<std::uint32_t>(allocated_[type].size());
+
+  // Sec. 3.6 multiple passes: until at most k1 candidates remain. A pass with B = 0 (fewer than
+  // n + 1 candidates) could not move anything, so it ends the call.
+  while (true) {
+    std::vector<std::uint32_t> const R = candidates(type, n);
+    if (n == config_.defrag_factor && std::set<std::uint32_t>(R.begin(), R.end()) != defrag_[type])
+      throw std::logic_error("HeapModel::defrag: defrag[T] differs from the blocks with low fill");
+    if (R.size() <= k1) {
+      result.stop = DefragStop::k1_reached;
+      break;
+    }
+    DefragPassPlan const plan = plan_defrag_pass(type, n);
+    if (plan.B == 0) {
+      result.stop = DefragStop::no_progress;
+      break;
+    }
+    DefragPassStats stats;
+    apply_defrag_pass(plan, stats, result.relocations, result.relocations_by_ordinal);
+    result.passes.push_back(stats);
+  }
+  // n-override rule (docs/model.md): this call used factor n for its candidates; the defrag[T]
+  // sets always follow the config's factor. update_block_state already applies the config's n
+  // to every block it touches; recompute all blocks of T so that the rule is stated in one place.
+  std::set<std::uint32_t> const blocks_of_T = allocated_[type];
+  for (std::uint32_t b : blocks_of_T) update_block_state(b);
+
+  result.candidates_after         = static_cast<std::uint32_t>(candidates(type, n).size());
+  result.fragmentation_after      = fragmentation(type);
+  result.heap_fragmentation_after = fragmentation();
+  result.blocks_after             = static_cast<std::uint32_t>(allocated_[type].size());
+  for (ObjectId id : objects_of_T) {
+    auto it               = result.relocations.find(id);
+    std::uint32_t const c = it == result.relocations.end() ? 0 : it->second;
+    if (result.objects_by_relocation_count.size() <= c)
+      result.objects_by_relocation_count.resize(c + 1, 0);
+    ++result.objects_by_relocation_count[c];
+  }
+  return result;
+}
+
+}  // namespace heaplab::model

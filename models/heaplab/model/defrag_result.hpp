@@ -1,0 +1,75 @@
+// Plans and statistics of the model's CompactGpu defragmentation (CompactGpu sec. 3, sec. 4.2).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "heaplab/check/snapshot.hpp"
+
+namespace heaplab::model {
+
+/// One object relocation of a pass: object `id` moves from `from` to `to`.
+struct Relocation {
+  std::uint64_t id = 0;
+  check::ObjRef from;
+  check::ObjRef to;
+};
+
+/// The source block R[s] and its targets R[s + i*B], i = 1..n, with the moves of Alg. 1: the
+/// j-th live object of the source (slot order) goes to the j-th free slot across the targets,
+/// taken in order (CompactGpu sec. 3.2, Fig. 5 and Fig. 6).
+struct SourceAssignment {
+  std::uint32_t source = 0;
+  std::vector<std::uint32_t> targets;
+  std::vector<Relocation> moves;
+};
+
+/// One pass: R (candidates sorted by block index), B = floor(r / (n + 1)) and the sources.
+struct DefragPassPlan {
+  std::uint32_t type = 0;
+  std::uint32_t n    = 1;
+  std::vector<std::uint32_t> R;
+  std::uint32_t B = 0;
+  std::vector<SourceAssignment> sources;  // R[0] .. R[B-1], in that order
+};
+
+struct DefragPassStats {
+  std::uint32_t candidates         = 0;  // r at the start of the pass
+  std::uint32_t sources            = 0;  // B
+  std::uint64_t moved_objects      = 0;
+  std::uint64_t pointers_rewritten = 0;  // pointer slots that referred to a moved object
+  std::uint64_t roots_rewritten    = 0;
+  std::uint64_t slots_scanned      = 0;  // pointer slots of the types that may point to T
+};
+
+enum class DefragStop {
+  k1_reached,   // at most k1 candidates remain
+  no_progress,  // fewer than n + 1 candidates: B = 0 (CompactGpu sec. 3 footnote 4)
+};
+
+struct DefragResult {
+  std::uint32_t type = 0;
+  std::uint32_t n    = 1;  // the factor this call used
+  std::uint32_t k1   = 0;
+  std::vector<DefragPassStats> passes;
+  DefragStop stop                 = DefragStop::k1_reached;
+  std::uint32_t candidates_before = 0;  // with the factor of this call
+  std::uint32_t candidates_after  = 0;
+  /// How many times each object of T that moved was relocated in this call.
+  std::map<std::uint64_t, std::uint32_t> relocations;
+  /// [c] = number of objects of T (live throughout) relocated exactly c times; [0] = not moved.
+  std::vector<std::uint64_t> objects_by_relocation_count;
+  /// [k - 1] = number of relocations that were the k-th relocation of their object (the stacked
+  /// bars of CompactGpu Fig. 10).
+  std::vector<std::uint64_t> relocations_by_ordinal;
+  /// F (CompactGpu sec. 2.2) over the allocated blocks of T, and over all allocated blocks.
+  double fragmentation_before      = 0;
+  double fragmentation_after       = 0;
+  double heap_fragmentation_before = 0;
+  double heap_fragmentation_after  = 0;
+  std::uint32_t blocks_before      = 0;  // allocated blocks of T
+  std::uint32_t blocks_after       = 0;
+};
+
+}  // namespace heaplab::model

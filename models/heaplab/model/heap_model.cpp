@@ -1,0 +1,415 @@
+// The reference model: allocation, refinement of GPU placements, pointers, roots, free and
+// parallel_do (docs/model.md). Defragmentation is in defrag.cpp, snapshots in snapshot.cpp.
+#include "heaplab/model/heap_model.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "heaplab/core/cookie.hpp"
+
+namespace heaplab::model {
+
+namespace {
+
+[[noreturn]] void fail(std::string const& message) {
+  throw core::precondition_error("HeapModel: " + message);
+}
+
+std::string id_str(ObjectId id) { return "object " + std::to_string(id); }
+
+}  // namespace
+
+std::string PlacementError::to_string() const {
+  return "illegal placement #" + std::to_string(index) + " (object " +
+         std::to_string(placement.id) + " of type " + std::to_string(placement.type) +
+         " at block " + std::to_string(placement.block) + ", slot " +
+         std::to_string(placement.slot) + "): " + reason;
+}
+
+HeapModel::HeapModel(core::HeapConfig config) : config_(std::move(config)) {
+  config_.validate();
+  blocks_.resize(config_.num_blocks);
+  allocated_.resize(config_.num_types());
+  active_.resize(config_.num_types());
+  defrag_.resize(config_.num_types());
+  for (std::uint32_t b = 0; b < config_.num_blocks; ++b) free_.insert(b);
+}
+
+// ---------------------------------------------------------------------------------- queries
+
+Object const& HeapModel::object(ObjectId id) const {
+  auto it = objects_.find(id);
+  if (it == objects_.end()) fail(id_str(id) + " is not live");
+  return it->second;
+}
+
+std::vector<ObjectId> HeapModel::live_ids_of(TypeId type) const {
+  std::vector<ObjectId> out;
+  for (auto const& [id, obj] : objects_)
+    if (config_.is_subtype(obj.type, type)) out.push_back(id);
+  return out;
+}
+
+std::uint32_t HeapModel::fill(std::uint32_t b) const {
+  std::uint32_t used = 0;
+  for (auto const& slot : blocks_.at(b).slots)
+    if (slot) ++used;
+  return used;
+}
+
+std::uint32_t HeapModel::block_capacity(std::uint32_t b) const {
+  auto const& type = blocks_.at(b).type;
+  return type ? config_.capacity(*type) : 0;
+}
+
+double HeapModel::fragmentation(TypeId t) const {
+  auto const& blocks = allocated_.at(t);
+  if (blocks.empty()) return 0.0;
+  double sum = 0.0;
+  for (std::uint32_t b : blocks)
+    sum += static_cast<double>(block_capacity(b) - fill(b)) / block_capacity(b);
+  return sum / static_cast<double>(blocks.size());
+}
+
+double HeapModel::fragmentation() const {
+  double sum          = 0.0;
+  std::size_t counted = 0;
+  for (std::uint32_t b = 0; b < config_.num_blocks; ++b) {
+    if (!blocks_[b].type) continue;
+    sum += static_cast<double>(block_capacity(b) - fill(b)) / block_capacity(b);
+    ++counted;
+  }
+  return counted == 0 ? 0.0 : sum / static_cast<double>(counted);
+}
+
+std::vector<std::uint32_t> HeapModel::candidates(TypeId t, std::uint32_t n) const {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t b : allocated_.at(t))
+    if (core::is_defrag_fill(fill(b), config_.capacity(t), n)) out.push_back(b);
+  return out;  // std::set iterates in ascending block order
+}
+
+// ------------------------------------------------------------------------ state maintenance
+
+void HeapModel::update_block_state(std::uint32_t b) {
+  free_.erase(b);
+  for (TypeId t = 0; t < config_.num_types(); ++t) {
+    allocated_[t].erase(b);
+    active_[t].erase(b);
+    defrag_[t].erase(b);
+  }
+  Block& block             = blocks_[b];
+  std::uint32_t const used = fill(b);
+  if (used == 0) {
+    // DynaSOAr sec. 3.4: a block whose last object is deleted is deleted (becomes free).
+    block.type.reset();
+    free_.insert(b);
+    return;
+  }
+  TypeId const t          = *block.type;
+  std::uint32_t const cap = config_.capacity(t);
+  allocated_[t].insert(b);
+  if (used < cap) active_[t].insert(b);  // active[T]: at least one free slot
+  if (core::is_defrag_fill(used, cap, config_.defrag_factor)) defrag_[t].insert(b);
+}
+
+void HeapModel::add_incoming(std::optional<ObjectId> target) {
+  if (target) ++incoming_[*target];
+}
+
+void HeapModel::drop_incoming(std::optional<ObjectId> target) {
+  if (!target) return;
+  auto it = incoming_.find(*target);
+  if (it == incoming_.end() || it->second == 0)
+    throw std::logic_error("HeapModel: reference count of " + id_str(*target) + " underflows");
+  if (--it->second == 0) incoming_.erase(it);
+}
+
+void HeapModel::require_live(ObjectId id, char const* what) const {
+  if (!is_live(id)) fail(std::string(what) + ": " + id_str(id) + " is not live");
+}
+
+void HeapModel::require_not_in_parallel_do(char const* what) const {
+  if (running_parallel_do_)
+    fail(std::string(what) + " is not allowed inside a parallel_do (use its context)");
+}
+
+void HeapModel::place(ObjectId id,
+                      TypeId type,
+                      Location where,
+                      std::vector<std::optional<ObjectId>> refs) {
+  Block& block            = blocks_[where.block];
+  block.type              = type;
+  block.slots[where.slot] = id;
+  Object obj;
+  obj.id     = id;
+  obj.type   = type;
+  obj.cookie = core::cookie_of(id);
+  obj.where  = where;
+  obj.refs   = std::move(refs);
+  obj.refs.resize(config_.pointer_slots(type).size());
+  for (auto const& r : obj.refs) add_incoming(r);
+  objects_.emplace(id, std::move(obj));
+  next_unused_id_ = std::max(next_unused_id_, id + 1);
+  update_block_state(where.block);
+}
+
+void HeapModel::remove(ObjectId id) {
+  Object const obj = objects_.at(id);
+  for (auto const& r : obj.refs) drop_incoming(r);
+  blocks_[obj.where.block].slots[obj.where.slot].reset();
+  objects_.erase(id);
+  update_block_state(obj.where.block);
+}
+
+void HeapModel::move(ObjectId id, Location to) {
+  Object& obj = objects_.at(id);
+  blocks_[obj.where.block].slots[obj.where.slot].reset();
+  blocks_[to.block].type           = obj.type;
+  blocks_[to.block].slots[to.slot] = id;
+  obj.where                        = to;
+}
+
+// ------------------------------------------------------------------------------- allocation
+
+std::optional<Location> HeapModel::allocate(TypeId type, ObjectId id) {
+  if (type >= config_.num_types()) fail("allocate: unknown type " + std::to_string(type));
+  if (config_.types[type].is_abstract)
+    fail("allocate: type '" + config_.types[type].name + "' is abstract");
+  if (is_live(id)) fail("allocate: " + id_str(id) + " is already live");
+  // DynaSOAr sec. 3.2 / CompactGpu sec. 2.2: allocate in an active[T] block; only if there is
+  // none, initialize a free block for T.
+  std::optional<std::uint32_t> chosen;
+  if (!active_[type].empty())
+    chosen = *active_[type].begin();
+  else if (!free_.empty())
+    chosen = *free_.begin();
+  if (!chosen) return std::nullopt;  // out of memory
+  std::uint32_t const cap = config_.capacity(type);
+  for (std::uint32_t s = 0; s < cap; ++s) {
+    if (blocks_[*chosen].slots[s]) continue;
+    Location const where{*chosen, s};
+    place(id, type, where, {});
+    return where;
+  }
+  throw std::logic_error("HeapModel: active block " + std::to_string(*chosen) +
+                         " has no free slot");
+}
+
+std::optional<ObjectId> HeapModel::allocate(TypeId type) {
+  ObjectId const id = next_unused_id_;
+  if (!allocate(type, id)) return std::nullopt;
+  return id;
+}
+
+std::optional<PlacementError> HeapModel::accept_allocations(
+    std::vector<ObservedAllocation> const& observed) {
+  // Replay the batch on scratch copies of what the checks read, then apply it for real.
+  std::vector<std::optional<TypeId>> block_type(config_.num_blocks);
+  for (std::uint32_t b = 0; b < config_.num_blocks; ++b) block_type[b] = blocks_[b].type;
+  std::set<std::pair<std::uint32_t, std::uint32_t>> taken;
+  for (auto const& [id, obj] : objects_) taken.insert({obj.where.block, obj.where.slot});
+  std::map<ObjectId, TypeId> batch_types;
+  for (std::size_t i = 0; i < observed.size(); ++i) {
+    auto const& p    = observed[i];
+    auto const error = [&](std::string reason) { return PlacementError{i, p, std::move(reason)}; };
+    if (p.type >= config_.num_types())
+      return error("type " + std::to_string(p.type) + " does not exist");
+    std::string const tn = "'" + config_.types[p.type].name + "'";
+    if (config_.types[p.type].is_abstract) return error("type " + tn + " is abstract");
+    if (is_live(p.id)) return error(id_str(p.id) + " is already live: ids must be new");
+    if (batch_types.count(p.id)) return error(id_str(p.id) + " appears twice in the batch");
+    if (p.block >= config_.num_blocks)
+      return error("block " + std::to_string(p.block) +
+                   " does not exist (M = " + std::to_string(config_.num_blocks) + ")");
+    std::uint32_t const cap = config_.capacity(p.type);
+    if (p.slot >= cap)
+      return error("slot " + std::to_string(p.slot) + " is at or above the capacity " +
+                   std::to_string(cap) + " of " + tn);
+    auto const& bt = block_type[p.block];
+    if (bt && *bt != p.type)
+      return error("block " + std::to_string(p.block) + " is allocated for type '" +
+                   config_.types[*bt].name + "', not " + tn);
+    if (taken.count({p.block, p.slot}))
+      return error("slot " + std::to_string(p.slot) + " of block " + std::to_string(p.block) +
+                   " is already occupied");
+    if (!p.refs.empty() && p.refs.size() != config_.pointer_slots(p.type).size())
+      return error("has " + std::to_string(p.refs.size()) + " pointers, type " + tn + " has " +
+                   std::to_string(config_.pointer_slots(p.type).size()) + " pointer slots");
+    block_type[p.block] = p.type;
+    taken.insert({p.block, p.slot});
+    batch_types[p.id] = p.type;
+  }
+  // Pointers may refer to objects live before the batch or created by it.
+  for (std::size_t i = 0; i < observed.size(); ++i) {
+    auto const& p    = observed[i];
+    auto const slots = config_.pointer_slots(p.type);
+    for (std::size_t s = 0; s < p.refs.size(); ++s) {
+      if (!p.refs[s]) continue;
+      ObjectId const target = *p.refs[s];
+      std::optional<TypeId> target_type;
+      if (auto it = objects_.find(target); it != objects_.end()) target_type = it->second.type;
+      if (auto it = batch_types.find(target); it != batch_types.end()) target_type = it->second;
+      if (!target_type)
+        return PlacementError{i,
+                              p,
+                              "pointer slot " + std::to_string(s) + " refers to " + id_str(target) +
+                                  ", which is not live"};
+      if (!config_.slot_may_point_to(slots[s], *target_type))
+        return PlacementError{i,
+                              p,
+                              "pointer slot " + std::to_string(s) + " (to '" +
+                                  config_.types[slots[s].pointee].name + "') refers to " +
+                                  id_str(target) + " of type '" + config_.types[*target_type].name +
+                                  "'"};
+    }
+  }
+  for (auto const& p : observed) place(p.id, p.type, {p.block, p.slot}, p.refs);
+  return std::nullopt;
+}
+
+// --------------------------------------------------------------------------------- pointers
+
+void HeapModel::set_ref(ObjectId from, std::uint32_t slot, std::optional<ObjectId> to) {
+  require_live(from, "set_ref");
+  Object& obj      = objects_.at(from);
+  auto const slots = config_.pointer_slots(obj.type);
+  if (slot >= slots.size())
+    fail("set_ref: " + id_str(from) + " has " + std::to_string(slots.size()) +
+         " pointer slots, not slot " + std::to_string(slot));
+  if (to) {
+    require_live(*to, "set_ref target");
+    if (!config_.slot_may_point_to(slots[slot], objects_.at(*to).type))
+      fail("set_ref: slot " + std::to_string(slot) + " of " + id_str(from) + " points to '" +
+           config_.types[slots[slot].pointee].name + "', not to '" +
+           config_.types[objects_.at(*to).type].name + "'");
+  }
+  drop_incoming(obj.refs[slot]);
+  obj.refs[slot] = to;
+  add_incoming(to);
+}
+
+std::uint32_t HeapModel::incoming_refs(ObjectId id) const {
+  auto it = incoming_.find(id);
+  return it == incoming_.end() ? 0 : it->second;
+}
+
+void HeapModel::null_references_to(std::set<ObjectId> const& ids) {
+  for (auto& [id, obj] : objects_) {
+    for (auto& r : obj.refs) {
+      if (r && ids.count(*r)) {
+        drop_incoming(r);
+        r.reset();
+      }
+    }
+  }
+  for (auto& r : roots_) {
+    if (r && ids.count(*r)) {
+      drop_incoming(r);
+      r.reset();
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------ roots
+
+std::size_t HeapModel::add_root(std::optional<ObjectId> target) {
+  if (target) require_live(*target, "add_root");
+  roots_.push_back(target);
+  add_incoming(target);
+  return roots_.size() - 1;
+}
+
+void HeapModel::set_root(std::size_t index, std::optional<ObjectId> target) {
+  if (index >= roots_.size())
+    fail("set_root: root " + std::to_string(index) + " does not exist (" +
+         std::to_string(roots_.size()) + " roots)");
+  if (target) require_live(*target, "set_root");
+  drop_incoming(roots_[index]);
+  roots_[index] = target;
+  add_incoming(target);
+}
+
+std::vector<std::optional<Location>> HeapModel::root_locations() const {
+  std::vector<std::optional<Location>> out;
+  for (auto const& r : roots_) {
+    if (r)
+      out.push_back(objects_.at(*r).where);
+    else
+      out.push_back(std::nullopt);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------------- free
+
+void HeapModel::free(ObjectId id) {
+  require_not_in_parallel_do("free");
+  require_live(id, "free");
+  if (std::uint32_t const n = incoming_refs(id); n > 0)
+    fail("free: " + id_str(id) + " is still referenced by " + std::to_string(n) +
+         " pointer slot(s) or root(s); null them first (null_references_to)");
+  remove(id);
+}
+
+// ------------------------------------------------------------------------------ parallel_do
+
+TypeId ParallelDoContext::self_type() const { return model_.object(self_).type; }
+
+std::optional<Location> ParallelDoContext::allocate(TypeId type, ObjectId id) {
+  return model_.allocate(type, id);
+}
+
+void ParallelDoContext::set_ref(std::uint32_t slot, std::optional<ObjectId> target) {
+  if (deleted_self_) fail("parallel_do: " + id_str(self_) + " set a pointer after deleting itself");
+  model_.set_ref(self_, slot, target);
+}
+
+void ParallelDoContext::delete_self() {
+  if (deleted_self_) fail("parallel_do: " + id_str(self_) + " deleted itself twice");
+  if (std::uint32_t const n = model_.incoming_refs(self_); n > 0)
+    fail("parallel_do: " + id_str(self_) + " deletes itself while " + std::to_string(n) +
+         " pointer slot(s) or root(s) still refer to it");
+  model_.remove(self_);
+  deleted_self_ = true;
+}
+
+void ParallelDoContext::delete_object(ObjectId other) {
+  if (other == self_) fail("parallel_do: use delete_self() to delete the object itself");
+  model_.require_live(other, "parallel_do delete_object");
+  TypeId const t     = model_.objects_.at(other).type;
+  auto const& config = model_.config_;
+  if (config.is_subtype(t, iterated_))
+    fail("parallel_do<" + config.types[iterated_].name + ">: " + id_str(self_) +
+         " may not delete " + id_str(other) + " of type '" + config.types[t].name +
+         "': among the iterated objects only `this` may be deleted (DynaSOAr sec. 2.1)");
+  if (std::uint32_t const n = model_.incoming_refs(other); n > 0)
+    fail("parallel_do: " + id_str(other) + " is deleted while " + std::to_string(n) +
+         " pointer slot(s) or root(s) still refer to it");
+  model_.remove(other);
+}
+
+void HeapModel::parallel_do(TypeId type, std::function<void(ParallelDoContext&)> const& body) {
+  require_not_in_parallel_do("a nested parallel_do");
+  if (type >= config_.num_types()) fail("parallel_do: unknown type " + std::to_string(type));
+  // The object set is fixed at launch (DynaSOAr sec. 3.1: the iteration bitmaps are copied from
+  // the allocation bitmaps before the kernel starts).
+  std::vector<ObjectId> const launch_set = iteration_set(type);
+  running_parallel_do_                   = type;
+  try {
+    for (ObjectId id : launch_set) {
+      // Only `this` may delete an iterated object, so every object of the launch set is still
+      // live when its turn comes.
+      if (!is_live(id))
+        throw std::logic_error("HeapModel: iterated " + id_str(id) + " vanished before its visit");
+      ParallelDoContext ctx(*this, type, id);
+      body(ctx);
+    }
+  } catch (...) {
+    running_parallel_do_.reset();
+    throw;
+  }
+  running_parallel_do_.reset();
+}
+
+}  // namespace heaplab::model

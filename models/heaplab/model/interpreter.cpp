@@ -1,0 +1,332 @@
+// The model interpreter of schedules (interpreter.hpp, docs/schedules.md).
+#include "heaplab/model/interpreter.hpp"
+
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "heaplab/check/defrag_obligations.hpp"
+#include "heaplab/check/snapshot_utils.hpp"
+
+namespace heaplab::model {
+
+namespace {
+
+check::Violation violation(std::string invariant, std::string message) {
+  check::Violation v;
+  v.invariant = std::move(invariant);
+  v.message   = std::move(message);
+  return v;
+}
+
+struct Fnv {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  void add(std::uint64_t word) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (word >> (8 * i)) & 0xFF;
+      h *= 0x100000001b3ull;
+    }
+  }
+  void add(std::string const& s) {
+    add(s.size());
+    for (unsigned char c : s) add(c);
+  }
+  void add(check::BitmapSnapshot const& b) {
+    add(b.num_bits);
+    if (!b.levels.empty())
+      for (auto c : b.levels[0]) add(c);
+  }
+};
+
+}  // namespace
+
+schedule::IdGraph id_graph(HeapModel const& model) {
+  schedule::IdGraph g;
+  for (auto const& [id, obj] : model.objects()) g.objects[id] = {obj.type, obj.refs};
+  g.roots = model.roots();
+  return g;
+}
+
+std::uint64_t snapshot_digest(check::HeapSnapshot const& s) {
+  Fnv f;
+  auto const& c = s.config;
+  f.add(c.num_blocks);
+  f.add(c.defrag_factor);
+  f.add(c.k1);
+  f.add(c.types.size());
+  for (auto const& t : c.types) {
+    f.add(t.name);
+    f.add(t.size_bytes);
+    f.add(t.base ? *t.base + 1 : 0);
+    f.add(t.is_abstract ? 1 : 0);
+    f.add(t.pointer_fields.size());
+    for (auto const& p : t.pointer_fields) {
+      f.add(p.name);
+      f.add(p.pointee);
+      f.add(p.count);
+    }
+  }
+  for (std::uint32_t b = 0; b < s.blocks.size(); ++b) {
+    auto const& block    = s.blocks[b];
+    bool const allocated = !check::allocated_types(s, b).empty();
+    f.add(allocated ? block.type : core::kNoType);
+    f.add(block.alloc_bitmap);
+    for (std::size_t slot = 0; slot < block.objects.size(); ++slot) {
+      auto const& rec = block.objects[slot];
+      if (!rec) continue;
+      f.add(slot);
+      f.add(rec->id);
+      f.add(rec->cookie);
+      f.add(rec->refs.size());
+      for (auto const& r : rec->refs) {
+        f.add(r ? 1 : 0);
+        f.add(r ? (std::uint64_t{r->block} << 32 | r->slot) : 0);
+      }
+    }
+  }
+  f.add(s.free_blocks);
+  for (auto const* states : {&s.allocated, &s.active, &s.defrag})
+    for (auto const& b : *states) f.add(b);
+  return f.h;
+}
+
+void apply_nulling(HeapModel& model, schedule::StepPlan const& plan) {
+  for (auto const& w : plan.null_refs) model.set_ref(w.object, w.slot, std::nullopt);
+  for (std::size_t r : plan.null_roots) model.set_root(r, std::nullopt);
+}
+
+void apply_deletes(HeapModel& model, schedule::StepPlan const& plan) {
+  for (auto id : plan.deletes) model.free(id);
+}
+
+std::optional<PlacementError> apply_placements(HeapModel& model,
+                                               schedule::StepPlan const& plan,
+                                               std::vector<ObservedAllocation> observed) {
+  std::map<ObjectId, schedule::NewObject const*> planned;
+  for (auto const& a : plan.allocations) planned[a.id] = &a;
+  for (std::size_t i = 0; i < observed.size(); ++i) {
+    auto& p = observed[i];
+    auto it = planned.find(p.id);
+    if (it == planned.end())
+      return PlacementError{
+          i, p, "object " + std::to_string(p.id) + " is not created by this step"};
+    if (p.type != it->second->type)
+      return PlacementError{i,
+                            p,
+                            "the step creates object " + std::to_string(p.id) + " with type " +
+                                std::to_string(it->second->type)};
+    if (p.refs.empty()) p.refs = it->second->refs;
+    if (p.refs != it->second->refs)
+      return PlacementError{i, p, "initial pointers differ from the plan's"};
+  }
+  if (auto error = model.accept_allocations(observed)) return error;
+  std::set<ObjectId> placed;
+  for (auto const& p : observed) placed.insert(p.id);
+  auto const placed_or_null = [&](ObjectId id) {
+    return placed.count(id) ? std::optional<ObjectId>(id) : std::nullopt;
+  };
+  for (auto const& v : plan.visits) {
+    if (v.child)
+      model.set_ref(v.self, plan.parent_slot, placed_or_null(plan.allocations[*v.child].id));
+    if (v.relink_to) model.set_ref(v.self, plan.relink_slot, *v.relink_to);
+  }
+  for (auto const& a : plan.allocations)
+    if (a.root) model.add_root(placed_or_null(a.id));
+  return std::nullopt;
+}
+
+std::string StepOutcome::summary() const {
+  char stats[160];
+  std::snprintf(stats,
+                sizeof stats,
+                "live %zu, blocks %zu, F %.4f",
+                live_objects,
+                blocks_in_use,
+                fragmentation);
+  std::ostringstream out;
+  out << "step " << index << ": " << description << " | " << stats;
+  if (op == "alloc" || (op == "parallel_do" && (created || failed)))
+    out << " | created " << created << (failed ? ", out of memory " + std::to_string(failed) : "");
+  if (deleted) out << " | deleted " << deleted;
+  if (relinked) out << " | relinked " << relinked;
+  if (defrag) {
+    std::uint64_t moved = 0;
+    for (auto const& p : defrag->passes) moved += p.moved_objects;
+    char buf[200];
+    std::snprintf(buf,
+                  sizeof buf,
+                  " | passes %zu, moved %llu, candidates %u -> %u, F(T) %.4f -> %.4f",
+                  defrag->passes.size(),
+                  static_cast<unsigned long long>(moved),
+                  defrag->candidates_before,
+                  defrag->candidates_after,
+                  defrag->fragmentation_before,
+                  defrag->fragmentation_after);
+    out << buf;
+  }
+  out << (ok() ? " | ok" : " | FAILED");
+  return out.str();
+}
+
+namespace {
+
+schedule::Schedule validated(schedule::Schedule s) {
+  schedule::validate(s);
+  return s;
+}
+
+}  // namespace
+
+ModelInterpreter::ModelInterpreter(schedule::Schedule s)
+    : schedule_(validated(std::move(s))), model_(schedule_.config) {}
+
+void ModelInterpreter::execute(schedule::Step const& step, StepOutcome& out) {
+  auto const& config            = schedule_.config;
+  schedule::StepPlan const plan = plan_step(config, id_graph(model_), step, next_id_);
+  next_id_                      = plan.next_id;
+
+  if (std::holds_alternative<schedule::AllocWave>(step)) {
+    for (auto const& obj : plan.allocations) {
+      bool const placed = model_.allocate(obj.type, obj.id).has_value();
+      if (placed) {
+        for (std::uint32_t s = 0; s < obj.refs.size(); ++s)
+          if (obj.refs[s]) model_.set_ref(obj.id, s, obj.refs[s]);
+        ++out.created;
+      } else {
+        ++out.failed;
+      }
+      if (obj.root) model_.add_root(placed ? std::optional<ObjectId>(obj.id) : std::nullopt);
+    }
+  } else if (std::holds_alternative<schedule::FreeWave>(step)) {
+    apply_nulling(model_, plan);
+    apply_deletes(model_, plan);
+    out.deleted = plan.deletes.size();
+  } else if (auto const* pdo = std::get_if<schedule::ParallelDo>(&step)) {
+    apply_nulling(model_, plan);
+    std::map<ObjectId, schedule::Visit const*> visit_of;
+    for (auto const& v : plan.visits) visit_of[v.self] = &v;
+    if (model_.iteration_set(pdo->type).size() != plan.visits.size())
+      throw std::logic_error("the model's launch set differs from the plan's visits");
+    model_.parallel_do(pdo->type, [&](ParallelDoContext& ctx) {
+      auto it = visit_of.find(ctx.self());
+      if (it == visit_of.end())
+        throw std::logic_error("parallel_do visited object " + std::to_string(ctx.self()) +
+                               ", which the plan does not list");
+      schedule::Visit const& v = *it->second;
+      if (v.child) {
+        auto const& child = plan.allocations.at(*v.child);
+        bool const placed = ctx.allocate(child.type, child.id).has_value();
+        if (placed) {
+          for (std::uint32_t s = 0; s < child.refs.size(); ++s)
+            if (child.refs[s]) model_.set_ref(child.id, s, child.refs[s]);
+          ++out.created;
+        } else {
+          ++out.failed;
+        }
+        ctx.set_ref(plan.parent_slot, placed ? std::optional<ObjectId>(child.id) : std::nullopt);
+      }
+      if (v.victim) {
+        ctx.delete_object(*v.victim);
+        ++out.deleted;
+      }
+      if (v.relink_to) {
+        ctx.set_ref(plan.relink_slot, *v.relink_to);
+        ++out.relinked;
+      }
+      if (v.delete_self) {
+        ctx.delete_self();
+        ++out.deleted;
+      }
+    });
+  } else if (auto const* d = std::get_if<schedule::Defrag>(&step)) {
+    out.defrag = model_.defrag(d->type, d->n, d->k1);
+  }
+}
+
+void ModelInterpreter::check_defrag(schedule::Defrag const& d,
+                                    DefragResult const& r,
+                                    check::HeapSnapshot const& after,
+                                    StepOutcome& out) const {
+  auto const& config = schedule_.config;
+  if (r.n == config.defrag_factor) {
+    for (auto& v : check::check_defrag_postconditions(after, d.type, r.n, r.k1))
+      out.violations.push_back(std::move(v));
+  } else {
+    // n-override: defrag[T] follows the config's n, so only the candidate count of this call's
+    // n can be checked (docs/model.md).
+    std::uint32_t const left  = static_cast<std::uint32_t>(model_.candidates(d.type, r.n).size());
+    std::uint32_t const bound = std::max(r.k1, r.n);
+    if (left > bound)
+      out.violations.push_back(
+          violation("defrag-post-candidates",
+                    std::to_string(left) + " candidates for n=" + std::to_string(r.n) +
+                        " remain, more than max(k1, n) = " + std::to_string(bound)));
+  }
+  for (auto& v : check::check_pass_bound(
+           static_cast<std::uint32_t>(r.passes.size()), r.candidates_before, r.n, r.k1))
+    out.violations.push_back(std::move(v));
+}
+
+StepOutcome ModelInterpreter::step() {
+  if (finished())
+    throw core::precondition_error("ModelInterpreter::step: the schedule is finished");
+  StepOutcome out;
+  out.index                  = next_step_;
+  schedule::Step const& step = schedule_.steps[next_step_++];
+  out.op                     = schedule::step_name(step);
+  out.description            = schedule::describe(schedule_.config, step);
+  try {
+    execute(step, out);
+  } catch (std::exception const& e) {
+    out.error = e.what();
+  }
+  check::HeapSnapshot const snap = model_.snapshot();
+  out.live_objects               = model_.num_live();
+  out.blocks_in_use              = model_.blocks_in_use();
+  out.fragmentation              = model_.fragmentation();
+  out.violations                 = check::check_all(snap);
+  if (out.error.empty()) {
+    if (auto const* d = std::get_if<schedule::Defrag>(&step))
+      check_defrag(*d, *out.defrag, snap, out);
+    if (auto const* c = std::get_if<schedule::Check>(&step)) {
+      if (c->graph_digest) {
+        std::uint64_t const actual = schedule::graph_digest(id_graph(model_));
+        if (actual != *c->graph_digest)
+          out.violations.push_back(violation("graph-digest",
+                                             "expected " +
+                                                 schedule::format_digest(*c->graph_digest) +
+                                                 ", got " + schedule::format_digest(actual)));
+      }
+      if (c->snapshot_digest) {
+        std::uint64_t const actual = snapshot_digest(snap);
+        if (actual != *c->snapshot_digest)
+          out.violations.push_back(violation("snapshot-digest",
+                                             "expected " +
+                                                 schedule::format_digest(*c->snapshot_digest) +
+                                                 ", got " + schedule::format_digest(actual)));
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<std::size_t> RunResult::failed_step() const {
+  if (ok()) return std::nullopt;
+  return steps.back().index;
+}
+
+RunResult run_on_model(schedule::Schedule const& schedule,
+                       std::function<void(StepOutcome const&, HeapModel const&)> const& on_step) {
+  ModelInterpreter interpreter(schedule);
+  RunResult result;
+  while (!interpreter.finished()) {
+    result.steps.push_back(interpreter.step());
+    if (on_step) on_step(result.steps.back(), interpreter.model());
+    if (!result.steps.back().ok()) break;
+  }
+  return result;
+}
+
+}  // namespace heaplab::model

@@ -1,0 +1,48 @@
+// RapidCheck generators of heap configurations and schedules (target heaplab::schedule_gen).
+//
+// Everything generated is valid (schedule::validate accepts it) and small: 1-4 types (sometimes
+// an abstract base with derived types, sometimes concrete inheritance), pointer fields including
+// fixed-size arrays, M in [2, 32], a valid defragmentation factor, and at most 100 episodes (keep
+// RapidCheck's max_size <= 100, docs/testing.md). Generation is deterministic in RapidCheck's
+// seed, so shrinking and reproduce= work.
+#pragma once
+
+#include <rapidcheck.h>
+
+#include <ostream>
+
+#include "heaplab/core/heap_config.hpp"
+#include "heaplab/schedule/schedule.hpp"
+
+namespace heaplab::schedule::gen {
+
+/// A valid HeapConfig: 1-4 types, sizes within a factor 16 of the smallest (every capacity >= 4),
+/// 0-2 pointer fields per type with array counts 1-3, M in [2, 32], 1 <= n <= min(cap - 1, 6)
+/// (mostly 1 or 2), k1 in [0, 4] (mostly 0 or 1).
+rc::Gen<core::HeapConfig> config();
+
+/// One valid step for `config`.
+rc::Gen<Step> step(core::HeapConfig const& config);
+
+/// Steps for `config`: episodes whose count grows with RapidCheck's size (at most 100), each
+/// either one random step or (1 in 10) a fragment-then-defragment episode: an alloc wave filling
+/// about half the heap with one type, a free wave removing 3/8..7/8 of that type, and a defrag of
+/// it; so up to 300 steps.
+rc::Gen<std::vector<Step>> steps(core::HeapConfig const& config);
+
+/// A config and steps for it.
+rc::Gen<Schedule> schedule();
+
+/// A schedule over `config`.
+rc::Gen<Schedule> schedule_for(core::HeapConfig const& config);
+
+}  // namespace heaplab::schedule::gen
+
+// How RapidCheck prints a counterexample: the canonical JSON, ready to save as a file and replay
+// with `heaplab replay --model FILE`.
+namespace heaplab::schedule {
+void showValue(Schedule const& schedule, std::ostream& os);
+}  // namespace heaplab::schedule
+namespace heaplab::core {
+void showValue(HeapConfig const& config, std::ostream& os);
+}  // namespace heaplab::core

@@ -1,0 +1,739 @@
+// Strict reading and canonical writing of schedule files (docs/schedules.md "File format").
+#include "heaplab/schedule/json.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <variant>
+
+#include "heaplab/schedule/plan.hpp"
+
+namespace heaplab::schedule {
+
+using nlohmann::json;
+using ordered = nlohmann::ordered_json;
+
+namespace {
+
+// ------------------------------------------------------------------------------------- helpers
+
+[[noreturn]] void fail(std::string const& path, std::string const& reason) {
+  throw schedule_error(path, reason);
+}
+
+std::string child_path(std::string const& path, std::string const& key) {
+  return path.empty() ? key : path + "." + key;
+}
+std::string index_path(std::string const& path, std::size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+/// A short rendering of a value for error messages (never recurses into containers).
+std::string show(json const& j) {
+  if (j.is_object()) return "an object";
+  if (j.is_array()) return "an array";
+  std::string text = j.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return std::string(j.type_name()) + " " + text;
+}
+
+std::size_t edit_distance(std::string const& a, std::string const& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0]           = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t const up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag   = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string list(std::vector<std::string> const& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out;
+}
+
+/// An object whose keys must all be in `allowed`.
+class Obj {
+ public:
+  Obj(json const& j, std::string path, std::vector<std::string> allowed)
+      : j_(j), path_(std::move(path)), allowed_(std::move(allowed)) {
+    if (!j.is_object()) fail(path_, "expected an object, got " + show(j));
+    for (auto const& item : j.items()) {
+      if (std::find(allowed_.begin(), allowed_.end(), item.key()) != allowed_.end()) continue;
+      std::string reason = "unknown key '" + item.key() + "'";
+      std::string best;
+      std::size_t best_distance = 3;  // suggest only close matches
+      for (auto const& a : allowed_) {
+        std::size_t const d = edit_distance(item.key(), a);
+        if (d < best_distance) best = a, best_distance = d;
+      }
+      if (!best.empty()) reason += " (did you mean '" + best + "'?)";
+      fail(child_path(path_, item.key()), reason + "; allowed here: " + list(allowed_));
+    }
+  }
+
+  [[nodiscard]] json const* find(std::string const& key) const {
+    auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  [[nodiscard]] json const& at(std::string const& key) const {
+    if (auto const* v = find(key)) return *v;
+    fail(child_path(path_, key), "missing required field '" + key + "'");
+  }
+  [[nodiscard]] std::string path(std::string const& key) const { return child_path(path_, key); }
+  [[nodiscard]] std::string const& path() const { return path_; }
+
+ private:
+  json const& j_;
+  std::string path_;
+  std::vector<std::string> allowed_;
+};
+
+std::uint64_t as_u64(json const& j, std::string const& path) {
+  if (j.is_number_unsigned()) return j.get<std::uint64_t>();
+  if (j.is_number_integer()) fail(path, "must not be negative, got " + show(j));
+  fail(path, "expected a non-negative integer, got " + show(j));
+}
+
+std::uint32_t as_u32(json const& j,
+                     std::string const& path,
+                     std::uint64_t max = std::numeric_limits<std::uint32_t>::max()) {
+  std::uint64_t const v = as_u64(j, path);
+  if (v > max) fail(path, "must be at most " + std::to_string(max) + ", got " + std::to_string(v));
+  return static_cast<std::uint32_t>(v);
+}
+
+double as_unit(json const& j, std::string const& path) {
+  if (!j.is_number()) fail(path, "expected a number in [0, 1], got " + show(j));
+  double const v = j.get<double>();
+  if (!(v >= 0.0 && v <= 1.0)) fail(path, "must be in [0, 1], got " + j.dump());
+  return v;
+}
+
+bool as_bool(json const& j, std::string const& path) {
+  if (!j.is_boolean()) fail(path, "expected true or false, got " + show(j));
+  return j.get<bool>();
+}
+
+std::string as_string(json const& j, std::string const& path) {
+  if (!j.is_string()) fail(path, "expected a string, got " + show(j));
+  return j.get<std::string>();
+}
+
+json const& as_array(json const& j, std::string const& path) {
+  if (!j.is_array()) fail(path, "expected an array, got " + show(j));
+  return j;
+}
+
+template <class E>
+E as_enum(json const& j,
+          std::string const& path,
+          std::optional<E> (*from)(std::string const&),
+          std::vector<std::string> const& names) {
+  std::string const s = as_string(j, path);
+  if (auto v = from(s)) return *v;
+  fail(path, "unknown value '" + s + "'; expected one of: " + list(names));
+}
+
+std::vector<std::string> type_names(core::HeapConfig const& config) {
+  std::vector<std::string> out;
+  for (auto const& t : config.types) out.push_back(t.name);
+  return out;
+}
+
+std::uint32_t as_type(json const& j, std::string const& path, core::HeapConfig const& config) {
+  std::string const name = as_string(j, path);
+  if (auto t = config.type_by_name(name)) return *t;
+  fail(path, "unknown type '" + name + "'; types: " + list(type_names(config)));
+}
+
+std::uint64_t as_digest(json const& j, std::string const& path) {
+  std::string const s = as_string(j, path);
+  if (auto d = parse_digest(s)) return *d;
+  fail(path,
+       "expected a digest like \"0x0123456789abcdef\" (0x and 16 lowercase hex digits), got '" + s +
+           "'");
+}
+
+// ------------------------------------------------------------------------------------- config
+
+core::HeapConfig read_config(json const& j, std::string const& path) {
+  Obj const o(j, path, {"types", "num_blocks", "n", "k1"});
+  core::HeapConfig config;
+  std::string const tp = o.path("types");
+  json const& types    = as_array(o.at("types"), tp);
+  if (types.empty()) fail(tp, "the type list is empty");
+  if (types.size() > core::kMaxTypes)
+    fail(tp,
+         "at most " + std::to_string(core::kMaxTypes) + " types, got " +
+             std::to_string(types.size()));
+  // Names first: pointer fields may refer to types declared later.
+  for (std::size_t t = 0; t < types.size(); ++t) {
+    Obj const to(types[t], index_path(tp, t), {"name", "size", "base", "abstract", "pointers"});
+    core::TypeSpec spec;
+    spec.name = as_string(to.at("name"), to.path("name"));
+    if (spec.name.empty()) fail(to.path("name"), "a type name must not be empty");
+    if (config.type_by_name(spec.name))
+      fail(to.path("name"), "two types are named '" + spec.name + "'");
+    config.types.push_back(spec);
+  }
+  for (std::size_t t = 0; t < types.size(); ++t) {
+    Obj const to(types[t], index_path(tp, t), {"name", "size", "base", "abstract", "pointers"});
+    auto& spec      = config.types[t];
+    spec.size_bytes = as_u32(to.at("size"), to.path("size"), kMaxTypeSize);
+    if (auto const* b = to.find("base")) spec.base = as_type(*b, to.path("base"), config);
+    if (auto const* a = to.find("abstract")) spec.is_abstract = as_bool(*a, to.path("abstract"));
+    if (auto const* p = to.find("pointers")) {
+      std::string const pp = to.path("pointers");
+      json const& fields   = as_array(*p, pp);
+      for (std::size_t f = 0; f < fields.size(); ++f) {
+        Obj const fo(fields[f], index_path(pp, f), {"name", "pointee", "count"});
+        core::PointerFieldSpec field;
+        field.name = as_string(fo.at("name"), fo.path("name"));
+        if (field.name.empty()) fail(fo.path("name"), "a field name must not be empty");
+        field.pointee = as_type(fo.at("pointee"), fo.path("pointee"), config);
+        if (auto const* c = fo.find("count"))
+          field.count = as_u32(*c, fo.path("count"), kMaxPointerArray);
+        if (field.count == 0)
+          fail(fo.path("count"), "an array of pointers needs at least 1 element");
+        spec.pointer_fields.push_back(field);
+      }
+    }
+  }
+  config.num_blocks    = as_u32(o.at("num_blocks"), o.path("num_blocks"), kMaxBlocks);
+  config.defrag_factor = as_u32(o.at("n"), o.path("n"));
+  config.k1            = as_u32(o.at("k1"), o.path("k1"));
+  return config;
+}
+
+// -------------------------------------------------------------------------------------- steps
+
+std::vector<std::string> const kDivergenceNames = {
+    "all", "alternate", "random_mask", "per_lane_counts", "mixed_types"};
+std::vector<std::string> const kSelectNames = {"all", "fraction", "every_kth"};
+std::vector<std::string> const kActionNames = {
+    "allocate_child", "delete_self", "delete_other_type", "relink"};
+std::vector<std::string> const kVariantNames = {
+    "forwarding", "recompute_global", "recompute_shared"};
+std::vector<std::string> const kOpNames = {"alloc", "free", "parallel_do", "defrag", "check"};
+
+/// Reads the discriminating key of an object first, so that the allowed keys can depend on it.
+std::string discriminator(json const& j, std::string const& path, std::string const& key) {
+  if (!j.is_object()) fail(path, "expected an object, got " + show(j));
+  auto it = j.find(key);
+  if (it == j.end()) fail(child_path(path, key), "missing required field '" + key + "'");
+  return as_string(*it, child_path(path, key));
+}
+
+AllocWave read_alloc(json const& j, std::string const& path, core::HeapConfig const& config) {
+  Obj const o(j, path, {"op", "type", "threads", "count", "divergence", "links", "roots"});
+  AllocWave a;
+  if (auto const* t = o.find("type")) a.type = as_type(*t, o.path("type"), config);
+  a.threads = as_u32(o.at("threads"), o.path("threads"));
+  if (auto const* c = o.find("count")) a.count = as_u32(*c, o.path("count"));
+  if (auto const* d = o.find("divergence")) {
+    std::string const dp      = o.path("divergence");
+    std::string const pattern = discriminator(*d, dp, "pattern");
+    a.divergence              = as_enum<Divergence>(
+        d->at("pattern"), child_path(dp, "pattern"), divergence_from_string, kDivergenceNames);
+    std::vector<std::string> keys = {"pattern"};
+    if (a.divergence == Divergence::random_mask) keys.push_back("seed");
+    if (a.divergence == Divergence::per_lane_counts) keys.push_back("counts");
+    if (a.divergence == Divergence::mixed_types) keys.push_back("types");
+    Obj const dobj(*d, dp, keys);
+    if (a.divergence == Divergence::random_mask)
+      a.mask_seed = as_u64(dobj.at("seed"), dobj.path("seed"));
+    if (a.divergence == Divergence::per_lane_counts) {
+      json const& counts = as_array(dobj.at("counts"), dobj.path("counts"));
+      if (counts.size() != kWarpSize)
+        fail(dobj.path("counts"),
+             "needs exactly " + std::to_string(kWarpSize) + " entries (one per lane), got " +
+                 std::to_string(counts.size()));
+      for (std::size_t i = 0; i < counts.size(); ++i)
+        a.lane_counts.push_back(
+            as_u32(counts[i], index_path(dobj.path("counts"), i), kMaxLaneCount));
+    }
+    if (a.divergence == Divergence::mixed_types) {
+      json const& types = as_array(dobj.at("types"), dobj.path("types"));
+      for (std::size_t i = 0; i < types.size(); ++i)
+        a.lane_types.push_back(as_type(types[i], index_path(dobj.path("types"), i), config));
+    }
+  }
+  if (auto const* l = o.find("links")) {
+    std::string const lp = o.path("links");
+    json const& links    = as_array(*l, lp);
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      Obj const lo(links[i], index_path(lp, i), {"type", "slot", "seed", "null_fraction"});
+      LinkRule rule;
+      if (auto const* t = lo.find("type")) {
+        rule.type = as_type(*t, lo.path("type"), config);
+      } else if (a.type) {
+        rule.type = *a.type;
+      } else {
+        fail(lo.path("type"), "missing: a link rule of a mixed_types wave must name its type");
+      }
+      rule.slot = as_u32(lo.at("slot"), lo.path("slot"));
+      if (auto const* s = lo.find("seed")) rule.seed = as_u64(*s, lo.path("seed"));
+      if (auto const* n = lo.find("null_fraction"))
+        rule.null_fraction = as_unit(*n, lo.path("null_fraction"));
+      a.links.push_back(rule);
+    }
+  }
+  if (auto const* r = o.find("roots")) a.roots = as_bool(*r, o.path("roots"));
+  return a;
+}
+
+FreeWave read_free(json const& j, std::string const& path, core::HeapConfig const& config) {
+  Obj const o(j, path, {"op", "select"});
+  std::string const sp = o.path("select");
+  json const& s        = o.at("select");
+  discriminator(s, sp, "pattern");
+  FreeWave f;
+  f.select.pattern = as_enum<SelectPattern>(
+      s.at("pattern"), child_path(sp, "pattern"), select_pattern_from_string, kSelectNames);
+  std::vector<std::string> keys = {"type", "pattern"};
+  if (f.select.pattern == SelectPattern::fraction) keys.insert(keys.end(), {"fraction", "seed"});
+  if (f.select.pattern == SelectPattern::every_kth) keys.insert(keys.end(), {"k", "offset"});
+  Obj const so(s, sp, keys);
+  if (auto const* t = so.find("type")) f.select.type = as_type(*t, so.path("type"), config);
+  if (f.select.pattern == SelectPattern::fraction) {
+    f.select.fraction = as_unit(so.at("fraction"), so.path("fraction"));
+    if (auto const* seed = so.find("seed")) f.select.seed = as_u64(*seed, so.path("seed"));
+  }
+  if (f.select.pattern == SelectPattern::every_kth) {
+    f.select.k = as_u32(so.at("k"), so.path("k"));
+    if (f.select.k == 0) fail(so.path("k"), "must be at least 1");
+    if (auto const* off = so.find("offset")) f.select.offset = as_u32(*off, so.path("offset"));
+  }
+  return f;
+}
+
+ParallelDo read_parallel_do(json const& j,
+                            std::string const& path,
+                            core::HeapConfig const& config) {
+  Obj const o(j, path, {"op", "type", "action"});
+  ParallelDo d;
+  d.type               = as_type(o.at("type"), o.path("type"), config);
+  std::string const ap = o.path("action");
+  json const& a        = o.at("action");
+  discriminator(a, ap, "kind");
+  d.action =
+      as_enum<Action>(a.at("kind"), child_path(ap, "kind"), action_from_string, kActionNames);
+  std::vector<std::string> keys = {"kind", "fraction", "seed"};
+  if (d.action == Action::allocate_child)
+    keys.insert(keys.end(), {"child_type", "parent_slot", "child_slot"});
+  if (d.action == Action::delete_other_type) keys.push_back("victim_type");
+  if (d.action == Action::relink) keys.insert(keys.end(), {"slot", "null_fraction"});
+  Obj const ao(a, ap, keys);
+  if (auto const* f = ao.find("fraction")) d.fraction = as_unit(*f, ao.path("fraction"));
+  if (auto const* s = ao.find("seed")) d.seed = as_u64(*s, ao.path("seed"));
+  if (d.action == Action::allocate_child) {
+    d.child_type  = as_type(ao.at("child_type"), ao.path("child_type"), config);
+    d.parent_slot = as_u32(ao.at("parent_slot"), ao.path("parent_slot"));
+    if (auto const* c = ao.find("child_slot")) d.child_slot = as_u32(*c, ao.path("child_slot"));
+  }
+  if (d.action == Action::delete_other_type)
+    d.victim_type = as_type(ao.at("victim_type"), ao.path("victim_type"), config);
+  if (d.action == Action::relink) {
+    d.slot = as_u32(ao.at("slot"), ao.path("slot"));
+    if (auto const* n = ao.find("null_fraction"))
+      d.null_fraction = as_unit(*n, ao.path("null_fraction"));
+  }
+  return d;
+}
+
+Defrag read_defrag(json const& j, std::string const& path, core::HeapConfig const& config) {
+  Obj const o(j, path, {"op", "type", "n", "k1", "variant"});
+  Defrag d;
+  d.type = as_type(o.at("type"), o.path("type"), config);
+  if (auto const* n = o.find("n")) d.n = as_u32(*n, o.path("n"));
+  if (auto const* k = o.find("k1")) d.k1 = as_u32(*k, o.path("k1"));
+  if (auto const* v = o.find("variant"))
+    d.variant =
+        as_enum<DefragVariant>(*v, o.path("variant"), defrag_variant_from_string, kVariantNames);
+  return d;
+}
+
+Check read_check(json const& j, std::string const& path) {
+  Obj const o(j, path, {"op", "graph_digest", "snapshot_digest"});
+  Check c;
+  if (auto const* g = o.find("graph_digest"))
+    c.graph_digest = as_digest(*g, o.path("graph_digest"));
+  if (auto const* s = o.find("snapshot_digest"))
+    c.snapshot_digest = as_digest(*s, o.path("snapshot_digest"));
+  return c;
+}
+
+Step read_step(json const& j, std::string const& path, core::HeapConfig const& config) {
+  std::string const op = discriminator(j, path, "op");
+  if (op == "alloc") return read_alloc(j, path, config);
+  if (op == "free") return read_free(j, path, config);
+  if (op == "parallel_do") return read_parallel_do(j, path, config);
+  if (op == "defrag") return read_defrag(j, path, config);
+  if (op == "check") return read_check(j, path);
+  fail(child_path(path, "op"), "unknown step '" + op + "'; expected one of: " + list(kOpNames));
+}
+
+// ------------------------------------------------------------------------------------ writing
+
+std::string name_of(core::HeapConfig const& config, std::uint32_t t) {
+  return t < config.num_types() ? config.types[t].name : "<type " + std::to_string(t) + ">";
+}
+
+// ------------------------------------------------------------------------------- text scanning
+
+/// Walks JSON text that nlohmann already accepted; never recurses deeper than kMaxDepth.
+class Scanner {
+ public:
+  static constexpr std::size_t kMaxDepth = 64;
+  explicit Scanner(std::string_view text) : s_(text) {}
+
+  void ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+      ++i_;
+  }
+  bool peek(char c) {
+    ws();
+    return i_ < s_.size() && s_[i_] == c;
+  }
+  /// At '"': the raw characters between the quotes (escapes left as written).
+  std::string string() {
+    std::size_t const start = ++i_;
+    while (i_ < s_.size() && s_[i_] != '"') i_ += s_[i_] == '\\' ? 2 : 1;
+    std::string out(s_.substr(start, std::min(i_, s_.size()) - start));
+    ++i_;
+    return out;
+  }
+  /// Skips one value without recursion.
+  void skip_value() {
+    ws();
+    if (i_ >= s_.size()) return;
+    if (s_[i_] == '"') {
+      string();
+      return;
+    }
+    if (s_[i_] != '{' && s_[i_] != '[') {
+      while (i_ < s_.size() &&
+             std::string_view(",]} \t\r\n").find(s_[i_]) == std::string_view::npos)
+        ++i_;
+      return;
+    }
+    std::size_t depth = 0;
+    do {
+      char const c = s_[i_];
+      if (c == '"') {
+        string();
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      if (c == '}' || c == ']') --depth;
+      ++i_;
+    } while (depth > 0 && i_ < s_.size());
+  }
+  std::size_t pos() const { return i_; }
+  void advance() { ++i_; }
+
+ private:
+  std::string_view s_;
+  std::size_t i_ = 0;
+};
+
+using PathToken = std::variant<std::string, std::size_t>;
+
+std::vector<PathToken> split_path(std::string const& path) {
+  std::vector<PathToken> out;
+  std::size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '.') {
+      ++i;
+      continue;
+    }
+    if (path[i] == '[') {
+      std::size_t const close = path.find(']', i);
+      if (close == std::string::npos) break;
+      out.emplace_back(static_cast<std::size_t>(std::stoull(path.substr(i + 1, close - i - 1))));
+      i = close + 1;
+      continue;
+    }
+    std::size_t const end = path.find_first_of(".[", i);
+    out.emplace_back(path.substr(i, end == std::string::npos ? std::string::npos : end - i));
+    i = end == std::string::npos ? path.size() : end;
+  }
+  return out;
+}
+
+struct DuplicateKey {
+  std::string path;
+  std::size_t offset = 0;
+};
+
+void find_duplicates(Scanner& sc,
+                     std::string const& path,
+                     std::size_t depth,
+                     std::optional<DuplicateKey>& found) {
+  if (found) return;
+  sc.ws();
+  if (depth >= Scanner::kMaxDepth || !(sc.peek('{') || sc.peek('['))) {
+    sc.skip_value();
+    return;
+  }
+  bool const object = sc.peek('{');
+  sc.advance();
+  std::set<std::string> keys;
+  for (std::size_t index = 0;; ++index) {
+    if (sc.peek(object ? '}' : ']')) {
+      sc.advance();
+      return;
+    }
+    std::string child = index_path(path, index);
+    if (object) {
+      sc.ws();
+      std::size_t const at  = sc.pos();
+      std::string const key = sc.string();
+      child                 = child_path(path, key);
+      if (!keys.insert(key).second) {
+        found = DuplicateKey{child, at};
+        return;
+      }
+      sc.ws();
+      sc.advance();  // ':'
+    }
+    find_duplicates(sc, child, depth + 1, found);
+    if (found) return;
+    if (sc.peek(',')) sc.advance();
+  }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------- public
+
+TextPosition position_of(std::string_view text, std::size_t offset) {
+  TextPosition p{1, 1};
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++p.line;
+      p.column = 1;
+    } else {
+      ++p.column;
+    }
+  }
+  return p;
+}
+
+TextPosition locate(std::string_view text, std::string const& path) {
+  Scanner sc(text);
+  sc.ws();
+  std::size_t best = sc.pos();
+  for (auto const& token : split_path(path)) {
+    bool const want_object = std::holds_alternative<std::string>(token);
+    if (!sc.peek(want_object ? '{' : '[')) break;
+    sc.advance();
+    bool found = false;
+    for (std::size_t index = 0; !found; ++index) {
+      if (sc.peek(want_object ? '}' : ']')) break;
+      bool match = false;
+      if (want_object) {
+        sc.ws();
+        match = sc.string() == std::get<std::string>(token);
+        sc.ws();
+        sc.advance();  // ':'
+      } else {
+        match = index == std::get<std::size_t>(token);
+      }
+      sc.ws();
+      if (match) {
+        best  = sc.pos();
+        found = true;
+        break;
+      }
+      sc.skip_value();
+      if (!sc.peek(',')) break;
+      sc.advance();
+    }
+    if (!found) break;
+  }
+  return position_of(text, best);
+}
+
+ordered config_to_json(core::HeapConfig const& config) {
+  ordered types = ordered::array();
+  for (auto const& t : config.types) {
+    ordered type = {{"name", t.name}, {"size", t.size_bytes}, {"abstract", t.is_abstract}};
+    if (t.base) type["base"] = name_of(config, *t.base);
+    ordered pointers = ordered::array();
+    for (auto const& f : t.pointer_fields)
+      pointers.push_back(
+          {{"name", f.name}, {"pointee", name_of(config, f.pointee)}, {"count", f.count}});
+    type["pointers"] = std::move(pointers);
+    types.push_back(std::move(type));
+  }
+  return {{"types", std::move(types)},
+          {"num_blocks", config.num_blocks},
+          {"n", config.defrag_factor},
+          {"k1", config.k1}};
+}
+
+ordered step_to_json(core::HeapConfig const& config, Step const& step) {
+  auto const tn = [&](std::uint32_t t) { return name_of(config, t); };
+  ordered j     = {{"op", step_name(step)}};
+  if (auto const* a = std::get_if<AllocWave>(&step)) {
+    if (a->type) j["type"] = tn(*a->type);
+    j["threads"] = a->threads;
+    if (a->count) j["count"] = *a->count;
+    ordered d = {{"pattern", to_string(a->divergence)}};
+    if (a->divergence == Divergence::random_mask) d["seed"] = a->mask_seed;
+    if (a->divergence == Divergence::per_lane_counts) d["counts"] = a->lane_counts;
+    if (a->divergence == Divergence::mixed_types) {
+      ordered types = ordered::array();
+      for (auto t : a->lane_types) types.push_back(tn(t));
+      d["types"] = std::move(types);
+    }
+    j["divergence"] = std::move(d);
+    ordered links   = ordered::array();
+    for (auto const& l : a->links)
+      links.push_back({{"type", tn(l.type)},
+                       {"slot", l.slot},
+                       {"seed", l.seed},
+                       {"null_fraction", l.null_fraction}});
+    j["links"] = std::move(links);
+    j["roots"] = a->roots;
+  } else if (auto const* f = std::get_if<FreeWave>(&step)) {
+    auto const& s = f->select;
+    ordered sel   = {{"pattern", to_string(s.pattern)}};
+    if (s.type) sel["type"] = tn(*s.type);
+    if (s.pattern == SelectPattern::fraction) {
+      sel["fraction"] = s.fraction;
+      sel["seed"]     = s.seed;
+    }
+    if (s.pattern == SelectPattern::every_kth) {
+      sel["k"]      = s.k;
+      sel["offset"] = s.offset;
+    }
+    j["select"] = std::move(sel);
+  } else if (auto const* p = std::get_if<ParallelDo>(&step)) {
+    j["type"] = tn(p->type);
+    ordered a = {{"kind", to_string(p->action)}, {"fraction", p->fraction}, {"seed", p->seed}};
+    if (p->action == Action::allocate_child) {
+      a["child_type"]  = tn(p->child_type);
+      a["parent_slot"] = p->parent_slot;
+      if (p->child_slot) a["child_slot"] = *p->child_slot;
+    }
+    if (p->action == Action::delete_other_type) a["victim_type"] = tn(p->victim_type);
+    if (p->action == Action::relink) {
+      a["slot"]          = p->slot;
+      a["null_fraction"] = p->null_fraction;
+    }
+    j["action"] = std::move(a);
+  } else if (auto const* d = std::get_if<Defrag>(&step)) {
+    j["type"] = tn(d->type);
+    if (d->n) j["n"] = *d->n;
+    if (d->k1) j["k1"] = *d->k1;
+    j["variant"] = to_string(d->variant);
+  } else if (auto const* c = std::get_if<Check>(&step)) {
+    if (c->graph_digest) j["graph_digest"] = format_digest(*c->graph_digest);
+    if (c->snapshot_digest) j["snapshot_digest"] = format_digest(*c->snapshot_digest);
+  }
+  return j;
+}
+
+ordered to_json(Schedule const& schedule) {
+  ordered j = {{"format", kFormatName}, {"version", kFormatVersion}};
+  if (!schedule.description.empty()) j["description"] = schedule.description;
+  j["config"]   = config_to_json(schedule.config);
+  ordered steps = ordered::array();
+  for (auto const& s : schedule.steps) steps.push_back(step_to_json(schedule.config, s));
+  j["steps"] = std::move(steps);
+  return j;
+}
+
+Schedule from_json(json const& document) {
+  if (!document.is_object())
+    fail("",
+         "a schedule file is a JSON object with \"format\": \"" + std::string(kFormatName) +
+             "\", got " + show(document));
+  // Format and version first: a newer file should say so before its new keys are rejected.
+  auto const format = document.find("format");
+  if (format == document.end())
+    fail("format",
+         "missing: not a heaplab schedule (expected \"format\": \"" + std::string(kFormatName) +
+             "\")");
+  if (as_string(*format, "format") != kFormatName)
+    fail("format", "expected \"" + std::string(kFormatName) + "\", got " + show(*format));
+  auto const version = document.find("version");
+  if (version == document.end()) fail("version", "missing (this heaplab reads version 1)");
+  std::uint64_t const v = as_u64(*version, "version");
+  if (v != kFormatVersion)
+    fail("version",
+         "unsupported version " + std::to_string(v) + "; this heaplab reads version " +
+             std::to_string(kFormatVersion));
+  Obj const o(document, "", {"format", "version", "description", "config", "steps"});
+  Schedule s;
+  if (auto const* d = o.find("description")) s.description = as_string(*d, "description");
+  s.config          = read_config(o.at("config"), "config");
+  json const& steps = as_array(o.at("steps"), "steps");
+  if (steps.size() > kMaxStepsInFile)
+    fail("steps", "at most " + std::to_string(kMaxStepsInFile) + " steps");
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    s.steps.push_back(read_step(steps[i], index_path("steps", i), s.config));
+  validate(s);
+  return s;
+}
+
+Schedule from_json(ordered const& document) { return from_json(json(document)); }
+
+Schedule parse(std::string_view text) {
+  json document;
+  try {
+    document = json::parse(text.begin(), text.end());
+  } catch (json::parse_error const& e) {
+    // nlohmann's byte is 1-based and points at the last character read.
+    std::size_t const offset = e.byte > 0 ? e.byte - 1 : 0;
+    TextPosition const p     = position_of(text, offset);
+    std::string what         = e.what();
+    auto const colon         = what.find(": ", what.find("parse error"));
+    if (colon != std::string::npos) what = what.substr(colon + 2);
+    throw schedule_error("", "invalid JSON: " + what, p.line, p.column);
+  }
+  Scanner sc(text);
+  std::optional<DuplicateKey> dup;
+  find_duplicates(sc, "", 0, dup);
+  if (dup) {
+    TextPosition const p = position_of(text, dup->offset);
+    throw schedule_error(dup->path, "duplicate key", p.line, p.column);
+  }
+  try {
+    return from_json(document);
+  } catch (schedule_error const& e) {
+    TextPosition const p = locate(text, e.path());
+    throw schedule_error(e.path(), e.reason(), p.line, p.column);
+  }
+}
+
+Schedule load(std::filesystem::path const& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw schedule_error("", "is a directory, not a schedule file", 0, 0, file.string());
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw schedule_error("", "cannot open the file", 0, 0, file.string());
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  try {
+    return parse(buffer.str());
+  } catch (schedule_error const& e) {
+    throw schedule_error(e.path(), e.reason(), e.line(), e.column(), file.string());
+  }
+}
+
+std::string dump(Schedule const& schedule) { return to_json(schedule).dump(2) + "\n"; }
+
+}  // namespace heaplab::schedule
