@@ -94,6 +94,19 @@ RC_GTEST_PROP(Bitops, RotatedSearchesMatchLoop, ()) {
   RC_ASSERT(core::find_first_zero_rotated(x, start) == naive_first_from(x, start % 64, false));
 }
 
+RC_GTEST_PROP(Bitops, LowestSetBitsMatchesLoop, ()) {
+  auto const x           = *gen_word();
+  auto const k           = *rc::gen::inRange(0u, 70u);
+  std::uint64_t expected = 0;
+  unsigned taken         = 0;
+  for (unsigned i = 0; i < 64 && taken < k; ++i)
+    if (bit(x, i)) {
+      expected |= std::uint64_t{1} << i;
+      ++taken;
+    }
+  RC_ASSERT(core::lowest_set_bits(x, k) == expected);
+}
+
 // Fixed corner cases with expectations worked out by hand (not by the code under test).
 TEST(Bitops, HandWorkedCorners) {
   EXPECT_EQ(core::find_first_set(0), -1);
@@ -107,4 +120,7 @@ TEST(Bitops, HandWorkedCorners) {
   EXPECT_EQ(core::find_first_set_rotated(0b0001, 1), 0);  // wraps past bit 63
   EXPECT_EQ(core::low_bits(0), 0u);
   EXPECT_EQ(core::low_bits(64), ~0ull);
+  EXPECT_EQ(core::lowest_set_bits(0b1011010, 2), 0b0000010u | 0b0001000u);
+  EXPECT_EQ(core::lowest_set_bits(0b1011010, 0), 0u);
+  EXPECT_EQ(core::lowest_set_bits(0b1011010, 9), 0b1011010u);
 }

@@ -85,6 +85,13 @@ HEAPLAB_HD_INLINE int find_first_zero_rotated(std::uint64_t x, unsigned start) {
   return find_first_set_rotated(~x, start);
 }
 
+/// The lowest k set bits of x (all of x if it has at most k set bits). A coalescing warp leader
+/// uses it to pick k free slots at once (DynaSOAr sec. 4.2 "Allocation Request Coalescing").
+HEAPLAB_HD_INLINE std::uint64_t lowest_set_bits(std::uint64_t x, unsigned k) {
+  int const cut = nth_set_bit(x, static_cast<int>(k));
+  return cut < 0 ? x : x & ((std::uint64_t{1} << cut) - 1u);
+}
+
 /// A mask with the lowest k bits set (k in 0..64).
 HEAPLAB_HD_INLINE constexpr std::uint64_t low_bits(unsigned k) {
   return k >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << k) - 1u;

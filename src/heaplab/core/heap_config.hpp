@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "heaplab/core/defrag_fill.hpp"
 #include "heaplab/core/expects.hpp"
 
 namespace heaplab::core {
@@ -53,12 +54,6 @@ struct PointerSlot {
   std::uint32_t element        = 0;
   std::uint32_t pointee        = 0;
 };
-
-/// The defragmentation-candidate test of CompactGpu sec. 3: a block of capacity N holding `used`
-/// objects is a candidate iff used / N <= n / (n + 1), evaluated exactly in integers.
-constexpr bool is_defrag_fill(std::uint32_t used, std::uint32_t capacity, std::uint32_t n) {
-  return static_cast<std::uint64_t>(used) * (n + 1) <= static_cast<std::uint64_t>(n) * capacity;
-}
 
 class HeapConfig {
  public:
@@ -106,6 +101,12 @@ class HeapConfig {
         fail("type '" + types[t].name + "' (" + std::to_string(types[t].size_bytes) +
              " B) is more than 64x the smallest type (" + std::to_string(smallest) +
              " B); DynaSOAr sec. 3.2 cannot give it a block capacity >= 1");
+      if (capacity(t) < 2)
+        fail("type '" + types[t].name + "' (" + std::to_string(types[t].size_bytes) +
+             " B) gets block capacity 1 (it is more than 32x the smallest type, " +
+             std::to_string(smallest) +
+             " B); heaplab needs capacity >= 2 because with one slot a free is both FIRST and "
+             "EMPTY (docs/core.md \"Other deviations from the paper\")");
     }
     if (num_blocks == 0) fail("num_blocks (M) must be at least 1");
     std::uint32_t const min_cap = min_defrag_capacity();
@@ -129,7 +130,7 @@ class HeapConfig {
     return std::min(kMaxCapacity, kMaxCapacity * smallest_size() / types[t].size_bytes);
   }
 
-  /// Smallest capacity among defragmentable types (64 when there is none).
+  /// Smallest capacity among defragmentable types.
   [[nodiscard]] std::uint32_t min_defrag_capacity() const {
     std::uint32_t m = kMaxCapacity;
     for (std::uint32_t t = 0; t < num_types(); ++t)
@@ -137,12 +138,8 @@ class HeapConfig {
     return m;
   }
 
-  /// Non-abstract types with capacity >= 2. A block of capacity 1 holding an object is full, so
-  /// it is never a candidate (fill 1 > n/(n+1)); excluding such types from the bound on n keeps
-  /// heaps with very large types configurable (DynaSOAr sec. 3.2 allows capacity 1).
-  [[nodiscard]] bool is_defragmentable(std::uint32_t t) const {
-    return !types.at(t).is_abstract && capacity(t) >= 2;
-  }
+  /// Every concrete (non-abstract) type can be defragmented.
+  [[nodiscard]] bool is_defragmentable(std::uint32_t t) const { return !types.at(t).is_abstract; }
 
   /// t <: s: t is s or derives from s.
   [[nodiscard]] bool is_subtype(std::uint32_t t, std::uint32_t s) const {

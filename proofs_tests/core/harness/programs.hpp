@@ -1,0 +1,59 @@
+// Program factories for the explorer: a workload kind plus seeds -> a fresh sched::Program per
+// run. Shared by the explorer CLI (core_explore), the property tests and the mutant tests.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "harness/bitmap_workload.hpp"
+#include "harness/heap_workload.hpp"
+#include "harness/workload_gen.hpp"
+#include "heaplab/sched/explore.hpp"
+
+namespace heaplab::harness {
+
+/// heap: random_heap_workload(seed); bitmap: random_bitmap_workload(seed); turnover: the one
+/// fixed turnover_workload() (for the exhaustive search).
+enum class WorkloadKind : std::uint8_t { heap, bitmap, turnover };
+
+inline WorkloadKind workload_kind_from_string(std::string const& s) {
+  if (s == "heap") return WorkloadKind::heap;
+  if (s == "bitmap") return WorkloadKind::bitmap;
+  if (s == "turnover") return WorkloadKind::turnover;
+  throw std::invalid_argument("unknown workload '" + s + "' (expected heap, bitmap or turnover)");
+}
+
+/// Each run draws its workload from its own seed, unless `fixed_workload_seed` pins one workload
+/// for every run (the exhaustive search needs a fixed program).
+inline sched::ProgramFactory workload_factory(
+    WorkloadKind kind, std::optional<std::uint64_t> fixed_workload_seed = {}) {
+  return [kind, fixed_workload_seed](std::uint64_t run_seed) {
+    std::uint64_t const ws = fixed_workload_seed.value_or(run_seed);
+    switch (kind) {
+      case WorkloadKind::heap:
+        return make_heap_program(random_heap_workload(ws));
+      case WorkloadKind::bitmap:
+        return make_bitmap_program(random_bitmap_workload(ws));
+      case WorkloadKind::turnover:
+        break;
+    }
+    return make_heap_program(turnover_workload());
+  };
+}
+
+/// A printable description of the workload a seed selects.
+inline std::string describe_workload(WorkloadKind kind, std::uint64_t workload_seed) {
+  std::ostringstream os;
+  if (kind == WorkloadKind::heap)
+    os << random_heap_workload(workload_seed);
+  else if (kind == WorkloadKind::bitmap)
+    os << random_bitmap_workload(workload_seed);
+  else
+    os << turnover_workload();
+  return os.str();
+}
+
+}  // namespace heaplab::harness

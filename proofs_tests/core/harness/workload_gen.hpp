@@ -1,0 +1,132 @@
+// Random workloads from one 64-bit seed (explorer CLI, mutant tests) and the mailbox
+// bookkeeping shared with the RapidCheck generators (workload_rc.hpp).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/heap_workload.hpp"
+#include "heaplab/sched/strategy.hpp"
+
+namespace heaplab::harness {
+
+/// Sizes of the types after T0 (8 B, capacity 64): capacities 32, 16, 8, 7, 5, 4, 2, 2.
+inline std::vector<std::uint32_t> const& larger_type_sizes() {
+  static std::vector<std::uint32_t> const sizes{16, 32, 64, 73, 100, 128, 200, 256};
+  return sizes;
+}
+
+/// Gives every give op its own mailbox cell (0, 1, ... in thread-major order) and maps each
+/// take's arg onto an existing cell, so that no object is ever overwritten in the mailbox.
+inline void assign_mailbox_cells(HeapWorkload& w) {
+  std::uint32_t gives = 0;
+  for (auto& ops : w.threads)
+    for (auto& op : ops)
+      if (op.kind == ThreadOp::Kind::give) op.arg = gives++;
+  w.mailbox_cells = std::max<std::uint32_t>(gives, 1);
+  for (auto& ops : w.threads)
+    for (auto& op : ops)
+      if (op.kind == ThreadOp::Kind::take_and_free) op.arg %= w.mailbox_cells;
+}
+
+struct WorkloadLimits {
+  std::uint32_t max_types   = 3;  // 1..3
+  std::uint32_t max_blocks  = 4;  // 1..4
+  std::uint32_t min_threads = 2;
+  std::uint32_t max_threads = 6;
+  std::uint32_t max_ops     = 8;  // per thread, 1..max_ops
+};
+
+/// A workload drawn from `seed` alone, biased towards the contention patterns of DynaSOAr
+/// App. A (few threads and blocks, objects freed right after allocation so that blocks empty,
+/// get invalidated and are re-initialized, possibly for another type): 1-3 types (T0 of capacity
+/// 64, others 2..32), 1-4 blocks (1 in 40%), 2-6 threads (2 in 40%), 1-5 chunks per thread, each
+/// chunk one of alloc, alloc + free the newest, free, give, take; 1-5 active lookups.
+inline HeapWorkload random_heap_workload(std::uint64_t seed, WorkloadLimits const& lim = {}) {
+  sched::SplitMix64 rng(seed ^ 0x5eed5eed5eed5eedull);
+  auto pick_skewed = [&rng](std::uint32_t lo, std::uint32_t hi) {  // lo with 40%, else uniform
+    if (hi <= lo || rng.below(10) < 4) return lo;
+    return lo + static_cast<std::uint32_t>(rng.below(hi - lo + 1));
+  };
+  std::uint32_t const num_types = 1 + static_cast<std::uint32_t>(rng.below(lim.max_types));
+  std::vector<std::uint32_t> sizes{8};
+  for (std::uint32_t t = 1; t < num_types; ++t)
+    sizes.push_back(larger_type_sizes()[rng.below(larger_type_sizes().size())]);
+  std::uint32_t const blocks = pick_skewed(1, lim.max_blocks);
+  std::uint32_t min_cap      = 64;
+  for (std::uint32_t s : sizes) min_cap = std::min(min_cap, 512u / s);
+  std::uint32_t const n = 1 + static_cast<std::uint32_t>(rng.below(std::min(min_cap - 1, 3u)));
+  HeapWorkload w;
+  w.config         = make_config(sizes, blocks, n);
+  w.active_lookups = 1 + static_cast<std::uint32_t>(rng.below(5));
+  w.seed_salt      = seed;
+  w.threads.resize(pick_skewed(lim.min_threads, lim.max_threads));
+  for (auto& ops : w.threads) {
+    std::uint32_t const chunks = 1 + static_cast<std::uint32_t>(rng.below(lim.max_ops / 2 + 1));
+    for (std::uint32_t k = 0; k < chunks && ops.size() < lim.max_ops; ++k) {
+      std::uint64_t const roll = rng.below(100);
+      std::uint32_t const type = static_cast<std::uint32_t>(rng.below(num_types));
+      if (roll < 35) {
+        ops.push_back(ThreadOp{ThreadOp::Kind::allocate, type});
+      } else if (roll < 70) {
+        ops.push_back(ThreadOp{ThreadOp::Kind::allocate, type});
+        ops.push_back(ThreadOp{ThreadOp::Kind::free_own, 0});
+      } else if (roll < 80) {
+        ops.push_back(ThreadOp{ThreadOp::Kind::free_own, static_cast<std::uint32_t>(rng.below(4))});
+      } else if (roll < 90) {
+        ops.push_back(ThreadOp{ThreadOp::Kind::give, 0});
+      } else {
+        ops.push_back(
+            ThreadOp{ThreadOp::Kind::take_and_free, static_cast<std::uint32_t>(rng.below(64))});
+      }
+    }
+  }
+  assign_mailbox_cells(w);
+  return w;
+}
+
+/// Block turnover across types on one block, for the exhaustive search: D allocates a T1 and
+/// frees it (the block empties: D invalidates it); B allocates a T1 in the same block, frees it
+/// and allocates a T0, which re-initializes the block for another type. A delayed invalidator
+/// (App. A.4 "Block Replaced after Delete-Last") and a stale type read (Alg. 8) both fit in two
+/// preemptions. T1 has capacity 2.
+inline HeapWorkload turnover_workload() {
+  HeapWorkload w;
+  w.config         = make_config({8, 256}, 1, 1);
+  w.active_lookups = 1;
+  w.seed_salt      = 7;
+  w.barrier        = false;
+  using K          = ThreadOp::Kind;
+  w.threads        = {{{K::allocate, 1}, {K::free_own, 0}},
+                      {{K::allocate, 1}, {K::free_own, 0}, {K::allocate, 0}}};
+  assign_mailbox_cells(w);
+  return w;
+}
+
+/// The cases of the exhaustive test (issue 4: "2 threads x 2 operations on one block"), on one
+/// block of a type with capacity 2 (T1, 256 B) next to T0 (capacity 64), n = 1, 1 lookup.
+inline std::vector<std::pair<std::string, HeapWorkload>> two_by_two_workloads() {
+  using K   = ThreadOp::Kind;
+  auto make = [](std::vector<std::vector<ThreadOp>> threads) {
+    HeapWorkload w;
+    w.config         = make_config({8, 256}, 1, 1);
+    w.active_lookups = 1;
+    w.seed_salt      = 3;
+    w.barrier        = false;
+    w.threads        = std::move(threads);
+    assign_mailbox_cells(w);
+    return w;
+  };
+  ThreadOp const alloc1{K::allocate, 1}, alloc0{K::allocate, 0}, free0{K::free_own, 0};
+  return {
+      {"alloc+free | alloc+free", make({{alloc1, free0}, {alloc1, free0}})},
+      {"alloc+alloc | alloc+free", make({{alloc1, alloc1}, {alloc1, free0}})},
+      {"alloc+free | alloc(other type)+free", make({{alloc1, free0}, {alloc0, free0}})},
+      {"alloc+give | take+alloc", make({{alloc1, {K::give, 0}}, {{K::take_and_free, 0}, alloc1}})},
+  };
+}
+
+}  // namespace heaplab::harness

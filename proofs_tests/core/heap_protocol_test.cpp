@@ -1,0 +1,218 @@
+// The allocate / deallocate protocol (DynaSOAr Alg. 1, 2, 8, 9; CompactGpu's defrag[T]) run by
+// one thread, where every expected state is worked out by hand or built with the check library's
+// snapshot helpers from the placements the allocator chose (placement is the allocator's free
+// choice; what follows from it is not).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "harness/heap_workload.hpp"
+#include "heaplab/check/diff.hpp"
+#include "heaplab/check/from_core.hpp"
+#include "heaplab/check/invariants.hpp"
+#include "heaplab/check/snapshot_utils.hpp"
+#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/host_heap.hpp"
+
+namespace core  = heaplab::core;
+namespace check = heaplab::check;
+using heaplab::harness::make_config;
+using Ref = core::HeapRef<core::HostAtomics>;
+
+namespace {
+
+std::string violations(core::HostHeap const& heap) {
+  std::string out;
+  for (auto const& v : check::check_all(check::from_core(heap))) out += v.to_string() + "\n";
+  return out;
+}
+
+/// The snapshot the heap must have: empty, then each block of `objects` allocated for its type
+/// with exactly the listed slots (check::make_block_allocated sets every state bit).
+check::HeapSnapshot expected_snapshot(
+    core::HeapConfig const& config,
+    std::map<std::uint32_t, std::pair<std::uint32_t, std::uint64_t>> const& objects) {
+  check::HeapSnapshot s = check::make_empty_snapshot(config, false);
+  for (auto const& [block, type_slots] : objects)
+    check::make_block_allocated(s, block, type_slots.first, type_slots.second);
+  return s;
+}
+
+void expect_state(core::HostHeap const& heap,
+                  std::map<std::uint32_t, std::pair<std::uint32_t, std::uint64_t>> const& objects) {
+  auto const d = check::diff(expected_snapshot(heap.config(), objects), check::from_core(heap));
+  EXPECT_TRUE(d.empty()) << d.to_string();
+  EXPECT_EQ(violations(heap), "");
+}
+
+}  // namespace
+
+TEST(HeapProtocol, FreshHeapIsTheEmptySnapshot) {
+  core::HostHeap heap(make_config({8, 256}, 3, 1));
+  check::DiffOptions opts;
+  opts.compare_iteration_bitmaps = true;
+  auto const d =
+      check::diff(check::make_empty_snapshot(heap.config(), false), check::from_core(heap), opts);
+  EXPECT_TRUE(d.empty()) << d.to_string();
+  EXPECT_EQ(violations(heap), "");
+}
+
+TEST(HeapProtocol, FillFreeAndDeleteOneBlockOfCapacityTwo) {
+  core::HostHeap heap(make_config({8, 256}, 1, 1));  // T1: capacity 2, one block
+  Ref const ref         = heap.ref<core::HostAtomics>();
+  core::SlotRef const a = ref.allocate(1, 11);
+  ASSERT_FALSE(a.is_null());
+  EXPECT_EQ(a.block, 0u);
+  expect_state(heap, {{0, {1, std::uint64_t{1} << a.slot}}});  // active, defrag (1*2 <= 2)
+  core::SlotRef const b = ref.allocate(1, 12);
+  ASSERT_FALSE(b.is_null());
+  EXPECT_NE(a.slot, b.slot);
+  expect_state(heap, {{0, {1, 0x3}}});         // full: not active, not a candidate
+  EXPECT_TRUE(ref.allocate(1, 13).is_null());  // out of memory, not a hang
+  EXPECT_TRUE(ref.allocate(0, 13).is_null());  // no free block for T0 either
+  ref.deallocate(1, a);                        // FIRST: active again
+  expect_state(heap, {{0, {1, std::uint64_t{1} << b.slot}}});
+  ref.deallocate(1, b);  // EMPTY: invalidated and deleted
+  expect_state(heap, {});
+  EXPECT_EQ(heap.alloc_bitmap(0), core::kFullBitmap);
+  core::SlotRef const c = ref.allocate(0, 14);  // the block is reusable for another type
+  ASSERT_FALSE(c.is_null());
+  expect_state(heap, {{0, {0, std::uint64_t{1} << c.slot}}});
+}
+
+TEST(HeapProtocol, DefragBitFollowsTheFillThreshold) {
+  // T1 of 128 B has capacity 4; n = 1: a candidate iff used <= 2 (CompactGpu sec. 3).
+  core::HostHeap heap(make_config({8, 128}, 1, 1));
+  Ref const ref = heap.ref<core::HostAtomics>();
+  std::vector<core::SlotRef> objs;
+  bool const expected_defrag[] = {true, true, false, false};  // after 1, 2, 3, 4 objects
+  std::uint64_t slots          = 0;
+  for (int i = 0; i < 4; ++i) {
+    objs.push_back(ref.allocate(1, 100 + i));
+    ASSERT_FALSE(objs.back().is_null());
+    slots |= std::uint64_t{1} << objs.back().slot;
+    EXPECT_EQ(ref.defrag(1).get(0), expected_defrag[i]) << "after " << i + 1 << " objects";
+    expect_state(heap, {{0, {1, slots}}});
+  }
+  for (int i = 0; i < 3; ++i) {  // 3, 2, 1 objects left
+    slots &= ~(std::uint64_t{1} << objs[i].slot);
+    ref.deallocate(1, objs[i]);
+    EXPECT_EQ(ref.defrag(1).get(0), i >= 1) << "after freeing " << i + 1;
+    expect_state(heap, {{0, {1, slots}}});
+  }
+}
+
+TEST(HeapProtocol, OutOfMemoryAfterExactlyTheTotalCapacity) {
+  core::HostHeap heap(make_config({8, 200}, 4, 1));  // T1: capacity 2, 4 blocks: 8 objects
+  Ref const ref = heap.ref<core::HostAtomics>();
+  std::vector<core::SlotRef> objs;
+  for (std::uint64_t i = 0;; ++i) {
+    core::SlotRef const r = ref.allocate(1, i);
+    if (r.is_null()) break;
+    objs.push_back(r);
+    ASSERT_LE(objs.size(), 8u);
+  }
+  EXPECT_EQ(objs.size(), 8u);
+  EXPECT_EQ(violations(heap), "");
+  for (auto const& r : objs) ref.deallocate(1, r);
+  expect_state(heap, {});
+}
+
+TEST(HeapProtocol, ReservationInABlockThatChangedTypeIsRolledBack) {
+  // App. A.3 "Block Replaced (Different Type)": a thread selected block 0 while it had type T1,
+  // the block was deleted and re-initialized as T0, then the thread reserves in it.
+  core::HostHeap heap(make_config({8, 256}, 1, 1));
+  Ref const ref           = heap.ref<core::HostAtomics>();
+  core::SlotRef const old = ref.allocate(1, 1);
+  ref.deallocate(1, old);                       // block 0 deleted
+  core::SlotRef const t0 = ref.allocate(0, 2);  // re-initialized as T0
+  ASSERT_EQ(t0.block, 0u);
+  auto const r = ref.blocks().try_reserve(0, 1, 3);  // the stale thread's reservation
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(ref.commit_reservation(1, 0, r));  // type check fails: rolled back
+  expect_state(heap, {{0, {0, std::uint64_t{1} << t0.slot}}});
+}
+
+TEST(HeapProtocol, StaleSelectionOfADeletedBlockFails) {
+  // App. A.3 "Block Deallocated": the selected block was deleted; the reservation fails.
+  core::HostHeap heap(make_config({8, 256}, 2, 1));
+  Ref const ref         = heap.ref<core::HostAtomics>();
+  core::SlotRef const a = ref.allocate(1, 1);
+  ref.deallocate(1, a);
+  EXPECT_FALSE(ref.blocks().try_reserve(a.block, 1, 0).ok());
+  expect_state(heap, {});
+}
+
+TEST(HeapProtocol, InvalidationOfABlockWithALiveObjectRollsBack) {
+  // App. A.4 "Allocate after Delete-Last": a thread that saw EMPTY invalidates while another
+  // thread holds a slot again. Invalidation takes the 3 free slots, finds slot in use, rolls
+  // back; the heap must be exactly as before (defrag: -1 at the invalidation, +1 at the rollback).
+  core::HostHeap heap(make_config({8, 128}, 1, 1));
+  Ref const ref         = heap.ref<core::HostAtomics>();
+  core::SlotRef const a = ref.allocate(1, 5);
+  ASSERT_FALSE(a.is_null());
+  EXPECT_FALSE(ref.invalidate_block(0));
+  expect_state(heap, {{0, {1, std::uint64_t{1} << a.slot}}});
+  EXPECT_FALSE(ref.invalidate_block(0));  // idempotent
+  ref.deallocate(1, a);
+  expect_state(heap, {});
+  EXPECT_FALSE(ref.invalidate_block(0));  // a deleted block: nothing invalidated
+  expect_state(heap, {});
+}
+
+TEST(HeapProtocol, BadRequestsAreRejectedWithClearErrors) {
+  core::HostHeap heap(make_config({8, 256}, 1, 1));
+  Ref const ref = heap.ref<core::HostAtomics>();
+  EXPECT_THROW(ref.allocate(2, 0), core::precondition_error);  // no type 2
+  core::SlotRef const a = ref.allocate(1, 0);
+  EXPECT_THROW(ref.deallocate(0, a), core::precondition_error);  // wrong type
+  ref.deallocate(1, a);
+  // Capacity 1 (a type 64x the smallest) leaves no legal defragmentation factor.
+  EXPECT_THROW(core::HostHeap(make_config({8, 512}, 1, 1)), core::precondition_error);
+}
+
+TEST(HeapProtocol, AddressesHaveSymbolicNames) {
+  core::HostHeap heap(make_config({8, 256}, 70, 1));  // 70 blocks: two levels
+  core::HeapStorage const s = heap.storage();
+  EXPECT_EQ(heap.describe_address(s.alloc_bitmaps + 1), "alloc_bitmap[block 1]");
+  EXPECT_EQ(heap.describe_address(s.block_types + 69), "type[block 69]");
+  EXPECT_EQ(heap.describe_address(s.iter_bitmaps), "iter_bitmap[block 0]");
+  EXPECT_EQ(heap.describe_address(s.free_words + 1), "free.L0[1]");
+  EXPECT_EQ(heap.describe_address(s.free_words + 2), "free.L1[0]");
+  EXPECT_EQ(heap.describe_address(s.active_words + s.layout.total_words), "active[T1].L0[0]");
+  EXPECT_EQ(heap.describe_address(s.defrag_words + 2), "defrag[T0].L1[0]");
+  int unrelated = 0;
+  EXPECT_EQ(heap.describe_address(&unrelated), "");
+}
+
+TEST(FromCore, SeesCorruptedStateSoTheCatalogCanReportIt) {
+  core::HostHeap heap(make_config({8, 256}, 2, 1));
+  core::HeapStorage const s = heap.storage();
+  s.alloc_bitmaps[1]        = 0;  // a free block that accepts reservations
+  bool invalidated_reported = false;
+  for (auto const& v : check::check_all(check::from_core(heap)))
+    invalidated_reported =
+        invalidated_reported || (v.invariant == "free-block-invalidated" && v.block == 1);
+  EXPECT_TRUE(invalidated_reported);
+  s.alloc_bitmaps[1] = core::kFullBitmap;
+  s.active_words[0] |= 1;  // active[T0] without allocated[T0]
+  bool found = false;
+  for (auto const& v : check::check_all(check::from_core(heap)))
+    found = found || v.invariant == "active-implies-allocated";
+  EXPECT_TRUE(found);
+}
+
+TEST(FromCore, StorageOverloadAgreesWithHostHeapOverload) {
+  core::HostHeap heap(make_config({8, 100, 256}, 3, 1));
+  Ref const ref = heap.ref<core::HostAtomics>();
+  ref.allocate(1, 1);
+  ref.allocate(2, 2);
+  auto const d =
+      check::diff(check::from_core(heap), check::from_core(heap.config(), heap.storage()));
+  EXPECT_TRUE(d.empty()) << d.to_string();
+  core::HeapConfig other = heap.config();
+  other.num_blocks       = 4;
+  EXPECT_THROW(check::from_core(other, heap.storage()), core::precondition_error);
+}

@@ -1,0 +1,101 @@
+// Numbers of CompactGpu defragmentation that the GPU compactor (src/heaplab/compact) and the
+// reference model (models/heaplab/model) must agree on exactly, so that every pass can be
+// compared for equality (docs/compaction.md "Variants and their caps").
+//
+// Sec. 3.8 of CompactGpu replaces forwarding pointers by "defragmentation records" kept in
+// 48 KB of shared memory. A record describes one source block and its n targets, so the records
+// that fit bound the number of source blocks of one pass. Both sides apply the same rule:
+//
+//   B  = floor(r / (n + 1))                 sources the candidates allow (sec. 3.2)
+//   B' = min(B, cap)                        sources this pass uses
+//   sources R[0 .. B'-1], targets of R[s] are R[s + i * B'], i = 1..n
+//
+// with cap = sources_per_pass(variant, n) below (or a smaller cap forced by a test).
+// Plain C++17, host and device; includes nothing of ours but host_device.hpp.
+#pragma once
+
+#include <cstdint>
+
+#include "heaplab/core/host_device.hpp"
+
+namespace heaplab::core {
+
+/// Shared memory one thread block may use without opting in (48 KiB on every GPU since Fermi;
+/// CompactGpu sec. 3.8 "Current NVIDIA GPUs have 48 KB of shared memory").
+inline constexpr std::uint32_t kDefragRecordBudgetBytes = 48u * 1024u;
+
+/// "No cap": the forwarding-pointer variant stores its forwarding pointers in the source blocks
+/// themselves and can use every source the candidates allow.
+inline constexpr std::uint32_t kUnlimitedSources = 0xFFFFFFFFu;
+
+/// How pointers to moved objects find the new location (CompactGpu sec. 3.3, 3.8).
+enum class RewriteVariant : std::uint8_t {
+  forwarding,        // forwarding pointers in the source blocks (sec. 3.3, Alg. 2, 3)
+  recompute_global,  // source block ids in shared memory, the rest of each record global
+  recompute_shared,  // whole records in shared memory
+};
+
+HEAPLAB_HD_INLINE constexpr char const* to_string(RewriteVariant v) {
+  switch (v) {
+    case RewriteVariant::forwarding:
+      return "forwarding";
+    case RewriteVariant::recompute_global:
+      return "recompute-global";
+    case RewriteVariant::recompute_shared:
+      return "recompute-shared";
+  }
+  return "?";
+}
+
+/// Recompute-Global: only the 4-byte source block id of each record lives in shared memory:
+/// 48 KiB / 4 B = 12288 sources per pass, whatever n is (the paper's number).
+HEAPLAB_HD_INLINE constexpr std::uint32_t recompute_global_sources_per_pass() {
+  return kDefragRecordBudgetBytes / 4u;
+}
+
+/// Recompute-Shared: a whole record in shared memory, n + 1 block ids (4 B each) and n + 1
+/// allocation bitmaps (8 B each), i.e. 12 (n + 1) bytes: 48 KiB / (12 (n + 1)) sources per pass
+/// (2048 for n = 1, the paper's number). Precondition: n >= 1.
+HEAPLAB_HD_INLINE constexpr std::uint32_t recompute_shared_sources_per_pass(std::uint32_t n) {
+  return kDefragRecordBudgetBytes / (12u * (n + 1u));
+}
+
+/// The cap on sources per pass of a variant with factor n (kUnlimitedSources for forwarding).
+HEAPLAB_HD_INLINE constexpr std::uint32_t sources_per_pass(RewriteVariant v, std::uint32_t n) {
+  switch (v) {
+    case RewriteVariant::forwarding:
+      return kUnlimitedSources;
+    case RewriteVariant::recompute_global:
+      return recompute_global_sources_per_pass();
+    case RewriteVariant::recompute_shared:
+      return recompute_shared_sources_per_pass(n);
+  }
+  return kUnlimitedSources;
+}
+
+/// B' = min(B, cap): the sources one pass uses.
+HEAPLAB_HD_INLINE constexpr std::uint32_t capped_sources(std::uint32_t sources_allowed,
+                                                         std::uint32_t cap) {
+  return sources_allowed < cap ? sources_allowed : cap;
+}
+
+/// The exact worst-case number of passes from d candidates when every pass uses at most `cap`
+/// sources (check::worst_case_passes is the case cap = kUnlimitedSources): a pass runs while
+/// r > k1 and B = floor(r / (n + 1)) >= 1 and removes at least its B' = min(B, cap) sources (no
+/// block becomes a candidate during defragmentation), so the count is the number of steps of
+/// r <- r - min(floor(r / (n + 1)), cap) until r <= k1 or r <= n. The step function is
+/// nondecreasing in r, so removing more than B' never leads to more passes. Preconditions: n >= 1,
+/// cap >= 1.
+HEAPLAB_HD_INLINE constexpr std::uint32_t worst_case_passes_with_cap(std::uint32_t d,
+                                                                     std::uint32_t n,
+                                                                     std::uint32_t k1,
+                                                                     std::uint32_t cap) {
+  std::uint32_t passes = 0;
+  for (std::uint64_t r = d; r > k1 && r / (n + std::uint64_t{1}) >= 1; ++passes) {
+    std::uint64_t const b = r / (n + std::uint64_t{1});
+    r -= b < cap ? b : cap;
+  }
+  return passes;
+}
+
+}  // namespace heaplab::core

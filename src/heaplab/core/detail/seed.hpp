@@ -1,0 +1,25 @@
+// Rotation seeds (DynaSOAr sec. 4.2 "Bitmap Rotation"): every search starts at a position derived
+// from a caller-provided seed, and every retry derives a fresh one, so that concurrent threads
+// spread over different bits. Deterministic: the explorer replays a run from its seeds.
+#pragma once
+
+#include <cstdint>
+
+#include "heaplab/core/host_device.hpp"
+
+namespace heaplab::core::detail {
+
+/// splitmix64 of (seed, salt): a well-mixed 64-bit value for each (seed, retry) pair.
+HEAPLAB_HD_INLINE constexpr std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t salt) {
+  std::uint64_t z = seed + (salt + 1u) * 0x9E3779B97F4A7C15ull;
+  z               = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z               = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// The rotation (0..63) a search uses on hierarchy level `level`.
+HEAPLAB_HD_INLINE constexpr unsigned rotation(std::uint64_t seed, unsigned level) {
+  return static_cast<unsigned>((seed >> (6u * (level % 10u))) & 63u);
+}
+
+}  // namespace heaplab::core::detail

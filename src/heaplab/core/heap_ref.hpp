@@ -1,0 +1,321 @@
+// The allocate / deallocate protocol of DynaSOAr (Alg. 1, 2, 8, 9; App. A.2-A.4) with CompactGpu's
+// defragmentation-candidate bitmaps (CompactGpu sec. 3 "Finding Defragmentation Candidates"),
+// over a trivially copyable HeapRef that kernels take by value.
+//
+// State of a heap of M blocks and types 0..K-1 (DynaSOAr sec. 3.4, CompactGpu sec. 2.2):
+//   headers           per block: type id, allocation bitmap, iteration bitmap (block_headers.hpp)
+//   free              bit b set iff block b is free (uninitialized or invalidated)
+//   allocated[T]      blocks of type T
+//   active[T]         allocated blocks of type T that are not full
+//   defrag[T]         allocated blocks of type T with used / N_T <= n / (n + 1)
+// All four kinds are hierarchical bitmaps of M bits with the same layout; each kind is one word
+// array holding K bitmaps back to back (abstract types' bitmaps exist but stay empty).
+//
+// Responsibility rule (sec. 3.1, App. A.3, A.4, and its extension to defrag[T]). The state bits
+// of block b are changed only by threads that derive the change from the before/after values of
+// their own RMW on b's allocation bitmap (SlotUpdate), using the block's type at that RMW, which
+// is fixed while they hold a bit of the block:
+//   filled()          -> active[t].clear(b)                     (Alg. 1 line 12)
+//   unfilled()        -> active[t].set(b)                       (Alg. 2 line 5)
+//   defrag_crossing   -> defrag[t].set(b) / .clear(b)          (CompactGpu sec. 3)
+//   emptied()         -> invalidate the block                   (Alg. 2 line 7)
+// initialize_block's bitmap store counts as an RMW from "invalidated" (all ones: full, not a
+// candidate) to "empty" (a candidate): it sets allocated, active and defrag; a successful
+// invalidation is the reverse and clears all three. Along the modification order of b's bitmap,
+// fill crossings alternate (full/not full; candidate/not candidate), so per state bit the issued
+// sets and clears alternate: every prefix has set-surplus in {0, 1} from a clear start, which is
+// the legality of Def. 3 (App. A.5) and makes the final bit equal the final fill. docs/core.md
+// "defrag[T]" spells the argument out, including invalidation and its rollback.
+//
+// A thread performs the state updates of one RMW before its next RMW, in the fixed order active,
+// defrag (then allocated, free for a deletion); docs/core.md "Progress" lists what each retrying
+// set/clear waits for.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "heaplab/core/atomics.hpp"
+#include "heaplab/core/bitops.hpp"
+#include "heaplab/core/block_headers.hpp"
+#include "heaplab/core/detail/seed.hpp"
+#include "heaplab/core/expects.hpp"
+#include "heaplab/core/hierarchical_bitmap.hpp"
+#include "heaplab/core/host_device.hpp"
+#include "heaplab/core/protocol_check.hpp"
+
+namespace heaplab::core {
+
+/// DynaSOAr sec. 4.2: active-block lookups before the slow path.
+inline constexpr std::uint32_t kDefaultActiveLookups = 5;
+
+/// Raw storage of a heap: plain pointers to memory the protocol accesses atomically, plus the
+/// numbers the protocol needs. Trivially copyable; host and device builders fill it
+/// (host_heap.hpp; the GPU heap of soa/). check::from_core reads it at quiescence.
+struct HeapStorage {
+  std::uint64_t* alloc_bitmaps    = nullptr;  // [num_blocks]
+  std::uint64_t* iter_bitmaps     = nullptr;  // [num_blocks]
+  std::uint32_t* block_types      = nullptr;  // [num_blocks]
+  std::uint64_t* free_words       = nullptr;  // [layout.total_words]
+  std::uint64_t* allocated_words  = nullptr;  // [num_types * layout.total_words]
+  std::uint64_t* active_words     = nullptr;  // [num_types * layout.total_words]
+  std::uint64_t* defrag_words     = nullptr;  // [num_types * layout.total_words]
+  std::uint32_t const* capacities = nullptr;  // [num_types]; 0 for abstract types
+  BitmapLayout layout{};                      // of a bitmap of num_blocks bits
+  std::uint32_t num_blocks     = 0;
+  std::uint32_t num_types      = 0;
+  std::uint32_t defrag_factor  = 1;  // CompactGpu's n
+  std::uint32_t active_lookups = kDefaultActiveLookups;
+};
+static_assert(std::is_trivially_copyable_v<HeapStorage>);
+
+/// An object's location: block id and slot. block == kNotFound is the null result (out of
+/// memory). The GPU layer turns it into an object pointer (object_pointer.hpp).
+struct SlotRef {
+  std::uint32_t block = kNotFound;
+  std::uint32_t slot  = 0;
+  HEAPLAB_HD_INLINE constexpr bool is_null() const { return block == kNotFound; }
+};
+
+template <class Atomics>
+class HeapRef {
+ public:
+  HeapRef() = default;
+  HEAPLAB_HD_INLINE explicit HeapRef(HeapStorage const& storage) : s_(storage) {}
+
+  HEAPLAB_HD_INLINE HeapStorage const& storage() const { return s_; }
+  HEAPLAB_HD_INLINE std::uint32_t num_blocks() const { return s_.num_blocks; }
+  HEAPLAB_HD_INLINE std::uint32_t num_types() const { return s_.num_types; }
+  HEAPLAB_HD_INLINE std::uint32_t capacity(std::uint32_t t) const { return s_.capacities[t]; }
+
+  HEAPLAB_HD_INLINE BlockHeadersRef<Atomics> blocks() const {
+    return BlockHeadersRef<Atomics>(
+        s_.alloc_bitmaps, s_.iter_bitmaps, s_.block_types, s_.num_blocks);
+  }
+  HEAPLAB_HD_INLINE BitmapRef<Atomics> free_blocks() const {
+    return BitmapRef<Atomics>(s_.free_words, s_.layout);
+  }
+  HEAPLAB_HD_INLINE BitmapRef<Atomics> allocated(std::uint32_t t) const {
+    return BitmapRef<Atomics>(s_.allocated_words + std::uint64_t{t} * s_.layout.total_words,
+                              s_.layout);
+  }
+  HEAPLAB_HD_INLINE BitmapRef<Atomics> active(std::uint32_t t) const {
+    return BitmapRef<Atomics>(s_.active_words + std::uint64_t{t} * s_.layout.total_words,
+                              s_.layout);
+  }
+  HEAPLAB_HD_INLINE BitmapRef<Atomics> defrag(std::uint32_t t) const {
+    return BitmapRef<Atomics>(s_.defrag_words + std::uint64_t{t} * s_.layout.total_words,
+                              s_.layout);
+  }
+
+  // ---------------------------------------------------------------- allocation, step by step
+  // The steps a coalescing warp leader (soa/, issue 5) calls:
+  //   bid = find_or_claim_block(T, seed)        kNotFound: out of memory
+  //   r   = blocks().try_reserve(bid, k, seed)  up to k slots; r.ok() false: pick a block again
+  //   if (commit_reservation(T, bid, r)) ...    false: the block had changed type; rolled back
+  // allocate() below is exactly this loop for one object.
+
+  /// Up to active_lookups searches of active[T] with fresh rotations (sec. 4.2, Alg. 1 line 2).
+  /// The block may be full, invalid or of another type by the time the caller reserves in it
+  /// (App. A.3); try_reserve / commit_reservation handle every case.
+  HEAPLAB_HD std::uint32_t find_active_block(std::uint32_t t, std::uint64_t seed) const {
+    BitmapRef<Atomics> const act = active(t);
+    for (std::uint32_t i = 0; i < s_.active_lookups; ++i) {
+      std::uint32_t const b = act.try_find_set(detail::mix_seed(seed, i));
+      if (b != kNotFound) return b;
+    }
+    return kNotFound;
+  }
+
+  /// Slow path (Alg. 1 lines 4-7): takes a free block (acquire: after its previous lifetime's
+  /// release free.set) and initializes it for type t. kNotFound iff a level-0 scan of the free
+  /// bitmap observed no set bit.
+  HEAPLAB_HD std::uint32_t claim_free_block(std::uint32_t t, std::uint64_t seed) const {
+    std::uint32_t const b = free_blocks().clear_any(seed, MemoryOrder::acquire);
+    if (b != kNotFound) initialize_block(t, b);
+    return b;
+  }
+
+  /// A block to reserve in: an active block of type t, else a freshly initialized one, else one
+  /// that a level-0 scan finds in active[t] (it may have become active while the lookups ran or
+  /// an upper level lagged). kNotFound: out of memory (no free block and no active block of t
+  /// was observed).
+  HEAPLAB_HD std::uint32_t find_or_claim_block(std::uint32_t t, std::uint64_t seed) const {
+    std::uint32_t b = find_active_block(t, seed);
+    if (b != kNotFound) return b;
+    b = claim_free_block(t, seed);
+    if (b != kNotFound) return b;
+    return active(t).find_set_scan(seed);
+  }
+
+  /// The state updates a successful reservation r in block b is responsible for, then the type
+  /// check of A.3: true if b has type t (the slots are t objects now); false if the block had
+  /// been deleted and re-initialized with another type u since it was selected ("Block Replaced
+  /// (Different Type)"), in which case the updates were made for u and the slots are released
+  /// again (Alg. 1 line 14). The type read is stable: we hold the reserved slots, so b cannot be
+  /// invalidated (A.3 last paragraph).
+  HEAPLAB_HD bool commit_reservation(std::uint32_t t,
+                                     std::uint32_t b,
+                                     ReserveResult const& r) const {
+    std::uint32_t const u = blocks().load_type(b);
+    HEAPLAB_PROTOCOL_CHECK(u < s_.num_types && s_.capacities[u] >= 2,
+                           "a reservation succeeded in a block whose header type is not a "
+                           "concrete type (initialize must publish the type before the bitmap)");
+    apply_fill_updates(u, b, r.update, r.slots, /*reserved=*/true);
+    if (u == t) return true;
+    release_slots(u, b, r.slots);
+    return false;
+  }
+
+  /// Alg. 1 with A.3's rollback and a clean out-of-memory result: one object of concrete type t.
+  /// Returns the null SlotRef when find_or_claim_block finds no block. Lock-free: a round fails
+  /// only because the selected block filled up, was deleted or changed type, i.e. another
+  /// thread completed an operation. Linearizes at the fetch_or of the reservation it keeps
+  /// (App. A.1.1); a null result at the level-0 scans that observed no free block and no active
+  /// block of t.
+  HEAPLAB_HD SlotRef allocate(std::uint32_t t, std::uint64_t seed) const {
+    HEAPLAB_EXPECTS(t < s_.num_types && s_.capacities[t] >= 2,
+                    "allocate: type id out of range or not a concrete type");
+    for (std::uint64_t round = 0;; ++round) {
+      std::uint64_t const s = detail::mix_seed(seed, round);
+      std::uint32_t const b = find_or_claim_block(t, s);
+      if (b == kNotFound) {
+#if defined(HEAPLAB_MUTANT_ALLOC_RETRY_FOREVER_ON_OOM)
+        // MUTANT alloc_retry_forever_on_oom: Alg. 1 as printed ("infinite loop if OOM").
+        Atomics::backoff(Backoff::retry);
+        continue;
+#else
+        return SlotRef{};
+#endif
+      }
+      ReserveResult const r = blocks().try_reserve(b, 1, s);
+      if (r.ok() && commit_reservation(t, b, r))
+        return SlotRef{b, static_cast<std::uint32_t>(find_first_set(r.slots))};
+      Atomics::backoff(Backoff::retry);
+    }
+  }
+
+  /// Alg. 2: frees the object of concrete type t at `ref`. Precondition: the caller owns it.
+  /// Linearizes at the slot's fetch_and (App. A.1.2); the state updates and a possible deletion
+  /// follow (A.4).
+  HEAPLAB_HD void deallocate(std::uint32_t t, SlotRef ref) const {
+    release_slots(t, ref.block, std::uint64_t{1} << ref.slot);
+  }
+
+  /// Alg. 2 for a set of slots of one block of type t (all owned by the caller), with one
+  /// fetch_and; the coalesced form of deallocate and the rollback of commit_reservation.
+  HEAPLAB_HD void release_slots(std::uint32_t t, std::uint32_t b, std::uint64_t slots) const {
+#if HEAPLAB_DEBUG_CHECKS || !HEAPLAB_DEVICE_CODE
+    HEAPLAB_EXPECTS(blocks().load_type(b) == t,
+                    "deallocate: the object's type is not the type of its block");
+#endif
+    SlotUpdate const u = blocks().release_slots(b, slots);
+    apply_fill_updates(t, b, u, slots, /*reserved=*/false);
+    if (u.emptied(s_.capacities[t])) invalidate_block(b);  // Alg. 2 line 7
+  }
+
+  // ---------------------------------------------------------------- block lifetime
+
+  /// Alg. 8 plus Alg. 1 lines 5-7 and CompactGpu's new-candidate rule. Precondition: the caller
+  /// cleared b's free bit. The header store publishes the block (block_headers.hpp initialize);
+  /// then b enters allocated[t], active[t] and defrag[t] (an empty block is not full and is a
+  /// candidate). A thread that reserves in b before these sets land and fills or empties it
+  /// waits in its clear() until they do (A.4 "Allocate After Delete-First" pattern).
+  HEAPLAB_HD void initialize_block(std::uint32_t t, std::uint32_t b) const {
+    blocks().initialize(b, t, s_.capacities[t]);
+    allocated(t).set(b, MemoryOrder::relaxed);
+    active(t).set(b, MemoryOrder::relaxed);
+    defrag(t).set(b, MemoryOrder::relaxed);
+  }
+
+  /// Alg. 9 (iterative instead of recursive, footnote 10) followed on success by Alg. 2 lines
+  /// 8-11. Called by the thread whose free emptied b. Returns true if it deleted the block.
+  ///
+  /// The invalidating fetch_or sets every bit; its zero bits are the slots it invalidated.
+  ///  - none (all ones before): another thread reserved a slot (block full) or already deleted
+  ///    the block: nothing to do (A.4 "Block Deleted after Delete-Last").
+  ///  - all slots (padding before): the block was empty and now accepts no reservation: it is
+  ///    removed from active[t], defrag[t] (the fill crossing of this RMW) and allocated[t], and
+  ///    published in free with a RELEASE set that the next claimer's acquire clear_any reads.
+  ///  - some: a concurrent reservation won a slot. The RMW filled the block: its defrag crossing
+  ///    is applied now; its deactivation is DEFERRED (A.2 "Details"): the rollback fetch_and
+  ///    clears exactly our bits; if another thread freed a slot in between (before_rollback not
+  ///    all ones), it saw FIRST and set active[t], so the deferred clear is owed and done now.
+  ///    The rollback's own defrag crossing follows. If the rollback left the block empty, every
+  ///    free in between saw our bits and none saw EMPTY: retry.
+  /// The type t is read after the first RMW that invalidated a bit and is fixed until the
+  /// rollback or the deletion (other threads do not change invalidated bits, A.2).
+  /// Linearizes at the fetch_or that invalidated every slot (deleted), or at the fetch_or that
+  /// invalidated none / the rollback that left the block non-empty (not deleted).
+  HEAPLAB_HD bool invalidate_block(std::uint32_t b) const {
+    BlockHeadersRef<Atomics> const hdr = blocks();
+    for (;;) {
+      SlotUpdate const inv = hdr.invalidate_free_slots(b);
+      if (inv.before == kFullBitmap) return false;
+      std::uint32_t const t = hdr.load_type(b);
+      HEAPLAB_PROTOCOL_CHECK(t < s_.num_types && s_.capacities[t] >= 2,
+                             "an invalidation hit a block whose header type is not a concrete "
+                             "type");
+      std::uint32_t const cap = s_.capacities[t];
+      std::uint64_t const pad = padding_bits(cap);
+      HEAPLAB_PROTOCOL_CHECK((inv.before & pad) == pad,
+                             "an initialized block lost a padding bit of its allocation bitmap");
+      if (inv.before == pad) {  // every slot invalidated by this RMW: delete the block
+        active(t).clear(b, MemoryOrder::relaxed);     // Alg. 2 line 9
+        apply_defrag_crossing(t, b, inv);             // candidate -> not
+        allocated(t).clear(b, MemoryOrder::relaxed);  // Alg. 2 line 10
+        free_blocks().set(b, MemoryOrder::release);   // Alg. 2 line 11
+        return true;
+      }
+      apply_defrag_crossing(t, b, inv);
+#if defined(HEAPLAB_MUTANT_INVALIDATE_NO_ROLLBACK)
+      // MUTANT invalidate_no_rollback: the invalidated slots stay set forever (docs/mutants.md).
+      return false;
+#else
+      SlotUpdate const rb = hdr.rollback_invalidation(b, inv.before);
+#if defined(HEAPLAB_MUTANT_ROLLBACK_NO_DEFERRED_DEACTIVATE)
+      // MUTANT rollback_no_deferred_deactivate: the deferred deactivation is dropped.
+#else
+      if (rb.before != kFullBitmap) active(t).clear(b, MemoryOrder::relaxed);  // Alg. 9 line 10
+#endif
+      apply_defrag_crossing(t, b, rb);
+      if (rb.after != pad) return false;                       // Alg. 9 line 11: not empty again
+#endif
+    }
+  }
+
+ private:
+  /// The active / defrag updates one RMW u on b's bitmap is responsible for (order: active,
+  /// then defrag). `slots` are the bits the RMW reserved or released (used by a mutant only).
+  HEAPLAB_HD void apply_fill_updates(
+      std::uint32_t t, std::uint32_t b, SlotUpdate u, std::uint64_t slots, bool reserved) const {
+    if (u.filled()) active(t).clear(b, MemoryOrder::relaxed);  // Alg. 1 line 12
+#if defined(HEAPLAB_MUTANT_DEALLOC_NO_REACTIVATE)
+      // MUTANT dealloc_no_reactivate: Alg. 2 line 5 is missing (docs/mutants.md).
+#else
+    if (u.unfilled()) active(t).set(b, MemoryOrder::relaxed);  // Alg. 2 line 5
+#endif
+#if defined(HEAPLAB_MUTANT_DEFRAG_CROSSING_FROM_RELOAD)
+    // MUTANT defrag_crossing_from_reload: the crossing is judged from a fresh load instead of
+    // the RMW's own before/after values, so concurrent RMWs are double-counted or missed.
+    std::uint64_t const now = blocks().load_alloc_bitmap(b, MemoryOrder::relaxed);
+    u                       = SlotUpdate{reserved ? (now & ~slots) : (now | slots), now};
+#else
+    (void)slots;
+    (void)reserved;
+#endif
+    apply_defrag_crossing(t, b, u);
+  }
+
+  HEAPLAB_HD void apply_defrag_crossing(std::uint32_t t,
+                                        std::uint32_t b,
+                                        SlotUpdate const& u) const {
+    int const crossing = u.defrag_crossing(s_.capacities[t], s_.defrag_factor);
+    if (crossing > 0) defrag(t).set(b, MemoryOrder::relaxed);
+    if (crossing < 0) defrag(t).clear(b, MemoryOrder::relaxed);
+  }
+
+  HeapStorage s_{};
+};
+
+}  // namespace heaplab::core
