@@ -305,9 +305,14 @@ TEST(SoaHeapTypes, HeapConfigRejectsBadRuntimeParameters) {
   EXPECT_THROW(soa::heap_config<ListA>(10, 10, 0), core::precondition_error);
   EXPECT_NO_THROW(soa::heap_config<ListA>(10, 9, 0));
   EXPECT_THROW(soa::heap_config<ListA>(0, 1, 0), core::precondition_error);
-  // List B has a capacity-1 type: it is never a defragmentation candidate (a non-empty block of
-  // capacity 1 is full), so it does not bound n; the bound comes from the other types.
-  EXPECT_NO_THROW(soa::heap_config<ListB>(10, 1, 0));
+  // List B has a capacity-1 type (64x the smallest): DynaSOAr sec. 3.2 and HeapTypes accept it,
+  // but HeapConfig::validate rejects it with the reason (the core needs capacity >= 2).
+  try {
+    soa::heap_config<ListB>(10, 1, 0);
+    FAIL() << "a capacity-1 type must be rejected";
+  } catch (core::precondition_error const& e) {
+    EXPECT_NE(std::string(e.what()).find("capacity 1"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SoaHeapTypes, BlocksForBudget) {

@@ -402,8 +402,10 @@ class HeapTypes {
           FieldLayout const& f = table.field(u, j);
           if (!f.is_heap_pointer() || !table.is_subtype(target, f.pointee)) continue;
           for (std::uint32_t e = 0; e < f.elements; ++e, ++n) {
-            if (n < IncomingCapacity)
-              table.incoming[n] = PointerArrayRef{u, j, e, f.offset + e * f.stride};
+            if constexpr (IncomingCapacity > 0) {  // (nvcc: no "unsigned < 0" comparison)
+              if (n < IncomingCapacity)
+                table.incoming[n] = PointerArrayRef{u, j, e, f.offset + e * f.stride};
+            }
           }
         }
       }

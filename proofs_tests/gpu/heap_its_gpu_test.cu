@@ -1,0 +1,219 @@
+// Regression test for the Hopper hang (ARCHITECTURE.md: DynaSOAr's warp-leader allocation path
+// assumes lock-step warps and hangs under independent thread scheduling). Heavily divergent
+// allocation in every warp: per-lane trip counts 0..63 (a permutation of the lanes), the type
+// changing per lane and per iteration, allocations in divergent branches and with a runtime
+// type id, lanes sleeping for lane-dependent times and lanes exiting in the middle of the loop.
+//
+// Each kernel is guarded by a host-side timeout (heap_test_support.hpp wait_or_exit): a hang
+// ends the binary with a message instead of blocking it. Then the result must be exact: every
+// request served (the heap is large enough), every pointer distinct, the live objects exactly
+// the expected ids with intact cookies, the per-type counts exact, the catalog holding.
+// Expected values come from the same small formulas the kernel uses (trip count, type, exit).
+#include "heaplab/soa/heap.cuh"  // first: see docs/allocator.md "Include order"
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "gpu_test.hpp"
+#include "heap_test_support.hpp"
+#include "heap_test_types.hpp"
+#include "heaplab/check/snapshot_utils.hpp"
+#include "heaplab/core/cookie.hpp"
+
+using namespace heap_test;
+namespace check = heaplab::check;
+
+namespace {
+
+constexpr std::uint32_t kMaxTrips = 64;
+constexpr double kTimeoutSeconds  = 20.0;
+
+// ---- the schedule, shared by kernel and host (plain arithmetic, not code under test)
+
+/// Trips of a lane: 0..63; lanes of one warp get distinct values (7 is odd, so lane * 7 mod 64
+/// is a permutation of the 32 lanes onto distinct residues).
+__host__ __device__ std::uint32_t trips_of(std::uint32_t lane,
+                                           std::uint32_t warp,
+                                           std::uint32_t salt) {
+  return (lane * 7u + warp * 13u + salt) % kMaxTrips;
+}
+/// 0 Leaf, 1 Node, 2 Fat: changes per lane and per iteration.
+__host__ __device__ std::uint32_t kind_of(std::uint32_t lane, std::uint32_t warp, std::uint32_t j) {
+  return (lane + j + warp) % 3u;
+}
+/// Lanes with lane % 7 == 3 return right after iteration trips / 2.
+__host__ __device__ bool exits_after(std::uint32_t lane, std::uint32_t j, std::uint32_t trips) {
+  return lane % 7u == 3u && j == trips / 2u;
+}
+__host__ __device__ std::uint64_t id_of(std::uint32_t tid, std::uint32_t j) {
+  return std::uint64_t{tid} * kMaxTrips + j;
+}
+
+__host__ __device__ std::uint32_t type_of_kind(std::uint32_t kind) {
+  return kind == 0 ? kLeaf : kind == 1 ? kNode : kFat;
+}
+
+template <class T>
+__device__ std::uint64_t bits(T const* p) {
+  return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p));
+}
+
+/// Variant A: a separate make<T> call site per type, in divergent branches.
+/// Variant B: one allocate_raw(type) with a runtime type id (the match splits the warp), then
+/// the constructor of the right type.
+__global__ void divergent_allocations(Ref heap,
+                                      std::uint64_t* out,
+                                      std::uint32_t salt,
+                                      bool runtime_type) {
+  std::uint32_t const tid   = blockIdx.x * blockDim.x + threadIdx.x;
+  std::uint32_t const lane  = tid % 32u;
+  std::uint32_t const warp  = tid / 32u;
+  std::uint32_t const trips = trips_of(lane, warp, salt);
+  for (std::uint32_t j = 0; j < trips; ++j) {
+    std::uint32_t const kind = kind_of(lane, warp, j);
+    std::uint64_t const id   = id_of(tid, j);
+    std::uint64_t p          = 0;
+    if (runtime_type) {
+      p = heap.allocate_raw(type_of_kind(kind));
+      if (p != 0) {
+        if (kind == 0)
+          Ref::construct(reinterpret_cast<Leaf*>(p), id, j);
+        else if (kind == 1)
+          Ref::construct(reinterpret_cast<Node*>(p), id, 1.0f);
+        else
+          Ref::construct(reinterpret_cast<Fat*>(p), id, 2.0f);
+      }
+    } else if (kind == 0) {
+      p = bits(heap.make<Leaf>(id, j));
+    } else if (kind == 1) {
+      p = bits(heap.make<Node>(id, 1.0f));
+    } else {
+      if (lane % 2u == 0u) __nanosleep(100u * (lane % 5u));  // even more divergence
+      p = bits(heap.make<Fat>(id, 2.0f));
+    }
+    out[id] = p;
+    if ((lane ^ j) % 5u == 0u) __nanosleep((lane * 37u + j * 11u) % 500u);
+    if (exits_after(lane, j, trips)) return;
+  }
+}
+
+/// Frees every object whose id is set in out (one thread per id slot range).
+__global__ void free_all(Ref heap, std::uint64_t const* out, std::uint64_t n) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x)
+    heap.destroy_raw(out[i]);
+}
+
+struct Expected {
+  std::set<std::uint64_t> ids;
+  std::uint64_t per_type[3] = {0, 0, 0};
+};
+
+Expected expected_objects(std::uint32_t threads, std::uint32_t salt) {
+  Expected e;
+  for (std::uint32_t tid = 0; tid < threads; ++tid) {
+    std::uint32_t const lane = tid % 32u, warp = tid / 32u, trips = trips_of(lane, warp, salt);
+    for (std::uint32_t j = 0; j < trips; ++j) {
+      e.ids.insert(id_of(tid, j));
+      ++e.per_type[kind_of(lane, warp, j)];
+      if (exits_after(lane, j, trips)) break;
+    }
+  }
+  return e;
+}
+
+void run_round(soa::Heap<Types>& heap,
+               std::uint32_t grid,
+               std::uint32_t block,
+               std::uint32_t salt,
+               bool runtime_type) {
+  SCOPED_TRACE("grid " + std::to_string(grid) + " x " + std::to_string(block) + ", salt " +
+               std::to_string(salt) + (runtime_type ? ", runtime type" : ", per-type call sites"));
+  std::uint32_t const threads = grid * block;
+  std::uint64_t const slots   = std::uint64_t{threads} * kMaxTrips;
+  std::uint64_t* d_out        = nullptr;
+  HEAPLAB_CUDA_TRY(cudaMalloc(&d_out, slots * sizeof(std::uint64_t)));
+  HEAPLAB_CUDA_TRY(cudaMemset(d_out, 0, slots * sizeof(std::uint64_t)));
+  HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
+
+  divergent_allocations<<<grid, block, 0, heap.stream()>>>(heap.ref(), d_out, salt, runtime_type);
+  HEAPLAB_CUDA_TRY(cudaGetLastError());
+  wait_or_exit(heap.stream(), kTimeoutSeconds, "divergent allocation kernel");
+  HEAPLAB_CUDA_TRY(cudaStreamSynchronize(heap.stream()));  // surfaces a kernel fault
+  heap.check_device_errors();
+
+  std::vector<std::uint64_t> out(slots);
+  HEAPLAB_CUDA_TRY(
+      cudaMemcpy(out.data(), d_out, slots * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
+  Expected const want = expected_objects(threads, salt);
+  EXPECT_EQ(heap.oom_count(), 0u) << "the heap is large enough for every request";
+
+  // Every request served, every pointer distinct, nothing written where no request was made.
+  std::set<std::uint64_t> distinct;
+  for (std::uint64_t i = 0; i < slots; ++i) {
+    bool const requested = want.ids.count(i) != 0;
+    if (!requested) {
+      EXPECT_EQ(out[i], 0u) << "slot " << i << " written without a request";
+      continue;
+    }
+    ASSERT_NE(out[i], 0u) << "request " << i << " got nullptr";
+    EXPECT_TRUE(heap.ref().contains(out[i])) << "request " << i;
+    EXPECT_TRUE(distinct.insert(out[i]).second) << "pointer handed out twice (request " << i << ")";
+  }
+
+  auto const snap = heap.snapshot_with_payloads();
+  expect_catalog_holds(snap, "after divergent allocation");
+  auto const objects = objects_by_id(snap);
+  ASSERT_EQ(objects.size(), want.ids.size());
+  for (std::uint64_t id : want.ids) {
+    auto const it = objects.find(id);
+    ASSERT_NE(it, objects.end()) << "object " << id << " missing";
+    EXPECT_EQ(it->second.record->cookie, heaplab::core::cookie_of(id));
+    auto const at = heap.ref().locate(out[id]);
+    EXPECT_EQ(it->second.at, (check::ObjRef{at.block, at.slot})) << "object " << id;
+  }
+  auto const by_type = count_by_type(snap);
+  EXPECT_EQ(by_type[kLeaf], want.per_type[0]);
+  EXPECT_EQ(by_type[kNode], want.per_type[1]);
+  EXPECT_EQ(by_type[kFat], want.per_type[2]);
+
+  free_all<<<256, 256, 0, heap.stream()>>>(heap.ref(), d_out, slots);
+  HEAPLAB_CUDA_TRY(cudaGetLastError());
+  wait_or_exit(heap.stream(), kTimeoutSeconds, "free kernel");
+  heap.check_device_errors();
+  auto const empty = heap.snapshot();
+  expect_catalog_holds(empty, "after freeing everything");
+  EXPECT_EQ(check::count_set(empty.free_blocks), heap.num_blocks());
+  HEAPLAB_CUDA_TRY(cudaFree(d_out));
+}
+
+}  // namespace
+
+TEST(HeapItsGpu, DivergentAllocationInOneWarpTerminatesAndIsExact) {
+  HEAPLAB_REQUIRE_GPU();
+  // 8192 threads x up to 63 objects of three sizes: about 2.4e5 objects in about 9000 blocks (32768
+  // leave room for fragmentation).
+  auto heap = soa::Heap<Types>::with_blocks(32768);
+  run_round(heap, 64, 128, 0, false);
+  run_round(heap, 64, 128, 5, true);
+}
+
+TEST(HeapItsGpu, SingleWarpWithEveryTripCount) {
+  HEAPLAB_REQUIRE_GPU();
+  // One warp alone: no other warp can mask a hang inside it. Every salt shifts which lanes
+  // have which trip count and type.
+  auto heap = soa::Heap<Types>::with_blocks(512);
+  for (std::uint32_t salt = 0; salt < 8; ++salt) run_round(heap, 1, 32, salt * 9u, salt % 2u == 1u);
+}
+
+TEST(HeapItsGpu, OddBlockShapesAndPartialWarps) {
+  HEAPLAB_REQUIRE_GPU();
+  // 48 and 100 threads per block: the last warp of every block is partial.
+  auto heap = soa::Heap<Types>::with_blocks(8192);
+  run_round(heap, 37, 48, 3, false);
+  run_round(heap, 29, 100, 11, true);
+}

@@ -1,0 +1,399 @@
+// Heap<Types>: the owning host object of a GPU object heap (cuCollections style: an owning,
+// move-only host object plus a trivially copyable device ref, heap_ref.cuh). docs/allocator.md.
+//
+//   using Types = soa::HeapTypes<soa::Tracked, Node, Leaf>;
+//   auto heap   = soa::Heap<Types>::with_bytes(std::uint64_t{1} << 30);   // 1 GiB of blocks
+//   heap.parallel_new<Node>(1000, 0.5f);           // Node(i, 0.5f) for i in 0..999
+//   heap.parallel_do<Node, &Node::step>(heap.ref(), dt);
+//   my_kernel<<<g, b, 0, heap.stream()>>>(heap.ref());
+//   heap.check_device_errors();                    // debug preset: double free / foreign pointer
+//   check::HeapSnapshot s = heap.snapshot_with_payloads();
+//
+// Every operation is ordered on the heap's stream (HeapOptions::stream). Operations that return
+// data (statistics, oom_count, snapshots, check_device_errors) synchronize that stream. Call
+// them only at quiescence: no kernel using the heap may run concurrently.
+// nvcc only (it launches kernels).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "heaplab/check/from_core.hpp"
+#include "heaplab/check/snapshot.hpp"
+#include "heaplab/core/expects.hpp"
+#include "heaplab/core/heap_config.hpp"
+#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/cuda/error.hpp"
+#include "heaplab/soa/detail/device_control.hpp"
+#include "heaplab/soa/detail/heap_kernels.cuh"
+#include "heaplab/soa/heap_ref.cuh"
+#include "heaplab/soa/heap_statistics.hpp"
+#include "heaplab/soa/heap_types.hpp"
+#include "heaplab/soa/host_config.hpp"
+#include "heaplab/soa/payloads.hpp"
+#include "heaplab/soa/set_bit_indices.cuh"
+#include "heaplab/soa/storage_plan.hpp"
+
+namespace heaplab::soa {
+
+/// A debug check (HEAPLAB_DEBUG_CHECKS) found an error in device code: a double free or a
+/// pointer not from this heap. The message names the kind, the thread (blockIdx, threadIdx) and
+/// the pointer of the first report, and the number of reports.
+class heap_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct HeapOptions {
+  /// CompactGpu's defragmentation factor n and stop threshold k1 (HeapConfig; 1 <= n < the
+  /// smallest capacity).
+  std::uint32_t defrag_factor = 1;
+  std::uint32_t k1            = 0;
+  /// r: active-block lookups before an allocation initializes a new block (DynaSOAr sec. 4.2).
+  std::uint32_t active_lookups = core::kDefaultActiveLookups;
+  /// Extra rounds before an allocation answers nullptr (HeapRef::allocate_raw).
+  std::uint32_t oom_retries = kDefaultOomRetries;
+  /// Stream every heap operation is ordered on.
+  cudaStream_t stream = nullptr;
+};
+
+template <class Types>
+class Heap {
+ public:
+  using types    = Types;
+  using ref_type = HeapRef<Types>;
+
+  /// A heap of num_blocks blocks of Types::block_bytes bytes each. Throws
+  /// core::precondition_error for a configuration the allocator cannot run (num_blocks == 0,
+  /// n out of range, a concrete type of capacity 1, r == 0) and cuda::cuda_error when the device
+  /// memory cannot be allocated.
+  static Heap with_blocks(std::uint32_t num_blocks, HeapOptions const& options = {}) {
+    return Heap(num_blocks, options);
+  }
+
+  /// A heap whose block area takes at most `block_bytes_budget` bytes (soa::blocks_for_budget:
+  /// floor(budget / block size) blocks; the metadata region comes on top, see device_bytes()).
+  /// Throws core::precondition_error when not even one block fits.
+  static Heap with_bytes(std::uint64_t block_bytes_budget, HeapOptions const& options = {}) {
+    return Heap(blocks_for_budget<Types>(block_bytes_budget), options);
+  }
+
+  Heap(Heap&&) noexcept            = default;
+  Heap& operator=(Heap&&) noexcept = default;
+  Heap(Heap const&)                = delete;
+  Heap& operator=(Heap const&)     = delete;
+  ~Heap()                          = default;
+
+  /// The device view, to pass by value into kernels. Valid while this heap lives.
+  [[nodiscard]] ref_type ref() const { return ref_; }
+  [[nodiscard]] core::HeapConfig const& config() const { return config_; }
+  [[nodiscard]] StoragePlan const& plan() const { return plan_; }
+  [[nodiscard]] std::uint32_t num_blocks() const { return plan_.num_blocks; }
+  [[nodiscard]] cudaStream_t stream() const { return options_.stream; }
+  /// Device memory owned: metadata region + block area (+ parallel_do scratch once used).
+  [[nodiscard]] std::uint64_t device_bytes() const {
+    return plan_.metadata_bytes + plan_.block_area_bytes() + scratch_bytes_;
+  }
+  /// Total slots of concrete type T if every block held T objects: num_blocks * N_T.
+  template <class T>
+  [[nodiscard]] std::uint64_t capacity_in_objects() const {
+    return std::uint64_t{plan_.num_blocks} * Types::template capacity<T>;
+  }
+
+  /// Empties the heap (every block free and invalidated, counters and error reports cleared),
+  /// as after construction. Object data is left as it is.
+  void reset() {
+    launch_initialize();
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(control_device(), 0, sizeof(detail::DeviceControl), stream()));
+  }
+
+  // ---------------------------------------------------------------- bulk operations
+
+  /// Creates `count` objects of T; object i is constructed as T(i, args...) (DynaSOAr sec. 2.1;
+  /// i is a std::uint64_t). Requests that find the heap full create nothing and are counted in
+  /// oom_count(). Asynchronous.
+  template <class T, class... Args>
+  void parallel_new(std::uint64_t count, Args const&... args) {
+    static_assert(Types::template contains<T> && !Types::template is_abstract<T>,
+                  "parallel_new<T>: T must be a concrete type of this heap");
+    if (count == 0) return;
+    detail::parallel_new_kernel<Types, T, std::decay_t<Args>...>
+        <<<grid_for(count), detail::kThreadsPerBlock, 0, stream()>>>(ref_, count, args...);
+    after_launch();
+  }
+
+  /// Runs (obj->*Method)(args...) for every object of T and of T's concrete subtypes that exists
+  /// when the call is made (DynaSOAr sec. 2.1, 3.7). First every such block's iteration bitmap
+  /// is set to its allocation bitmap (one kernel over the block headers); then, per concrete
+  /// type U (a separate kernel each, sec. 2.1 footnote 2), allocated[U] is enumerated into the
+  /// sorted block array R and N_U consecutive threads run the objects of each block whose
+  /// iteration bit is set. Objects created by the methods are not visited; a method may delete
+  /// its own object and objects of types that are not T or a subtype of T, and allocate any
+  /// type. Asynchronous; args are copied into the kernels.
+  template <class T, auto Method, class... Args>
+  void parallel_do(Args const&... args) {
+    static_assert(Types::template contains<T>, "parallel_do<T>: T is not in this heap's type list");
+    static_assert(std::is_member_function_pointer_v<decltype(Method)>,
+                  "parallel_do<T, &T::method>: the second argument must be a member function");
+    ensure_scratch();
+    detail::copy_iteration_bitmaps_kernel<Types, T>
+        <<<grid_for(plan_.num_blocks), detail::kThreadsPerBlock, 0, stream()>>>(ref_);
+    after_launch();
+    run_per_subtype<T, Method>(std::make_index_sequence<Types::num_types>{}, args...);
+  }
+
+  // ---------------------------------------------------------------- queries (synchronize)
+
+  /// Allocation requests answered with nullptr since construction or the last reset.
+  [[nodiscard]] std::uint64_t oom_count() const { return read_control().oom_count; }
+  void reset_oom_count() {
+    HEAPLAB_CUDA_TRY(
+        cudaMemsetAsync(&control_device()->oom_count, 0, sizeof(unsigned long long), stream()));
+  }
+
+  /// Throws heap_error if a debug check (HEAPLAB_DEBUG_CHECKS) reported an error since the last
+  /// call, and clears the reports. In the debug preset the heap's own operations call it after
+  /// every launch; after launching your own kernels with ref(), call it yourself.
+  void check_device_errors() {
+    detail::DeviceControl const c = read_control();
+    if (c.error_count == 0) return;
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(
+        &control_device()->error_count,
+        0,
+        sizeof(detail::DeviceControl) - offsetof(detail::DeviceControl, error_count),
+        stream()));
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
+    throw heap_error(describe_errors(c));
+  }
+
+  /// Per-type block and slot counts, fragmentation F (CompactGpu sec. 2.2), OOM count.
+  [[nodiscard]] HeapStatistics statistics() const {
+    constexpr std::uint32_t k    = Types::num_types;
+    unsigned long long* d_counts = nullptr;
+    HEAPLAB_CUDA_TRY(cudaMalloc(&d_counts, sizeof(unsigned long long) * (2 * k + 1)));
+    std::unique_ptr<void, detail::CudaFree> guard(d_counts);
+    HEAPLAB_CUDA_TRY(
+        cudaMemsetAsync(d_counts, 0, sizeof(unsigned long long) * (2 * k + 1), stream()));
+    detail::count_blocks_kernel<Types>
+        <<<grid_for(plan_.num_blocks), detail::kThreadsPerBlock, 0, stream()>>>(ref_, d_counts);
+    HEAPLAB_CHECK_LAUNCH();
+    std::vector<unsigned long long> counts(2 * k + 1);
+    HEAPLAB_CUDA_TRY(cudaMemcpyAsync(counts.data(),
+                                     d_counts,
+                                     counts.size() * sizeof(unsigned long long),
+                                     cudaMemcpyDeviceToHost,
+                                     stream()));
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
+    std::vector<std::uint64_t> blocks(counts.begin(), counts.begin() + k);
+    std::vector<std::uint64_t> used(counts.begin() + k, counts.begin() + 2 * k);
+    return statistics_from_counts(config_, blocks, used, counts[2 * k], oom_count());
+  }
+
+  /// The heap's metadata as a HeapSnapshot (producer "gpu", no payloads): headers and every
+  /// state bitmap copied to the host and converted with check::from_core.
+  [[nodiscard]] check::HeapSnapshot snapshot() const {
+    std::vector<std::uint64_t> host(plan_.metadata_bytes / sizeof(std::uint64_t));
+    HEAPLAB_CUDA_TRY(cudaMemcpyAsync(
+        host.data(), metadata_.get(), plan_.metadata_bytes, cudaMemcpyDeviceToHost, stream()));
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
+    core::HeapStorage const storage =
+        plan_.storage_at(host.data(), config_.defrag_factor, options_.active_lookups);
+    check::HeapSnapshot snap = check::from_core(config_, storage);
+    snap.producer            = "gpu";
+    return snap;
+  }
+
+  /// snapshot() plus every live object's payload: id, cookie and pointer targets (as block,
+  /// slot) in HeapConfig::pointer_slots order. Every concrete type must derive from Tracked
+  /// (tracked.hpp); otherwise throws core::precondition_error naming the types. Copies the
+  /// whole block area to the host.
+  [[nodiscard]] check::HeapSnapshot snapshot_with_payloads() const {
+    expect_payload_support<Types>();
+    check::HeapSnapshot snap = snapshot();
+    std::vector<unsigned char> blocks(plan_.block_area_bytes());
+    HEAPLAB_CUDA_TRY(cudaMemcpyAsync(
+        blocks.data(), blocks_.get(), blocks.size(), cudaMemcpyDeviceToHost, stream()));
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
+    add_payloads<Types>(snap, ref_.block_base(), blocks.data());
+    return snap;
+  }
+
+  void synchronize() const { HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream())); }
+
+ private:
+  Heap(std::uint32_t num_blocks, HeapOptions const& options)
+      : config_(heap_config<Types>(num_blocks, options.defrag_factor, options.k1)),
+        options_(options) {
+    check_gpu_heap_config(config_, options_.active_lookups);
+    plan_ = StoragePlan::make(config_, Types::block_bytes);
+
+    int device = 0;
+    HEAPLAB_CUDA_TRY(cudaGetDevice(&device));
+    HEAPLAB_CUDA_TRY(
+        cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device));
+    metadata_ = device_alloc(plan_.metadata_bytes, "metadata region");
+    blocks_   = device_alloc(plan_.block_area_bytes(), "block area");
+    check_block_area(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(blocks_.get())),
+                     Types::block_bytes,
+                     plan_.num_blocks);
+
+    // Everything the heap's kernels or snapshots read is written first (initcheck): the whole
+    // metadata region (alignment gaps included) and the block area are zeroed, capacities copied,
+    // then the initialization kernel writes the empty-heap state.
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(metadata_.get(), 0, plan_.metadata_bytes, stream()));
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(blocks_.get(), 0, plan_.block_area_bytes(), stream()));
+    std::vector<std::uint32_t> capacities(config_.num_types());
+    for (std::uint32_t t = 0; t < config_.num_types(); ++t) capacities[t] = config_.capacity(t);
+    HEAPLAB_CUDA_TRY(
+        cudaMemcpyAsync(static_cast<unsigned char*>(metadata_.get()) + plan_.capacities,
+                        capacities.data(),
+                        capacities.size() * sizeof(std::uint32_t),
+                        cudaMemcpyHostToDevice,
+                        stream()));
+    ref_ =
+        ref_type(plan_.storage_at(metadata_.get(), config_.defrag_factor, options_.active_lookups),
+                 static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(blocks_.get())),
+                 control_device(),
+                 options_.oom_retries);
+    launch_initialize();
+    // The capacities live in pageable host memory: wait before it goes out of scope.
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
+  }
+
+  static std::unique_ptr<void, detail::CudaFree> device_alloc(std::uint64_t bytes,
+                                                              char const* what) {
+    void* p                  = nullptr;
+    cudaError_t const status = cudaMalloc(&p, bytes);
+    if (status != cudaSuccess) {
+      (void)cudaGetLastError();
+      std::size_t free_bytes = 0, total_bytes = 0;
+      (void)cudaMemGetInfo(&free_bytes, &total_bytes);
+      throw cuda::cuda_error(status,
+                             std::string("Heap: cudaMalloc of ") + std::to_string(bytes) +
+                                 " bytes for the " + what + " failed: " + cudaGetErrorName(status) +
+                                 " (device memory free: " + std::to_string(free_bytes) + " of " +
+                                 std::to_string(total_bytes) + " bytes)");
+    }
+    return std::unique_ptr<void, detail::CudaFree>(p);
+  }
+
+  [[nodiscard]] detail::DeviceControl* control_device() const {
+    return plan_.control_at(metadata_.get());
+  }
+
+  [[nodiscard]] detail::DeviceControl read_control() const {
+    detail::DeviceControl c{};
+    HEAPLAB_CUDA_TRY(
+        cudaMemcpyAsync(&c, control_device(), sizeof c, cudaMemcpyDeviceToHost, stream()));
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
+    return c;
+  }
+
+  static std::string describe_errors(detail::DeviceControl const& c) {
+    std::string kinds;
+    if ((c.error_kinds & (1u << static_cast<unsigned>(detail::HeapErrorKind::double_free))) != 0)
+      kinds += "double free";
+    if ((c.error_kinds & (1u << static_cast<unsigned>(detail::HeapErrorKind::foreign_pointer))) !=
+        0)
+      kinds += std::string(kinds.empty() ? "" : ", ") + "pointer not from this heap";
+    std::string msg =
+        "heaplab heap: " + std::to_string(c.error_count) + " error report(s) (" + kinds + ")";
+    if (c.first_ready != 0) {
+      detail::ErrorReport const& r = c.first;
+      char pointer[32];
+      std::snprintf(
+          pointer, sizeof pointer, "0x%016llx", static_cast<unsigned long long>(r.pointer));
+      msg += "; first: " +
+             std::string(r.kind == static_cast<std::uint32_t>(detail::HeapErrorKind::double_free)
+                             ? "double free"
+                             : "pointer not from this heap") +
+             " of " + pointer + " by thread (" + std::to_string(r.thread_idx[0]) + "," +
+             std::to_string(r.thread_idx[1]) + "," + std::to_string(r.thread_idx[2]) +
+             ") of block (" + std::to_string(r.block_idx[0]) + "," +
+             std::to_string(r.block_idx[1]) + "," + std::to_string(r.block_idx[2]) + ")";
+      if (r.heap_block != core::kNotFound) msg += ", heap block " + std::to_string(r.heap_block);
+    }
+    return msg;
+  }
+
+  void launch_initialize() {
+    core::HeapStorage const storage = ref_.core().storage();
+    detail::initialize_heap_kernel<Types>
+        <<<grid_for(initial_state_elements(storage)), detail::kThreadsPerBlock, 0, stream()>>>(
+            storage);
+    HEAPLAB_CHECK_LAUNCH();
+  }
+
+  void after_launch() {
+    HEAPLAB_CHECK_LAUNCH();
+#if defined(HEAPLAB_DEBUG_CHECKS)
+    check_device_errors();
+#endif
+  }
+
+  /// Blocks for a grid-stride loop over n items: enough to fill the GPU (32 blocks of 256 per
+  /// multiprocessor), fewer for small n.
+  [[nodiscard]] unsigned grid_for(std::uint64_t n) const {
+    std::uint64_t const wanted = (n + detail::kThreadsPerBlock - 1) / detail::kThreadsPerBlock;
+    std::uint64_t const limit  = std::uint64_t{32} * static_cast<std::uint64_t>(multiprocessors_);
+    std::uint64_t const grid   = wanted < limit ? wanted : limit;
+    return static_cast<unsigned>(grid == 0 ? 1 : grid);
+  }
+
+  void ensure_scratch() {
+    if (block_array_) return;
+    block_array_   = device_alloc((std::uint64_t{plan_.num_blocks} + 1) * sizeof(std::uint32_t),
+                                "parallel_do block array");
+    indices_       = std::make_unique<SetBitIndices>(plan_.num_blocks);
+    scratch_bytes_ = (std::uint64_t{plan_.num_blocks} + 1) * sizeof(std::uint32_t) +
+                     indices_->temp_storage_bytes();
+  }
+
+  template <class T, auto Method, std::size_t... I, class... Args>
+  void run_per_subtype(std::index_sequence<I...>, Args const&... args) {
+    (run_one_type<T, typename Types::template type<static_cast<std::uint32_t>(I)>, Method>(args...),
+     ...);
+  }
+
+  /// parallel_do for one concrete type U <: T: R = allocated[U] (enumerated now: blocks created
+  /// by earlier types' kernels of this parallel_do have iteration bitmap 0, so they add no work).
+  template <class T, class U, auto Method, class... Args>
+  void run_one_type(Args const&... args) {
+    if constexpr ((std::is_same_v<T, U> ||
+                   std::is_base_of_v<T, U>)&&!Types::template is_abstract<U>) {
+      constexpr std::uint32_t u  = Types::template type_id<U>;
+      auto* const blocks         = static_cast<std::uint32_t*>(block_array_.get());
+      std::uint32_t* const count = blocks + plan_.num_blocks;
+      indices_->enumerate(
+          ref_.core().allocated(u).words(), plan_.num_blocks, blocks, count, stream());
+      std::uint64_t const max_threads =
+          std::uint64_t{plan_.num_blocks} * Types::template capacity<U>;
+      detail::parallel_do_kernel<Types, U, Method, std::decay_t<Args>...>
+          <<<grid_for(max_threads), detail::kThreadsPerBlock, 0, stream()>>>(
+              ref_, blocks, count, args...);
+      after_launch();
+    }
+  }
+
+  core::HeapConfig config_;
+  HeapOptions options_{};
+  StoragePlan plan_{};
+  int multiprocessors_ = 1;
+  std::unique_ptr<void, detail::CudaFree> metadata_;
+  std::unique_ptr<void, detail::CudaFree> blocks_;
+  std::unique_ptr<void, detail::CudaFree> block_array_;
+  std::unique_ptr<SetBitIndices> indices_;
+  std::uint64_t scratch_bytes_ = 0;
+  ref_type ref_{};
+};
+
+}  // namespace heaplab::soa

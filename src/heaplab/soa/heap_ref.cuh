@@ -1,0 +1,522 @@
+// The device view of a GPU heap: a trivially copyable HeapRef<Types> that kernels take by value
+// (cuCollections style; the owning host object is Heap<Types>, heap.cuh). docs/allocator.md.
+//
+//   __global__ void spawn(soa::HeapRef<Types> heap, Node** out) {
+//     Node* n = heap.make<Node>(id, 1.5f);      // nullptr when the heap is out of memory
+//     ...
+//     heap.destroy(n);                          // runtime type from the pointer bits
+//   }
+//
+// Methods of heap types reach the heap through a HeapRef argument (168 bytes, passed by
+// value): `void Node::split(soa::HeapRef<Types> heap)` is run with
+// `heap.parallel_do<Node, &Node::split>(heap.ref())`, and may call heap.make / heap.destroy(this).
+//
+// Allocation goes through the portable core (core/heap_ref.hpp: find_or_claim_block,
+// try_reserve, commit_reservation) with DynaSOAr's request coalescing (sec. 4.2), written for
+// independent thread scheduling: see allocate_raw below and docs/allocator.md "Coalescing under
+// independent thread scheduling".
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#include "heaplab/core/atomics.hpp"
+#include "heaplab/core/bitops.hpp"
+#include "heaplab/core/block_headers.hpp"
+#include "heaplab/core/cookie.hpp"
+#include "heaplab/core/detail/seed.hpp"
+#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/hierarchical_bitmap.hpp"
+#include "heaplab/core/object_pointer.hpp"
+#include "heaplab/soa/detail/device_control.hpp"
+#include "heaplab/soa/detail/warp.cuh"
+#include "heaplab/soa/heap_types.hpp"
+#include "heaplab/soa/tracked.hpp"
+
+namespace heaplab::soa {
+
+/// Where an object lives: block index and slot (what snapshots call an ObjRef).
+struct ObjectLocation {
+  std::uint32_t block = core::kNotFound;
+  std::uint32_t slot  = 0;
+};
+
+/// Extra rounds an allocation makes after the core reported "no block" before it answers
+/// nullptr (see allocate_raw).
+inline constexpr std::uint32_t kDefaultOomRetries = 2;
+
+namespace detail {
+
+/// The layout table of a type list in constant memory: constant-initialized at compile time in
+/// every translation unit that uses it (no host copy), read with uniform constant-cache loads.
+template <class Types>
+__constant__ typename Types::Table device_layout = Types::layout_table();
+
+template <class Types>
+struct host_layout {
+  static constexpr typename Types::Table value = Types::layout_table();
+};
+
+}  // namespace detail
+
+template <class Types>
+class HeapRef {
+ public:
+  using types      = Types;
+  using table_type = typename Types::Table;
+  using core_ref   = core::HeapRef<core::DeviceAtomics>;
+
+  HeapRef() = default;
+  /// Built by Heap<Types> (host); `storage` points to device memory.
+  __host__ HeapRef(core::HeapStorage const& storage,
+                   std::uint64_t block_base,
+                   detail::DeviceControl* control,
+                   std::uint32_t oom_retries)
+      : core_(storage), block_base_(block_base), control_(control), oom_retries_(oom_retries) {}
+
+  // ---------------------------------------------------------------- queries (host and device)
+
+  /// The portable core's view of the same storage (state bitmaps, headers, protocol steps).
+  __host__ __device__ core_ref const& core() const { return core_; }
+  __host__ __device__ std::uint32_t num_blocks() const { return core_.num_blocks(); }
+  __host__ __device__ static constexpr std::uint32_t block_bytes() { return Types::block_bytes; }
+  /// Device address of block 0; block b starts at block_base() + b * block_bytes().
+  __host__ __device__ std::uint64_t block_base() const { return block_base_; }
+  /// The layout table (heap_types.hpp): in device code the copy in constant memory.
+  __host__ __device__ static table_type const& layout() {
+#if HEAPLAB_DEVICE_CODE
+    return detail::device_layout<Types>;
+#else
+    return detail::host_layout<Types>::value;
+#endif
+  }
+
+  /// The encoded object pointer of slot `slot` of block `block` for an object of type `type`.
+  __host__ __device__ std::uint64_t object_pointer(std::uint32_t block,
+                                                   std::uint32_t slot,
+                                                   std::uint32_t type) const {
+    return core::encode_object_pointer(block_base_ + std::uint64_t{block} * Types::block_bytes,
+                                       slot,
+                                       layout().types[type].capacity,
+                                       type);
+  }
+  /// Block and slot of an object pointer of this heap (no validity check; see contains()).
+  __host__ __device__ ObjectLocation locate(std::uint64_t p) const {
+    return ObjectLocation{static_cast<std::uint32_t>(
+                              (core::pointer_block_address(p) - block_base_) / Types::block_bytes),
+                          core::pointer_slot(p)};
+  }
+  template <class T>
+  __host__ __device__ ObjectLocation locate(T const* p) const {
+    return locate(bits_of(p));
+  }
+  /// Whether p is a well-formed object pointer into this heap: block address inside the block
+  /// area and on a block boundary, a concrete type id, its capacity bits, slot below capacity.
+  /// Says nothing about whether the object is live.
+  __host__ __device__ bool contains(std::uint64_t p) const {
+    std::uint64_t const address = core::pointer_block_address(p);
+    std::uint32_t const t       = core::pointer_type(p);
+    if (address < block_base_ || (address - block_base_) % Types::block_bytes != 0) return false;
+    if ((address - block_base_) / Types::block_bytes >= num_blocks()) return false;
+    if (t >= Types::num_types) return false;
+    std::uint32_t const cap = layout().types[t].capacity;
+    return cap >= 2 && core::pointer_capacity(p) == cap && core::pointer_slot(p) < cap;
+  }
+
+  /// Address of unit `element` of field `field` (inherited first) of the object p, for the
+  /// object's runtime type (from the pointer). For generic code that writes fields by index
+  /// (e.g. a schedule interpreter); typed code uses the field DSL.
+  __host__ __device__ void* field_address(std::uint64_t p,
+                                          std::uint32_t field,
+                                          std::uint32_t element = 0) const {
+    std::uint32_t const t = core::pointer_type(p);
+#if defined(HEAPLAB_DEBUG_CHECKS)
+    HEAPLAB_EXPECTS(t < Types::num_types && field < layout().types[t].num_fields &&
+                        element < layout().field(t, field).elements,
+                    "field_address: type, field or element index out of range");
+#endif
+    FieldLayout const& f = layout().field(t, field);
+    return reinterpret_cast<void*>(static_cast<std::uintptr_t>(
+        core::pointer_block_address(p) + layout().unit_offset(t, field, element) +
+        std::uint64_t{core::pointer_slot(p)} * f.element_bytes));
+  }
+  /// Number of pointer slots of type t (HeapConfig::pointer_slots(t).size()).
+  __host__ __device__ static std::uint32_t num_pointer_slots(std::uint32_t t) {
+    std::uint32_t n = 0;
+    for (std::uint32_t j = 0; j < layout().types[t].num_fields; ++j)
+      if (layout().field(t, j).is_heap_pointer()) n += layout().field(t, j).elements;
+    return n;
+  }
+  /// Address of pointer slot k of object p, numbered as HeapConfig::pointer_slots(type) numbers
+  /// them (inherited fields first, array elements in order); nullptr if k is out of range.
+  __host__ __device__ std::uint64_t* pointer_slot_address(std::uint64_t p, std::uint32_t k) const {
+    std::uint32_t const t = core::pointer_type(p);
+    for (std::uint32_t j = 0; j < layout().types[t].num_fields; ++j) {
+      FieldLayout const& f = layout().field(t, j);
+      if (!f.is_heap_pointer()) continue;
+      if (k < f.elements) return static_cast<std::uint64_t*>(field_address(p, j, k));
+      k -= f.elements;
+    }
+    return nullptr;
+  }
+
+  /// For object pointers whose runtime type derives from Tracked (tracked.hpp): writes the id
+  /// and its cookie and sets every pointer slot to null, i.e. what a constructor must do for a
+  /// payload snapshot to see a well-formed object. The raw counterpart of construct() for code
+  /// that allocates by runtime type id (allocate_raw). Other fields are left as they are.
+  __host__ __device__ void initialize_tracked(std::uint64_t p, std::uint64_t id) const {
+#if defined(HEAPLAB_DEBUG_CHECKS)
+    HEAPLAB_EXPECTS(is_tracked_type(core::pointer_type(p)),
+                    "initialize_tracked: the object's type does not derive from Tracked");
+#endif
+    *static_cast<std::uint64_t*>(field_address(p, kTrackedIdField))     = id;
+    *static_cast<std::uint64_t*>(field_address(p, kTrackedCookieField)) = core::cookie_of(id);
+    for (std::uint32_t k = 0, n = num_pointer_slots(core::pointer_type(p)); k < n; ++k)
+      *pointer_slot_address(p, k) = 0;
+  }
+  /// The id of a Tracked object (see initialize_tracked).
+  __host__ __device__ std::uint64_t tracked_id(std::uint64_t p) const {
+    return *static_cast<std::uint64_t const*>(field_address(p, kTrackedIdField));
+  }
+  /// Whether type t derives from Tracked (false if the list has no Tracked).
+  __host__ __device__ static bool is_tracked_type(std::uint32_t t) {
+    constexpr std::uint32_t root = tracked_root();
+    return root != kNoType && t < Types::num_types && layout().is_subtype(t, root);
+  }
+
+  template <class T>
+  __host__ __device__ static std::uint64_t bits_of(T const* p) {
+    return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p));
+  }
+
+  // ---------------------------------------------------------------- allocation (device)
+
+  /// A new object of type T constructed with args (DynaSOAr's `new (allocator) T(args...)`),
+  /// or nullptr when the heap is out of memory (counted; Heap::oom_count()). With no arguments
+  /// the object is default-initialized (`new (p) T`), never value-initialized (field.hpp).
+  template <class T, class... Args>
+  __device__ T* make(Args&&... args) const {
+    T* const p = allocate<T>();
+    if (p != nullptr) construct(p, std::forward<Args>(args)...);
+    return p;
+  }
+
+  /// A slot for a T without running a constructor; follow it with `new (p) T(args...)`.
+  template <class T>
+  __device__ T* allocate() const {
+    static_assert(Types::template contains<T>, "allocate<T>: T is not in this heap's type list");
+    static_assert(!Types::template is_abstract<T>, "allocate<T>: T is abstract");
+    static_assert(Types::template capacity<T> >= 2,
+                  "allocate<T>: T's block capacity is 1 (T is more than 32x the smallest type); "
+                  "the allocator protocol needs capacity >= 2");
+    return reinterpret_cast<T*>(
+        static_cast<std::uintptr_t>(allocate_raw(Types::template type_id<T>)));
+  }
+
+  /// Runs T's constructor on a slot from allocate<T>() (or re-initializes a live object).
+  template <class T, class... Args>
+  __device__ static void construct(T* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0) {
+      ::new (static_cast<void*>(p)) T;
+    } else {
+      ::new (static_cast<void*>(p)) T(std::forward<Args>(args)...);
+    }
+  }
+
+  /// One object slot of concrete type `type` (runtime id), coalesced with the other lanes of
+  /// the warp that request the same type at the same time. Returns the encoded object pointer,
+  /// or 0 when the heap is out of memory.
+  ///
+  /// Coalescing under independent thread scheduling (DynaSOAr sec. 4.2; docs/allocator.md).
+  /// Volta and later do not execute a warp in lock step: lanes that were together at one
+  /// instruction need not be together at the next, and lanes can exit at any time. DynaSOAr's
+  /// original leader path assumed otherwise and hangs on Hopper (ARCHITECTURE.md). Here:
+  ///  (1) `active = __activemask()` is evaluated once; every lane in `active` executed that same
+  ///      instance of the instruction, so all of them hold the same value.
+  ///  (2) `group = __match_any_sync(active, type)`: legal because every lane named in `active`
+  ///      reaches this call next (straight-line code, no exit in between) with the same mask,
+  ///      and the intrinsic synchronizes them. Lanes of `group` all receive the same mask: the
+  ///      lanes of that instance requesting `type`. Other groups (other types, or lanes that
+  ///      reached __activemask in another instance) are disjoint and never named here.
+  ///  (3) From here on only `group` is ever named, and every branch that contains a
+  ///      synchronizing intrinsic depends only on values that are equal across the group: `count`
+  ///      (popc of group), `served` (sum of broadcast counts), and the broadcast block. So every
+  ///      lane of the group executes the same sequence of __shfl_sync(group, ...) calls, which is
+  ///      what their contract requires; the leader's protocol work between them is divergent and
+  ///      lanes simply wait at the next __shfl_sync (no lane spins on another lane's progress).
+  ///  (4) No mask is reused at a point where it was not computed: `active` is used only by the
+  ///      match that directly follows it; no __ballot/__syncwarp names lanes outside `group`.
+  ///  (5) Termination: each round the leader either reserves >= 1 slot (served grows), or
+  ///      observes out of memory (the group leaves the loop together), and its inner retry loop
+  ///      is the core's lock-free allocate loop (a failed round means another thread completed an
+  ///      operation) bounded on the out-of-memory side by oom_retries.
+  /// Lanes are served in rank order (rank = lanes of the group below this one); slot i of a
+  /// reservation goes to the i-th unserved lane. The leader's rotation seed derives from the
+  /// global warp id and changes with every retry (sec. 4.2 "Bitmap Rotation").
+  __device__ std::uint64_t allocate_raw(std::uint32_t type) const {
+    // Always checked: an abstract type (capacity 0) would make the leader retry forever.
+    HEAPLAB_EXPECTS(type < Types::num_types && layout().types[type].capacity >= 2,
+                    "allocate_raw: type id out of range or not a concrete type");
+    unsigned const active = __activemask();  // (1)
+#if defined(HEAPLAB_MUTANT_COALESCE_LOCKSTEP_MASK)
+    // MUTANT coalesce_lockstep_mask: the lock-step assumption of the original DynaSOAr: the
+    // lanes active at entry are taken to move together, so the shuffles name all of them
+    // instead of the group (docs/allocator.md "Mutants").
+    unsigned const sync_mask = active;
+    unsigned const group     = __match_any_sync(active, type);
+#else
+    unsigned const group     = __match_any_sync(active, type);  // (2)
+    unsigned const sync_mask = group;
+#endif
+    unsigned const lane      = detail::lane_id();
+    unsigned const leader    = static_cast<unsigned>(__ffs(static_cast<int>(group))) - 1u;
+    unsigned const rank      = static_cast<unsigned>(__popc(group & detail::lanemask_lt()));
+    unsigned const count     = static_cast<unsigned>(__popc(group));
+    std::uint64_t const seed = core::detail::mix_seed(detail::global_warp_id(), type);
+
+    std::uint64_t result = 0;
+    unsigned served      = 0;  // equal across the group (3)
+    std::uint64_t round  = 0;  // leader only
+    while (served < count) {
+      std::uint32_t block = core::kNotFound;
+      std::uint64_t slots = 0;
+      if (lane == leader) reserve_for_group(type, count - served, seed, round, block, slots);
+      block = __shfl_sync(sync_mask, block, static_cast<int>(leader));
+      slots = __shfl_sync(sync_mask, slots, static_cast<int>(leader));
+      if (block == core::kNotFound) break;  // out of memory: the group leaves together
+      unsigned const got = static_cast<unsigned>(__popcll(slots));
+      if (rank >= served && rank < served + got) {
+        int const slot = core::nth_set_bit(slots, static_cast<int>(rank - served));
+        result         = object_pointer(block, static_cast<std::uint32_t>(slot), type);
+      }
+      served += got;
+    }
+    if (lane == leader && served < count) atomicAdd(&control_->oom_count, 1ull * (count - served));
+    return result;
+  }
+
+  // ---------------------------------------------------------------- deallocation (device)
+
+  /// Runs the destructor of p's runtime type (when it is not trivial) and frees the object
+  /// (DynaSOAr's destroy(allocator, p)). nullptr is ignored. In the debug preset a pointer that
+  /// is not from this heap, or whose object is not allocated (double free), is reported with the
+  /// thread and the pointer and not freed (Heap::check_device_errors()).
+  template <class T>
+  __device__ void destroy(T* p) const {
+    static_assert(Types::template contains<T>, "destroy<T>: T is not in this heap's type list");
+    if (p == nullptr) return;
+    std::uint64_t const bits = bits_of(p);
+    if (!debug_check_free(bits)) return;
+    destroy_as<T>(bits, std::make_index_sequence<Types::num_types>{});
+    free_unchecked(bits);
+  }
+
+  /// Frees the object at encoded pointer p without running a destructor (type from the
+  /// pointer). 0 is ignored. Debug checks as for destroy().
+  __device__ void destroy_raw(std::uint64_t p) const {
+    if (p == 0) return;
+    if (!debug_check_free(p)) return;
+    free_unchecked(p);
+  }
+
+  // ---------------------------------------------------------------- enumeration (device)
+
+  /// Runs (obj->*Method)(args...) for every object of T and its concrete subtypes, sequentially
+  /// in the calling thread (DynaSOAr sec. 2.1 device_do). Blocks are found through allocated[U]
+  /// (level 1 skips empty level-0 containers), objects through their allocation bitmaps, both
+  /// read as they are when the loop reaches them: meant for heaps whose T objects do not change
+  /// during the loop (e.g. inside a parallel_do of another type); objects allocated or freed
+  /// concurrently may or may not be visited.
+  template <class T, auto Method, class... Args>
+  __device__ void device_do(Args const&... args) const {
+    device_do_types<T, Method>(std::make_index_sequence<Types::num_types>{}, args...);
+  }
+
+  /// Per-type body of device_do (U concrete).
+  template <class U, auto Method, class... Args>
+  __device__ void device_do_one_type(Args const&... args) const {
+    constexpr std::uint32_t u                            = Types::template type_id<U>;
+    constexpr std::uint32_t cap                          = Types::template capacity<U>;
+    core::BitmapRef<core::DeviceAtomics> const allocated = core_.allocated(u);
+    core::BitmapLayout const& bl                         = core_.storage().layout;
+    auto visit_container                                 = [&](std::uint32_t c) {
+      std::uint64_t word =
+          core::DeviceAtomics::load(allocated.container(0, c), core::MemoryOrder::relaxed);
+      while (word != 0) {
+        std::uint32_t const b = c * 64u + static_cast<std::uint32_t>(core::find_first_set(word));
+        word &= word - 1u;
+        std::uint64_t live =
+            core_.blocks().load_alloc_bitmap(b, core::MemoryOrder::acquire) & core::low_bits(cap);
+        while (live != 0) {
+          std::uint32_t const slot = static_cast<std::uint32_t>(core::find_first_set(live));
+          live &= live - 1u;
+          U* const object =
+              reinterpret_cast<U*>(static_cast<std::uintptr_t>(object_pointer(b, slot, u)));
+          (object->*Method)(args...);
+        }
+      }
+    };
+    if (bl.num_levels >= 2) {
+      for (std::uint32_t c1 = 0; c1 < bl.containers(1); ++c1) {
+        std::uint64_t summary =
+            core::DeviceAtomics::load(allocated.container(1, c1), core::MemoryOrder::relaxed);
+        while (summary != 0) {
+          std::uint32_t const c0 =
+              c1 * 64u + static_cast<std::uint32_t>(core::find_first_set(summary));
+          summary &= summary - 1u;
+          visit_container(c0);
+        }
+      }
+    } else if (bl.num_levels == 1) {
+      visit_container(0);
+    }
+  }
+
+ private:
+  __host__ __device__ static constexpr std::uint32_t tracked_root() {
+    if constexpr (Types::template contains<Tracked>) {
+      return Types::template type_id<Tracked>;
+    } else {
+      return kNoType;
+    }
+  }
+
+  /// The leader's part of one coalescing round: reserve up to `want` slots of `type` in one
+  /// block through the core's steps (find_or_claim_block, try_reserve with k = want,
+  /// commit_reservation). block = kNotFound after 1 + oom_retries_ consecutive "no block"
+  /// answers: near exhaustion a block that another thread is initializing (between its header
+  /// store and its active[T] set, core initialize_block) or deleting is briefly invisible, so a
+  /// single observation can be spurious; the retries (with a short sleep) make that unlikely
+  /// but cannot exclude it.
+  __device__ void reserve_for_group(std::uint32_t type,
+                                    unsigned want,
+                                    std::uint64_t seed,
+                                    std::uint64_t& round,
+                                    std::uint32_t& block,
+                                    std::uint64_t& slots) const {
+    std::uint32_t const k = want < 64u ? want : 64u;
+    std::uint32_t misses  = 0;
+    for (;; ++round) {
+      std::uint64_t const s = core::detail::mix_seed(seed, round);
+      std::uint32_t const b = core_.find_or_claim_block(type, s);
+      if (b == core::kNotFound) {
+        if (misses++ >= oom_retries_) {
+          block = core::kNotFound;
+          slots = 0;
+          return;
+        }
+        __nanosleep(256u << (misses < 4 ? misses : 4));
+        continue;
+      }
+      core::ReserveResult const r = core_.blocks().try_reserve(b, k, s);
+      if (r.ok() && core_.commit_reservation(type, b, r)) {
+        block = b;
+        slots = r.slots;
+        return;
+      }
+    }
+  }
+
+  __device__ void free_unchecked(std::uint64_t p) const {
+    ObjectLocation const at = locate(p);
+    core_.deallocate(core::pointer_type(p), core::SlotRef{at.block, at.slot});
+  }
+
+  template <class T, std::size_t... I>
+  __device__ static void destroy_as(std::uint64_t p, std::index_sequence<I...>) {
+    std::uint32_t const t = core::pointer_type(p);
+    ((t == I ? run_destructor<T, typename Types::template type<static_cast<std::uint32_t>(I)>>(p)
+             : void()),
+     ...);
+  }
+  template <class T, class U>
+  __device__ static void run_destructor(std::uint64_t p) {
+    if constexpr ((std::is_same_v<T, U> ||
+                   std::is_base_of_v<T, U>)&&!Types::template is_abstract<U> &&
+                  !std::is_trivially_destructible_v<U>) {
+      reinterpret_cast<U*>(static_cast<std::uintptr_t>(p))->~U();
+    }
+  }
+
+  template <class T, auto Method, std::size_t... I, class... Args>
+  __device__ void device_do_types(std::index_sequence<I...>, Args const&... args) const {
+    (device_do_if_subtype<T, typename Types::template type<static_cast<std::uint32_t>(I)>, Method>(
+         args...),
+     ...);
+  }
+  template <class T, class U, auto Method, class... Args>
+  __device__ void device_do_if_subtype(Args const&... args) const {
+    if constexpr ((std::is_same_v<T, U> ||
+                   std::is_base_of_v<T, U>)&&!Types::template is_abstract<U>)
+      device_do_one_type<U, Method>(args...);
+  }
+
+  /// Debug preset: whether p may be freed; reports and returns false otherwise. Always true
+  /// outside the debug preset (the core still traps on a slot that is not allocated).
+  __device__ bool debug_check_free([[maybe_unused]] std::uint64_t p) const {
+#if defined(HEAPLAB_DEBUG_CHECKS)
+    if (!contains(p)) {
+      report(detail::HeapErrorKind::foreign_pointer, p, core::kNotFound);
+      return false;
+    }
+    ObjectLocation const at = locate(p);
+    bool const block_free   = core_.free_blocks().get(at.block, core::MemoryOrder::relaxed);
+    std::uint32_t const t   = core_.blocks().load_type(at.block);
+    std::uint64_t const a = core_.blocks().load_alloc_bitmap(at.block, core::MemoryOrder::relaxed);
+    if (block_free || t != core::pointer_type(p) || ((a >> at.slot) & 1u) == 0) {
+      report(detail::HeapErrorKind::double_free, p, at.block);
+      return false;
+    }
+#endif
+    return true;
+  }
+
+  __device__ void report(detail::HeapErrorKind kind,
+                         std::uint64_t p,
+                         std::uint32_t heap_block) const {
+    char const* const what = kind == detail::HeapErrorKind::double_free
+                                 ? "double free (the object is not allocated)"
+                                 : "pointer not from this heap";
+    printf(
+        "heaplab: %s: destroy(0x%016llx) by thread (%u,%u,%u) of block (%u,%u,%u), heap block %u\n",
+        what,
+        static_cast<unsigned long long>(p),
+        threadIdx.x,
+        threadIdx.y,
+        threadIdx.z,
+        blockIdx.x,
+        blockIdx.y,
+        blockIdx.z,
+        heap_block);
+    atomicOr(&control_->error_kinds, 1u << static_cast<unsigned>(kind));
+    if (atomicAdd(&control_->error_count, 1u) == 0u) {
+      detail::ErrorReport& r = control_->first;
+      r.kind                 = static_cast<std::uint32_t>(kind);
+      r.block_idx[0]         = blockIdx.x;
+      r.block_idx[1]         = blockIdx.y;
+      r.block_idx[2]         = blockIdx.z;
+      r.thread_idx[0]        = threadIdx.x;
+      r.thread_idx[1]        = threadIdx.y;
+      r.thread_idx[2]        = threadIdx.z;
+      r.heap_block           = heap_block;
+      r.pointer              = p;
+      __threadfence();
+      atomicExch(&control_->first_ready, 1u);
+    }
+  }
+
+  core_ref core_{};
+  std::uint64_t block_base_       = 0;
+  detail::DeviceControl* control_ = nullptr;
+  std::uint32_t oom_retries_      = kDefaultOomRetries;
+};
+
+/// The by-value contract with kernels.
+template <class Types>
+inline constexpr bool heap_ref_is_trivially_copyable = std::is_trivially_copyable_v<HeapRef<Types>>;
+
+}  // namespace heaplab::soa

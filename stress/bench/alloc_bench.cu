@@ -1,0 +1,107 @@
+#include "heaplab/soa/heap.cuh"  // first: see docs/allocator.md "Include order"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "alloc_bench.hpp"
+#include "heaplab/cuda/error.hpp"
+#include "heaplab/soa/field.hpp"
+#include "heaplab/soa/heap_types.hpp"
+
+namespace heaplab::bench {
+
+class Object64 {
+ public:
+  HEAPLAB_SOA_FIELDS(Object64, (std::uint64_t[8], words_));
+};
+class Object16 {
+ public:
+  HEAPLAB_SOA_FIELDS(Object16, (std::uint64_t[2], words_));
+};
+using Types64 = soa::HeapTypes<Object64>;
+using Types16 = soa::HeapTypes<Object16>;
+
+namespace {
+
+template <class Types, class T>
+__global__ void make_objects(soa::HeapRef<Types> heap,
+                             std::uint64_t* slots,
+                             std::uint64_t threads,
+                             int per_thread) {
+  std::uint64_t const tid = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
+  if (tid >= threads) return;
+  for (int i = 0; i < per_thread; ++i)
+    slots[tid * per_thread + i] =
+        static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(heap.template make<T>()));
+}
+
+template <class Types, class T>
+__global__ void destroy_objects(soa::HeapRef<Types> heap,
+                                std::uint64_t const* slots,
+                                std::uint64_t threads,
+                                int per_thread) {
+  std::uint64_t const tid = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
+  if (tid >= threads) return;
+  for (int i = 0; i < per_thread; ++i)
+    heap.destroy(reinterpret_cast<T*>(static_cast<std::uintptr_t>(slots[tid * per_thread + i])));
+}
+
+template <class Types, class T>
+HeapAllocResult run(std::uint64_t threads, int per_thread, int warmup, int repeats) {
+  std::uint64_t const objects = threads * static_cast<std::uint64_t>(per_thread);
+  constexpr std::uint32_t cap = Types::template capacity<T>;
+  // Every object fits with 25% + 256 blocks to spare (concurrent block initialization leaves
+  // some blocks partly filled).
+  std::uint64_t const blocks = (objects + cap - 1) / cap * 5 / 4 + 256;
+  if (blocks > 0xFFFFFFFFull)
+    throw std::runtime_error("alloc bench: too many objects for one heap");
+  auto heap            = soa::Heap<Types>::with_blocks(static_cast<std::uint32_t>(blocks));
+  std::uint64_t* slots = nullptr;
+  HEAPLAB_CUDA_TRY(cudaMalloc(&slots, objects * sizeof(std::uint64_t)));
+  unsigned const block = 256;
+  auto const grid      = static_cast<unsigned>((threads + block - 1) / block);
+  auto alloc           = [&] {
+    make_objects<Types, T><<<grid, block>>>(heap.ref(), slots, threads, per_thread);
+    HEAPLAB_CHECK_LAUNCH();
+  };
+  HeapAllocResult r;
+  r.blocks      = static_cast<std::uint32_t>(blocks);
+  r.block_bytes = Types::block_bytes;
+  r.capacity    = cap;
+  r.alloc       = time_repeated(
+      warmup, repeats, [&] { heap.reset(); }, alloc);
+  r.failed = heap.oom_count();
+  r.free   = time_repeated(
+      warmup,
+      repeats,
+      [&] {
+        heap.reset();
+        alloc();
+      },
+      [&] {
+        destroy_objects<Types, T><<<grid, block>>>(heap.ref(), slots, threads, per_thread);
+        HEAPLAB_CHECK_LAUNCH();
+      });
+  heap.synchronize();
+  if (heap.statistics().used_slots != 0)
+    throw std::runtime_error("alloc bench: objects left after the free kernel");
+  HEAPLAB_CUDA_TRY(cudaFree(slots));
+  return r;
+}
+
+}  // namespace
+
+HeapAllocResult heap_linux_scalability(int threads, int per_thread, int warmup, int repeats) {
+  static_assert(Types64::size_bytes<Object64> == 64);
+  return run<Types64, Object64>(static_cast<std::uint64_t>(threads), per_thread, warmup, repeats);
+}
+
+HeapAllocResult heap_allocation_wave(std::uint64_t threads, int warmup, int repeats) {
+  static_assert(Types16::size_bytes<Object16> == 16);
+  return run<Types16, Object16>(threads, 1, warmup, repeats);
+}
+
+}  // namespace heaplab::bench

@@ -1,0 +1,281 @@
+// heaplab_bench: GPU benchmarks with their baselines measured side by side in the same run.
+// Every subcommand prints a table (and optionally CSV) naming the GPU; docs/results.md records
+// runs.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "alloc_bench.hpp"
+#include "baselines.hpp"
+#include "heaplab/cuda/device_info.hpp"
+
+namespace {
+
+struct Common {
+  int warmup  = 1;
+  int repeats = 5;
+  std::string csv;
+};
+
+void print_device() {
+  auto const d = heaplab::cuda::probe_device();
+  if (!d.available) throw std::runtime_error(d.reason);
+  std::printf("device: %s (sm_%d%d, %d SMs, %.1f GiB)\n",
+              d.name.c_str(),
+              d.cc_major,
+              d.cc_minor,
+              d.multiprocessors,
+              static_cast<double>(d.global_memory_bytes) / (1u << 30));
+}
+
+int run_baselines(Common const& c, std::size_t copy_mib, std::vector<int> const& ns, int threads) {
+  print_device();
+  std::FILE* csv = c.csv.empty() ? nullptr : std::fopen(c.csv.c_str(), "w");
+  if (!c.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + c.csv);
+  if (csv) std::fprintf(csv, "benchmark,parameter,median_ms,min_ms,max_ms,value,unit\n");
+
+  auto const copy = heaplab::bench::copy_bandwidth(copy_mib << 20, c.warmup, c.repeats);
+  std::printf("\ndevice-to-device copy, %zu MiB (GB/s count bytes read + written)\n", copy_mib);
+  std::printf("  %-28s %9.3f ms  %8.1f GB/s\n",
+              "cudaMemcpyAsync D2D",
+              copy.memcpy_d2d.median_ms,
+              copy.memcpy_gbps);
+  std::printf("  %-28s %9.3f ms  %8.1f GB/s\n",
+              "grid-stride int4 kernel",
+              copy.kernel_copy.median_ms,
+              copy.kernel_gbps);
+  if (csv) {
+    std::fprintf(csv,
+                 "copy_memcpy_d2d,%zu MiB,%.4f,%.4f,%.4f,%.1f,GB/s\n",
+                 copy_mib,
+                 copy.memcpy_d2d.median_ms,
+                 copy.memcpy_d2d.min_ms,
+                 copy.memcpy_d2d.max_ms,
+                 copy.memcpy_gbps);
+    std::fprintf(csv,
+                 "copy_kernel_int4,%zu MiB,%.4f,%.4f,%.4f,%.1f,GB/s\n",
+                 copy_mib,
+                 copy.kernel_copy.median_ms,
+                 copy.kernel_copy.min_ms,
+                 copy.kernel_copy.max_ms,
+                 copy.kernel_gbps);
+  }
+
+  std::size_t reserve = 0;
+  for (int n : ns)
+    reserve = std::max(reserve, heaplab::bench::cuda_malloc_heap_bytes(threads, n, 64));
+  heaplab::bench::reserve_cuda_malloc_heap(reserve);
+  std::printf("\nlinux-scalability with CUDA device malloc: %d threads x n x 64 B\n", threads);
+  std::printf("  %6s %12s %12s %10s\n", "n", "alloc ms", "free ms", "failed");
+  for (int n : ns) {
+    auto const r =
+        heaplab::bench::cuda_malloc_linux_scalability(threads, n, 64, c.warmup, c.repeats);
+    std::printf("  %6d %12.3f %12.3f %10llu\n",
+                n,
+                r.alloc.median_ms,
+                r.free.median_ms,
+                static_cast<unsigned long long>(r.failed_allocations));
+    if (csv)
+      std::fprintf(csv,
+                   "cuda_malloc_alloc,n=%d,%.4f,%.4f,%.4f,%llu,failed\n",
+                   n,
+                   r.alloc.median_ms,
+                   r.alloc.min_ms,
+                   r.alloc.max_ms,
+                   static_cast<unsigned long long>(r.failed_allocations));
+  }
+  if (csv) std::fclose(csv);
+  return 0;
+}
+
+struct AllocOptions {
+  int threads = 16384;
+  std::vector<int> ns{1, 16, 64, 1024};
+  int cuda_malloc_max_n      = 1024;
+  int baseline_repeats       = 1;
+  std::uint64_t wave_threads = std::uint64_t{1} << 20;
+};
+
+/// heaplab's allocator vs CUDA's device malloc: linux-scalability and one allocation wave.
+int run_alloc(Common const& c, AllocOptions const& o) {
+  print_device();
+  std::FILE* csv = c.csv.empty() ? nullptr : std::fopen(c.csv.c_str(), "w");
+  if (!c.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + c.csv);
+  if (csv) std::fprintf(csv, "benchmark,allocator,parameter,median_ms,min_ms,max_ms,failed\n");
+  auto csv_row = [&](char const* bench,
+                     char const* who,
+                     std::string const& param,
+                     heaplab::bench::Sample const& s,
+                     unsigned long long failed) {
+    if (csv)
+      std::fprintf(csv,
+                   "%s,%s,%s,%.4f,%.4f,%.4f,%llu\n",
+                   bench,
+                   who,
+                   param.c_str(),
+                   s.median_ms,
+                   s.min_ms,
+                   s.max_ms,
+                   failed);
+  };
+
+  std::size_t reserve = 0;
+  for (int n : o.ns)
+    if (n <= o.cuda_malloc_max_n)
+      reserve = std::max(reserve, heaplab::bench::cuda_malloc_heap_bytes(o.threads, n, 64));
+  heaplab::bench::reserve_cuda_malloc_heap(reserve);
+  std::printf("\nlinux-scalability: %d threads x n objects of 64 B, then free all\n", o.threads);
+  std::printf(
+      "  heaplab: median of %d runs after %d warm-up; CUDA malloc: median of %d run(s), "
+      "1 warm-up for n <= 64\n",
+      c.repeats,
+      c.warmup,
+      o.baseline_repeats);
+  std::printf("  %6s | %11s %11s %7s | %11s %11s %7s | %9s %11s\n",
+              "n",
+              "heap alloc",
+              "heap free",
+              "failed",
+              "malloc",
+              "free",
+              "failed",
+              "x alloc",
+              "x alloc+free");
+  for (int n : o.ns) {
+    auto const h = heaplab::bench::heap_linux_scalability(o.threads, n, c.warmup, c.repeats);
+    csv_row("linux_scalability_alloc", "heaplab", "n=" + std::to_string(n), h.alloc, h.failed);
+    csv_row("linux_scalability_free", "heaplab", "n=" + std::to_string(n), h.free, h.failed);
+    std::printf("  %6d | %8.3f ms %8.3f ms %7llu |",
+                n,
+                h.alloc.median_ms,
+                h.free.median_ms,
+                static_cast<unsigned long long>(h.failed));
+    if (n > o.cuda_malloc_max_n) {
+      std::printf(" CUDA malloc skipped (n > --cuda-malloc-max-n %d)\n", o.cuda_malloc_max_n);
+      continue;
+    }
+    auto const m = heaplab::bench::cuda_malloc_linux_scalability(
+        o.threads, n, 64, n <= 64 ? 1 : 0, o.baseline_repeats);
+    csv_row("linux_scalability_alloc",
+            "cuda_malloc",
+            "n=" + std::to_string(n),
+            m.alloc,
+            m.failed_allocations);
+    csv_row("linux_scalability_free",
+            "cuda_malloc",
+            "n=" + std::to_string(n),
+            m.free,
+            m.failed_allocations);
+    std::printf(" %8.3f ms %8.3f ms %7llu | %8.1fx %10.1fx\n",
+                m.alloc.median_ms,
+                m.free.median_ms,
+                static_cast<unsigned long long>(m.failed_allocations),
+                m.alloc.median_ms / h.alloc.median_ms,
+                (m.alloc.median_ms + m.free.median_ms) / (h.alloc.median_ms + h.free.median_ms));
+  }
+
+  std::printf("\none wave: %llu threads x 1 object of 16 B, then free\n",
+              static_cast<unsigned long long>(o.wave_threads));
+  auto const w     = heaplab::bench::heap_allocation_wave(o.wave_threads, c.warmup, c.repeats);
+  auto const per_s = [&](float ms) { return static_cast<double>(o.wave_threads) / (ms * 1e-3); };
+  std::printf(
+      "  heaplab      alloc %8.3f ms (%8.1f M allocations/s)  free %8.3f ms (%8.1f M frees/s)"
+      "  failed %llu\n",
+      w.alloc.median_ms,
+      per_s(w.alloc.median_ms) / 1e6,
+      w.free.median_ms,
+      per_s(w.free.median_ms) / 1e6,
+      static_cast<unsigned long long>(w.failed));
+  csv_row("wave_alloc", "heaplab", "threads=" + std::to_string(o.wave_threads), w.alloc, w.failed);
+  csv_row("wave_free", "heaplab", "threads=" + std::to_string(o.wave_threads), w.free, w.failed);
+  if (o.cuda_malloc_max_n >= 1) {
+    auto const m = heaplab::bench::cuda_malloc_linux_scalability(
+        static_cast<int>(o.wave_threads), 1, 16, 1, o.baseline_repeats);
+    std::printf(
+        "  CUDA malloc  alloc %8.3f ms (%8.1f M allocations/s)  free %8.3f ms (%8.1f M frees/s)"
+        "  failed %llu\n",
+        m.alloc.median_ms,
+        per_s(m.alloc.median_ms) / 1e6,
+        m.free.median_ms,
+        per_s(m.free.median_ms) / 1e6,
+        static_cast<unsigned long long>(m.failed_allocations));
+    csv_row("wave_alloc",
+            "cuda_malloc",
+            "threads=" + std::to_string(o.wave_threads),
+            m.alloc,
+            m.failed_allocations);
+    csv_row("wave_free",
+            "cuda_malloc",
+            "threads=" + std::to_string(o.wave_threads),
+            m.free,
+            m.failed_allocations);
+  } else {
+    std::printf("  CUDA malloc skipped (--cuda-malloc-max-n < 1)\n");
+  }
+  if (csv) std::fclose(csv);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"heaplab_bench: GPU benchmarks, each with its baselines measured in the same run."};
+  app.require_subcommand(1);
+  auto common     = std::make_shared<Common>();
+  auto add_common = [&](CLI::App* cmd) {
+    cmd->add_option("--warmup", common->warmup, "untimed warm-up runs")->check(CLI::Range(0, 100));
+    cmd->add_option("--repeats", common->repeats, "timed runs (the median is reported)")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--csv", common->csv, "also write the numbers as CSV to this file");
+  };
+
+  auto* base = app.add_subcommand(
+      "baselines", "Device-to-device copy bandwidth and CUDA device malloc (linux-scalability).");
+  add_common(base);
+  std::size_t copy_mib = 2048;
+  std::vector<int> ns{1, 16, 64};
+  int threads = 16384;
+  base->add_option("--copy-mib", copy_mib, "copy buffer size in MiB")->check(CLI::Range(1, 65536));
+  base->add_option("--n", ns, "allocations per thread (list)");
+  base->add_option("--threads", threads, "threads")->check(CLI::Range(1, 1 << 24));
+  base->callback([&] { std::exit(run_baselines(*common, copy_mib, ns, threads)); });
+
+  auto* alloc = app.add_subcommand(
+      "alloc",
+      "heaplab's GPU object allocator vs CUDA device malloc: linux-scalability and one wave.");
+  add_common(alloc);
+  AllocOptions alloc_options;
+  alloc->add_option("--threads", alloc_options.threads, "linux-scalability threads")
+      ->check(CLI::Range(1, 1 << 24));
+  alloc->add_option("--n", alloc_options.ns, "linux-scalability objects per thread (list)");
+  alloc->add_option("--cuda-malloc-max-n",
+                    alloc_options.cuda_malloc_max_n,
+                    "skip the CUDA malloc baseline for larger n (n=1024 can take minutes); 0 skips "
+                    "it everywhere");
+  alloc
+      ->add_option("--baseline-repeats",
+                   alloc_options.baseline_repeats,
+                   "timed CUDA malloc runs per n (median)")
+      ->check(CLI::Range(1, 100));
+  alloc
+      ->add_option(
+          "--wave-threads", alloc_options.wave_threads, "threads of the one-wave benchmark")
+      ->check(CLI::Range(1, 1 << 28));
+  alloc->callback([&] { std::exit(run_alloc(*common, alloc_options)); });
+
+  try {
+    app.parse(argc, argv);
+  } catch (CLI::ParseError const& e) {
+    return app.exit(e);
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "heaplab_bench: error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
