@@ -161,17 +161,8 @@ HEAPLAB_HD_INLINE std::size_t initial_state_elements(core::HeapStorage const& s)
 /// Host-side checks of a configuration for the GPU heap, beyond HeapConfig::validate. Throws
 /// core::precondition_error naming the problem.
 inline void check_gpu_heap_config(core::HeapConfig const& config, std::uint32_t active_lookups) {
-  config.validate();
+  config.validate();  // also rejects capacity-1 types, which the core protocol cannot serve
   HEAPLAB_EXPECTS(active_lookups >= 1, "Heap: active_lookups (r) must be at least 1");
-  for (std::uint32_t t = 0; t < config.num_types(); ++t) {
-    // The portable core treats capacity >= 2 as "concrete type" (a single free must never be
-    // FIRST and EMPTY at once, core/block_headers.hpp deallocate).
-    HEAPLAB_EXPECTS(config.types[t].is_abstract || config.capacity(t) >= 2,
-                    "Heap: type '" + config.types[t].name + "' has block capacity " +
-                        std::to_string(config.capacity(t)) +
-                        " (it is more than 32x the smallest type); the allocator protocol needs a "
-                        "capacity of at least 2 for every concrete type");
-  }
 }
 
 /// Throws core::precondition_error unless blocks at `base` fit the object pointer encoding
