@@ -9,5 +9,7 @@ void add_run(CLI::App& app);
 void add_replay(CLI::App& app);
 void add_show(CLI::App& app);
 void add_list_invariants(CLI::App& app);
+void add_stress(CLI::App& app);
+void add_minimize(CLI::App& app);
 
 }  // namespace heaplab::cli

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   heaplab::cli::add_replay(app);
   heaplab::cli::add_show(app);
   heaplab::cli::add_list_invariants(app);
+  heaplab::cli::add_stress(app);
+  heaplab::cli::add_minimize(app);
   try {
     app.parse(argc, argv);
   } catch (CLI::ParseError const& e) {

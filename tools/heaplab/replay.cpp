@@ -1,35 +1,42 @@
-// `heaplab replay --model FILE` and `heaplab show FILE` (docs/schedules.md).
+// `heaplab replay FILE` and `heaplab show FILE` (docs/replay.md, docs/schedules.md).
 //
-// replay runs a schedule file on the reference model, one line per step, checking the invariant
-// catalog after every step; at the first violation it prints the violation and the relevant part
-// of the snapshot (check::dump) and exits with status 1. A file that cannot be read or is
-// malformed exits with status 2 and a message naming the file, line, column and field.
-// show pretty-prints a schedule (or its canonical JSON with --json).
-//
-// The model side lives in models/ (model::ModelInterpreter); a later GPU replay plugs in next to
-// it with the same plan (schedule::plan_step) and the same per-step output.
+// replay accepts schedule files and failure files. It runs the model side always and the GPU side
+// where the GPU runner is built and a GPU is present (otherwise one line says why not), plus any
+// runner named with --runner; one line per step; at the first failure of a runner, the failure:
+// kind, check, message, violations, the diff against the model (step, block, field, expected,
+// actual) and the part of the snapshot it is about. For a failure file it also says whether the
+// recorded failure reproduced. Exit status: 0 every runner passed, 1 a runner failed, 2 the file
+// is unreadable or malformed (or a runner named explicitly cannot run here), 3 a hang (the
+// process ends at once, docs/workflow.md "Hangs").
+// show pretty-prints either kind of file (or its canonical JSON with --json).
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
-#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
-#include "heaplab/check/dump.hpp"
-#include "heaplab/model/interpreter.hpp"
+#include "heaplab/runner/registry.hpp"
+#include "heaplab/runner/report.hpp"
+#include "heaplab/schedule/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
 
 namespace heaplab::cli {
 namespace {
 
+constexpr int kExitHang = 3;
+
 struct ReplayOptions {
   std::string file;
-  bool model                 = false;
-  bool quiet                 = false;
-  bool full_dump             = false;
-  std::size_t max_violations = 10;
+  bool model = false;
+  std::vector<std::string> runners;
+  bool quiet                   = false;
+  bool full_dump               = false;
+  std::size_t max_violations   = 10;
+  std::uint64_t placement_seed = 1;
+  int watchdog_ms              = 0;
 };
 
 std::string config_summary(core::HeapConfig const& c) {
@@ -48,135 +55,160 @@ std::string config_summary(core::HeapConfig const& c) {
   return out.str();
 }
 
-/// The blocks a violation is about: its block, or the block holding its object.
-std::set<std::uint32_t> relevant_blocks(check::Violation const& v, check::HeapSnapshot const& s) {
-  std::set<std::uint32_t> out;
-  if (v.block >= 0) out.insert(static_cast<std::uint32_t>(v.block));
-  if (v.object_id >= 0) {
-    for (std::uint32_t b = 0; b < s.blocks.size(); ++b)
-      for (auto const& rec : s.blocks[b].objects)
-        if (rec && rec->id == static_cast<std::uint64_t>(v.object_id)) out.insert(b);
-  }
-  return out;
-}
-
-/// check::dump, cut to the part that matters for `v`: the header, the type table, the block
-/// lines and object records of the relevant blocks (all block lines, no records, when the
-/// violation names no block), the per-type counts.
-std::string relevant_dump(check::HeapSnapshot const& s, check::Violation const& v) {
-  std::set<std::uint32_t> const blocks = relevant_blocks(v, s);
-  std::istringstream in(check::dump(s));
+/// The record of a failure file: where it came from and what failed.
+std::string failure_header(schedule::FailureFile const& f) {
   std::ostringstream out;
-  enum class Section { header, blocks, per_type, objects } section = Section::header;
-  bool keep_records                                                = false;
-  std::size_t block_lines                                          = 0;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("blocks (", 0) == 0)
-      section = Section::blocks;
-    else if (line.rfind("per type:", 0) == 0)
-      section = Section::per_type;
-    else if (line.rfind("objects (", 0) == 0)
-      section = Section::objects;
-    auto block_of = [&](std::string const& l) -> long {
-      auto const pos = l.find("block ");
-      if (pos == std::string::npos) return -1;
-      return std::strtol(l.c_str() + pos + 6, nullptr, 10);
-    };
-    switch (section) {
-      case Section::header:
-      case Section::per_type:
-        out << line << "\n";
-        break;
-      case Section::blocks:
-        if (line.rfind("blocks (", 0) == 0) {
-          out << line << "\n";
-        } else if (blocks.empty() ? block_lines++ < 64
-                                  : blocks.count(static_cast<std::uint32_t>(block_of(line)))) {
-          out << line << "\n";
-        }
-        break;
-      case Section::objects:
-        if (blocks.empty()) break;
-        if (line.rfind("objects (", 0) == 0) {
-          out << line << "\n";
-        } else if (line.rfind("  block ", 0) == 0) {
-          keep_records = blocks.count(static_cast<std::uint32_t>(block_of(line))) != 0;
-          if (keep_records) out << line << "\n";
-        } else if (keep_records) {
-          out << line << "\n";
-        }
-        break;
-    }
-  }
-  if (blocks.empty() && block_lines > 64) out << "  ... (" << block_lines - 64 << " more blocks)\n";
+  out << "failure file: runner " << f.runner << ", gpu " << f.gpu << ", commit " << f.git_commit
+      << ", created " << f.created << ", seed " << f.seed;
+  if (f.rapidcheck)
+    out << " (RapidCheck seed " << f.rapidcheck->seed << ", size " << f.rapidcheck->size << ")";
+  out << "\n  origin: " << f.origin.command;
+  if (f.origin.run_seed) out << " --seed " << *f.origin.run_seed;
+  if (!f.origin.profile.empty()) out << " --profile " << f.origin.profile;
+  if (f.origin.heap_mib) out << " --heap-mib " << *f.origin.heap_mib;
+  if (f.origin.case_index) out << ", case " << *f.origin.case_index;
+  if (!f.origin.minimized_from.empty()) out << ", minimized from " << f.origin.minimized_from;
+  if (f.origin.original_steps) out << " (" << *f.origin.original_steps << " steps)";
+  out << "\n  recorded failure: step " << f.failure.step << ", "
+      << schedule::to_string(f.failure.kind) << ", check " << f.failure.check << ": "
+      << f.failure.message << "\n";
   return out.str();
 }
 
+/// The runners to use: --model alone; else those named; else the model, the file's runner and
+/// the GPU (each once).
+std::vector<std::string> runners_for(ReplayOptions const& opt, schedule::Replayable const& r) {
+  if (opt.model) return {"model"};
+  if (!opt.runners.empty()) return opt.runners;
+  std::vector<std::string> out = {"model"};
+  if (auto const* f = std::get_if<schedule::FailureFile>(&r))
+    if (f->runner != "model" && f->runner != "gpu") out.push_back(f->runner);
+  out.push_back("gpu");
+  return out;
+}
+
 int replay(ReplayOptions const& opt) {
-  if (!opt.model) {
-    std::fprintf(
-        stderr, "heaplab replay: say where to replay: --model (the GPU replay is not built yet)\n");
-    return 2;
-  }
-  schedule::Schedule sched;
+  schedule::Replayable loaded;
   try {
-    sched = schedule::load(opt.file);
+    loaded = schedule::load_replayable(opt.file);
   } catch (schedule::schedule_error const& e) {
     std::fprintf(stderr, "heaplab replay: %s\n", e.what());
     return 2;
   }
-  std::printf("replay %s on the model: %zu steps; %s\n",
+  schedule::Schedule const& sched = schedule::schedule_of(loaded);
+  auto const* failure_file        = std::get_if<schedule::FailureFile>(&loaded);
+  std::printf("replay %s: %s, %zu step%s; %s\n",
               opt.file.c_str(),
+              failure_file ? "failure file" : "schedule file",
               sched.steps.size(),
+              sched.steps.size() == 1 ? "" : "s",
               config_summary(sched.config).c_str());
-  model::RunResult const result =
-      model::run_on_model(sched, [&](model::StepOutcome const& out, model::HeapModel const& m) {
-        if (!opt.quiet || !out.ok()) std::printf("%s\n", out.summary().c_str());
-        if (out.ok()) return;
-        std::printf("\nFIRST FAILURE at step %zu: %s\n", out.index, out.description.c_str());
-        if (!out.error.empty()) std::printf("  error: %s\n", out.error.c_str());
-        std::size_t shown = 0;
-        for (auto const& v : out.violations) {
-          if (shown++ == opt.max_violations) {
-            std::printf("  ... and %zu more violations\n",
-                        out.violations.size() - opt.max_violations);
-            break;
-          }
-          std::printf("  %s\n", v.to_string().c_str());
-        }
-        auto const snapshot = m.snapshot();
-        std::printf(
-            "\nsnapshot after step %zu%s:\n%s",
-            out.index,
-            opt.full_dump ? "" : " (the part the first violation is about; --full-dump for all)",
-            opt.full_dump || out.violations.empty()
-                ? check::dump(snapshot).c_str()
-                : relevant_dump(snapshot, out.violations.front()).c_str());
+  if (failure_file) std::printf("%s", failure_header(*failure_file).c_str());
+
+  bool const explicit_runners = opt.model || !opt.runners.empty();
+  int status                  = 0;
+  for (auto const& name : runners_for(opt, loaded)) {
+    runner::RunnerOptions ro;
+    ro.placement_seed = opt.placement_seed;
+    if (opt.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(opt.watchdog_ms);
+    std::unique_ptr<runner::ScheduleRunner> r;
+    try {
+      r = runner::make_runner(name, ro);
+    } catch (runner::runner_unavailable const& e) {
+      std::printf("\n%s side: not run: %s\n", name.c_str(), e.what());
+      if (explicit_runners) status = std::max(status, 2);
+      continue;
+    } catch (std::exception const& e) {
+      if (explicit_runners) {
+        std::fprintf(stderr, "heaplab replay: %s\n", e.what());
+        return 2;
+      }
+      // A failure file from a runner this heaplab does not have (e.g. a test's fake).
+      std::printf("\n%s side: not run: %s\n", name.c_str(), e.what());
+      continue;
+    }
+    if (auto const support = r->supports(sched.config); !support.supported) {
+      std::printf("\n%s side: not run: this config is not supported: %s\n",
+                  name.c_str(),
+                  support.reason.c_str());
+      if (explicit_runners) status = std::max(status, 2);
+      continue;
+    }
+    std::string const device = r->device_name();
+    std::printf("\n== %s side (%s) ==\n",
+                name.c_str(),
+                device == "none" ? "CPU" : ("device: " + device).c_str());
+    runner::RunOutcome outcome;
+    try {
+      outcome = r->run(sched, [&](runner::StepReport const& s) {
+        if (!opt.quiet || !s.ok) std::printf("%s\n", s.summary().c_str());
+        std::fflush(stdout);
       });
-  if (!result.ok()) {
-    std::printf("\nreplay FAILED at step %zu of %zu\n", *result.failed_step(), sched.steps.size());
-    return 1;
+    } catch (std::exception const& e) {
+      std::fprintf(stderr, "heaplab replay: %s\n", e.what());
+      return 2;
+    }
+    if (outcome.ok()) {
+      std::printf("replay passed: %zu steps, the invariant catalog held after every step (%s)\n",
+                  outcome.steps_run,
+                  name.c_str());
+      if (failure_file)
+        std::printf("the recorded failure (runner %s) did not reproduce on %s\n",
+                    failure_file->runner.c_str(),
+                    name.c_str());
+      continue;
+    }
+    runner::Failure const& f = *outcome.failure;
+    runner::ReportOptions report;
+    report.max_violations = opt.max_violations;
+    report.full_dump      = opt.full_dump;
+    report.runner         = name;
+    std::printf("\n%s", runner::format_failure(f, report).c_str());
+    std::printf(
+        "\nreplay FAILED at step %zu of %zu (%s)\n", f.step, sched.steps.size(), name.c_str());
+    if (failure_file) {
+      auto const& rec = failure_file->failure;
+      bool const same = rec.kind == f.kind && rec.check == f.check;
+      std::printf("%s the recorded failure (step %llu, %s, %s)\n",
+                  same ? (rec.step == f.step ? "reproduced:" : "reproduced (at another step):")
+                       : "failed differently from",
+                  static_cast<unsigned long long>(rec.step),
+                  schedule::to_string(rec.kind),
+                  rec.check.c_str());
+    }
+    status = std::max(status, 1);
+    if (f.kind == runner::FailureKind::hang || !r->usable()) {
+      std::printf("heaplab replay: a kernel hung; ending the process (exit status %d)\n",
+                  kExitHang);
+      std::fflush(stdout);
+      std::_Exit(kExitHang);
+    }
   }
-  std::printf("replay passed: %zu steps, the invariant catalog held after every step\n",
-              result.steps.size());
-  return 0;
+  return status;
 }
 
 int show(std::string const& file, bool as_json) {
-  schedule::Schedule sched;
+  schedule::Replayable loaded;
   try {
-    sched = schedule::load(file);
+    loaded = schedule::load_replayable(file);
   } catch (schedule::schedule_error const& e) {
     std::fprintf(stderr, "heaplab show: %s\n", e.what());
     return 2;
   }
+  auto const* failure_file        = std::get_if<schedule::FailureFile>(&loaded);
+  schedule::Schedule const& sched = schedule::schedule_of(loaded);
   if (as_json) {
-    std::cout << schedule::dump(sched);
+    std::cout << (failure_file ? schedule::dump(*failure_file) : schedule::dump(sched));
     return 0;
   }
+  if (failure_file) {
+    std::cout << "failure " << file << " (format " << schedule::kFailureFormatName << " version "
+              << schedule::kFailureFormatVersion << ")\n";
+    std::cout << failure_header(*failure_file);
+  }
   auto const& c = sched.config;
-  std::cout << "schedule " << file << " (format " << schedule::kFormatName << " version "
-            << schedule::kFormatVersion << ")\n";
+  std::cout << (failure_file ? "its schedule" : "schedule " + file) << " (format "
+            << schedule::kFormatName << " version " << schedule::kFormatVersion << ")\n";
   if (!sched.description.empty()) std::cout << "  " << sched.description << "\n";
   std::cout << "config: M = " << c.num_blocks << " blocks, n = " << c.defrag_factor
             << ", k1 = " << c.k1 << "\n";
@@ -206,17 +238,34 @@ void add_replay(CLI::App& app) {
   auto opt  = std::make_shared<ReplayOptions>();
   auto* cmd = app.add_subcommand(
       "replay",
-      "Replay a schedule file (docs/schedules.md). With --model: run it on the sequential\n"
-      "reference model, print one line per step (live objects, blocks in use, fragmentation F)\n"
-      "and check the whole invariant catalog after every step, plus CompactGpu's obligations\n"
-      "after each defrag step. At the first violation, print it with the relevant part of the\n"
-      "snapshot. Exit status: 0 passed, 1 a step failed, 2 the file is unreadable or malformed.");
-  cmd->add_option("file", opt->file, "schedule file (JSON, format heaplab-schedule)")->required();
-  cmd->add_flag("--model", opt->model, "replay on the reference model (models/)");
+      "Replay a schedule file or a failure file (docs/replay.md). Runs the reference model\n"
+      "always, the GPU runner where it is built and a GPU is present (otherwise a line says why\n"
+      "not), and the runner a failure file names; one line per step (live objects, blocks in use,\n"
+      "fragmentation F, what the step did), the whole invariant catalog after every step,\n"
+      "CompactGpu's obligations after defrag steps, and for differential runners the comparison\n"
+      "with the model. At a runner's first failure: kind, check, message, violations, the diff\n"
+      "(step, block, field, expected, actual) and the relevant part of the snapshot. For a\n"
+      "failure file it says whether the recorded failure reproduced.\n"
+      "Exit status: 0 passed, 1 a runner failed, 2 unreadable or malformed file (or an explicitly\n"
+      "requested runner cannot run here), 3 a kernel hung (the process ends at once).");
+  cmd->add_option(
+         "file", opt->file, "schedule file (heaplab-schedule) or failure file (heaplab-failure)")
+      ->required();
+  cmd->add_flag("--model", opt->model, "replay on the reference model only");
+  cmd->add_option("--runner",
+                  opt->runners,
+                  "replay on these runners only (repeatable): model, differential-model, gpu");
   cmd->add_flag("--quiet,-q", opt->quiet, "print only failing steps and the result");
   cmd->add_flag("--full-dump", opt->full_dump, "on failure, dump the whole snapshot");
   cmd->add_option("--max-violations", opt->max_violations, "violations listed on failure")
       ->check(CLI::Range(1, 100000));
+  cmd->add_option("--placement-seed",
+                  opt->placement_seed,
+                  "differential-model: seed of its random legal placements (default 1)");
+  cmd->add_option("--watchdog-ms",
+                  opt->watchdog_ms,
+                  "gpu: budget of one step's kernels in ms (default HEAPLAB_WATCHDOG_MS or 5000)")
+      ->check(CLI::Range(1, 86400000));
   cmd->callback([opt] { std::exit(replay(*opt)); });
 }
 
@@ -225,10 +274,11 @@ void add_show(CLI::App& app) {
   auto as_json = std::make_shared<bool>(false);
   auto* cmd    = app.add_subcommand(
       "show",
-      "Pretty-print a schedule file: its config (types, capacities, pointer slots by index) and\n"
-         "its steps, one line each. With --json, print the canonical JSON instead (what heaplab\n"
-         "writes; reading it back gives the same schedule). Exit status 2 for a malformed file.");
-  cmd->add_option("file", *file, "schedule file (JSON, format heaplab-schedule)")->required();
+      "Pretty-print a schedule file or a failure file: for a failure file its record (runner,\n"
+         "GPU, commit, seed, origin, the failure); the config (types, capacities, pointer slots by\n"
+         "index) and the steps, one line each. With --json, print the canonical JSON instead (what\n"
+         "heaplab writes; reading it back gives the same file). Exit status 2 for a malformed file.");
+  cmd->add_option("file", *file, "schedule file or failure file (JSON)")->required();
   cmd->add_flag("--json", *as_json, "print the canonical JSON form");
   cmd->callback([file, as_json] { std::exit(show(*file, *as_json)); });
 }

@@ -27,6 +27,7 @@ struct RunOptions {
   std::string build_dir;
   int budget_seconds = 900;
   bool cpu_only      = false;
+  int stress_seconds = 20;
 };
 
 struct SuiteRow {
@@ -140,6 +141,39 @@ int run_main_job(RunOptions const& opt) {
     }
   };
   run_tier("cpu");
+  if (opt.stress_seconds > 0) {
+    // A short model stress smoke (docs/workflow.md): random schedules on the reference model.
+    std::printf("heaplab run: [cpu] stress --runner model for %d s ...\n", opt.stress_seconds);
+    std::fflush(stdout);
+    SuiteRow row;
+    row.name = "stress (model, " + std::to_string(opt.stress_seconds) + " s)";
+    row.tier = "cpu";
+    row.log  = (logdir / "stress-model.log").string();
+    fs::remove(row.log);
+    std::error_code ec;
+    auto const self = fs::read_symlink("/proc/self/exe", ec);
+    auto const r    = run_process({ec ? std::string("heaplab") : self.string(),
+                                "stress",
+                                "--runner",
+                                "model",
+                                "--seconds",
+                                std::to_string(opt.stress_seconds),
+                                "--seed",
+                                "1",
+                                "--progress-every",
+                                "5",
+                                "--out-dir",
+                                (logdir / "failures").string()},
+                               {},
+                               row.log,
+                               std::chrono::seconds(opt.stress_seconds + 120));
+    row.seconds     = r.seconds;
+    row.result      = r.timed_out ? "TIMEOUT" : (r.exit_code == 0 ? "PASS" : "FAIL");
+    (r.exit_code == 0 ? row.passed : row.failed) = 1;
+    rows.push_back(row);
+    std::printf(
+        "heaplab run: [cpu] %s %s (%.1f s)\n", row.name.c_str(), row.result.c_str(), row.seconds);
+  }
   std::string gpu_status;
   if (opt.cpu_only) {
     gpu_status = "GPU tier skipped: --cpu-only";
@@ -196,6 +230,10 @@ void add_run(CLI::App& app) {
   cmd->add_option("--budget", opt->budget_seconds, "wall-clock budget per suite in seconds")
       ->check(CLI::Range(1, 86400));
   cmd->add_flag("--cpu-only", opt->cpu_only, "run the CPU tier only, even where a GPU is present");
+  cmd->add_option("--stress-seconds",
+                  opt->stress_seconds,
+                  "seconds of the model stress smoke in the CPU tier (0: none; default 20)")
+      ->check(CLI::Range(0, 86400));
   cmd->callback([opt] { std::exit(run_main_job(*opt)); });
 }
 

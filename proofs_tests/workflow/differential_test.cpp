@@ -1,0 +1,302 @@
+// The runners: ModelRunner, and DifferentialRunner against fake implementations (an agreeing one
+// and deliberately broken ones), so that the differential path is proven before the GPU runner
+// uses it (runner/differential.hpp).
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <string>
+
+#include "fake_executors.hpp"
+#include "heaplab/model/interpreter.hpp"
+#include "heaplab/runner/model_runner.hpp"
+#include "heaplab/runner/registry.hpp"
+#include "heaplab/runner/report.hpp"
+#include "heaplab/schedule/generators.hpp"
+#include "heaplab/schedule/json.hpp"
+#include "workflow_test_support.hpp"
+
+namespace heaplab::workflow_test {
+namespace {
+
+using runner::FailureKind;
+
+TEST(ModelRunner, PassesASampleAndReportsEveryStep) {
+  auto const s = schedule::load(data_file("model/data/wator.json"));
+  runner::ModelRunner r;
+  std::vector<std::size_t> seen;
+  auto const outcome = r.run(s, [&](runner::StepReport const& step) {
+    seen.push_back(step.index);
+    EXPECT_TRUE(step.ok);
+    EXPECT_EQ(step.num_blocks, 32u);
+  });
+  EXPECT_TRUE(outcome.ok());
+  EXPECT_EQ(outcome.steps_run, 20u);
+  ASSERT_EQ(seen.size(), 20u);
+  for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], i);
+}
+
+TEST(ModelRunner, ADigestMismatchIsADigestFailureOfThatStep) {
+  auto const s = schedule::load(data_file("model/data/fails_digest.json"));
+  runner::ModelRunner r;
+  std::size_t calls  = 0;
+  bool last_ok       = true;
+  auto const outcome = r.run(s, [&](runner::StepReport const& step) {
+    ++calls;
+    last_ok = step.ok;
+  });
+  ASSERT_TRUE(outcome.failure.has_value());
+  EXPECT_EQ(outcome.failure->step, 2u);
+  EXPECT_EQ(outcome.failure->kind, FailureKind::digest_mismatch);
+  EXPECT_EQ(outcome.failure->check, "graph-digest");
+  EXPECT_NE(outcome.failure->message.find("expected 0x0000000000000000"), std::string::npos);
+  EXPECT_TRUE(outcome.failure->actual.has_value());
+  EXPECT_EQ(calls, 3u);  // the failing step is reported, and is the last one
+  EXPECT_FALSE(last_ok);
+}
+
+TEST(ModelRunner, RejectsAnInvalidScheduleAsBadInput) {
+  schedule::Schedule s = tiny_schedule();
+  s.steps.push_back(defrag(7));  // no type 7
+  runner::ModelRunner r;
+  EXPECT_THROW(r.run(s), core::precondition_error);
+}
+
+// ------------------------------------------------------------------------------ agreeing fakes
+
+TEST(DifferentialRunner, AnAgreeingImplementationPassesRandomSchedules) {
+  check_property(150, [] {
+    schedule::Schedule const s = *schedule::gen::schedule();
+    auto const seed            = *rc::gen::inRange<std::uint64_t>(0, 1u << 30);
+    runner::DifferentialRunner r(std::make_unique<HonestExecutor>(seed));
+    auto const outcome = r.run(s);
+    if (outcome.failure) RC_FAIL(runner::format_failure(*outcome.failure));
+    RC_ASSERT(outcome.steps_run == s.steps.size());
+  });
+}
+
+TEST(DifferentialRunner, TheLowestPlacementPolicyAgreesToo) {
+  check_property(100, [] {
+    schedule::Schedule const s = *schedule::gen::schedule();
+    runner::DifferentialRunner r(
+        std::make_unique<runner::ModelExecutor>(runner::PlacementPolicy::lowest, 1));
+    auto const outcome = r.run(s);
+    if (outcome.failure) RC_FAIL(runner::format_failure(*outcome.failure));
+  });
+}
+
+TEST(DifferentialRunner, AgreesPastOutOfMemory) {
+  // 2 blocks of 64 Nodes, 200 asked for: 72 allocations fail. Refinement accepts the 128 the
+  // implementation placed and the run continues in step with it.
+  schedule::Schedule s = tiny_schedule(2);
+  s.steps              = {alloc(200), free_fraction(0.5, 3), alloc(40), schedule::Check{}};
+  runner::DifferentialRunner r(std::make_unique<HonestExecutor>(5));
+  std::vector<runner::StepReport> reports;
+  auto const outcome = r.run(s, [&](runner::StepReport const& x) { reports.push_back(x); });
+  ASSERT_TRUE(outcome.ok()) << runner::format_failure(*outcome.failure);
+  ASSERT_EQ(reports.size(), 4u);
+  EXPECT_EQ(reports[0].created, 128u);
+  EXPECT_EQ(reports[0].out_of_memory, 72u);
+}
+
+TEST(Registry, NamesTheRunnersAndSaysWhyTheGpuRunnerIsUnavailable) {
+  EXPECT_EQ(runner::make_runner("model")->name(), "model");
+  EXPECT_EQ(runner::make_runner("differential-model")->name(), "differential-model");
+  EXPECT_TRUE(runner::make_runner("differential-model")->deterministic());
+  // "gpu" either runs here or says why not, with the same reason unavailable_reason gives (GPU
+  // runner not built, or no CUDA device).
+  try {
+    (void)runner::make_runner("gpu");
+    EXPECT_TRUE(runner::unavailable_reason("gpu").empty());
+  } catch (runner::runner_unavailable const& e) {
+    EXPECT_FALSE(std::string(e.what()).empty());
+    EXPECT_EQ(std::string(e.what()), runner::unavailable_reason("gpu"));
+  }
+  try {
+    (void)runner::make_runner("gpx");
+    FAIL() << "an unknown runner name must be rejected";
+  } catch (core::precondition_error const& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown runner 'gpx'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("differential-model"), std::string::npos);
+  }
+}
+
+// ------------------------------------------------------------------------------- broken fakes
+
+TEST(DifferentialRunner, AWrongButValidPointerIsADivergenceNamingTheSlotAndBothTargets) {
+  schedule::Schedule s = tiny_schedule(4);
+  s.steps              = {alloc(10), alloc(5, /*link_seed=*/1)};
+  auto executor        = std::make_unique<WrongPointerExecutor>(1);
+  auto* fake           = executor.get();
+  runner::DifferentialRunner r(std::move(executor));
+  auto const outcome = r.run(s);
+  ASSERT_TRUE(fake->planted.has_value());
+  ASSERT_TRUE(outcome.failure.has_value());
+  auto const& f = *outcome.failure;
+  EXPECT_EQ(f.step, 1u);
+  EXPECT_EQ(f.kind, FailureKind::divergence);
+  EXPECT_EQ(f.check, "snapshot-diff");
+  EXPECT_TRUE(f.violations.empty()) << "the planted pointer is valid: the catalog must hold";
+  ASSERT_TRUE(f.diff.has_value());
+  auto const& p            = *fake->planted;
+  std::string const want_e = std::to_string(p.was.block) + ":" + std::to_string(p.was.slot);
+  std::string const want_a = std::to_string(p.now.block) + ":" + std::to_string(p.now.slot);
+  EXPECT_EQ(f.diff->total, 1u) << f.diff->to_string();
+  auto const& d = f.diff->differences.at(0);
+  EXPECT_EQ(d.block, static_cast<std::int64_t>(p.block));
+  EXPECT_EQ(d.slot, static_cast<std::int64_t>(p.slot));
+  EXPECT_EQ(d.field, "refs[" + std::to_string(p.ref) + "]");
+  EXPECT_EQ(d.expected, want_e);
+  EXPECT_EQ(d.actual, want_a);
+  // The readable report: step, block, field, expected, actual on one line.
+  std::string const text = runner::format_failure(f);
+  std::string const line = "step 1, block " + std::to_string(p.block) + " slot " +
+                           std::to_string(p.slot) + ": refs[" + std::to_string(p.ref) +
+                           "]: expected " + want_e + ", actual " + want_a;
+  EXPECT_NE(text.find(line), std::string::npos) << text;
+  EXPECT_TRUE(f.expected.has_value());
+  EXPECT_TRUE(f.actual.has_value());
+}
+
+TEST(DifferentialRunner, AMisreportedSlotIsADivergenceAtThatBlock) {
+  schedule::Schedule s = tiny_schedule(4);
+  s.steps              = {alloc(10)};
+  auto executor        = std::make_unique<MisreportedSlotExecutor>();
+  auto* fake           = executor.get();
+  runner::DifferentialRunner r(std::move(executor));
+  auto const outcome = r.run(s);
+  ASSERT_TRUE(fake->planted.has_value());
+  ASSERT_TRUE(outcome.failure.has_value());
+  auto const& f = *outcome.failure;
+  EXPECT_EQ(f.kind, FailureKind::divergence);
+  EXPECT_EQ(f.check, "snapshot-diff");
+  ASSERT_TRUE(f.diff.has_value());
+  auto const& p = *fake->planted;
+  // The model holds the object where it was reported, the implementation where it really is.
+  bool at_real = false, at_reported = false, bitmap = false;
+  for (auto const& d : f.diff->differences) {
+    EXPECT_EQ(d.block, static_cast<std::int64_t>(p.block)) << d.to_string();
+    if (d.slot == p.real_slot && d.field == "object")
+      at_real = d.expected == "no object" && d.actual == "object id " + std::to_string(p.id);
+    if (d.slot == p.reported_slot && d.field == "object")
+      at_reported = d.expected == "object id " + std::to_string(p.id) && d.actual == "no object";
+    if (d.field.rfind("alloc_bitmap", 0) == 0) bitmap = true;
+  }
+  EXPECT_TRUE(at_real) << f.diff->to_string();
+  EXPECT_TRUE(at_reported) << f.diff->to_string();
+  EXPECT_TRUE(bitmap) << f.diff->to_string();
+}
+
+TEST(DifferentialRunner, AnIllegalPlacementIsRejectedByRefinement) {
+  schedule::Schedule s = two_type_schedule();
+  s.steps              = {alloc(10, std::nullopt, 0), alloc(10, std::nullopt, 1)};
+  runner::DifferentialRunner r(std::make_unique<IllegalPlacementExecutor>());
+  auto const outcome = r.run(s);
+  ASSERT_TRUE(outcome.failure.has_value());
+  EXPECT_EQ(outcome.failure->step, 1u);
+  EXPECT_EQ(outcome.failure->kind, FailureKind::divergence);
+  EXPECT_EQ(outcome.failure->check, "placement-refinement");
+  EXPECT_NE(outcome.failure->message.find("allocated for"), std::string::npos)
+      << outcome.failure->message;
+}
+
+TEST(DifferentialRunner, RunningOutOfMemoryWhileBlocksAreFreeIsADivergence) {
+  schedule::Schedule s = tiny_schedule(4);
+  s.steps              = {alloc(10)};
+  runner::DifferentialRunner r(std::make_unique<SpuriousOutOfMemoryExecutor>());
+  auto const outcome = r.run(s);
+  ASSERT_TRUE(outcome.failure.has_value());
+  EXPECT_EQ(outcome.failure->kind, FailureKind::divergence);
+  EXPECT_EQ(outcome.failure->check, "out-of-memory-refinement");
+  EXPECT_NE(outcome.failure->message.find("1 allocations failed (first: object 10)"),
+            std::string::npos)
+      << outcome.failure->message;
+  // With the rule off, the same run passes: the model accepts any subset of placements.
+  runner::DifferentialOptions off;
+  off.check_out_of_memory = false;
+  runner::DifferentialRunner lenient(std::make_unique<SpuriousOutOfMemoryExecutor>(), off);
+  EXPECT_TRUE(lenient.run(s).ok());
+}
+
+TEST(DifferentialRunner, AStaleDefragBitIsAnInvariantViolationWithTheDiff) {
+  schedule::Schedule s = tiny_schedule(4);
+  s.steps              = {alloc(150), free_fraction(0.1, 2)};
+  runner::DifferentialRunner r(std::make_unique<StaleDefragBitExecutor>());
+  auto const outcome = r.run(s);
+  ASSERT_TRUE(outcome.failure.has_value());
+  auto const& f = *outcome.failure;
+  EXPECT_EQ(f.step, 1u);
+  EXPECT_EQ(f.kind, FailureKind::invariant_violation);
+  EXPECT_EQ(f.check, "defrag-iff-low-fill");
+  ASSERT_TRUE(f.diff.has_value());
+  bool names_defrag_bitmap = false;
+  for (auto const& d : f.diff->differences)
+    names_defrag_bitmap = names_defrag_bitmap || d.where.rfind("defrag[Node] level 0", 0) == 0;
+  EXPECT_TRUE(names_defrag_bitmap) << f.diff->to_string();
+}
+
+TEST(DifferentialRunner, AnExceptionIsACrashOfThatStep) {
+  schedule::Schedule s = tiny_schedule(4);
+  s.steps              = {alloc(3), alloc(3), alloc(3)};
+  runner::DifferentialRunner r(std::make_unique<ThrowingExecutor>(1));
+  auto const outcome = r.run(s);
+  ASSERT_TRUE(outcome.failure.has_value());
+  EXPECT_EQ(outcome.failure->step, 1u);
+  EXPECT_EQ(outcome.failure->kind, FailureKind::crash);
+  EXPECT_EQ(outcome.failure->check, "exception");
+  EXPECT_NE(outcome.failure->message.find("illegal memory access"), std::string::npos);
+  EXPECT_TRUE(r.usable());
+  EXPECT_TRUE(r.run(tiny_schedule(4)).ok());  // the next run starts afresh
+}
+
+TEST(DifferentialRunner, AHangMakesTheRunnerUnusable) {
+  schedule::Schedule s = tiny_schedule(4);
+  s.steps              = {alloc(3), alloc(3)};
+  runner::DifferentialRunner r(std::make_unique<HangingExecutor>(0));
+  auto const outcome = r.run(s);
+  ASSERT_TRUE(outcome.failure.has_value());
+  EXPECT_EQ(outcome.failure->step, 0u);
+  EXPECT_EQ(outcome.failure->kind, FailureKind::hang);
+  EXPECT_EQ(outcome.failure->check, "watchdog");
+  EXPECT_EQ(outcome.steps_run, 1u);
+  EXPECT_FALSE(r.usable());
+  EXPECT_THROW(r.run(s), core::precondition_error);
+}
+
+TEST(DifferentialRunner, ADifferentPassCountIsADivergence) {
+  schedule::Schedule s = tiny_schedule(4);
+  s.steps              = {alloc(200), free_fraction(0.75, 9), defrag(0)};
+  runner::DifferentialRunner r(std::make_unique<WrongPassCountExecutor>());
+  auto const outcome = r.run(s);
+  ASSERT_TRUE(outcome.failure.has_value());
+  EXPECT_EQ(outcome.failure->step, 2u);
+  EXPECT_EQ(outcome.failure->kind, FailureKind::divergence);
+  EXPECT_EQ(outcome.failure->check, "defrag-passes");
+}
+
+TEST(DifferentialRunner, RootsMustMatchTheModel) {
+  schedule::Schedule s                      = tiny_schedule(4);
+  auto wave                                 = alloc(4);
+  std::get<schedule::AllocWave>(wave).roots = true;
+  s.steps                                   = {wave};
+  runner::DifferentialRunner r(std::make_unique<SwappedRootsExecutor>());
+  auto const outcome = r.run(s);
+  ASSERT_TRUE(outcome.failure.has_value());
+  EXPECT_EQ(outcome.failure->kind, FailureKind::divergence);
+  EXPECT_EQ(outcome.failure->check, "roots");
+  EXPECT_NE(outcome.failure->message.find("root 0: expected"), std::string::npos)
+      << outcome.failure->message;
+}
+
+TEST(DifferentialRunner, ABadGraphDigestIsADigestMismatch) {
+  auto s = schedule::load(data_file("model/data/fails_digest.json"));
+  runner::DifferentialRunner r(std::make_unique<HonestExecutor>(3));
+  auto const outcome = r.run(s);
+  ASSERT_TRUE(outcome.failure.has_value());
+  EXPECT_EQ(outcome.failure->step, 2u);
+  EXPECT_EQ(outcome.failure->kind, FailureKind::digest_mismatch);
+  EXPECT_EQ(outcome.failure->check, "graph-digest");
+}
+
+}  // namespace
+}  // namespace heaplab::workflow_test

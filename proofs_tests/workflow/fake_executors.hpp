@@ -1,0 +1,284 @@
+// Fake implementations for the workflow tests: StepExecutors that wrap ModelExecutor (a second
+// model with random legal placement, which agrees with the reference model) and plant exactly one
+// kind of bug, recording what they planted so that tests can check the report names it. They
+// stand in for the GPU runner until it exists.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "heaplab/check/snapshot_utils.hpp"
+#include "heaplab/runner/differential.hpp"
+#include "heaplab/runner/model_executor.hpp"
+#include "heaplab/schedule/schedule.hpp"
+
+namespace heaplab::workflow_test {
+
+using runner::ExecutedStep;
+using runner::ModelExecutor;
+using runner::PlacementPolicy;
+
+/// Forwards to a ModelExecutor; subclasses override `tamper` to plant a bug in what it reports.
+class TamperingExecutor : public runner::StepExecutor {
+ public:
+  explicit TamperingExecutor(std::uint64_t seed = 1)
+      : inner_(PlacementPolicy::random_legal, seed) {}
+  [[nodiscard]] std::string name() const override { return "fake-" + bug(); }
+  [[nodiscard]] runner::Support supports(core::HeapConfig const& c) const override {
+    return inner_.supports(c);
+  }
+  [[nodiscard]] bool deterministic() const override { return true; }
+  void reset(core::HeapConfig const& config) override {
+    inner_.reset(config);
+    step_ = 0;
+  }
+  ExecutedStep execute(schedule::Step const& step, schedule::StepPlan const& plan) override {
+    ExecutedStep out = before(step, plan);
+    tamper(step, plan, out);
+    ++step_;
+    return out;
+  }
+  [[nodiscard]] virtual std::string bug() const = 0;
+
+ protected:
+  virtual ExecutedStep before(schedule::Step const& step, schedule::StepPlan const& plan) {
+    return inner_.execute(step, plan);
+  }
+  virtual void tamper(schedule::Step const& step,
+                      schedule::StepPlan const& plan,
+                      ExecutedStep& out) = 0;
+  ModelExecutor inner_;
+  std::size_t step_ = 0;
+};
+
+/// An agreeing executor (no bug): the differential runner must pass it.
+class HonestExecutor final : public TamperingExecutor {
+ public:
+  using TamperingExecutor::TamperingExecutor;
+  [[nodiscard]] std::string bug() const override { return "honest"; }
+
+ private:
+  void tamper(schedule::Step const&, schedule::StepPlan const&, ExecutedStep&) override {}
+};
+
+/// At step `at`, rewrites pointer slot 0 of the first object that refers to something so that it
+/// refers to another live object of the same type as its target (a wrong but valid pointer: the
+/// catalog holds; only the comparison with the model can see it).
+class WrongPointerExecutor final : public TamperingExecutor {
+ public:
+  explicit WrongPointerExecutor(std::size_t at) : at_(at) {}
+  [[nodiscard]] std::string bug() const override { return "wrong-pointer"; }
+  struct Planted {
+    std::uint32_t block = 0, slot = 0, ref = 0;
+    check::ObjRef was, now;
+  };
+  std::optional<Planted> planted;
+
+ private:
+  void tamper(schedule::Step const&, schedule::StepPlan const&, ExecutedStep& out) override {
+    if (step_ != at_) return;
+    auto& s = out.snapshot;
+    for (std::uint32_t b = 0; b < s.blocks.size() && !planted; ++b)
+      for (std::uint32_t slot = 0; slot < s.blocks[b].objects.size() && !planted; ++slot) {
+        auto& rec = s.blocks[b].objects[slot];
+        if (!rec) continue;
+        for (std::uint32_t r = 0; r < rec->refs.size() && !planted; ++r) {
+          if (!rec->refs[r]) continue;
+          check::ObjRef const was = *rec->refs[r];
+          // Another live object in the target's block (same type), other than the target.
+          for (std::uint32_t other = 0; other < 64; ++other) {
+            if (other == was.slot || !s.blocks[was.block].objects[other]) continue;
+            rec->refs[r] = check::ObjRef{was.block, other};
+            planted      = Planted{b, slot, r, was, check::ObjRef{was.block, other}};
+            break;
+          }
+        }
+      }
+  }
+  std::size_t at_;
+};
+
+/// Reports every allocation one slot off where it really went (to a free slot of the same
+/// block when there is one): the model accepts the reported (legal) placements, so the heaps
+/// differ in which slot holds the object.
+class MisreportedSlotExecutor final : public TamperingExecutor {
+ public:
+  [[nodiscard]] std::string bug() const override { return "misreported-slot"; }
+  struct Planted {
+    std::uint64_t id    = 0;
+    std::uint32_t block = 0, real_slot = 0, reported_slot = 0;
+  };
+  std::optional<Planted> planted;
+
+ private:
+  void tamper(schedule::Step const&, schedule::StepPlan const&, ExecutedStep& out) override {
+    if (planted || out.placements.empty()) return;
+    auto& p                 = out.placements.front();
+    auto const& b           = inner_.model().block(p.block);
+    std::uint32_t const cap = inner_.model().config().capacity(p.type);
+    for (std::uint32_t s = 0; s < cap; ++s) {
+      if (s == p.slot || b.slots[s].has_value()) continue;
+      planted = Planted{p.id, p.block, p.slot, s};
+      p.slot  = s;
+      return;
+    }
+  }
+};
+
+/// Reports the first allocation of step `at` in a block of another type: refinement rejects it.
+class IllegalPlacementExecutor final : public TamperingExecutor {
+ public:
+  [[nodiscard]] std::string bug() const override { return "illegal-placement"; }
+
+ private:
+  void tamper(schedule::Step const&, schedule::StepPlan const&, ExecutedStep& out) override {
+    if (out.placements.empty()) return;
+    auto const& m = inner_.model();
+    for (std::uint32_t b = 0; b < m.num_blocks(); ++b)
+      if (m.block(b).type && *m.block(b).type != out.placements.front().type) {
+        out.placements.front().block = b;
+        return;
+      }
+  }
+};
+
+/// Drops the last allocation of every alloc wave (as if it had run out of memory) while blocks
+/// are free: the out-of-memory rule catches it.
+class SpuriousOutOfMemoryExecutor final : public TamperingExecutor {
+ public:
+  [[nodiscard]] std::string bug() const override { return "spurious-oom"; }
+
+ protected:
+  ExecutedStep before(schedule::Step const& step, schedule::StepPlan const& plan) override {
+    if (!std::holds_alternative<schedule::AllocWave>(step) || plan.allocations.size() < 2)
+      return inner_.execute(step, plan);
+    schedule::StepPlan fewer = plan;
+    dropped_                 = fewer.allocations.back().id;
+    fewer.allocations.pop_back();
+    return inner_.execute(step, fewer);
+  }
+
+ private:
+  void tamper(schedule::Step const&, schedule::StepPlan const&, ExecutedStep&) override {}
+  std::uint64_t dropped_ = 0;
+};
+
+/// After every step that deletes objects, leaves defrag[T] set for the first allocated block of
+/// T whose fill is above n/(n+1): "defrag bit not cleared" (a catalog violation).
+class StaleDefragBitExecutor final : public TamperingExecutor {
+ public:
+  [[nodiscard]] std::string bug() const override { return "stale-defrag-bit"; }
+
+ private:
+  void tamper(schedule::Step const& step, schedule::StepPlan const&, ExecutedStep& out) override {
+    if (!std::holds_alternative<schedule::FreeWave>(step)) return;
+    auto& s = out.snapshot;
+    for (std::uint32_t b = 0; b < s.blocks.size(); ++b) {
+      auto const t = check::allocated_type(s, b);
+      if (!t) continue;
+      std::uint32_t const cap  = s.config.capacity(*t);
+      std::uint32_t const used = check::used_slots(s.blocks[b].alloc_bitmap, cap);
+      if (core::is_defrag_fill(used, cap, s.config.defrag_factor)) continue;
+      check::set_bit(s.defrag[*t], b);
+      return;
+    }
+  }
+};
+
+/// Defrag steps that move objects report a cookie of 0 for the first object in a target block:
+/// "the move kernel forgot the cookie" (catalog: cookie-matches-id). Used by the minimize tests:
+/// a failure needs objects to move, so at least a fill, a thinning free and a defrag.
+class LostCookieOnMoveExecutor final : public TamperingExecutor {
+ public:
+  [[nodiscard]] std::string bug() const override { return "lost-cookie"; }
+
+ protected:
+  ExecutedStep before(schedule::Step const& step, schedule::StepPlan const& plan) override {
+    if (auto const* d = std::get_if<schedule::Defrag>(&step)) {
+      // Which objects will move: the model's plan of the first pass.
+      auto const pass = inner_.model().plan_defrag_pass(
+          d->type, d->n.value_or(inner_.model().config().defrag_factor));
+      moved_.clear();
+      for (auto const& src : pass.sources)
+        for (auto const& m : src.moves) moved_.push_back(m.id);
+    }
+    return inner_.execute(step, plan);
+  }
+
+ private:
+  void tamper(schedule::Step const& step, schedule::StepPlan const&, ExecutedStep& out) override {
+    if (!std::holds_alternative<schedule::Defrag>(step) || moved_.empty()) return;
+    for (auto& block : out.snapshot.blocks)
+      for (auto& rec : block.objects)
+        if (rec && rec->id == moved_.front()) {
+          rec->cookie = 0;
+          return;
+        }
+  }
+  std::vector<std::uint64_t> moved_;
+};
+
+/// Throws at step `at` ("a CUDA error").
+class ThrowingExecutor final : public TamperingExecutor {
+ public:
+  explicit ThrowingExecutor(std::size_t at) : at_(at) {}
+  [[nodiscard]] std::string bug() const override { return "throws"; }
+
+ protected:
+  ExecutedStep before(schedule::Step const& step, schedule::StepPlan const& plan) override {
+    if (step_ == at_) throw std::runtime_error("planted: an illegal memory access was encountered");
+    return inner_.execute(step, plan);
+  }
+
+ private:
+  void tamper(schedule::Step const&, schedule::StepPlan const&, ExecutedStep&) override {}
+  std::size_t at_;
+};
+
+/// Reports a hang at step `at` (as the watchdog would).
+class HangingExecutor final : public TamperingExecutor {
+ public:
+  explicit HangingExecutor(std::size_t at) : at_(at) {}
+  [[nodiscard]] std::string bug() const override { return "hangs"; }
+
+ private:
+  void tamper(schedule::Step const&, schedule::StepPlan const&, ExecutedStep& out) override {
+    if (step_ == at_) out.hang = "'planted spin kernel' did not finish within 0.100 s (watchdog)";
+  }
+  std::size_t at_;
+};
+
+/// Reports one pass more than it ran, for every defrag step.
+class WrongPassCountExecutor final : public TamperingExecutor {
+ public:
+  [[nodiscard]] std::string bug() const override { return "wrong-passes"; }
+
+ private:
+  void tamper(schedule::Step const&, schedule::StepPlan const&, ExecutedStep& out) override {
+    if (out.defrag_passes) ++*out.defrag_passes;
+  }
+};
+
+/// Reports its roots in reverse order whenever there are at least two distinct ones.
+class SwappedRootsExecutor final : public TamperingExecutor {
+ public:
+  [[nodiscard]] std::string bug() const override { return "swapped-roots"; }
+
+ private:
+  void tamper(schedule::Step const&, schedule::StepPlan const&, ExecutedStep& out) override {
+    if (out.roots && out.roots->size() >= 2 && out.roots->front() != out.roots->back())
+      std::swap(out.roots->front(), out.roots->back());
+  }
+};
+
+template <class Executor, class... Args>
+std::unique_ptr<runner::DifferentialRunner> differential(Args&&... args) {
+  return std::make_unique<runner::DifferentialRunner>(
+      std::make_unique<Executor>(std::forward<Args>(args)...));
+}
+
+}  // namespace heaplab::workflow_test

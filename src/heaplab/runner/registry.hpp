@@ -1,0 +1,48 @@
+// Runners by name, as the command line names them (heaplab stress/replay/minimize --runner).
+//
+//   model               ModelRunner: the reference model alone (model_runner.hpp)
+//   differential-model  DifferentialRunner over ModelExecutor with random legal placements: the
+//                       differential path of the GPU runner, with a second model in place of the
+//                       GPU (model_executor.hpp)
+//   gpu                 DifferentialRunner over the GPU allocator (added with the GPU runner; until
+//                       then make_runner throws runner_unavailable saying so)
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "heaplab/runner/runner.hpp"
+
+namespace heaplab::runner {
+
+struct RunnerOptions {
+  /// differential-model: seed of the random legal placements.
+  std::uint64_t placement_seed = 1;
+  /// gpu: the CUDA device (stress gives shard i device i).
+  int device = 0;
+  /// gpu: the watchdog's budget for one step's kernels (cuda/watchdog.hpp).
+  std::chrono::milliseconds watchdog_budget{5000};
+};
+
+/// A runner that exists but cannot run here (not built, no GPU); what() says why.
+class runner_unavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Every runner name, in the order of the table above.
+std::vector<std::string> const& runner_names();
+
+/// Throws core::precondition_error for an unknown name (listing the known ones) and
+/// runner_unavailable for a runner that cannot run here.
+std::unique_ptr<ScheduleRunner> make_runner(std::string const& name,
+                                            RunnerOptions const& options = {});
+
+/// "" when make_runner(name) would succeed, else why not (without constructing it).
+std::string unavailable_reason(std::string const& name);
+
+}  // namespace heaplab::runner

@@ -1,0 +1,430 @@
+// The stress loop and its profiles (stress.hpp).
+#include "heaplab/runner/stress.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "heaplab/runner/environment.hpp"
+#include "heaplab/schedule/choice.hpp"
+#include "heaplab/schedule/generators.hpp"
+
+namespace heaplab::runner {
+
+namespace {
+
+using schedule::AllocWave;
+using schedule::Defrag;
+using schedule::FreeWave;
+using schedule::Step;
+
+constexpr std::uint64_t kCaseSalt = 0x5eed;
+
+/// RapidCheck's implicit generation context is a process-wide static, so generation is
+/// serialized across shards.
+std::mutex& generation_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::vector<std::uint32_t> concrete(core::HeapConfig const& c) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t t = 0; t < c.num_types(); ++t)
+    if (!c.types[t].is_abstract) out.push_back(t);
+  return out;
+}
+
+template <class T>
+T one_of(std::vector<T> const& v) {
+  return v[*rc::gen::inRange<std::size_t>(0, v.size())];
+}
+
+std::uint64_t small_seed() { return *rc::gen::inRange<std::uint64_t>(0, 1000); }
+
+/// An alloc wave of `type` asking for about `objects` objects (threads x count, within the
+/// format's limits), with a random divergence pattern and random links.
+AllocWave sized_wave(core::HeapConfig const& c, std::uint32_t type, std::uint64_t objects) {
+  AllocWave w;
+  w.type            = type;
+  std::uint32_t cnt = *rc::gen::inRange<std::uint32_t>(1, 4);
+  w.count           = cnt;
+  switch (*rc::gen::inRange(0, 4)) {
+    case 0:
+      w.divergence = schedule::Divergence::alternate;
+      objects *= 2;  // half the lanes allocate
+      break;
+    case 1:
+      w.divergence = schedule::Divergence::random_mask;
+      w.mask_seed  = small_seed();
+      objects *= 2;  // about half the lanes allocate
+      break;
+    default:
+      w.divergence = schedule::Divergence::all;
+      break;
+  }
+  std::uint64_t const threads = std::max<std::uint64_t>(1, (objects + cnt - 1) / cnt);
+  w.threads = static_cast<std::uint32_t>(std::min<std::uint64_t>(threads, schedule::kMaxThreads));
+  auto const slots = c.pointer_slots(type);
+  for (std::uint32_t s = 0; s < slots.size(); ++s) {
+    if (!*rc::gen::inRange(0, 2)) continue;
+    schedule::LinkRule rule;
+    rule.type          = type;
+    rule.slot          = s;
+    rule.seed          = small_seed();
+    rule.null_fraction = *rc::gen::inRange(0, 5) / 8.0;
+    w.links.push_back(rule);
+  }
+  w.roots = *rc::gen::inRange(0, 8) == 0;
+  return w;
+}
+
+FreeWave thinning(std::uint32_t type) {
+  FreeWave f;
+  f.select.type     = type;
+  f.select.pattern  = schedule::SelectPattern::fraction;
+  f.select.fraction = *rc::gen::inRange(2, 8) / 8.0;
+  f.select.seed     = small_seed();
+  return f;
+}
+
+Defrag defrag_of(core::HeapConfig const& c, std::uint32_t type) {
+  Defrag d;
+  d.type    = type;
+  d.variant = static_cast<schedule::DefragVariant>(*rc::gen::inRange(0, 3));
+  if (*rc::gen::inRange(0, 4) == 0) {
+    std::uint32_t const max_n = std::min<std::uint32_t>(c.capacity(type) - 1, 4);
+    if (max_n >= 1) d.n = *rc::gen::inRange<std::uint32_t>(1, max_n + 1);
+  }
+  if (*rc::gen::inRange(0, 3) == 0) d.k1 = *rc::gen::inRange<std::uint32_t>(0, 3);
+  return d;
+}
+
+/// Total capacity of the heap for objects of `type` (every block holding it).
+std::uint64_t heap_capacity(core::HeapConfig const& c, std::uint32_t type) {
+  return std::uint64_t{c.num_blocks} * c.capacity(type);
+}
+
+rc::Gen<schedule::Schedule> large_schedule(std::uint32_t heap_mib, std::uint32_t max_blocks) {
+  return rc::gen::withSize([=](int size) {
+    return rc::gen::exec([=] {
+      core::HeapConfig c     = *schedule::gen::config();
+      std::uint32_t const hi = std::max<std::uint32_t>(
+          2, std::min(blocks_for_heap(c, heap_mib), std::min(max_blocks, schedule::kMaxBlocks)));
+      c.num_blocks = *rc::gen::inRange<std::uint32_t>(std::max<std::uint32_t>(2, hi / 2), hi + 1);
+      auto const types = concrete(c);
+      schedule::Schedule s;
+      s.config                     = c;
+      std::uint32_t const episodes = 1 + static_cast<std::uint32_t>(size) / 3;
+      for (std::uint32_t e = 0; e < episodes; ++e) {
+        std::uint32_t const t = one_of(types);
+        switch (*rc::gen::inRange(0, 12)) {
+          case 0:
+          case 1:
+          case 2:
+            s.steps.push_back(*schedule::gen::step(c));
+            break;
+          case 3:
+          case 4:  // 1/16 .. 4/16 of the heap's capacity, split among the types
+            s.steps.push_back(sized_wave(
+                c, t, heap_capacity(c, t) * *rc::gen::inRange(1, 5) / 16 / types.size()));
+            break;
+          case 5:
+          case 6:
+          case 7:
+            s.steps.push_back(thinning(t));
+            break;
+          case 8:
+          case 9:
+            s.steps.push_back(defrag_of(c, t));
+            break;
+          default:  // fill, thin, defragment: the CompactGpu episode at scale
+            s.steps.push_back(sized_wave(c, t, heap_capacity(c, t) / 2));
+            s.steps.push_back(thinning(t));
+            s.steps.push_back(defrag_of(c, t));
+            break;
+        }
+      }
+      return s;
+    });
+  });
+}
+
+rc::Gen<schedule::Schedule> near_oom_schedule(std::uint32_t heap_mib, std::uint32_t max_blocks) {
+  return rc::gen::withSize([=](int size) {
+    return rc::gen::exec([=] {
+      core::HeapConfig c     = *schedule::gen::config();
+      std::uint32_t const hi = std::max<std::uint32_t>(
+          2, std::min({blocks_for_heap(c, heap_mib), max_blocks, std::uint32_t{48}}));
+      c.num_blocks     = *rc::gen::inRange<std::uint32_t>(2, hi + 1);
+      auto const types = concrete(c);
+      schedule::Schedule s;
+      s.config                     = c;
+      std::uint32_t const episodes = 1 + static_cast<std::uint32_t>(size) / 3;
+      for (std::uint32_t e = 0; e < episodes; ++e) {
+        std::uint32_t const t = one_of(types);
+        switch (*rc::gen::inRange(0, 10)) {
+          case 0:
+          case 1:
+          case 2:  // ask for 90-130% of the heap's capacity for t
+            s.steps.push_back(
+                sized_wave(c, t, heap_capacity(c, t) * *rc::gen::inRange(9, 14) / 10));
+            break;
+          case 3:
+          case 4:
+            s.steps.push_back(*schedule::gen::step(c));  // parallel_do children, relinks, ...
+            break;
+          case 5:
+          case 6:
+            s.steps.push_back(thinning(t));
+            break;
+          case 7:
+          case 8:
+            s.steps.push_back(defrag_of(c, t));
+            break;
+          default:
+            s.steps.push_back(schedule::Check{});
+            break;
+        }
+      }
+      return s;
+    });
+  });
+}
+
+}  // namespace
+
+char const* to_string(Profile p) {
+  switch (p) {
+    case Profile::small:
+      return "small";
+    case Profile::large:
+      return "large";
+    case Profile::near_oom:
+      return "near-oom";
+  }
+  return "?";
+}
+
+std::optional<Profile> profile_from_string(std::string const& s) {
+  for (Profile p : {Profile::small, Profile::large, Profile::near_oom})
+    if (s == to_string(p)) return p;
+  return std::nullopt;
+}
+
+std::uint64_t block_bytes(core::HeapConfig const& config) {
+  return std::uint64_t{core::kMaxCapacity} * config.smallest_size();
+}
+
+std::uint32_t blocks_for_heap(core::HeapConfig const& config, std::uint32_t heap_mib) {
+  std::uint64_t const blocks =
+      (std::uint64_t{heap_mib} << 20) / std::max<std::uint64_t>(1, block_bytes(config));
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(blocks, 1, 0xFFFFFFFFu));
+}
+
+rc::Gen<schedule::Schedule> profile_schedule(Profile profile,
+                                             std::uint32_t heap_mib,
+                                             std::uint32_t max_blocks) {
+  switch (profile) {
+    case Profile::large:
+      return large_schedule(heap_mib, max_blocks);
+    case Profile::near_oom:
+      return near_oom_schedule(heap_mib, max_blocks);
+    case Profile::small:
+      break;
+  }
+  return rc::gen::mapcat(schedule::gen::config(), [=](core::HeapConfig c) {
+    c.num_blocks = std::max<std::uint32_t>(
+        1, std::min({c.num_blocks, blocks_for_heap(c, heap_mib), max_blocks}));
+    return schedule::gen::schedule_for(c);
+  });
+}
+
+std::uint64_t case_seed(std::uint64_t run_seed, std::uint64_t k) {
+  return schedule::mix(run_seed, k, kCaseSalt);
+}
+
+std::uint32_t case_size(std::uint64_t k) { return static_cast<std::uint32_t>(1 + k % 100); }
+
+StressCase make_case(StressOptions const& options, std::uint64_t k) {
+  StressCase c;
+  c.index      = k;
+  c.seed       = case_seed(options.seed, k);
+  c.rapidcheck = {c.seed, case_size(k)};
+  std::lock_guard<std::mutex> lock(generation_mutex());
+  auto const gen = profile_schedule(options.profile, options.heap_mib, options.max_blocks);
+  c.schedule     = gen(rc::Random(c.rapidcheck.seed), static_cast<int>(c.rapidcheck.size)).value();
+  return c;
+}
+
+schedule::FailureFile failure_file_for(StressOptions const& options,
+                                       StressCase const& c,
+                                       ScheduleRunner const& runner,
+                                       Failure const& failure) {
+  schedule::FailureFile f;
+  f.created              = schedule::utc_now_iso8601();
+  f.git_commit           = git_commit();
+  f.gpu                  = runner.device_name();
+  f.runner               = runner.name();
+  f.seed                 = c.seed;
+  f.rapidcheck           = c.rapidcheck;
+  f.origin.command       = "stress";
+  f.origin.run_seed      = options.seed;
+  f.origin.case_index    = c.index;
+  f.origin.profile       = to_string(options.profile);
+  f.origin.heap_mib      = options.heap_mib;
+  f.failure              = failure.record();
+  f.schedule             = c.schedule;
+  f.schedule.description = "heaplab stress --seed " + std::to_string(options.seed) + " --profile " +
+                           to_string(options.profile) + " --heap-mib " +
+                           std::to_string(options.heap_mib) + ", case " + std::to_string(c.index);
+  return f;
+}
+
+StressResult run_stress(StressOptions const& options,
+                        RunnerFactory const& make_runner,
+                        StressObserver const& observer) {
+  HEAPLAB_EXPECTS(options.shards >= 1, "stress needs at least one shard");
+  HEAPLAB_EXPECTS(options.seconds >= 0, "the time budget must not be negative");
+  HEAPLAB_EXPECTS(options.max_failures >= 1, "max_failures must be at least 1");
+  using clock      = std::chrono::steady_clock;
+  auto const start = clock::now();
+  auto elapsed     = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
+
+  // Runners are made up front so that "not available" is reported before any case runs.
+  std::vector<std::unique_ptr<ScheduleRunner>> runners;
+  for (unsigned s = 0; s < options.shards; ++s) runners.push_back(make_runner(s));
+
+  struct Shared {
+    std::atomic<std::uint64_t> cases{0}, steps{0}, defrags{0}, oom{0}, skipped{0}, failures{0};
+    std::atomic<std::uint64_t> live{0}, blocks{0}, num_blocks{0};
+    std::atomic<bool> stop{false};
+    std::atomic<int> running{0};
+    std::mutex mutex;  // failures, stop_reason, observer.on_failure
+    std::condition_variable wake;
+    std::vector<SavedFailure> saved;
+    std::string stop_reason;
+    bool hang = false;
+  } shared;
+
+  auto request_stop = [&](std::string const& reason) {
+    if (shared.stop_reason.empty()) shared.stop_reason = reason;
+    shared.stop = true;
+  };
+
+  auto worker = [&](unsigned shard) {
+    ScheduleRunner& runner = *runners[shard];
+    for (std::uint64_t k = shard;; k += options.shards) {
+      if (shared.stop) break;
+      if (options.max_cases && k >= options.max_cases) break;
+      if (elapsed() >= options.seconds) break;
+      StressCase const c = make_case(options, k);
+      if (!runner.supports(c.schedule.config).supported) {
+        ++shared.skipped;
+        continue;
+      }
+      RunOutcome outcome;
+      try {
+        outcome = runner.run(c.schedule, [&](StepReport const& r) {
+          ++shared.steps;
+          if (r.op == "defrag") ++shared.defrags;
+          shared.oom += r.out_of_memory;
+          shared.live       = r.live_objects;
+          shared.blocks     = r.blocks_in_use;
+          shared.num_blocks = r.num_blocks;
+        });
+      } catch (std::exception const& e) {
+        // Bad input from the generator: a bug in heaplab, reported as a crash of step 0.
+        Failure f;
+        f.kind          = FailureKind::crash;
+        f.check         = checks::kException;
+        f.message       = std::string("the runner rejected the generated schedule: ") + e.what();
+        outcome.failure = f;
+      }
+      ++shared.cases;
+      if (!outcome.failure) continue;
+      ++shared.failures;
+      SavedFailure saved;
+      saved.failure   = *outcome.failure;
+      saved.shard     = shard;
+      bool const hang = outcome.failure->kind == FailureKind::hang;
+      {
+        std::lock_guard<std::mutex> lock(shared.mutex);
+        try {
+          saved.file = failure_file_for(options, c, runner, *outcome.failure);
+          saved.path = schedule::save_failure(saved.file, options.out_dir);
+        } catch (std::exception const& e) {
+          saved.save_error = e.what();
+        }
+        shared.saved.push_back(saved);
+        if (observer.on_failure) observer.on_failure(saved);
+        if (shared.failures >= options.max_failures) request_stop("--max-failures reached");
+        if (hang) {
+          shared.hang = true;
+          request_stop("hang");
+        }
+      }
+      if (hang) {
+        if (observer.on_hang) observer.on_hang(saved);
+        break;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(shared.mutex);
+      --shared.running;
+    }
+    shared.wake.notify_all();
+  };
+
+  std::vector<std::thread> threads;
+  shared.running = static_cast<int>(options.shards);
+  for (unsigned s = 0; s < options.shards; ++s) threads.emplace_back(worker, s);
+
+  auto stats = [&] {
+    StressStats st;
+    st.elapsed       = elapsed();
+    st.cases         = shared.cases;
+    st.steps         = shared.steps;
+    st.defrags       = shared.defrags;
+    st.out_of_memory = shared.oom;
+    st.skipped       = shared.skipped;
+    st.failures      = shared.failures;
+    st.live_objects  = shared.live;
+    st.blocks_in_use = shared.blocks;
+    st.num_blocks    = shared.num_blocks;
+    return st;
+  };
+  auto const tick = std::chrono::duration<double>(std::max(0.01, options.tick_seconds));
+  auto next_tick  = clock::now() + std::chrono::duration_cast<clock::duration>(tick);
+  {
+    std::unique_lock<std::mutex> lock(shared.mutex);
+    while (shared.running > 0) {
+      shared.wake.wait_until(lock, next_tick);
+      if (clock::now() >= next_tick) {
+        next_tick += std::chrono::duration_cast<clock::duration>(tick);
+        if (observer.on_tick) {
+          lock.unlock();
+          observer.on_tick(stats());
+          lock.lock();
+        }
+      }
+    }
+  }
+  for (auto& t : threads) t.join();
+
+  StressResult result;
+  result.stats       = stats();
+  result.failures    = std::move(shared.saved);
+  result.hang        = shared.hang;
+  result.stop_reason = shared.stop_reason;
+  if (result.stop_reason.empty())
+    result.stop_reason =
+        options.max_cases && result.stats.cases + result.stats.skipped >= options.max_cases
+            ? "--cases reached"
+            : "time budget";
+  return result;
+}
+
+}  // namespace heaplab::runner

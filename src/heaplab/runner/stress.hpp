@@ -1,0 +1,134 @@
+// Time-budgeted random testing: `heaplab stress` (docs/workflow.md, docs/replay.md).
+//
+// A stress run generates random schedules (schedule::gen generators, shaped by a profile), runs
+// each through a ScheduleRunner (invariants after every step; the model comparison for
+// differential runners) and saves every failure as a failure file. Everything about case k is a
+// pure function of (run seed, k): its seed is case_seed(run_seed, k), its RapidCheck parameters
+// (seed, size) generate its schedule, so any failure file reproduces without the run around it.
+//
+// Sharding. Cases are dealt round-robin to `shards` workers: shard s runs cases s, s + S,
+// s + 2S, ... with its own runner (the GPU runner of shard s uses device s). Because a case's
+// schedule does not depend on the shard that ran it, the set of schedules tried is the same for
+// any number of GPUs; only how many are tried in the budget changes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "heaplab/runner/runner.hpp"
+#include "heaplab/schedule/failure_file.hpp"
+
+namespace heaplab::runner {
+
+/// small: gen::config() heaps (M in [2, 32]) and gen::steps() schedules (the property tests'
+///        distribution);
+/// large: the same kinds of types, M from --heap-mib (at least half of it), waves scaled to the
+///        heap (fills of 1/16..4/16 of its capacity, thinning frees of 2/8..7/8, defrags, and
+///        fill-half/thin/defrag episodes) mixed with random steps;
+/// near-oom: small heaps (M in [2, 48]) driven to and past exhaustion: waves asking for 90-130%
+///        of the remaining capacity, child allocations, frees and defrags near full.
+enum class Profile { small, large, near_oom };
+char const* to_string(Profile profile);
+std::optional<Profile> profile_from_string(std::string const& s);
+
+/// Bytes of one block's object area: 64 objects of the smallest type (DynaSOAr sec. 3.2).
+std::uint64_t block_bytes(core::HeapConfig const& config);
+/// How many blocks of `config` fit into heap_mib MiB (at least 1).
+std::uint32_t blocks_for_heap(core::HeapConfig const& config, std::uint32_t heap_mib);
+
+/// Schedules of a profile. max_blocks caps M (the model is sequential: its runners cap M to keep
+/// cases short; the GPU runner's cap is the file format's).
+rc::Gen<schedule::Schedule> profile_schedule(Profile profile,
+                                             std::uint32_t heap_mib,
+                                             std::uint32_t max_blocks);
+
+struct StressOptions {
+  double seconds                = 60;  // time budget (cases in flight finish after it)
+  std::uint64_t seed            = 1;   // fixes the whole run
+  std::uint32_t heap_mib        = 16;
+  Profile profile               = Profile::small;
+  std::uint32_t max_blocks      = 512;
+  std::uint64_t max_cases       = 0;   // stop after this many cases (0: only the time budget)
+  std::size_t max_failures      = 10;  // stop after this many failures
+  unsigned shards               = 1;   // workers, each with its own runner
+  std::filesystem::path out_dir = "failures";
+  double tick_seconds           = 1;  // how often StressObserver::on_tick is called
+};
+
+/// The seed of case k of a run: schedule::mix(run_seed, k, salt).
+std::uint64_t case_seed(std::uint64_t run_seed, std::uint64_t k);
+/// RapidCheck size of case k: 1 + k % 100 (sizes cycle, small cases first; max_size <= 100).
+std::uint32_t case_size(std::uint64_t k);
+
+struct StressCase {
+  std::uint64_t index = 0;
+  std::uint64_t seed  = 0;
+  schedule::RapidCheckParams rapidcheck;  // profile_schedule(...)(rc::Random(seed), size)
+  schedule::Schedule schedule;
+};
+/// Case k of a run (deterministic; thread-safe: RapidCheck generation is serialized).
+StressCase make_case(StressOptions const& options, std::uint64_t k);
+
+/// Counters of a run. live_objects, blocks_in_use and num_blocks are those after the last step
+/// any shard ran (the heap fill shown is blocks_in_use / num_blocks).
+struct StressStats {
+  double elapsed              = 0;
+  std::uint64_t cases         = 0;
+  std::uint64_t steps         = 0;
+  std::uint64_t defrags       = 0;
+  std::uint64_t out_of_memory = 0;  // allocations that found no memory
+  std::uint64_t skipped       = 0;  // cases whose config the runner does not support
+  std::uint64_t failures      = 0;
+  std::uint64_t live_objects  = 0;
+  std::uint64_t blocks_in_use = 0;
+  std::uint64_t num_blocks    = 0;
+};
+
+struct SavedFailure {
+  std::filesystem::path path;  // empty if the file could not be written (see save_error)
+  std::string save_error;
+  schedule::FailureFile file;
+  Failure failure;
+  unsigned shard = 0;
+};
+
+struct StressObserver {
+  /// Every tick_seconds, from the calling thread.
+  std::function<void(StressStats const&)> on_tick;
+  /// After each failure file is written, from the shard's thread (calls are serialized).
+  std::function<void(SavedFailure const&)> on_failure;
+  /// After a hang's failure file is written, from the shard's thread. The device still runs the
+  /// stuck kernel, so the command-line tool ends the process here (std::_Exit). Without it the
+  /// run stops every shard and returns with StressResult::hang set.
+  std::function<void(SavedFailure const&)> on_hang;
+};
+
+struct StressResult {
+  StressStats stats;
+  std::vector<SavedFailure> failures;
+  bool hang = false;
+  std::string stop_reason;  // "time budget", "--cases reached", "--max-failures reached", "hang"
+};
+
+using RunnerFactory = std::function<std::unique_ptr<ScheduleRunner>(unsigned shard)>;
+
+/// The failure file of a failed stress case.
+schedule::FailureFile failure_file_for(StressOptions const& options,
+                                       StressCase const& c,
+                                       ScheduleRunner const& runner,
+                                       Failure const& failure);
+
+/// Runs the loop (see the top of this file). Throws only for bad options.
+StressResult run_stress(StressOptions const& options,
+                        RunnerFactory const& make_runner,
+                        StressObserver const& observer = {});
+
+}  // namespace heaplab::runner

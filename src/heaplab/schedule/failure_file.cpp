@@ -1,0 +1,473 @@
+// Strict reading and canonical writing of failure files (failure_file.hpp, docs/replay.md).
+#include "heaplab/schedule/failure_file.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "heaplab/schedule/json.hpp"
+
+namespace heaplab::schedule {
+
+using nlohmann::json;
+using ordered = nlohmann::ordered_json;
+
+namespace {
+
+constexpr std::pair<FailureKind, char const*> kKindNames[] = {
+    {FailureKind::invariant_violation, "invariant_violation"},
+    {FailureKind::divergence, "divergence"},
+    {FailureKind::digest_mismatch, "digest_mismatch"},
+    {FailureKind::hang, "hang"},
+    {FailureKind::crash, "crash"},
+};
+
+[[noreturn]] void fail(std::string const& path, std::string const& reason) {
+  throw schedule_error(path, reason);
+}
+
+std::string child(std::string const& path, std::string const& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+std::string show(json const& j) {
+  if (j.is_object()) return "an object";
+  if (j.is_array()) return "an array";
+  std::string text = j.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return std::string(j.type_name()) + " " + text;
+}
+
+std::string joined(std::vector<std::string> const& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out;
+}
+
+/// Keys that differ by at most two edits are suggested ("did you mean").
+bool close(std::string const& a, std::string const& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0]           = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t const up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag   = up;
+    }
+  }
+  return row[b.size()] <= 2;
+}
+
+/// An object whose keys must all be in `allowed`.
+class Obj {
+ public:
+  Obj(json const& j, std::string path, std::vector<std::string> allowed)
+      : j_(j), path_(std::move(path)) {
+    if (!j.is_object()) fail(path_, "expected an object, got " + show(j));
+    for (auto const& item : j.items()) {
+      if (std::find(allowed.begin(), allowed.end(), item.key()) != allowed.end()) continue;
+      std::string reason = "unknown key '" + item.key() + "'";
+      for (auto const& a : allowed)
+        if (close(item.key(), a)) {
+          reason += " (did you mean '" + a + "'?)";
+          break;
+        }
+      fail(child(path_, item.key()), reason + "; allowed here: " + joined(allowed));
+    }
+  }
+  [[nodiscard]] json const* find(std::string const& key) const {
+    auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  [[nodiscard]] json const& at(std::string const& key) const {
+    if (auto const* v = find(key)) return *v;
+    fail(child(path_, key), "missing required field '" + key + "'");
+  }
+  [[nodiscard]] std::string path(std::string const& key) const { return child(path_, key); }
+
+ private:
+  json const& j_;
+  std::string path_;
+};
+
+std::uint64_t as_u64(json const& j, std::string const& path) {
+  if (j.is_number_unsigned()) return j.get<std::uint64_t>();
+  if (j.is_number_integer()) fail(path, "must not be negative, got " + show(j));
+  fail(path, "expected a non-negative integer, got " + show(j));
+}
+
+std::uint32_t as_u32(json const& j, std::string const& path) {
+  std::uint64_t const v = as_u64(j, path);
+  if (v > 0xFFFFFFFFull) fail(path, "must be at most 4294967295, got " + std::to_string(v));
+  return static_cast<std::uint32_t>(v);
+}
+
+std::string as_string(json const& j, std::string const& path) {
+  if (!j.is_string()) fail(path, "expected a string, got " + show(j));
+  return j.get<std::string>();
+}
+
+std::string as_nonempty(json const& j, std::string const& path) {
+  std::string s = as_string(j, path);
+  if (s.empty()) fail(path, "must not be empty");
+  return s;
+}
+
+/// Finds the first duplicate key while nlohmann parses (its own parser keeps the last value).
+struct DuplicateFinder {
+  std::vector<std::set<std::string>> keys;  // one set per open object
+  std::vector<std::string> paths;           // path of every open container
+  std::vector<std::size_t> indices;         // next element index per open array (or SIZE_MAX)
+  std::string pending_key;
+  std::optional<std::string> duplicate;  // path of the duplicate key
+
+  std::string next_child_path() {
+    if (paths.empty()) return "";
+    if (indices.back() != SIZE_MAX)
+      return paths.back() + "[" + std::to_string(indices.back()++) + "]";
+    return child(paths.back(), pending_key);
+  }
+  bool operator()(int depth, json::parse_event_t event, json& parsed) {
+    (void)depth;
+    switch (event) {
+      case json::parse_event_t::object_start:
+        paths.push_back(next_child_path());
+        keys.emplace_back();
+        indices.push_back(SIZE_MAX);
+        break;
+      case json::parse_event_t::array_start:
+        paths.push_back(next_child_path());
+        keys.emplace_back();
+        indices.push_back(0);
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        paths.pop_back();
+        keys.pop_back();
+        indices.pop_back();
+        break;
+      case json::parse_event_t::key:
+        pending_key = parsed.get<std::string>();
+        if (!keys.back().insert(pending_key).second && !duplicate)
+          duplicate = child(paths.back(), pending_key);
+        break;
+      case json::parse_event_t::value:
+        if (!indices.empty() && indices.back() != SIZE_MAX) ++indices.back();
+        break;
+    }
+    return true;
+  }
+};
+
+json parse_text(std::string_view text) {
+  DuplicateFinder finder;
+  json document;
+  try {
+    document = json::parse(
+        text.begin(), text.end(), [&finder](int depth, json::parse_event_t event, json& parsed) {
+          return finder(depth, event, parsed);
+        });
+  } catch (json::parse_error const& e) {
+    std::size_t const offset = e.byte > 0 ? e.byte - 1 : 0;
+    TextPosition const p     = position_of(text, offset);
+    std::string what         = e.what();
+    auto const colon         = what.find(": ", what.find("parse error"));
+    if (colon != std::string::npos) what = what.substr(colon + 2);
+    throw schedule_error("", "invalid JSON: " + what, p.line, p.column);
+  }
+  if (finder.duplicate) {
+    TextPosition const p = locate(text, *finder.duplicate);
+    throw schedule_error(*finder.duplicate, "duplicate key", p.line, p.column);
+  }
+  return document;
+}
+
+std::string read_file(std::filesystem::path const& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw schedule_error("", "is a directory, not a file", 0, 0, file.string());
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw schedule_error("", "cannot open the file", 0, 0, file.string());
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::vector<std::string> const kTopKeys = {"format",
+                                           "version",
+                                           "created",
+                                           "git_commit",
+                                           "gpu",
+                                           "runner",
+                                           "seed",
+                                           "rapidcheck",
+                                           "origin",
+                                           "failure",
+                                           "schedule"};
+
+}  // namespace
+
+char const* to_string(FailureKind kind) {
+  for (auto const& [k, name] : kKindNames)
+    if (k == kind) return name;
+  return "?";
+}
+
+std::optional<FailureKind> failure_kind_from_string(std::string const& s) {
+  for (auto const& [k, name] : kKindNames)
+    if (s == name) return k;
+  return std::nullopt;
+}
+
+bool operator==(FailureFile const& a, FailureFile const& b) {
+  return a.created == b.created && a.git_commit == b.git_commit && a.gpu == b.gpu &&
+         a.runner == b.runner && a.seed == b.seed && a.rapidcheck == b.rapidcheck &&
+         a.origin == b.origin && a.failure == b.failure && a.schedule == b.schedule;
+}
+
+void validate(FailureFile const& f) {
+  if (f.created.empty()) fail("created", "must not be empty");
+  if (f.git_commit.empty()) fail("git_commit", "must not be empty (write \"unknown\")");
+  if (f.gpu.empty()) fail("gpu", "must not be empty (write \"none\")");
+  if (f.runner.empty()) fail("runner", "must not be empty");
+  if (f.origin.command.empty()) fail("origin.command", "must not be empty");
+  if (f.failure.check.empty()) fail("failure.check", "must not be empty");
+  try {
+    validate(f.schedule);
+  } catch (schedule_error const& e) {
+    throw schedule_error(child("schedule", e.path()), e.reason());
+  }
+  if (f.failure.step >= f.schedule.steps.size())
+    fail("failure.step",
+         "step " + std::to_string(f.failure.step) + " is outside the schedule, which has " +
+             std::to_string(f.schedule.steps.size()) + " steps");
+}
+
+ordered to_json(FailureFile const& f) {
+  ordered j = {{"format", kFailureFormatName},
+               {"version", kFailureFormatVersion},
+               {"created", f.created},
+               {"git_commit", f.git_commit},
+               {"gpu", f.gpu},
+               {"runner", f.runner},
+               {"seed", f.seed}};
+  if (f.rapidcheck) j["rapidcheck"] = {{"seed", f.rapidcheck->seed}, {"size", f.rapidcheck->size}};
+  ordered origin = {{"command", f.origin.command}};
+  if (f.origin.run_seed) origin["run_seed"] = *f.origin.run_seed;
+  if (f.origin.case_index) origin["case"] = *f.origin.case_index;
+  if (!f.origin.profile.empty()) origin["profile"] = f.origin.profile;
+  if (f.origin.heap_mib) origin["heap_mib"] = *f.origin.heap_mib;
+  if (!f.origin.minimized_from.empty()) origin["minimized_from"] = f.origin.minimized_from;
+  if (f.origin.original_steps) origin["original_steps"] = *f.origin.original_steps;
+  j["origin"]   = std::move(origin);
+  j["failure"]  = {{"step", f.failure.step},
+                   {"kind", to_string(f.failure.kind)},
+                   {"check", f.failure.check},
+                   {"message", f.failure.message}};
+  j["schedule"] = to_json(f.schedule);
+  return j;
+}
+
+FailureFile failure_from_json(json const& document) {
+  if (!document.is_object())
+    fail("",
+         "a failure file is a JSON object with \"format\": \"" + std::string(kFailureFormatName) +
+             "\", got " + show(document));
+  auto const format = document.find("format");
+  if (format == document.end())
+    fail("format",
+         "missing: not a heaplab failure file (expected \"format\": \"" +
+             std::string(kFailureFormatName) + "\")");
+  if (as_string(*format, "format") != kFailureFormatName)
+    fail("format", "expected \"" + std::string(kFailureFormatName) + "\", got " + show(*format));
+  auto const version = document.find("version");
+  if (version == document.end())
+    fail("version",
+         "missing (this heaplab reads version " + std::to_string(kFailureFormatVersion) + ")");
+  std::uint64_t const v = as_u64(*version, "version");
+  if (v != kFailureFormatVersion)
+    fail("version",
+         "unsupported version " + std::to_string(v) + "; this heaplab reads version " +
+             std::to_string(kFailureFormatVersion));
+  Obj const o(document, "", kTopKeys);
+  FailureFile f;
+  f.created    = as_nonempty(o.at("created"), "created");
+  f.git_commit = as_nonempty(o.at("git_commit"), "git_commit");
+  f.gpu        = as_nonempty(o.at("gpu"), "gpu");
+  f.runner     = as_nonempty(o.at("runner"), "runner");
+  f.seed       = as_u64(o.at("seed"), "seed");
+  if (auto const* rc = o.find("rapidcheck")) {
+    Obj const ro(*rc, "rapidcheck", {"seed", "size"});
+    f.rapidcheck = RapidCheckParams{as_u64(ro.at("seed"), ro.path("seed")),
+                                    as_u32(ro.at("size"), ro.path("size"))};
+  }
+  {
+    Obj const oo(
+        o.at("origin"),
+        "origin",
+        {"command", "run_seed", "case", "profile", "heap_mib", "minimized_from", "original_steps"});
+    f.origin.command = as_nonempty(oo.at("command"), oo.path("command"));
+    if (auto const* x = oo.find("run_seed")) f.origin.run_seed = as_u64(*x, oo.path("run_seed"));
+    if (auto const* x = oo.find("case")) f.origin.case_index = as_u64(*x, oo.path("case"));
+    if (auto const* x = oo.find("profile")) f.origin.profile = as_nonempty(*x, oo.path("profile"));
+    if (auto const* x = oo.find("heap_mib")) f.origin.heap_mib = as_u32(*x, oo.path("heap_mib"));
+    if (auto const* x = oo.find("minimized_from"))
+      f.origin.minimized_from = as_nonempty(*x, oo.path("minimized_from"));
+    if (auto const* x = oo.find("original_steps"))
+      f.origin.original_steps = as_u64(*x, oo.path("original_steps"));
+  }
+  {
+    Obj const fo(o.at("failure"), "failure", {"step", "kind", "check", "message"});
+    f.failure.step         = as_u64(fo.at("step"), fo.path("step"));
+    std::string const kind = as_string(fo.at("kind"), fo.path("kind"));
+    auto const parsed_kind = failure_kind_from_string(kind);
+    if (!parsed_kind) {
+      std::vector<std::string> names;
+      for (auto const& [k, name] : kKindNames) names.push_back(name);
+      fail(fo.path("kind"),
+           "unknown failure kind '" + kind + "'; expected one of: " + joined(names));
+    }
+    f.failure.kind    = *parsed_kind;
+    f.failure.check   = as_nonempty(fo.at("check"), fo.path("check"));
+    f.failure.message = as_string(fo.at("message"), fo.path("message"));
+  }
+  try {
+    f.schedule = from_json(o.at("schedule"));
+  } catch (schedule_error const& e) {
+    throw schedule_error(child("schedule", e.path()), e.reason());
+  }
+  validate(f);
+  return f;
+}
+
+FailureFile parse_failure(std::string_view text) {
+  json const document = parse_text(text);
+  try {
+    return failure_from_json(document);
+  } catch (schedule_error const& e) {
+    TextPosition const p = locate(text, e.path());
+    throw schedule_error(e.path(), e.reason(), p.line, p.column);
+  }
+}
+
+FailureFile load_failure(std::filesystem::path const& file) {
+  std::string const text = read_file(file);
+  try {
+    return parse_failure(text);
+  } catch (schedule_error const& e) {
+    throw schedule_error(e.path(), e.reason(), e.line(), e.column(), file.string());
+  }
+}
+
+std::string dump(FailureFile const& file) { return to_json(file).dump(2) + "\n"; }
+
+Replayable load_replayable(std::filesystem::path const& file) {
+  std::string const text = read_file(file);
+  try {
+    json const document = parse_text(text);
+    std::string format;
+    if (document.is_object()) {
+      auto const it = document.find("format");
+      if (it != document.end() && it->is_string()) format = it->get<std::string>();
+    }
+    if (format == kFailureFormatName) return parse_failure(text);
+    if (format == kFormatName) return parse(text);
+    std::string const expected = "a schedule file (\"format\": \"" + std::string(kFormatName) +
+                                 "\") or a failure file (\"format\": \"" + kFailureFormatName +
+                                 "\")";
+    if (!document.is_object())
+      throw schedule_error("", "expected " + expected + ", got " + show(document), 1, 1);
+    TextPosition const p = locate(text, "format");
+    throw schedule_error("format",
+                         (format.empty() ? std::string("missing or not a string")
+                                         : "unknown format '" + format + "'") +
+                             "; expected " + expected,
+                         p.line,
+                         p.column);
+  } catch (schedule_error const& e) {
+    throw schedule_error(e.path(), e.reason(), e.line(), e.column(), file.string());
+  }
+}
+
+Schedule const& schedule_of(Replayable const& r) {
+  if (auto const* f = std::get_if<FailureFile>(&r)) return f->schedule;
+  return std::get<Schedule>(r);
+}
+
+std::string failure_file_name(std::string const& created_iso, std::uint64_t seed) {
+  std::string compact;
+  for (char c : created_iso)
+    if (c != '-' && c != ':') compact += c;
+  if (compact.empty()) compact = "unknown-time";
+  return compact + "-" + std::to_string(seed) + ".json";
+}
+
+void write_failure(FailureFile const& file, std::filesystem::path const& path) {
+  validate(file);
+  std::filesystem::path const tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+    out << dump(file);
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp.string() + ": write failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec)
+    throw std::runtime_error("cannot rename " + tmp.string() + " to " + path.string() + ": " +
+                             ec.message());
+}
+
+std::filesystem::path save_failure(FailureFile const& file,
+                                   std::filesystem::path const& directory) {
+  std::error_code ec;
+  std::filesystem::create_directories(directory, ec);
+  if (ec)
+    throw std::runtime_error("cannot create the directory " + directory.string() + ": " +
+                             ec.message());
+  std::string const name = failure_file_name(file.created, file.seed);
+  std::string const stem = name.substr(0, name.size() - 5);  // without ".json"
+  // Claim the name exclusively ("x": fail if it exists), so that concurrent writers (stress
+  // shards, two processes) never overwrite each other's files; then replace the empty claim.
+  for (int i = 1; i < 10000; ++i) {
+    std::filesystem::path const path =
+        directory / (i == 1 ? name : stem + "-" + std::to_string(i) + ".json");
+    if (std::FILE* claim = std::fopen(path.c_str(), "wx")) {
+      std::fclose(claim);
+      try {
+        write_failure(file, path);
+      } catch (...) {
+        std::error_code ignored;
+        std::filesystem::remove(path, ignored);
+        throw;
+      }
+      return path;
+    }
+    if (errno != EEXIST)
+      throw std::runtime_error("cannot create " + path.string() + ": " + std::strerror(errno));
+  }
+  throw std::runtime_error("cannot find a free file name for " + name + " in " +
+                           directory.string());
+}
+
+std::string utc_now_iso8601() {
+  std::time_t const now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buf;
+}
+
+}  // namespace heaplab::schedule

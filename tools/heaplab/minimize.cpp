@@ -1,0 +1,219 @@
+// `heaplab minimize FILE`: delta debugging of a failing schedule (runner/minimize.hpp,
+// docs/replay.md "Minimize").
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "commands.hpp"
+#include "heaplab/runner/environment.hpp"
+#include "heaplab/runner/minimize.hpp"
+#include "heaplab/runner/registry.hpp"
+#include "heaplab/schedule/failure_file.hpp"
+#include "heaplab/schedule/json.hpp"
+
+namespace heaplab::cli {
+namespace {
+
+constexpr int kExitHang = 3;
+
+struct MinimizeCli {
+  std::string file;
+  std::string runner;   // default: the failure file's runner, else model
+  unsigned reruns = 0;  // default: 1 for deterministic runners, 5 otherwise
+  std::string out;
+  std::size_t max_runs         = 20000;
+  double minutes               = 10;
+  bool no_config               = false;
+  bool no_sizes                = false;
+  bool quiet                   = false;
+  std::uint64_t placement_seed = 1;
+  int watchdog_ms              = 0;
+};
+
+std::string self_path() {
+  std::error_code ec;
+  auto const p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("heaplab") : p.string();
+}
+
+std::filesystem::path default_output(std::string const& input) {
+  std::filesystem::path p(input);
+  return p.parent_path() / (p.stem().string() + ".min.json");
+}
+
+void write_text(std::filesystem::path const& path, std::string const& text) {
+  std::filesystem::path const tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    out << text;
+    if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+int minimize(MinimizeCli const& cli) {
+  schedule::Replayable loaded;
+  try {
+    loaded = schedule::load_replayable(cli.file);
+  } catch (schedule::schedule_error const& e) {
+    std::fprintf(stderr, "heaplab minimize: %s\n", e.what());
+    return 2;
+  }
+  auto const* failure_file        = std::get_if<schedule::FailureFile>(&loaded);
+  schedule::Schedule const& input = schedule::schedule_of(loaded);
+  std::string const runner_name   = !cli.runner.empty() ? cli.runner
+                                    : failure_file      ? failure_file->runner
+                                                        : "model";
+
+  runner::RunnerOptions ro;
+  ro.placement_seed = cli.placement_seed;
+  if (cli.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(cli.watchdog_ms);
+  std::unique_ptr<runner::ScheduleRunner> r;
+  try {
+    r = runner::make_runner(runner_name, ro);
+  } catch (std::exception const& e) {
+    std::fprintf(stderr,
+                 "heaplab minimize: runner '%s': %s%s\n",
+                 runner_name.c_str(),
+                 e.what(),
+                 cli.runner.empty() ? " (choose another with --runner)" : "");
+    return 2;
+  }
+
+  std::optional<runner::FailureSignature> target;
+  if (failure_file)
+    target = runner::FailureSignature{failure_file->failure.kind, failure_file->failure.check};
+
+  runner::MinimizeOptions mo;
+  mo.reruns        = cli.reruns ? cli.reruns : (r->deterministic() ? 1u : 5u);
+  mo.max_runs      = cli.max_runs;
+  mo.seconds       = cli.minutes * 60;
+  mo.reduce_config = !cli.no_config;
+  mo.reduce_sizes  = !cli.no_sizes;
+  if (!cli.quiet)
+    mo.log = [](std::string const& line) {
+      std::printf("  %s\n", line.c_str());
+      std::fflush(stdout);
+    };
+
+  std::printf(
+      "heaplab minimize %s: %zu steps, M = %u, runner %s, %u run%s per candidate%s\n",
+      cli.file.c_str(),
+      input.steps.size(),
+      input.config.num_blocks,
+      runner_name.c_str(),
+      mo.reruns,
+      mo.reruns == 1 ? "" : "s",
+      target ? (", target: " + std::string(schedule::to_string(target->kind)) + " " + target->check)
+                   .c_str()
+             : ", target: the first failure");
+  std::fflush(stdout);
+  auto const start = std::chrono::steady_clock::now();
+  std::string why;
+  auto const result = runner::minimize(*r, input, target, mo, &why);
+  double const seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!result) {
+    std::printf("heaplab minimize: nothing to minimize: %s\n", why.c_str());
+    return 1;
+  }
+
+  std::filesystem::path const out =
+      cli.out.empty() ? default_output(cli.file) : std::filesystem::path(cli.out);
+  try {
+    if (failure_file) {
+      schedule::FailureFile f = *failure_file;
+      f.created               = schedule::utc_now_iso8601();
+      f.git_commit            = runner::git_commit();
+      f.gpu                   = r->device_name();
+      f.runner                = r->name();
+      f.origin.command        = "minimize";
+      f.origin.minimized_from = cli.file;
+      f.origin.original_steps = input.steps.size();
+      f.failure               = result->failure.record();
+      f.schedule              = result->schedule;
+      schedule::write_failure(f, out);
+    } else {
+      write_text(out, schedule::dump(result->schedule));
+    }
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "heaplab minimize: %s\n", e.what());
+    return 2;
+  }
+  std::printf(
+      "heaplab minimize: steps %zu -> %zu, M %u -> %u; %zu runs in %.1f s%s\n"
+      "  failure: step %zu, %s, check %s: %s\n"
+      "  wrote %s\n  replay it: %s replay %s%s\n",
+      result->original_steps,
+      result->schedule.steps.size(),
+      result->original_blocks,
+      result->schedule.config.num_blocks,
+      result->runs,
+      seconds,
+      result->budget_exhausted ? " (budget exhausted: the result may shrink further; rerun on it)"
+                               : "",
+      result->failure.step,
+      schedule::to_string(result->failure.kind),
+      result->failure.check.c_str(),
+      result->failure.message.c_str(),
+      out.c_str(),
+      self_path().c_str(),
+      out.c_str(),
+      runner_name == "model" ? "" : (" --runner " + runner_name).c_str());
+  if (result->hang_aborted) {
+    std::printf(
+        "heaplab minimize: a candidate hung; the smallest failing file so far is written. The\n"
+        "process ends now (exit status %d); run minimize on the written file to continue.\n",
+        kExitHang);
+    std::fflush(stdout);
+    std::_Exit(kExitHang);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_minimize(CLI::App& app) {
+  auto cli  = std::make_shared<MinimizeCli>();
+  auto* cmd = app.add_subcommand(
+      "minimize",
+      "Shrink a failing schedule or failure file (docs/replay.md \"Minimize\"): cut the steps\n"
+      "after the failure, ddmin over the steps, the smallest M, then smaller waves (threads,\n"
+      "counts, fractions, simpler divergence, fewer links). A candidate counts as failing if one\n"
+      "of K runs (--reruns) fails the same way: same failure kind and check name as the failure\n"
+      "file records (for a schedule file: as its first failure). Writes the smaller file (a\n"
+      "failure file for a failure file) and prints the step counts before and after.\n"
+      "Exit status: 0 written, 1 the input does not fail the same way, 2 bad input or runner,\n"
+      "3 a candidate hung (the smallest failing file so far is written first).");
+  cmd->add_option("file", cli->file, "failure file or schedule file")->required();
+  cmd->add_option(
+         "--runner",
+         cli->runner,
+         "model, differential-model or gpu (default: the failure file's runner, else model)")
+      ->check(CLI::IsMember({"model", "differential-model", "gpu"}));
+  cmd->add_option("--reruns",
+                  cli->reruns,
+                  "K: runs per candidate; failing once is enough (default 1 for deterministic "
+                  "runners, 5 for gpu)")
+      ->check(CLI::Range(1u, 1000u));
+  cmd->add_option("-o,--output", cli->out, "output file (default: FILE with .min.json)");
+  cmd->add_option("--max-runs", cli->max_runs, "budget: runs of the runner in all (default 20000)");
+  cmd->add_option("--minutes", cli->minutes, "budget: wall-clock minutes (default 10)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_flag("--no-config", cli->no_config, "do not reduce the config's M");
+  cmd->add_flag("--no-sizes", cli->no_sizes, "do not reduce wave sizes");
+  cmd->add_flag("--quiet,-q", cli->quiet, "do not list each reduction");
+  cmd->add_option("--placement-seed",
+                  cli->placement_seed,
+                  "differential-model: seed of its random legal placements (default 1)");
+  cmd->add_option("--watchdog-ms", cli->watchdog_ms, "gpu: budget of one step's kernels in ms")
+      ->check(CLI::Range(1, 86400000));
+  cmd->callback([cli] { std::exit(minimize(*cli)); });
+}
+
+}  // namespace heaplab::cli
