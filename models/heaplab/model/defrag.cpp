@@ -15,7 +15,9 @@ namespace {
 
 }  // namespace
 
-DefragPassPlan HeapModel::plan_defrag_pass(TypeId type, std::uint32_t n) const {
+DefragPassPlan HeapModel::plan_defrag_pass(TypeId type,
+                                           std::uint32_t n,
+                                           std::uint32_t source_cap) const {
   if (type >= config_.num_types()) fail("unknown type " + std::to_string(type));
   if (config_.types[type].is_abstract)
     fail("type '" + config_.types[type].name + "' is abstract and has no blocks");
@@ -23,15 +25,19 @@ DefragPassPlan HeapModel::plan_defrag_pass(TypeId type, std::uint32_t n) const {
   if (n < 1 || n >= cap)
     fail("factor n=" + std::to_string(n) + " must satisfy 1 <= n < " + std::to_string(cap) +
          " (the capacity of '" + config_.types[type].name + "'; CompactGpu sec. 3)");
+  if (source_cap < 1) fail("the source cap must be at least 1");
 
   DefragPassPlan plan;
   plan.type = type;
   plan.n    = n;
   // Sec. 3.2 "Choosing Source/Target Blocks": R = the candidate blocks in ascending index order
-  // (the stream compaction of the defrag[T] bitmap); B = floor(r / (n + 1)) sources R[0..B-1].
+  // (the stream compaction of the defrag[T] bitmap); floor(r / (n + 1)) sources are allowed.
+  // A variant that keeps records in shared memory (sec. 3.8) uses at most source_cap of them:
+  // B = min(floor(r / (n + 1)), source_cap), sources R[0..B-1] (core/defrag_limits.hpp).
   plan.R                = candidates(type, n);
   std::uint32_t const r = static_cast<std::uint32_t>(plan.R.size());
-  plan.B                = r / (n + 1);
+  plan.sources_allowed  = r / (n + 1);
+  plan.B                = core::capped_sources(plan.sources_allowed, source_cap);
   for (std::uint32_t s = 0; s < plan.B; ++s) {
     SourceAssignment a;
     a.source = plan.R[s];
@@ -63,9 +69,10 @@ void HeapModel::apply_defrag_pass(DefragPassPlan const& plan,
                                   DefragPassStats& stats,
                                   std::map<ObjectId, std::uint32_t>& relocations,
                                   std::vector<std::uint64_t>& relocations_by_ordinal) {
-  TypeId const T   = plan.type;
-  stats.candidates = static_cast<std::uint32_t>(plan.R.size());
-  stats.sources    = plan.B;
+  TypeId const T        = plan.type;
+  stats.candidates      = static_cast<std::uint32_t>(plan.R.size());
+  stats.sources_allowed = plan.sources_allowed;
+  stats.sources         = plan.B;
 
   // Sec. 3.2 copy objects (and sec. 3.3 forwarding: old location -> new location, kept by id).
   std::set<ObjectId> moved;
@@ -124,15 +131,24 @@ void HeapModel::apply_defrag_pass(DefragPassPlan const& plan,
 DefragResult HeapModel::defrag(TypeId type,
                                std::optional<std::uint32_t> requested_n,
                                std::optional<std::uint32_t> requested_k1) {
+  DefragOptions options;
+  options.n  = requested_n;
+  options.k1 = requested_k1;
+  return defrag(type, options);
+}
+
+DefragResult HeapModel::defrag(TypeId type, DefragOptions const& options) {
   require_not_in_parallel_do("defrag");
-  std::uint32_t const n  = requested_n.value_or(config_.defrag_factor);
-  std::uint32_t const k1 = requested_k1.value_or(config_.k1);
+  std::uint32_t const n   = options.n.value_or(config_.defrag_factor);
+  std::uint32_t const k1  = options.k1.value_or(config_.k1);
+  std::uint32_t const cap = options.source_cap;
   DefragResult result;
-  result.type = type;
-  result.n    = n;
-  result.k1   = k1;
-  // Validates type and n before anything changes.
-  (void)plan_defrag_pass(type, n);
+  result.type       = type;
+  result.n          = n;
+  result.k1         = k1;
+  result.source_cap = cap;
+  // Validates type, n and the cap before anything changes.
+  (void)plan_defrag_pass(type, n, cap);
 
   std::vector<ObjectId> const objects_of_T = [&] {
     std::vector<ObjectId> ids;
@@ -155,7 +171,7 @@ DefragResult HeapModel::defrag(TypeId type,
       result.stop = DefragStop::k1_reached;
       break;
     }
-    DefragPassPlan const plan = plan_defrag_pass(type, n);
+    DefragPassPlan const plan = plan_defrag_pass(type, n, cap);
     if (plan.B == 0) {
       result.stop = DefragStop::no_progress;
       break;
@@ -163,6 +179,7 @@ DefragResult HeapModel::defrag(TypeId type,
     DefragPassStats stats;
     apply_defrag_pass(plan, stats, result.relocations, result.relocations_by_ordinal);
     result.passes.push_back(stats);
+    if (options.on_pass) options.on_pass(*this, stats);
   }
   // n-override rule (docs/model.md): this call used factor n for its candidates; the defrag[T]
   // sets always follow the config's factor. update_block_state already applies the config's n

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "heaplab/check/snapshot.hpp"
+#include "heaplab/core/defrag_limits.hpp"
 
 namespace heaplab::model {
 
@@ -25,18 +26,23 @@ struct SourceAssignment {
   std::vector<Relocation> moves;
 };
 
-/// One pass: R (candidates sorted by block index), B = floor(r / (n + 1)) and the sources.
+/// One pass: R (candidates sorted by block index), the sources the candidates allow,
+/// floor(r / (n + 1)), and B, the sources this pass uses: min(floor(r / (n + 1)), source_cap)
+/// (core/defrag_limits.hpp; without a cap B = floor(r / (n + 1)) as in CompactGpu sec. 3.2).
+/// The targets of R[s] are R[s + i*B].
 struct DefragPassPlan {
   std::uint32_t type = 0;
   std::uint32_t n    = 1;
   std::vector<std::uint32_t> R;
-  std::uint32_t B = 0;
+  std::uint32_t sources_allowed = 0;      // floor(r / (n + 1))
+  std::uint32_t B               = 0;      // min(sources_allowed, source cap)
   std::vector<SourceAssignment> sources;  // R[0] .. R[B-1], in that order
 };
 
 struct DefragPassStats {
   std::uint32_t candidates         = 0;  // r at the start of the pass
-  std::uint32_t sources            = 0;  // B
+  std::uint32_t sources_allowed    = 0;  // floor(r / (n + 1))
+  std::uint32_t sources            = 0;  // B = min(sources_allowed, source cap)
   std::uint64_t moved_objects      = 0;
   std::uint64_t pointers_rewritten = 0;  // pointer slots that referred to a moved object
   std::uint64_t roots_rewritten    = 0;
@@ -52,6 +58,8 @@ struct DefragResult {
   std::uint32_t type = 0;
   std::uint32_t n    = 1;  // the factor this call used
   std::uint32_t k1   = 0;
+  /// At most this many sources per pass (core::kUnlimitedSources: no cap).
+  std::uint32_t source_cap = core::kUnlimitedSources;
   std::vector<DefragPassStats> passes;
   DefragStop stop                 = DefragStop::k1_reached;
   std::uint32_t candidates_before = 0;  // with the factor of this call

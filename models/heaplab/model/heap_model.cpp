@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "heaplab/check/diff.hpp"
+#include "heaplab/check/invariants.hpp"
+#include "heaplab/check/snapshot_utils.hpp"
 #include "heaplab/core/cookie.hpp"
 
 namespace heaplab::model {
@@ -33,6 +36,57 @@ HeapModel::HeapModel(core::HeapConfig config) : config_(std::move(config)) {
   active_.resize(config_.num_types());
   defrag_.resize(config_.num_types());
   for (std::uint32_t b = 0; b < config_.num_blocks; ++b) free_.insert(b);
+}
+
+HeapModel HeapModel::from_snapshot(check::HeapSnapshot const& snapshot,
+                                   std::vector<std::optional<Location>> const& roots) {
+  if (!snapshot.has_payloads)
+    fail("from_snapshot: the snapshot has no payloads (ids, cookies and pointers are needed)");
+  std::vector<check::Violation> const violations = check::check_all(snapshot);
+  if (!violations.empty())
+    fail("from_snapshot: the snapshot violates the invariant catalog (" +
+         std::to_string(violations.size()) +
+         " violations), first: " + violations.front().to_string());
+  HeapModel model(snapshot.config);
+
+  // Every live object by location first, so that pointers (stored as locations) become ids.
+  struct Found {
+    ObjectId id;
+    TypeId type;
+    check::ObjectRecord const* record;
+  };
+  std::map<Location, Found> at;
+  for (std::uint32_t b = 0; b < snapshot.blocks.size(); ++b) {
+    std::optional<std::uint32_t> const type = check::allocated_type(snapshot, b);
+    if (!type) continue;
+    auto const& objects = snapshot.blocks[b].objects;
+    for (std::uint32_t slot = 0; slot < objects.size(); ++slot)
+      if (objects[slot])
+        at.emplace(Location{b, slot}, Found{objects[slot]->id, *type, &*objects[slot]});
+  }
+  auto const id_at = [&](Location where, std::string const& what) {
+    auto it = at.find(where);
+    if (it == at.end())
+      fail("from_snapshot: " + what + " refers to block " + std::to_string(where.block) +
+           ", slot " + std::to_string(where.slot) + ", which holds no object");
+    return it->second.id;
+  };
+  for (auto const& [where, found] : at) {
+    std::vector<std::optional<ObjectId>> refs;
+    for (auto const& r : found.record->refs)
+      refs.push_back(r ? std::optional<ObjectId>(id_at(*r, id_str(found.id))) : std::nullopt);
+    model.place(found.id, found.type, where, std::move(refs));
+  }
+  for (std::size_t i = 0; i < roots.size(); ++i)
+    model.add_root(roots[i] ? std::optional<ObjectId>(id_at(*roots[i], "root " + std::to_string(i)))
+                            : std::nullopt);
+
+  // The catalog ties every state bitmap to the fills, which is what the model's sets are made
+  // of; a difference here would be a gap in the catalog.
+  check::SnapshotDiff const d = check::diff(snapshot, model.snapshot());
+  if (!d.empty())
+    fail("from_snapshot: the model built from the snapshot differs from it: " + d.to_string());
+  return model;
 }
 
 // ---------------------------------------------------------------------------------- queries

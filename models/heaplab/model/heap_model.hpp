@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "heaplab/check/snapshot.hpp"
+#include "heaplab/core/defrag_limits.hpp"
 #include "heaplab/core/heap_config.hpp"
 #include "heaplab/model/defrag_result.hpp"
 
@@ -70,6 +71,20 @@ struct PlacementError {
 
 class HeapModel;
 
+/// A defragmentation request (CompactGpu sec. 3): factor n and stop threshold k1 (default: the
+/// config's), the cap on sources per pass of the GPU variant being mirrored
+/// (core::sources_per_pass; core/defrag_limits.hpp), and an observer called after every pass.
+struct DefragOptions {
+  std::optional<std::uint32_t> n;
+  std::optional<std::uint32_t> k1;
+  /// B = min(floor(r / (n + 1)), source_cap) sources per pass; targets R[s + i*B]. >= 1.
+  std::uint32_t source_cap = core::kUnlimitedSources;
+  /// Called after every pass with the model in its state after that pass (sources free,
+  /// targets' states updated with the config's n) and the pass's statistics: the per-pass
+  /// observation point of the exact GPU differential (docs/compaction.md).
+  std::function<void(HeapModel const&, DefragPassStats const&)> on_pass;
+};
+
 /// What the body of a parallel_do may do for the object it is bound to (DynaSOAr sec. 2.1).
 class ParallelDoContext {
  public:
@@ -100,6 +115,15 @@ class HeapModel {
  public:
   /// Throws core::precondition_error if the config is invalid (HeapConfig::validate).
   explicit HeapModel(core::HeapConfig config);
+
+  /// The heap a snapshot with payloads describes (e.g. a GPU heap's, to predict what the GPU
+  /// does next from exactly its state): its config, every live object with its id, cookie,
+  /// location and pointer targets, and `roots` (locations of the objects external roots refer
+  /// to; nullopt for a null root). Block states follow from the fills as after every model
+  /// operation. Throws core::precondition_error naming the problem if the snapshot has no
+  /// payloads, violates the invariant catalog (check::check_all), or a root names an empty slot.
+  static HeapModel from_snapshot(check::HeapSnapshot const& snapshot,
+                                 std::vector<std::optional<Location>> const& roots = {});
 
   [[nodiscard]] core::HeapConfig const& config() const { return config_; }
 
@@ -193,14 +217,18 @@ class HeapModel {
 
   // -------------------------------------------------------------------------------- defrag
   /// CompactGpu sec. 3: the plan of one pass over candidates computed with factor n (without
-  /// changing the heap). Empty (B = 0) when fewer than n + 1 candidates exist.
-  [[nodiscard]] DefragPassPlan plan_defrag_pass(TypeId type, std::uint32_t n) const;
+  /// changing the heap), using at most `source_cap` sources (core/defrag_limits.hpp). Empty
+  /// (B = 0) when fewer than n + 1 candidates exist.
+  [[nodiscard]] DefragPassPlan plan_defrag_pass(
+      TypeId type, std::uint32_t n, std::uint32_t source_cap = core::kUnlimitedSources) const;
   /// Defragments type T with factor n (default: config n) until at most k1 (default: config
   /// k1) candidates remain or a pass cannot make progress (B = 0). See docs/model.md for the
   /// n-override rule: candidates of this call use n; afterwards the defrag sets follow config n.
   DefragResult defrag(TypeId type,
                       std::optional<std::uint32_t> n  = std::nullopt,
                       std::optional<std::uint32_t> k1 = std::nullopt);
+  /// The same with a source cap per pass and a per-pass observer (DefragOptions).
+  DefragResult defrag(TypeId type, DefragOptions const& options);
 
   // ------------------------------------------------------------------------------ snapshot
   /// The heap as a HeapSnapshot with payloads (producer "model"): free blocks have type kNoType

@@ -12,6 +12,29 @@
 
 namespace heaplab::model {
 
+DefragOptions defrag_options(schedule::Defrag const& step, core::HeapConfig const& config) {
+  DefragOptions options;
+  options.n                    = step.n;
+  options.k1                   = step.k1;
+  core::RewriteVariant variant = core::RewriteVariant::forwarding;
+  switch (step.variant) {
+    case schedule::DefragVariant::forwarding:
+      variant = core::RewriteVariant::forwarding;
+      break;
+    case schedule::DefragVariant::recompute_global:
+      variant = core::RewriteVariant::recompute_global;
+      break;
+    case schedule::DefragVariant::recompute_shared:
+      variant = core::RewriteVariant::recompute_shared;
+      break;
+  }
+  // The cap depends on the factor the step uses; an invalid n (0) is reported by
+  // HeapModel::defrag, so it only has to leave the cap well-defined here.
+  std::uint32_t const n = step.n.value_or(config.defrag_factor);
+  options.source_cap    = n == 0 ? core::kUnlimitedSources : core::sources_per_pass(variant, n);
+  return options;
+}
+
 namespace {
 
 check::Violation violation(std::string invariant, std::string message) {
@@ -241,7 +264,7 @@ void ModelInterpreter::execute(schedule::Step const& step, StepOutcome& out) {
       }
     });
   } else if (auto const* d = std::get_if<schedule::Defrag>(&step)) {
-    out.defrag = model_.defrag(d->type, d->n, d->k1);
+    out.defrag = model_.defrag(d->type, defrag_options(*d, schedule_.config));
   }
 }
 
@@ -264,9 +287,20 @@ void ModelInterpreter::check_defrag(schedule::Defrag const& d,
                     std::to_string(left) + " candidates for n=" + std::to_string(r.n) +
                         " remain, more than max(k1, n) = " + std::to_string(bound)));
   }
-  for (auto& v : check::check_pass_bound(
-           static_cast<std::uint32_t>(r.passes.size()), r.candidates_before, r.n, r.k1))
-    out.violations.push_back(std::move(v));
+  auto const passes = static_cast<std::uint32_t>(r.passes.size());
+  if (r.source_cap == core::kUnlimitedSources) {
+    for (auto& v : check::check_pass_bound(passes, r.candidates_before, r.n, r.k1))
+      out.violations.push_back(std::move(v));
+  } else if (std::uint32_t const bound =
+                 core::worst_case_passes_with_cap(r.candidates_before, r.n, r.k1, r.source_cap);
+             passes > bound) {
+    out.violations.push_back(violation(
+        "defrag-pass-bound",
+        std::to_string(passes) + " passes, but from d=" + std::to_string(r.candidates_before) +
+            " candidates with n=" + std::to_string(r.n) + ", k1=" + std::to_string(r.k1) +
+            " and at most " + std::to_string(r.source_cap) + " sources per pass at most " +
+            std::to_string(bound) + " can run (core::worst_case_passes_with_cap)"));
+  }
 }
 
 StepOutcome ModelInterpreter::step() {

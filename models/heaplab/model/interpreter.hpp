@@ -51,6 +51,13 @@ std::optional<PlacementError> apply_placements(HeapModel& model,
                                                schedule::StepPlan const& plan,
                                                std::vector<ObservedAllocation> observed);
 
+/// The model side of a schedule's defrag step: its n and k1 and the source cap of its variant
+/// (core::sources_per_pass, core/defrag_limits.hpp), so that the model mirrors the GPU variant
+/// pass by pass (docs/compaction.md "Variants and their caps"). The caps bind only when a pass
+/// could use more sources than the variant's records allow (more than 4096 / (n + 1) sources for
+/// Recompute-Shared, 12288 for Recompute-Global).
+DefragOptions defrag_options(schedule::Defrag const& step, core::HeapConfig const& config);
+
 /// What one step did and what the checks found.
 struct StepOutcome {
   std::size_t index = 0;

@@ -201,7 +201,7 @@ RunOutcome DifferentialRunner::run(schedule::Schedule const& schedule,
       }
       report.deleted = plan.deletes.size();
       if (auto const* d = std::get_if<schedule::Defrag>(&step)) {
-        defrag_result        = mirror.defrag(d->type, d->n, d->k1);
+        defrag_result        = mirror.defrag(d->type, model::defrag_options(*d, schedule.config));
         report.defrag_passes = defrag_result->passes.size();
         for (auto const& p : defrag_result->passes) report.moved += p.moved_objects;
         if (got.defrag_passes && *got.defrag_passes != defrag_result->passes.size())

@@ -1,0 +1,147 @@
+// The model-side additions for the exact differential (label cpu): a model built from a snapshot
+// with payloads, the per-pass observer, the source cap of the recompute variants, and the cap a
+// schedule's defrag step gets from its variant. docs/model.md, docs/compaction.md.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "heaplab/check/diff.hpp"
+#include "heaplab/check/invariants.hpp"
+#include "heaplab/core/defrag_limits.hpp"
+#include "heaplab/model/heap_model.hpp"
+#include "heaplab/model/interpreter.hpp"
+
+namespace check = heaplab::check;
+namespace core  = heaplab::core;
+namespace model = heaplab::model;
+
+namespace {
+
+constexpr std::uint32_t kT    = 0;
+constexpr std::uint32_t kCell = 1;
+
+core::HeapConfig config(std::uint32_t blocks = 40, std::uint32_t n = 1) {
+  core::HeapConfig c;
+  c.types.push_back({"T", 8, std::nullopt, false, {{"next", kT, 1}}});
+  c.types.push_back({"Cell", 8, std::nullopt, false, {{"objects", kT, 2}}});
+  c.num_blocks    = blocks;
+  c.defrag_factor = n;
+  return c;
+}
+
+/// Blocks 0..k-1 of T each hold `fill` objects (ids from 1), every object points to the next,
+/// one Cell points to two of them, and a root to the last.
+model::HeapModel fragmented(std::uint32_t k, std::uint32_t fill, std::uint32_t blocks = 40) {
+  model::HeapModel m(config(blocks));
+  std::vector<model::ObservedAllocation> placed;
+  std::uint64_t id = 1;
+  for (std::uint32_t b = 0; b < k; ++b)
+    for (std::uint32_t s = 0; s < fill; ++s) placed.push_back({id++, kT, b, 2 * s + 1, {}});
+  placed.push_back({id, kCell, k, 0, {}});
+  EXPECT_FALSE(m.accept_allocations(placed).has_value());
+  for (std::uint64_t i = 1; i + 1 < id; ++i) m.set_ref(i, 0, i + 1);
+  m.set_ref(id, 0, 1);
+  m.set_ref(id, 1, id - 1);
+  m.add_root(id - 1);
+  m.add_root(std::nullopt);
+  return m;
+}
+
+}  // namespace
+
+TEST(ModelFromSnapshot, RebuildsTheSameHeapWithRoots) {
+  model::HeapModel const m    = fragmented(10, 20);
+  check::HeapSnapshot const s = m.snapshot();
+  model::HeapModel const copy = model::HeapModel::from_snapshot(s, m.root_locations());
+  check::SnapshotDiff const d = check::diff(s, copy.snapshot());
+  EXPECT_TRUE(d.empty()) << d.to_string();
+  EXPECT_EQ(copy.roots(), m.roots());
+  EXPECT_EQ(copy.num_live(), m.num_live());
+  EXPECT_EQ(copy.next_unused_id(), m.next_unused_id());
+  EXPECT_EQ(copy.incoming_refs(1), m.incoming_refs(1));
+  for (auto const& [id, obj] : m.objects()) EXPECT_EQ(copy.object(id).refs, obj.refs) << id;
+}
+
+TEST(ModelFromSnapshot, RejectsSnapshotsItCannotTrust) {
+  model::HeapModel const m = fragmented(4, 10);
+  check::HeapSnapshot s    = m.snapshot();
+  auto const error_of      = [](check::HeapSnapshot const& snap,
+                           std::vector<std::optional<check::ObjRef>> roots) {
+    try {
+      (void)model::HeapModel::from_snapshot(snap, roots);
+    } catch (core::precondition_error const& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  check::HeapSnapshot no_payloads = s;
+  no_payloads.has_payloads        = false;
+  EXPECT_NE(error_of(no_payloads, {}).find("no payloads"), std::string::npos);
+  check::HeapSnapshot torn = s;
+  torn.blocks[0].objects[1]->cookie ^= 1;
+  EXPECT_NE(error_of(torn, {}).find("cookie-matches-id"), std::string::npos);
+  EXPECT_NE(error_of(s, {check::ObjRef{0, 0}}).find("root 0"), std::string::npos);  // empty slot
+  EXPECT_EQ(error_of(s, {check::ObjRef{0, 1}}), "accepted");
+}
+
+TEST(ModelDefragHooks, TheObserverSeesTheStateAfterEveryPass) {
+  model::HeapModel m = fragmented(16, 20);  // 16 candidates for n = 1 (20/64 full)
+  std::vector<check::HeapSnapshot> seen;
+  std::vector<model::DefragPassStats> stats;
+  model::DefragOptions o;
+  o.on_pass = [&](model::HeapModel const& at, model::DefragPassStats const& p) {
+    seen.push_back(at.snapshot());
+    stats.push_back(p);
+  };
+  model::DefragResult const r = m.defrag(kT, o);
+  ASSERT_EQ(seen.size(), r.passes.size());
+  ASSERT_FALSE(seen.empty());
+  EXPECT_TRUE(check::diff(m.snapshot(), seen.back()).empty());  // the last pass is the end state
+  for (std::size_t i = 0; i < stats.size(); ++i) {
+    EXPECT_EQ(stats[i].candidates, r.passes[i].candidates);
+    EXPECT_EQ(stats[i].sources, r.passes[i].sources);
+    EXPECT_TRUE(check::check_all(seen[i]).empty()) << "after pass " << i;
+  }
+  // 16 -> 8 sources, 8 targets of 40 objects (still <= 1/2 full? no: 40/64 > 1/2) -> done.
+  EXPECT_EQ(r.passes.size(), 1u);
+  EXPECT_EQ(r.passes[0].sources, 8u);
+}
+
+TEST(ModelDefragHooks, TheSourceCapLimitsEveryPassAndStridesTheTargets) {
+  model::HeapModel m               = fragmented(16, 10);  // 16 blocks with 10 of 64
+  model::DefragPassPlan const plan = m.plan_defrag_pass(kT, 1, 3);
+  EXPECT_EQ(plan.sources_allowed, 8u);
+  EXPECT_EQ(plan.B, 3u);
+  ASSERT_EQ(plan.sources.size(), 3u);
+  for (std::uint32_t s = 0; s < 3; ++s) {
+    EXPECT_EQ(plan.sources[s].source, plan.R[s]);
+    EXPECT_EQ(plan.sources[s].targets, (std::vector<std::uint32_t>{plan.R[s + 3]}));
+  }
+  model::DefragOptions o;
+  o.source_cap                = 3;
+  model::DefragResult const r = m.defrag(kT, o);
+  EXPECT_EQ(r.source_cap, 3u);
+  for (auto const& p : r.passes) EXPECT_LE(p.sources, 3u);
+  EXPECT_LE(r.passes.size(), core::worst_case_passes_with_cap(16, 1, 0, 3));
+  EXPECT_GT(r.passes.size(), 1u);
+  EXPECT_LE(m.candidates(kT, 1).size(), 1u);
+  EXPECT_THROW((void)m.plan_defrag_pass(kT, 1, 0), core::precondition_error);
+}
+
+TEST(ModelDefragHooks, AScheduleStepGetsTheCapOfItsVariant) {
+  heaplab::schedule::Defrag step;
+  step.type                = kT;
+  step.variant             = heaplab::schedule::DefragVariant::recompute_shared;
+  core::HeapConfig const c = config(40, 3);
+  EXPECT_EQ(model::defrag_options(step, c).source_cap, 1024u);  // config n = 3
+  step.n = 1;
+  EXPECT_EQ(model::defrag_options(step, c).source_cap, 2048u);
+  step.variant = heaplab::schedule::DefragVariant::recompute_global;
+  EXPECT_EQ(model::defrag_options(step, c).source_cap, 12288u);
+  step.variant = heaplab::schedule::DefragVariant::forwarding;
+  EXPECT_EQ(model::defrag_options(step, c).source_cap, core::kUnlimitedSources);
+  EXPECT_EQ(model::defrag_options(step, c).n, std::optional<std::uint32_t>(1));
+}

@@ -1,0 +1,61 @@
+// The case grid of the per-pass differential (docs/compaction.md "What is checked"): for a
+// variant, every n in {1, 2, 3, 5, 7}, k1 in {0, 1, 16} and three heap shapes, each with its own
+// seed derived from a base seed (HEAPLAB_COMPACT_SEED overrides the default; failures print the
+// case's seed and parameters).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "compact_test_types.hpp"
+#include "population.hpp"
+
+namespace compact_test {
+
+inline std::uint64_t base_seed() {
+  if (char const* s = std::getenv("HEAPLAB_COMPACT_SEED"); s != nullptr && *s != '\0')
+    return std::strtoull(s, nullptr, 0);
+  return 20261121;
+}
+
+inline std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 31);
+}
+
+/// The cases for one variant. Shapes: uniform frees with the heap's n equal to the call's;
+/// per-block fills with heap n = 1 (the n-override rule for n > 1); sparse heaps with heap n = 3.
+/// The recompute variants get a forced small cap (1..5 sources per pass) in the per-block and
+/// sparse shapes. The defragmented type rotates over the concrete types. `num_blocks` is the
+/// heap size (each case adds 0..63 blocks from its seed).
+inline std::vector<CaseParams> case_grid(core::RewriteVariant variant,
+                                         std::uint32_t num_blocks,
+                                         std::uint64_t seed = base_seed()) {
+  std::vector<CaseParams> out;
+  std::uint32_t index = 0;
+  for (std::uint32_t n : {1u, 2u, 3u, 5u, 7u}) {
+    for (std::uint32_t k1 : {0u, 1u, 16u}) {
+      for (Shape shape : {Shape::uniform, Shape::per_block, Shape::sparse}) {
+        CaseParams c;
+        c.seed       = mix(mix(mix(mix(seed, static_cast<std::uint64_t>(variant)), n), k1),
+                     static_cast<std::uint64_t>(shape));
+        c.num_blocks = num_blocks + static_cast<std::uint32_t>(c.seed % 64);
+        c.n          = n;
+        c.k1         = k1;
+        c.variant    = variant;
+        c.shape      = shape;
+        c.heap_n     = shape == Shape::uniform ? n : shape == Shape::per_block ? 1 : 3;
+        c.type       = kConcreteTypes[index++ % 4];
+        if (variant != core::RewriteVariant::forwarding && shape != Shape::uniform)
+          c.forced_cap = 1 + static_cast<std::uint32_t>((c.seed >> 8) % 5);
+        out.push_back(c);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace compact_test

@@ -1,0 +1,243 @@
+// The exact per-pass differential of a CompactGpu implementation against the reference model
+// (docs/compaction.md "What is checked"), for any heap driver: the GPU heap (gpu_driver.cuh) or
+// the CPU emulation of the same kernels (host_driver.cuh).
+//
+// Driver interface (all synchronous):
+//   core::HeapConfig const& config() const
+//   void allocate(std::vector<NewObject> const&)        every allocation must succeed
+//   check::HeapSnapshot snapshot()                      with payloads
+//   void link(std::vector<Link> const&)
+//   void destroy(std::vector<std::uint64_t> const& ids)
+//   void add_root_array(RootArray const&)
+//   std::vector<std::optional<check::ObjRef>> root_locations()   all arrays, in order
+//   compact::DefragStats defragment(type, compact::DefragOptions const&, compact::PassObserver
+//   const&) std::uint64_t pattern_mismatches()                  objects whose plain fields are not
+//                                                       compact_test::pattern_byte(id, ...)
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "heaplab/check/defrag_obligations.hpp"
+#include "heaplab/check/diff.hpp"
+#include "heaplab/check/dump.hpp"
+#include "heaplab/check/invariants.hpp"
+#include "heaplab/check/snapshot_utils.hpp"
+#include "heaplab/compact/options.hpp"
+#include "heaplab/core/defrag_fill.hpp"
+#include "heaplab/core/defrag_limits.hpp"
+#include "heaplab/model/heap_model.hpp"
+#include "population.hpp"
+
+namespace compact_test {
+
+namespace compact = heaplab::compact;
+namespace model   = heaplab::model;
+
+using RootLocations = std::vector<std::optional<check::ObjRef>>;
+
+inline std::string violations_text(std::vector<check::Violation> const& v) {
+  std::string text;
+  for (std::size_t i = 0; i < v.size() && i < 10; ++i) text += "  " + v[i].to_string() + "\n";
+  if (v.size() > 10) text += "  ... " + std::to_string(v.size() - 10) + " more\n";
+  return text;
+}
+
+inline std::string roots_text(RootLocations const& r) {
+  std::string s;
+  for (std::size_t i = 0; i < r.size(); ++i)
+    s += (i ? " " : "") + (r[i] ? std::to_string(r[i]->block) + ":" + std::to_string(r[i]->slot)
+                                : std::string("null"));
+  return s;
+}
+
+/// HEAPLAB_COMPACT_VERBOSE=1: one line per case (passes, objects moved, pointers rewritten).
+inline bool verbose() {
+  char const* v = std::getenv("HEAPLAB_COMPACT_VERBOSE");
+  return v != nullptr && *v != '\0' && *v != '0';
+}
+
+/// Allocated blocks of T with fill <= n/(n+1), counted from the allocation bitmaps.
+inline std::uint32_t low_fill_blocks(check::HeapSnapshot const& s,
+                                     std::uint32_t type,
+                                     std::uint32_t n) {
+  std::uint32_t c         = 0;
+  std::uint32_t const cap = s.config.capacity(type);
+  for (std::uint32_t b : check::set_bits(s.allocated.at(type)))
+    if (core::is_defrag_fill(check::used_slots(s.blocks[b].alloc_bitmap, cap), cap, n)) ++c;
+  return c;
+}
+
+/// Builds the random heap of `c` on `heap` and returns the roots' locations.
+template <class Driver>
+RootLocations populate(Driver& heap, CaseParams const& c, std::mt19937_64& rng) {
+  heap.allocate(make_population(heap.config(), rng, c.load, c.only_type));
+  Mutation const m = plan_mutation(heap.snapshot(), c.shape, rng);
+  heap.link(m.links);
+  heap.destroy(m.frees);
+  for (RootArray const& r : m.roots) heap.add_root_array(r);
+  return heap.root_locations();
+}
+
+/// Runs case c on `heap` (freshly created with c.num_blocks blocks and factor c.heap_n) and
+/// checks: the snapshot after EVERY pass equals the model's after the same pass (bitmaps of
+/// every level, states, placements, ids, cookies, pointer values) and so do the roots; the same
+/// per-pass numbers (r, B, B', objects moved, pointers scanned and rewritten, roots rewritten),
+/// stop reason and candidates before/after; then, independently of the model, the id graph is
+/// unchanged, every plain field still holds its pattern, the catalog holds, the defragmentation
+/// post-conditions and the F bound hold, and the pass count is within the exact worst case.
+template <class Driver>
+void run_differential_case(Driver& heap,
+                           CaseParams const& c,
+                           compact::DefragStats* stats_out = nullptr) {
+  SCOPED_TRACE(std::string(heap.name()) + " case " + c.describe() +
+               " (replay: HEAPLAB_COMPACT_SEED or the seed above)");
+  std::mt19937_64 rng(c.seed);
+  RootLocations const roots_before = populate(heap, c, rng);
+  check::HeapSnapshot const before = heap.snapshot();
+  {
+    auto const v = check::check_all(before);
+    ASSERT_TRUE(v.empty()) << "catalog violated after population:\n" << violations_text(v);
+  }
+  IdGraph const graph_before = id_graph(before, roots_before);
+
+  // The model's prediction, pass by pass.
+  model::HeapModel predicted = model::HeapModel::from_snapshot(before, roots_before);
+  std::vector<check::HeapSnapshot> model_passes;
+  std::vector<RootLocations> model_roots;
+  model::DefragOptions mo;
+  mo.n          = c.n;
+  mo.k1         = c.k1;
+  mo.source_cap = c.effective_cap();
+  mo.on_pass    = [&](model::HeapModel const& m, model::DefragPassStats const&) {
+    if (model_passes.size() >= c.compared_passes) return;
+    model_passes.push_back(m.snapshot());
+    model_roots.push_back(m.root_locations());
+  };
+  model::DefragResult const expected = predicted.defrag(c.type, mo);
+
+  // The implementation, compared after every pass.
+  compact::DefragOptions options;
+  options.n          = c.n;
+  options.k1         = c.k1;
+  options.variant    = c.variant;
+  options.source_cap = c.forced_cap;
+  std::size_t pass   = 0;
+  bool diverged      = false;
+  auto const on_pass = [&](compact::PassStats const& p) {
+    std::size_t const i = pass++;
+    if (diverged || i >= c.compared_passes) return;
+    if (i >= model_passes.size()) {
+      ADD_FAILURE() << "pass " << i << " ran, but the model stopped after "
+                    << expected.passes.size();
+      diverged = true;
+      return;
+    }
+    check::SnapshotDiff const d     = check::diff(model_passes[i], heap.snapshot());
+    RootLocations const roots       = heap.root_locations();
+    model::DefragPassStats const& e = expected.passes[i];
+    bool const same_numbers =
+        p.candidates == e.candidates && p.sources_allowed == e.sources_allowed &&
+        p.sources == e.sources && p.objects_moved == e.moved_objects &&
+        p.pointers_scanned == e.slots_scanned && p.pointers_rewritten == e.pointers_rewritten &&
+        p.roots_rewritten == e.roots_rewritten;
+    if (!d.empty() || roots != model_roots[i] || !same_numbers) {
+      diverged = true;
+      ADD_FAILURE() << "pass " << i << " differs from the model:\n"
+                    << d.to_string() << "roots expected: " << roots_text(model_roots[i])
+                    << "\nroots actual:   " << roots_text(roots)
+                    << "\nnumbers (expected/actual): r " << e.candidates << "/" << p.candidates
+                    << ", B " << e.sources_allowed << "/" << p.sources_allowed << ", B' "
+                    << e.sources << "/" << p.sources << ", moved " << e.moved_objects << "/"
+                    << p.objects_moved << ", scanned " << e.slots_scanned << "/"
+                    << p.pointers_scanned << ", rewritten " << e.pointers_rewritten << "/"
+                    << p.pointers_rewritten << ", roots rewritten " << e.roots_rewritten << "/"
+                    << p.roots_rewritten;
+    }
+  };
+  compact::DefragStats const stats = heap.defragment(c.type, options, on_pass);
+  if (stats_out != nullptr) *stats_out = stats;
+  if (verbose()) {
+    std::uint64_t moved = 0, rewritten = 0, roots = 0;
+    for (auto const& p : stats.passes) {
+      moved += p.objects_moved;
+      rewritten += p.pointers_rewritten;
+      roots += p.roots_rewritten;
+    }
+    std::printf(
+        "[compact] %s: %s: r %u -> %u, %zu passes (%s), %llu moved, %llu pointers and "
+        "%llu roots rewritten\n",
+        heap.name(),
+        c.describe().c_str(),
+        stats.candidates_before,
+        stats.candidates_after,
+        stats.passes.size(),
+        compact::to_string(stats.stop),
+        static_cast<unsigned long long>(moved),
+        static_cast<unsigned long long>(rewritten),
+        static_cast<unsigned long long>(roots));
+  }
+  ASSERT_FALSE(diverged);
+  EXPECT_EQ(stats.passes.size(), expected.passes.size());
+  EXPECT_EQ(static_cast<int>(stats.stop), static_cast<int>(expected.stop));
+  EXPECT_EQ(stats.candidates_before, expected.candidates_before);
+  EXPECT_EQ(stats.candidates_after, expected.candidates_after);
+  EXPECT_EQ(stats.defrag_bits_corrected, 0u) << "a pass left defrag[T] out of step with the fills";
+  EXPECT_EQ(stats.source_cap, c.effective_cap());
+
+  check::HeapSnapshot const after = heap.snapshot();
+  RootLocations const roots_after = heap.root_locations();
+  check::SnapshotDiff const d     = check::diff(predicted.snapshot(), after);
+  EXPECT_TRUE(d.empty()) << "final state differs from the model:\n" << d.to_string();
+  EXPECT_EQ(roots_after, predicted.root_locations());
+
+  // Independent of the model.
+  EXPECT_TRUE(id_graph(after, roots_after) == graph_before)
+      << "the id graph (ids, types, cookies, pointer targets by id, roots) changed";
+  EXPECT_EQ(heap.pattern_mismatches(), 0u) << "objects whose plain fields were not moved intact";
+  {
+    auto const v = check::check_all(after);
+    EXPECT_TRUE(v.empty()) << "catalog violated after defragmentation:\n" << violations_text(v);
+  }
+  std::uint32_t const left = low_fill_blocks(after, c.type, c.n);
+  EXPECT_LE(left, std::max(c.k1, c.n)) << "candidates left (CompactGpu sec. 3.6, footnote 4)";
+  if (c.n == c.heap_n) {
+    auto const v = check::check_defrag_postconditions(after, c.type, c.n, c.k1);
+    EXPECT_TRUE(v.empty()) << violations_text(v);
+  }
+  // F bound (sec. 3): a block that is not a candidate has free level < 1/(n+1), so F(T) is at
+  // most (left + (blocks - left) / (n + 1)) / blocks, and < 1/(n+1) when no candidate is left.
+  std::uint32_t const blocks = check::count_set(after.allocated.at(c.type));
+  if (blocks > 0) {
+    double const bound = (left + (blocks - left) / (c.n + 1.0)) / blocks;
+    EXPECT_LE(check::fragmentation(after, c.type), bound + 1e-12);
+  }
+  auto const passes = static_cast<std::uint32_t>(stats.passes.size());
+  EXPECT_LE(
+      passes,
+      core::worst_case_passes_with_cap(stats.candidates_before, c.n, c.k1, c.effective_cap()));
+  if (c.effective_cap() == core::kUnlimitedSources) {
+    auto const v = check::check_pass_bound(passes, stats.candidates_before, c.n, c.k1);
+    EXPECT_TRUE(v.empty()) << violations_text(v);
+  }
+  // Every pass with a cap below B used exactly the cap.
+  for (compact::PassStats const& p : stats.passes)
+    EXPECT_EQ(p.sources, std::min(p.sources_allowed, c.effective_cap()));
+}
+
+/// Whether a pass of the call was limited by the cap (B' < B): the cap was exercised.
+inline bool cap_bound(compact::DefragStats const& s) {
+  for (compact::PassStats const& p : s.passes)
+    if (p.sources < p.sources_allowed) return true;
+  return false;
+}
+
+}  // namespace compact_test

@@ -1,0 +1,352 @@
+// The CPU emulation of CompactGpu (label cpu; nvcc builds it because the heap ref is a CUDA
+// header): a heap in host memory laid out exactly like the GPU heap (the portable core's
+// HostHeap for the metadata, an aligned buffer for the blocks), and a backend for the pass loop
+// (compact/detail/engine.hpp) that runs the very per-thread steps of the GPU kernels
+// (compact/detail/steps.cuh) for every thread index in turn, shared memory included. One
+// sequential order of each kernel's threads is one of the executions the GPU may produce (the
+// steps of one kernel never read what another thread of the same kernel writes, steps.cuh), so
+// this checks the algorithm, the pass geometry and the state updates against the model on
+// machines without a GPU; the GPU tier checks the kernels and CUB on top.
+#pragma once
+
+#include "heaplab/soa/heap_ref.cuh"  // first: docs/allocator.md "Include order"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compact_test_types.hpp"
+#include "heaplab/check/from_core.hpp"
+#include "heaplab/compact/detail/call_plan.hpp"
+#include "heaplab/compact/detail/engine.hpp"
+#include "heaplab/compact/detail/reflection.hpp"
+#include "heaplab/compact/detail/steps.cuh"
+#include "heaplab/compact/options.hpp"
+#include "heaplab/core/host_heap.hpp"
+#include "heaplab/soa/host_config.hpp"
+#include "heaplab/soa/payloads.hpp"
+#include "pattern.cuh"
+#include "population.hpp"
+
+namespace compact_test {
+
+namespace compact = heaplab::compact;
+namespace cdetail = heaplab::compact::detail;
+
+/// A GPU-layout heap in host memory. Pointers encode host addresses (below 2^50 on every
+/// supported host, checked).
+template <class Types>
+class HostObjectHeap {
+ public:
+  using Ref = soa::HeapRef<Types>;
+
+  HostObjectHeap(std::uint32_t num_blocks, std::uint32_t n, std::uint32_t k1)
+      : core_(soa::heap_config<Types>(num_blocks, n, k1)) {
+    std::size_t const bytes = std::size_t{num_blocks} * Types::block_bytes;
+    blocks_.reset(static_cast<unsigned char*>(std::aligned_alloc(128, bytes)));
+    HEAPLAB_EXPECTS(blocks_ != nullptr, "HostObjectHeap: out of host memory");
+    std::memset(blocks_.get(), 0, bytes);
+    auto const base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(blocks_.get()));
+    HEAPLAB_EXPECTS(core::heap_fits_encoding(base, Types::block_bytes, num_blocks),
+                    "HostObjectHeap: the host buffer does not fit the object pointer encoding");
+    ref_ = Ref(core_.storage(), base, &control_, soa::kDefaultOomRetries);
+  }
+
+  [[nodiscard]] Ref const& ref() const { return ref_; }
+  [[nodiscard]] core::HeapConfig const& config() const { return core_.config(); }
+
+  /// A new object (core allocation, then id, cookie, null pointers and the field pattern);
+  /// 0 when the heap is full.
+  std::uint64_t allocate(std::uint32_t type, std::uint64_t id) {
+    core::SlotRef const s = ref_.core().allocate(type, id * 0x9E3779B97F4A7C15ull);
+    if (s.is_null()) return 0;
+    std::uint64_t const p = ref_.object_pointer(s.block, s.slot, type);
+    ref_.initialize_tracked(p, id);
+    write_pattern(ref_, p, id);
+    return p;
+  }
+  void destroy(std::uint64_t p) {
+    soa::ObjectLocation const at = ref_.locate(p);
+    ref_.core().deallocate(core::pointer_type(p), core::SlotRef{at.block, at.slot});
+  }
+
+  [[nodiscard]] check::HeapSnapshot snapshot() {
+    check::HeapSnapshot s = check::from_core(config(), core_.storage());
+    s.producer            = "cpu-emulation";
+    soa::add_payloads<Types>(s, ref_.block_base(), blocks_.get());
+    return s;
+  }
+
+ private:
+  struct Free {
+    void operator()(unsigned char* p) const noexcept { std::free(p); }
+  };
+  core::HostHeap core_;
+  std::unique_ptr<unsigned char, Free> blocks_;
+  soa::detail::DeviceControl control_{};
+  Ref ref_{};
+};
+
+/// Planted bugs, for the tests that show the differential catches a wrong implementation.
+enum class Fault : std::uint8_t {
+  none,
+  skip_roots,              // external roots are not rewritten (the paper's behaviour)
+  skip_forwarding,         // Alg. 2 is left out: Alg. 3 reads object data as forwarding pointers
+  skip_self_holder,        // T's own blocks are not scanned: moved objects keep stale pointers
+  release_before_rewrite,  // sources are released before the rewrite: Alg. 3 no longer sees them
+};
+
+/// The pass loop's backend that runs the kernels' steps sequentially (see the file comment).
+template <class Types>
+class HostBackend {
+ public:
+  using Ref = soa::HeapRef<Types>;
+
+  HostBackend(Ref ref, std::vector<compact::ExternalRoots> roots, Fault fault = Fault::none)
+      : ref_(ref), all_roots_(std::move(roots)), fault_(fault) {}
+
+  void begin_call(cdetail::CallPlan const& plan) {
+    plan_  = plan;
+    M_     = ref_.num_blocks();
+    words_ = ref_.core().storage().layout.containers(0);
+    R_.assign(std::size_t{M_} + 1, 0);
+    call_.assign(words_, 0);
+    records_.assign(M_, 0);
+    counters_ = {};
+    build_    = plan.n != plan.heap_n;
+    holders_  = cdetail::holder_arrays(Ref::layout(), plan.type);
+    roots_.clear();
+    for (auto const& r : all_roots_)
+      if (r.count > 0 && Ref::layout().is_subtype(plan.type, r.pointee)) roots_.push_back(r);
+  }
+
+  cdetail::ScanResult scan() {
+    if (build_) {
+      for (std::uint32_t w = 0; w < words_; ++w)
+        call_[w] = cdetail::call_candidate_word(ref_, plan_.type, plan_.n, w);
+      build_ = false;
+    }
+    std::uint64_t const* words = candidate_words();
+    std::uint32_t r            = 0;
+    for (std::uint32_t b = 0; b < M_; ++b)
+      if ((words[b / 64] >> (b % 64)) & 1u) R_[r++] = b;
+    return {r, 0.0};
+  }
+
+  void copy(compact::PassDecision const& d) {
+    view_             = make_view(d);
+    auto const& table = Ref::layout();
+    if (plan_.variant != compact::RewriteVariant::forwarding)
+      for (std::uint32_t j = 0; j < (plan_.n + 1) * d.sources; ++j)
+        cdetail::snapshot_record_bitmap(view_, j);
+    std::uint64_t const threads = std::uint64_t{d.sources} * compact::kThreadsPerSource;
+    for (std::uint64_t i = 0; i < threads; ++i) cdetail::move_object(view_, table, i);
+    if (plan_.variant == compact::RewriteVariant::forwarding && fault_ != Fault::skip_forwarding)
+      for (std::uint64_t i = 0; i < threads; ++i) cdetail::place_forwarding_pointer(view_, i);
+  }
+
+  void commit_targets(compact::PassDecision const& d) {
+    for (std::uint32_t s = 0; s < d.sources; ++s)
+      counters_.objects_moved += cdetail::commit_targets(view_, s);
+  }
+
+  void rewrite(compact::PassDecision const& d) {
+    if (fault_ == Fault::release_before_rewrite)
+      for (std::uint32_t s = 0; s < d.sources; ++s) cdetail::release_source(view_, s);
+    auto const& table         = Ref::layout();
+    std::uint32_t const bound = view_.source_bound();
+    auto const with_lookup    = [&](auto const& body) {
+      switch (plan_.variant) {
+        case compact::RewriteVariant::forwarding:
+          body(cdetail::ForwardingLookup<Ref>{view_, bound});
+          break;
+        case compact::RewriteVariant::recompute_global: {
+          std::vector<std::uint32_t> const shared(R_.begin(), R_.begin() + d.sources);
+          body(cdetail::RecomputeLookup<Ref>{
+              view_, bound, shared.data(), R_.data(), records_.data()});
+          break;
+        }
+        case compact::RewriteVariant::recompute_shared: {
+          std::size_t const entries = std::size_t{plan_.n + 1} * d.sources;
+          std::vector<std::uint64_t> const bitmaps(records_.begin(), records_.begin() + entries);
+          std::vector<std::uint32_t> const ids(R_.begin(), R_.begin() + entries);
+          body(cdetail::RecomputeLookup<Ref>{view_, bound, ids.data(), ids.data(), bitmaps.data()});
+          break;
+        }
+      }
+    };
+    with_lookup([&](auto const& lookup) {
+      for (cdetail::HolderArrays const& h : holders_) {
+        if (fault_ == Fault::skip_self_holder && h.holder == plan_.type) continue;
+        std::vector<std::uint32_t> blocks;
+        auto const allocated = ref_.core().allocated(h.holder);
+        for (std::uint32_t b = 0; b < M_; ++b)
+          if (allocated.get(b)) blocks.push_back(b);
+        std::uint64_t const total =
+            std::uint64_t{blocks.size()} * h.count * compact::kThreadsPerSource;
+        for (std::uint64_t i = 0; i < total; ++i) {
+          cdetail::RewriteCount const c =
+              cdetail::rewrite_holder_slot(view_, table, h, blocks.data(), bound, lookup, i);
+          counters_.pointers_scanned += c.scanned;
+          counters_.pointers_rewritten += c.rewritten;
+        }
+      }
+      for (compact::ExternalRoots const& r : roots_) {
+        if (fault_ == Fault::skip_roots) break;
+        for (std::uint64_t i = 0; i < r.count; ++i) {
+          cdetail::RewriteCount const c = cdetail::rewrite_root(r.pointers, lookup, i);
+          counters_.roots_scanned += c.scanned;
+          counters_.roots_rewritten += c.rewritten;
+        }
+      }
+    });
+  }
+
+  void release_sources(compact::PassDecision const& d) {
+    if (fault_ == Fault::release_before_rewrite) return;
+    for (std::uint32_t s = 0; s < d.sources; ++s) cdetail::release_source(view_, s);
+  }
+
+  cdetail::PassReport end_pass() {
+    cdetail::PassReport r;
+    r.objects_moved      = counters_.objects_moved;
+    r.pointers_scanned   = counters_.pointers_scanned;
+    r.pointers_rewritten = counters_.pointers_rewritten;
+    r.roots_scanned      = counters_.roots_scanned;
+    r.roots_rewritten    = counters_.roots_rewritten;
+    counters_            = {};
+    return r;
+  }
+
+  cdetail::CallReport end_call() {
+    cdetail::CallReport r;
+    if (plan_.n != plan_.heap_n)
+      for (std::uint32_t b = 0; b < M_; ++b)
+        r.defrag_bits_corrected += cdetail::resync_defrag_bit(ref_, plan_.type, plan_.heap_n, b);
+    return r;
+  }
+
+ private:
+  std::uint64_t* candidate_words() {
+    return plan_.n == plan_.heap_n ? ref_.core().defrag(plan_.type).words() : call_.data();
+  }
+  cdetail::PassView<Ref> make_view(compact::PassDecision const& d) {
+    cdetail::PassView<Ref> v;
+    v.heap            = ref_;
+    v.type            = plan_.type;
+    v.capacity        = plan_.capacity;
+    v.n               = plan_.n;
+    v.heap_n          = plan_.heap_n;
+    v.sources         = d.sources;
+    v.R               = R_.data();
+    v.candidates      = candidate_words();
+    v.call_candidates = plan_.n != plan_.heap_n ? call_.data() : nullptr;
+    v.record_bitmaps  = records_.data();
+    v.counters        = nullptr;
+    return v;
+  }
+
+  Ref ref_;
+  std::vector<compact::ExternalRoots> all_roots_, roots_;
+  cdetail::CallPlan plan_{};
+  std::uint32_t M_ = 0, words_ = 0;
+  std::vector<std::uint32_t> R_;
+  std::vector<std::uint64_t> call_, records_;
+  cdetail::PassCounters counters_{};
+  std::vector<cdetail::HolderArrays> holders_;
+  cdetail::PassView<Ref> view_{};
+  bool build_  = false;
+  Fault fault_ = Fault::none;
+};
+
+/// compact::defragment for a HostObjectHeap.
+template <class Types>
+compact::DefragStats host_defragment(HostObjectHeap<Types>& heap,
+                                     std::uint32_t type,
+                                     compact::DefragOptions const& options,
+                                     std::vector<compact::ExternalRoots> const& roots,
+                                     compact::PassObserver const& on_pass,
+                                     Fault fault = Fault::none) {
+  cdetail::CallPlan const plan = cdetail::make_call_plan<Types>(heap.config(), type, options);
+  HostBackend<Types> backend(heap.ref(), roots, fault);
+  return cdetail::run_defragmentation(backend, plan, on_pass);
+}
+
+/// The differential driver (differential.hpp) for the CPU emulation.
+template <class Types>
+class HostDriver {
+ public:
+  HostDriver(std::uint32_t num_blocks, std::uint32_t n, std::uint32_t k1, Fault fault = Fault::none)
+      : heap_(num_blocks, n, k1), fault_(fault) {}
+
+  [[nodiscard]] char const* name() const { return "cpu-emulation"; }
+  [[nodiscard]] core::HeapConfig const& config() const { return heap_.config(); }
+  [[nodiscard]] HostObjectHeap<Types>& heap() { return heap_; }
+
+  void allocate(std::vector<NewObject> const& objects) {
+    for (NewObject const& o : objects) {
+      std::uint64_t const p = heap_.allocate(o.type, o.id);
+      ASSERT_NE(p, 0u) << "host heap full at object " << o.id;
+      pointer_[o.id] = p;
+    }
+  }
+  check::HeapSnapshot snapshot() { return heap_.snapshot(); }
+  void link(std::vector<Link> const& links) {
+    for (Link const& l : links)
+      *heap_.ref().pointer_slot_address(pointer_.at(l.from), l.slot) =
+          l.to == 0 ? 0 : pointer_.at(l.to);
+  }
+  void destroy(std::vector<std::uint64_t> const& ids) {
+    for (std::uint64_t id : ids) heap_.destroy(pointer_.at(id));
+  }
+  void add_root_array(RootArray const& r) {
+    auto entries = std::make_unique<std::vector<std::uint64_t>>();
+    for (std::uint64_t id : r.targets) entries->push_back(id == 0 ? 0 : pointer_.at(id));
+    roots_.push_back({entries->data(), entries->size(), r.pointee});
+    storage_.push_back(std::move(entries));
+  }
+  std::vector<std::optional<check::ObjRef>> root_locations() const {
+    std::vector<std::optional<check::ObjRef>> out;
+    for (auto const& r : roots_)
+      for (std::uint64_t i = 0; i < r.count; ++i) {
+        if (r.pointers[i] == 0) {
+          out.push_back(std::nullopt);
+        } else {
+          soa::ObjectLocation const at = heap_.ref().locate(r.pointers[i]);
+          out.push_back(check::ObjRef{at.block, at.slot});
+        }
+      }
+    return out;
+  }
+  compact::DefragStats defragment(std::uint32_t type,
+                                  compact::DefragOptions const& options,
+                                  compact::PassObserver const& on_pass) {
+    return host_defragment(heap_, type, options, roots_, on_pass, fault_);
+  }
+  std::uint64_t pattern_mismatches() {
+    std::uint64_t bad           = 0;
+    check::HeapSnapshot const s = heap_.snapshot();
+    for (std::uint32_t b = 0; b < s.blocks.size(); ++b)
+      for (std::uint32_t slot = 0; slot < s.blocks[b].objects.size(); ++slot)
+        if (s.blocks[b].objects[slot] &&
+            !pattern_intact(heap_.ref(), heap_.ref().object_pointer(b, slot, s.blocks[b].type)))
+          ++bad;
+    return bad;
+  }
+
+ private:
+  HostObjectHeap<Types> heap_;
+  std::map<std::uint64_t, std::uint64_t> pointer_;  // id -> pointer at allocation
+  std::vector<compact::ExternalRoots> roots_;
+  std::vector<std::unique_ptr<std::vector<std::uint64_t>>> storage_;
+  Fault fault_ = Fault::none;
+};
+
+}  // namespace compact_test

@@ -1,0 +1,63 @@
+// The validated parameters of one defragmentation call, from the heap's config, the type list's
+// layout table and the caller's DefragOptions. Plain C++17 (host), shared by the GPU compactor
+// and the CPU emulation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "heaplab/compact/options.hpp"
+#include "heaplab/core/defrag_limits.hpp"
+#include "heaplab/core/expects.hpp"
+#include "heaplab/core/heap_config.hpp"
+
+namespace heaplab::compact::detail {
+
+struct CallPlan {
+  std::uint32_t type         = 0;
+  std::uint32_t n            = 1;  // this call's factor
+  std::uint32_t heap_n       = 1;  // the heap's factor (defrag[T] bits)
+  std::uint32_t k1           = 0;
+  std::uint32_t source_cap   = core::kUnlimitedSources;  // B' <= source_cap
+  RewriteVariant variant     = RewriteVariant::forwarding;
+  std::uint32_t capacity     = 0;  // N_T
+  std::uint32_t object_bytes = 0;  // size(T)
+};
+
+/// Throws core::precondition_error for a type id that is out of range or abstract, n outside
+/// 1 <= n < N_T (CompactGpu sec. 3: a source must fit into n targets), or a forced cap of 0.
+/// The cap is the variant's (core::sources_per_pass), lowered to options.source_cap if given.
+template <class Types>
+CallPlan make_call_plan(core::HeapConfig const& config,
+                        std::uint32_t type,
+                        DefragOptions const& options) {
+  constexpr auto table = Types::layout_table();
+  HEAPLAB_EXPECTS(type < Types::num_types,
+                  "defragment: type id " + std::to_string(type) + " is not a type of the heap (" +
+                      std::to_string(Types::num_types) + " types)");
+  HEAPLAB_EXPECTS(table.types[type].is_abstract == 0,
+                  "defragment: type '" + std::string(Types::type_name(type)) +
+                      "' is abstract and has no blocks");
+  std::uint32_t const cap = table.types[type].capacity;
+  std::uint32_t const n   = options.n.value_or(config.defrag_factor);
+  HEAPLAB_EXPECTS(n >= 1 && n < cap,
+                  "defragment: factor n=" + std::to_string(n) + " must satisfy 1 <= n < " +
+                      std::to_string(cap) + " (the capacity of '" + Types::type_name(type) +
+                      "'; CompactGpu sec. 3)");
+  HEAPLAB_EXPECTS(!options.source_cap || *options.source_cap >= 1,
+                  "defragment: a forced source cap must be at least 1");
+  CallPlan plan;
+  plan.type       = type;
+  plan.n          = n;
+  plan.heap_n     = config.defrag_factor;
+  plan.k1         = options.k1.value_or(config.k1);
+  plan.variant    = options.variant;
+  plan.source_cap = core::sources_per_pass(options.variant, n);
+  if (options.source_cap)
+    plan.source_cap = core::capped_sources(plan.source_cap, *options.source_cap);
+  plan.capacity     = cap;
+  plan.object_bytes = table.types[type].size_bytes;
+  return plan;
+}
+
+}  // namespace heaplab::compact::detail

@@ -1,0 +1,413 @@
+#include "heaplab/compact/compactor.cuh"  // first: see docs/allocator.md "Include order"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "baselines.hpp"
+#include "defrag_bench.hpp"
+#include "heaplab/cuda/error.hpp"
+#include "heaplab/soa/field.hpp"
+#include "heaplab/soa/heap_types.hpp"
+#include "heaplab/soa/tracked.hpp"
+
+namespace heaplab::bench {
+
+// The two classes of Table 1's synthetic benchmark: 32 bytes each (id, cookie, one pointer to
+// the other class, one payload word), so every block holds 64 objects and exactly one SOA array
+// per block may point to the defragmented class ("#Rewr. Fields 1").
+class DefragBenchB;
+class DefragBenchA : public soa::Tracked {
+ public:
+  HEAPLAB_SOA_DERIVED_FIELDS(DefragBenchA,
+                             soa::Tracked,
+                             (DefragBenchB*, other_),
+                             (std::uint64_t, payload_));
+  HEAPLAB_HD explicit DefragBenchA(std::uint64_t id) : Tracked(id), other_(nullptr), payload_(0) {}
+};
+class DefragBenchB : public soa::Tracked {
+ public:
+  HEAPLAB_SOA_DERIVED_FIELDS(DefragBenchB,
+                             soa::Tracked,
+                             (DefragBenchA*, other_),
+                             (std::uint64_t, payload_));
+  HEAPLAB_HD explicit DefragBenchB(std::uint64_t id) : Tracked(id), other_(nullptr), payload_(0) {}
+};
+using DefragBenchTypes = soa::HeapTypes<soa::Tracked, DefragBenchA, DefragBenchB>;
+static_assert(DefragBenchTypes::size_bytes<DefragBenchA> == 32 &&
+              DefragBenchTypes::capacity<DefragBenchA> == 64);
+
+namespace {
+
+using Types                      = DefragBenchTypes;
+using Ref                        = soa::HeapRef<Types>;
+constexpr std::uint32_t kA       = Types::type_id<DefragBenchA>;
+constexpr std::uint64_t kObjects = 32768000;  // per class (CompactGpu sec. 4.4)
+
+__host__ __device__ std::uint64_t mix64(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+/// Whether object i of class A is deleted (a pseudo-random fraction of them).
+__host__ __device__ bool deleted(std::uint64_t i, std::uint64_t seed, double fraction) {
+  return static_cast<double>(mix64(i ^ (seed << 40)) >> 11) * 0x1.0p-53 < fraction;
+}
+
+__global__ void make_objects(
+    Ref heap, std::uint64_t count, bool both, DefragBenchA** a, DefragBenchB** b) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    a[i] = heap.make<DefragBenchA>(2 * i + 1);
+    if (both) b[i] = heap.make<DefragBenchB>(2 * i + 2);
+  }
+}
+
+/// A[i] -> a random B; B[i] -> a random A, or null if that A will be deleted (nothing dangles),
+/// and B[i].payload_ = the id of its target (0 for null), for the verification.
+__global__ void link_objects(
+    std::uint64_t count, std::uint64_t seed, double fraction, DefragBenchA** a, DefragBenchB** b) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    a[i]->other_          = b[mix64(i * 2 + seed) % count];
+    std::uint64_t const k = mix64(i * 2 + 1 + seed) % count;
+    bool const gone       = deleted(k, seed, fraction);
+    b[i]->other_          = gone ? nullptr : a[k];
+    b[i]->payload_        = gone ? 0 : 2 * k + 1;
+  }
+}
+
+__global__ void delete_objects(
+    Ref heap, std::uint64_t count, std::uint64_t seed, double fraction, DefragBenchA** a) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::uint64_t{gridDim.x} * blockDim.x)
+    if (deleted(i, seed, fraction)) heap.destroy(a[i]);
+}
+
+/// After defragmentation: every B's pointer reaches the A it was given (id and cookie), i.e. the
+/// rewrite found every pointer to a moved A.
+__global__ void verify_pointers(std::uint64_t count, DefragBenchB** b, unsigned long long* errors) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    DefragBenchA* const target = b[i]->other_;
+    std::uint64_t const want   = b[i]->payload_;
+    bool const ok = target == nullptr ? want == 0 : (target->id() == want && target->intact());
+    if (!ok) atomicAdd(errors, 1ull);
+  }
+}
+
+unsigned grid_for(std::uint64_t n) {
+  std::uint64_t const g = (n + 255) / 256;
+  return static_cast<unsigned>(std::min<std::uint64_t>(g == 0 ? 1 : g, 65535));
+}
+
+compact::RewriteVariant variant_from(std::string const& s) {
+  for (auto v : {compact::RewriteVariant::forwarding,
+                 compact::RewriteVariant::recompute_global,
+                 compact::RewriteVariant::recompute_shared})
+    if (s == core::to_string(v)) return v;
+  throw std::runtime_error("unknown variant '" + s +
+                           "' (forwarding, recompute-global, recompute-shared)");
+}
+
+template <class T>
+struct DeviceVector {
+  explicit DeviceVector(std::uint64_t n) {
+    HEAPLAB_CUDA_TRY(cudaMalloc(&p, std::max<std::uint64_t>(n, 1) * sizeof(T)));
+  }
+  ~DeviceVector() { (void)cudaFree(p); }
+  DeviceVector(DeviceVector const&)            = delete;
+  DeviceVector& operator=(DeviceVector const&) = delete;
+  T* p                                         = nullptr;
+};
+
+/// The heap of one benchmark: objects of class A (and B), links, deletions. Everything untimed.
+struct Workload {
+  Workload(std::uint64_t count, bool both, std::uint32_t n, std::uint32_t k1)
+      : count(count),
+        both(both),
+        heap(soa::Heap<Types>::with_blocks(blocks_for(count, both), options(n, k1))),
+        a(count),
+        b(both ? count : 1) {}
+
+  static std::uint32_t blocks_for(std::uint64_t count, bool both) {
+    // Every object fits with 2% + 1024 blocks to spare (concurrent block initialization leaves
+    // some blocks partly filled).
+    std::uint64_t const blocks = (count + 63) / 64 * (both ? 2 : 1) * 102 / 100 + 1024;
+    if (blocks > 0xFFFFFFFFull) throw std::runtime_error("defrag bench: too many objects");
+    return static_cast<std::uint32_t>(blocks);
+  }
+  static soa::HeapOptions options(std::uint32_t n, std::uint32_t k1) {
+    soa::HeapOptions o;
+    o.defrag_factor = n;
+    o.k1            = k1;
+    return o;
+  }
+
+  /// Fresh objects, links (both classes) and the deletion of `fraction` of class A.
+  void build(std::uint64_t seed, double fraction) {
+    heap.reset();
+    make_objects<<<grid_for(count), 256>>>(heap.ref(), count, both, a.p, b.p);
+    HEAPLAB_CHECK_LAUNCH();
+    if (both) {
+      link_objects<<<grid_for(count), 256>>>(count, seed, fraction, a.p, b.p);
+      HEAPLAB_CHECK_LAUNCH();
+    }
+    delete_objects<<<grid_for(count), 256>>>(heap.ref(), count, seed, fraction, a.p);
+    HEAPLAB_CHECK_LAUNCH();
+    heap.synchronize();
+    if (heap.oom_count() != 0) throw std::runtime_error("defrag bench: the heap ran out of memory");
+  }
+
+  std::uint64_t pointer_errors() {
+    if (!both) return 0;
+    DeviceVector<unsigned long long> errors(1);
+    HEAPLAB_CUDA_TRY(cudaMemset(errors.p, 0, sizeof(unsigned long long)));
+    verify_pointers<<<grid_for(count), 256>>>(count, b.p, errors.p);
+    HEAPLAB_CHECK_LAUNCH();
+    unsigned long long host = 0;
+    HEAPLAB_CUDA_TRY(cudaMemcpy(&host, errors.p, sizeof host, cudaMemcpyDeviceToHost));
+    return host;
+  }
+
+  std::uint64_t count;
+  bool both;
+  soa::Heap<Types> heap;
+  DeviceVector<DefragBenchA*> a;
+  DeviceVector<DefragBenchB*> b;
+};
+
+double gbps(double bytes, double ms) { return ms <= 0 ? 0.0 : bytes / (ms * 1e-3) / 1e9; }
+
+}  // namespace
+
+int run_defrag_bench(DefragBenchOptions const& o) {
+  auto const count = static_cast<std::uint64_t>(std::llround(o.scale * kObjects));
+  if (count < 64) throw std::runtime_error("defrag bench: --scale leaves fewer than 64 objects");
+  CopyResult const copy  = copy_bandwidth(o.copy_mib << 20, 1, 5);
+  double const copy_gbps = copy.memcpy_gbps;
+  std::printf(
+      "\nTable 1 synthetic benchmark (CompactGpu sec. 4.4): 2 classes x %llu objects of 32 B "
+      "(scale %.4g), %.0f%% of class A deleted, n=%u, k1=%u\n",
+      static_cast<unsigned long long>(count),
+      o.scale,
+      o.fraction * 100,
+      o.n,
+      o.k1);
+  std::printf(
+      "device-to-device copy in this run: %.1f GB/s (cudaMemcpyAsync, %zu MiB, bytes read + "
+      "written); int4 kernel %.1f GB/s\n",
+      copy_gbps,
+      o.copy_mib,
+      copy.kernel_gbps);
+  std::printf(
+      "bytes: copy = 2 x object bytes moved (read + write) + 8 B per forwarding pointer written;\n"
+      "       rewrite = 8 B per live pointer slot scanned + 16 B per pointer rewritten "
+      "(forwarding\n"
+      "       pointer read + pointer write), roots likewise: CompactGpu sec. 4.4's accounting.\n"
+      "median of %d run(s) (by total) after %d warm-up; heap rebuilt before every run (untimed)\n",
+      o.repeats,
+      o.warmup);
+
+  std::FILE* csv = o.csv.empty() ? nullptr : std::fopen(o.csv.c_str(), "w");
+  if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
+  if (csv) std::fprintf(csv, "variant,phase,ms,bytes,gbps,fraction_of_copy,passes,objects\n");
+
+  Workload w(count, true, o.n, o.k1);
+  compact::Compactor<Types> compactor(w.heap);
+  int status = 0;
+  for (std::string const& name : o.variants) {
+    compact::DefragOptions options;
+    options.n       = o.n;
+    options.k1      = o.k1;
+    options.variant = variant_from(name);
+    std::vector<compact::DefragStats> runs;
+    for (int i = 0; i < o.warmup + o.repeats; ++i) {
+      w.build(o.seed, o.fraction);
+      compact::DefragStats s = compactor.defragment(kA, options);
+      if (o.verify && i == o.warmup + o.repeats - 1) {
+        std::uint64_t const errors   = w.pointer_errors();
+        soa::HeapStatistics const st = w.heap.statistics();
+        std::uint64_t survivors      = 0;
+        for (std::uint64_t k = 0; k < count; ++k)
+          survivors += deleted(k, o.seed, o.fraction) ? 0 : 1;
+        bool const ok = errors == 0 && st.types[kA].used_slots == survivors &&
+                        st.types[kA + 1].used_slots == count;
+        std::printf("verify %s: %llu wrong pointers, %llu of %llu A objects, %llu of %llu B: %s\n",
+                    name.c_str(),
+                    static_cast<unsigned long long>(errors),
+                    static_cast<unsigned long long>(st.types[kA].used_slots),
+                    static_cast<unsigned long long>(survivors),
+                    static_cast<unsigned long long>(st.types[kA + 1].used_slots),
+                    static_cast<unsigned long long>(count),
+                    ok ? "ok" : "FAILED");
+        if (!ok) status = 1;
+      }
+      if (i >= o.warmup) runs.push_back(std::move(s));
+    }
+    std::sort(runs.begin(), runs.end(), [](auto const& x, auto const& y) {
+      return x.total_ms < y.total_ms;
+    });
+    compact::DefragStats const& s = runs[runs.size() / 2];
+    double const copy_bytes       = 2.0 * s.object_bytes_moved + s.forwarding_bytes;
+    double const rewrite_bytes    = 8.0 * s.pointers_scanned + 16.0 * s.pointers_rewritten +
+                                 8.0 * s.roots_scanned + 16.0 * s.roots_rewritten;
+    double const total_bytes = copy_bytes + rewrite_bytes;
+    struct Row {
+      char const* phase;
+      double ms;
+      double bytes;  // < 0: not a bandwidth phase
+      char const* paper;
+    };
+    Row const rows[] = {{"scan", s.times.scan_ms, -1, "4.0 ms"},
+                        {"copy", s.times.copy_ms, copy_bytes, "6.7 ms, 352.6 MB, 17%"},
+                        {"rewrite", s.times.rewrite_ms, rewrite_bytes, "33.3 ms, 4858 MB, 27%"},
+                        {"state", s.times.state_ms, -1, "(in total)"},
+                        {"total", s.total_ms, total_bytes, "44.4 ms"}};
+    std::printf(
+        "\nvariant %s: %zu passes (paper: 18), %llu objects moved, %llu of %llu pointers "
+        "rewritten, stop: %s, candidates %u -> %u\n",
+        name.c_str(),
+        s.passes.size(),
+        static_cast<unsigned long long>(s.objects_moved),
+        static_cast<unsigned long long>(s.pointers_rewritten),
+        static_cast<unsigned long long>(s.pointers_scanned),
+        compact::to_string(s.stop),
+        s.candidates_before,
+        s.candidates_after);
+    std::printf("  %-8s %10s %12s %10s %9s   %s\n",
+                "phase",
+                "ms",
+                "MB",
+                "GB/s",
+                "of copy",
+                "paper, TITAN Xp");
+    for (Row const& r : rows) {
+      if (r.bytes < 0) {
+        std::printf("  %-8s %10.3f %12s %10s %9s   %s\n", r.phase, r.ms, "-", "-", "-", r.paper);
+      } else {
+        double const g = gbps(r.bytes, r.ms);
+        std::printf("  %-8s %10.3f %12.1f %10.1f %8.1f%%   %s\n",
+                    r.phase,
+                    r.ms,
+                    r.bytes / 1e6,
+                    g,
+                    100.0 * g / copy_gbps,
+                    r.paper);
+      }
+      if (csv)
+        std::fprintf(csv,
+                     "%s,%s,%.4f,%.0f,%.2f,%.4f,%zu,%llu\n",
+                     name.c_str(),
+                     r.phase,
+                     r.ms,
+                     r.bytes < 0 ? 0.0 : r.bytes,
+                     r.bytes < 0 ? 0.0 : gbps(r.bytes, r.ms),
+                     r.bytes < 0 ? 0.0 : gbps(r.bytes, r.ms) / copy_gbps,
+                     s.passes.size(),
+                     static_cast<unsigned long long>(count));
+    }
+    if (o.per_pass) {
+      std::printf("  %5s %9s %9s %10s %9s %9s %9s\n",
+                  "pass",
+                  "r",
+                  "B'",
+                  "moved",
+                  "copy ms",
+                  "rewr ms",
+                  "state ms");
+      for (auto const& p : s.passes)
+        std::printf("  %5u %9u %9u %10llu %9.3f %9.3f %9.3f\n",
+                    p.index,
+                    p.candidates,
+                    p.sources,
+                    static_cast<unsigned long long>(p.objects_moved),
+                    p.times.copy_ms,
+                    p.times.rewrite_ms,
+                    p.times.state_ms);
+    }
+  }
+  if (csv) std::fclose(csv);
+  return status;
+}
+
+int run_frag_sweep(FragSweepOptions const& o) {
+  std::string const fig9_path = o.csv_dir + "/fig9_fragmentation.csv";
+  std::string const fig8_path = o.csv_dir + "/fig8_passes.csv";
+  std::FILE* fig9             = std::fopen(fig9_path.c_str(), "w");
+  std::FILE* fig8             = std::fopen(fig8_path.c_str(), "w");
+  if (fig9 == nullptr || fig8 == nullptr)
+    throw std::runtime_error("cannot write the CSV files in " + o.csv_dir);
+  std::fprintf(fig9,
+               "n,initial_fraction_deleted,fragmentation_before,fragmentation_after,bound_1_over_"
+               "n_plus_1,passes,candidates_before,candidates_after,objects_moved,defrag_ms\n");
+  std::fprintf(fig8, "n,pass,candidates,fragmentation\n");
+  std::printf(
+      "\nFig. 9 / Fig. 8 sweep (CompactGpu sec. 4.1, 4.2): %llu objects of 32 B, k1 = 0\n"
+      "  %3s %8s %9s %9s %7s %7s\n",
+      static_cast<unsigned long long>(o.objects),
+      "n",
+      "deleted",
+      "F before",
+      "F after",
+      "bound",
+      "passes");
+  for (std::uint32_t n : o.ns) {
+    Workload w(o.objects, false, n, 0);
+    compact::Compactor<Types> compactor(w.heap);
+    auto fragmentation = [&] { return w.heap.statistics().types[kA].fragmentation; };
+    for (double f : o.fractions) {
+      w.build(o.seed, f);
+      double const before          = fragmentation();
+      compact::DefragStats const s = compactor.defragment(kA);
+      double const after           = fragmentation();
+      std::fprintf(fig9,
+                   "%u,%.2f,%.6f,%.6f,%.6f,%zu,%u,%u,%llu,%.3f\n",
+                   n,
+                   f,
+                   before,
+                   after,
+                   1.0 / (n + 1),
+                   s.passes.size(),
+                   s.candidates_before,
+                   s.candidates_after,
+                   static_cast<unsigned long long>(s.objects_moved),
+                   s.total_ms);
+      std::printf("  %3u %7.0f%% %9.4f %9.4f %7.4f %7zu\n",
+                  n,
+                  f * 100,
+                  before,
+                  after,
+                  1.0 / (n + 1),
+                  s.passes.size());
+    }
+    // Fig. 8: candidates and F after every pass, at passes_fraction deleted (pass 0 = before).
+    w.build(o.seed, o.passes_fraction);
+    std::fprintf(fig8, "%u,0,%u,%.6f\n", n, compactor.count_candidates(kA), fragmentation());
+    compact::DefragStats const s = compactor.defragment(kA, {}, [&](compact::PassStats const& p) {
+      std::fprintf(
+          fig8, "%u,%u,%u,%.6f\n", n, p.index + 1, compactor.count_candidates(kA), fragmentation());
+    });
+    std::printf(
+        "  n=%u at %.0f%% deleted: %zu passes (worst case %u), candidates %u -> %u\n",
+        n,
+        o.passes_fraction * 100,
+        s.passes.size(),
+        core::worst_case_passes_with_cap(s.candidates_before, n, 0, core::kUnlimitedSources),
+        s.candidates_before,
+        s.candidates_after);
+  }
+  std::fclose(fig9);
+  std::fclose(fig8);
+  std::printf("wrote %s and %s\n", fig9_path.c_str(), fig8_path.c_str());
+  return 0;
+}
+
+}  // namespace heaplab::bench
