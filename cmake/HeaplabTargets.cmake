@@ -58,6 +58,7 @@ endfunction()
 # of the build folder at another path, so nothing here may be absolute).
 set_property(GLOBAL PROPERTY HEAPLAB_GPU_TEST_BINARIES "")
 set_property(GLOBAL PROPERTY HEAPLAB_CPU_TEST_BINARIES "")
+set_property(GLOBAL PROPERTY HEAPLAB_PLANTED_SANITIZER_CHECKS "")
 
 find_program(HEAPLAB_COMPUTE_SANITIZER compute-sanitizer
   HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin)
@@ -106,5 +107,36 @@ function(heaplab_add_test name)
           LABELS sanitize SKIP_REGULAR_EXPRESSION "SKIPPED")
       endif()
     endforeach()
+  endif()
+endfunction()
+
+# A planted bug that a compute-sanitizer tool must see (docs/testing.md "Planted sanitizer
+# checks"): TARGET (a program that exits 0 when it ran) is run under TOOL with --error-exitcode 97.
+# EXPECT report: the check passes only if the tool exits 97 and its output matches REGEX.
+# EXPECT clean:  the control; the check passes only if the tool exits 0.
+# Label sanitize; tools/gpu-tier --sanitize runs the same checks from sanitize-planted.txt.
+function(heaplab_add_planted_sanitizer_check name)
+  cmake_parse_arguments(P "" "TARGET;TOOL;EXPECT;REGEX" "ARGS" ${ARGN})
+  if(NOT P_EXPECT MATCHES "^(report|clean)$" OR (P_EXPECT STREQUAL "report" AND NOT P_REGEX))
+    message(FATAL_ERROR "heaplab_add_planted_sanitizer_check(${name}): EXPECT report REGEX ... or EXPECT clean")
+  endif()
+  file(RELATIVE_PATH rel "${CMAKE_BINARY_DIR}" "${CMAKE_CURRENT_BINARY_DIR}")
+  list(JOIN P_ARGS " " args_text)
+  set_property(GLOBAL APPEND PROPERTY HEAPLAB_PLANTED_SANITIZER_CHECKS
+    "${name}|${rel}/${P_TARGET}|${args_text}|${P_TOOL}|${P_EXPECT}|${P_REGEX}")
+  if(NOT HEAPLAB_COMPUTE_SANITIZER)
+    add_test(NAME sanitize.planted.${name}
+             COMMAND ${CMAKE_COMMAND} -E echo "SKIPPED: compute-sanitizer not found at configure time")
+    set_tests_properties(sanitize.planted.${name} PROPERTIES LABELS sanitize SKIP_REGULAR_EXPRESSION "SKIPPED")
+    return()
+  endif()
+  add_test(NAME sanitize.planted.${name}
+           COMMAND ${HEAPLAB_COMPUTE_SANITIZER} --tool ${P_TOOL} --error-exitcode 97
+                   $<TARGET_FILE:${P_TARGET}> ${P_ARGS})
+  set_tests_properties(sanitize.planted.${name} PROPERTIES LABELS sanitize TIMEOUT 600
+                       SKIP_REGULAR_EXPRESSION "SKIPPED")
+  if(P_EXPECT STREQUAL "report")
+    # CTest ignores the exit status when PASS_REGULAR_EXPRESSION is set: the report is the pass.
+    set_tests_properties(sanitize.planted.${name} PROPERTIES PASS_REGULAR_EXPRESSION "${P_REGEX}")
   endif()
 endfunction()

@@ -24,6 +24,7 @@
 #include "heaplab/runner/gpu/type_map.hpp"
 #include "heaplab/runner/gpu/universe_gen.hpp"
 #include "heaplab/runner/registry.hpp"
+#include "heaplab/runner/stress.hpp"
 #include "heaplab/schedule/generators.hpp"
 #include "heaplab/schedule/json.hpp"
 
@@ -401,6 +402,35 @@ TEST(GpuRunnerRegistry, SaysWhyTheGpuRunnerCannotRunHere) {
   } catch (runner::runner_unavailable const& e) {
     EXPECT_EQ(std::string(e.what()), why);
   }
+}
+
+// `heaplab stress --runner gpu` draws its configs from config_gen_for("gpu"): every case of every
+// profile must be one the GPU runner supports (a universe's types), or the whole run is skipped.
+TEST(GpuRunnerRegistry, StressCasesForTheGpuRunnerAreUniverseConfigs) {
+  runner::StressOptions o;
+  o.seed       = 5;
+  o.max_blocks = schedule::kMaxBlocks;
+  o.configs    = [] { return runner::config_gen_for("gpu"); };
+  std::vector<int> seen(gpu::universes().size(), 0);
+  for (auto profile : {runner::Profile::small, runner::Profile::large, runner::Profile::near_oom}) {
+    o.profile = profile;
+    for (std::uint64_t k = 0; k < 30; ++k) {
+      auto const c     = runner::make_case(o, k);
+      auto const match = gpu::match_universe(c.schedule.config);
+      ASSERT_TRUE(match.index.has_value())
+          << runner::to_string(profile) << " case " << k << ": " << match.reason;
+      ++seen[*match.index];
+      EXPECT_NO_THROW(schedule::validate(c.schedule));
+    }
+  }
+  for (std::size_t u = 0; u < seen.size(); ++u)
+    EXPECT_GT(seen[u], 0) << "universe " << gpu::universes()[u].name << " never drawn";
+  // Without `configs`, stress draws arbitrary type lists, which the GPU runner mostly refuses.
+  o.configs  = nullptr;
+  int others = 0;
+  for (std::uint64_t k = 0; k < 30; ++k)
+    others += !gpu::match_universe(runner::make_case(o, k).schedule.config).index.has_value();
+  EXPECT_GT(others, 0);
 }
 
 }  // namespace

@@ -27,7 +27,9 @@ struct RunOptions {
   std::string build_dir;
   int budget_seconds = 900;
   bool cpu_only      = false;
-  int stress_seconds = 20;
+  int stress_seconds     = 20;
+  int gpu_stress_seconds = 60;
+  bool bench_smoke       = true;
 };
 
 struct SuiteRow {
@@ -140,40 +142,56 @@ int run_main_job(RunOptions const& opt) {
                   r.seconds);
     }
   };
-  run_tier("cpu");
-  if (opt.stress_seconds > 0) {
-    // A short model stress smoke (docs/workflow.md): random schedules on the reference model.
-    std::printf("heaplab run: [cpu] stress --runner model for %d s ...\n", opt.stress_seconds);
+  // A command (stress smoke, bench smoke) as one row: PASS when it exits 0.
+  std::error_code self_ec;
+  auto const self_path = fs::read_symlink("/proc/self/exe", self_ec);
+  std::string const self = self_ec ? std::string("heaplab") : self_path.string();
+  auto run_command = [&](std::string const& name,
+                         std::string const& tier,
+                         std::string const& log_name,
+                         std::vector<std::string> const& argv,
+                         int timeout_seconds) {
+    std::printf("heaplab run: [%s] %s ...\n", tier.c_str(), name.c_str());
     std::fflush(stdout);
     SuiteRow row;
-    row.name = "stress (model, " + std::to_string(opt.stress_seconds) + " s)";
-    row.tier = "cpu";
-    row.log  = (logdir / "stress-model.log").string();
+    row.name = name;
+    row.tier = tier;
+    row.log  = (logdir / log_name).string();
     fs::remove(row.log);
-    std::error_code ec;
-    auto const self = fs::read_symlink("/proc/self/exe", ec);
-    auto const r    = run_process({ec ? std::string("heaplab") : self.string(),
-                                "stress",
-                                "--runner",
-                                "model",
-                                "--seconds",
-                                std::to_string(opt.stress_seconds),
-                                "--seed",
-                                "1",
-                                "--progress-every",
-                                "5",
-                                "--out-dir",
-                                (logdir / "failures").string()},
-                               {},
-                               row.log,
-                               std::chrono::seconds(opt.stress_seconds + 120));
-    row.seconds     = r.seconds;
-    row.result      = r.timed_out ? "TIMEOUT" : (r.exit_code == 0 ? "PASS" : "FAIL");
+    auto const r = run_process(argv, {}, row.log, std::chrono::seconds(timeout_seconds));
+    row.seconds  = r.seconds;
+    row.result   = r.timed_out ? "TIMEOUT" : (r.exit_code == 0 ? "PASS" : "FAIL");
     (r.exit_code == 0 ? row.passed : row.failed) = 1;
     rows.push_back(row);
-    std::printf(
-        "heaplab run: [cpu] %s %s (%.1f s)\n", row.name.c_str(), row.result.c_str(), row.seconds);
-  }
+    std::printf("heaplab run: [%s] %s %s (%.1f s)\n",
+                tier.c_str(),
+                row.name.c_str(),
+                row.result.c_str(),
+                row.seconds);
+  };
+  // `heaplab stress` for `seconds` on `runner_name` (seed 1: the same cases every run).
+  auto stress_smoke = [&](std::string const& tier, std::string const& runner_name, int seconds) {
+    run_command("stress (" + runner_name + ", " + std::to_string(seconds) + " s)",
+                tier,
+                "stress-" + runner_name + ".log",
+                {self,
+                 "stress",
+                 "--runner",
+                 runner_name,
+                 "--seconds",
+                 std::to_string(seconds),
+                 "--seed",
+                 "1",
+                 "--progress-every",
+                 "5",
+                 "--out-dir",
+                 (logdir / ("failures-" + runner_name)).string()},
+                seconds + 120);
+  };
+
+  run_tier("cpu");
+  // A short model stress smoke (docs/workflow.md): random schedules on the reference model.
+  if (opt.stress_seconds > 0) stress_smoke("cpu", "model", opt.stress_seconds);
   std::string gpu_status;
   if (opt.cpu_only) {
     gpu_status = "GPU tier skipped: --cpu-only";
@@ -181,6 +199,32 @@ int run_main_job(RunOptions const& opt) {
     gpu_status = "GPU tier skipped: " + gpu_line;
   } else {
     run_tier("gpu");
+    // The GPU runner against the model on random schedules, then a small CompactGpu Table 1 run
+    // with every rewriting variant and the pointer check (docs/workflow.md "The main job").
+    if (opt.gpu_stress_seconds > 0) stress_smoke("gpu", "gpu", opt.gpu_stress_seconds);
+    auto const bench = build / "stress" / "heaplab_bench";
+    if (opt.bench_smoke && fs::exists(bench)) {
+      run_command("defrag bench (scale 0.05, 3 variants)",
+                  "gpu",
+                  "defrag-bench.log",
+                  {bench.string(),
+                   "defrag",
+                   "--scale",
+                   "0.05",
+                   "--warmup",
+                   "0",
+                   "--repeats",
+                   "1",
+                   "--verify",
+                   "true",
+                   "--variant",
+                   "forwarding",
+                   "recompute-global",
+                   "recompute-shared"},
+                  opt.budget_seconds);
+    } else if (opt.bench_smoke) {
+      rows.push_back({"defrag bench", "gpu", "MISSING", 0, 0, 1, 0, bench.string()});
+    }
     gpu_status = "GPU tier ran on " + gpu_line.substr(5);
   }
 
@@ -221,9 +265,11 @@ void add_run(CLI::App& app) {
   auto opt  = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand(
       "run",
-      "The main job: run the default verification suite. The CPU tier always runs; the GPU tier\n"
-      "runs where a CUDA device is present (otherwise a line says why it was skipped). Prints a\n"
-      "summary table; exit status 1 on any failure.");
+      "The main job: run the default verification suite. The CPU tier (the cpu-labelled test\n"
+      "binaries and a model stress smoke) always runs; the GPU tier (the gpu-labelled binaries,\n"
+      "properties included, `stress --runner gpu` and a CompactGpu bench smoke) runs where a CUDA\n"
+      "device is present, otherwise a line says why it was skipped. Logs go to <build>/run-logs.\n"
+      "Prints a summary table; exit status 1 on any failure.");
   cmd->add_option("--build-dir",
                   opt->build_dir,
                   "configured build folder (default: the one this executable was built in)");
@@ -234,6 +280,14 @@ void add_run(CLI::App& app) {
                   opt->stress_seconds,
                   "seconds of the model stress smoke in the CPU tier (0: none; default 20)")
       ->check(CLI::Range(0, 86400));
+  cmd->add_option("--gpu-stress-seconds",
+                  opt->gpu_stress_seconds,
+                  "seconds of `stress --runner gpu` in the GPU tier (0: none; default 60)")
+      ->check(CLI::Range(0, 86400));
+  cmd->add_option("--bench-smoke",
+                  opt->bench_smoke,
+                  "GPU tier: a small CompactGpu Table 1 run, all variants, pointers verified "
+                  "(default true)");
   cmd->callback([opt] { std::exit(run_main_job(*opt)); });
 }
 

@@ -97,6 +97,8 @@ int stress(StressCli const& cli) {
                        ? cli.jobs
                        : (gpu ? static_cast<unsigned>(std::max(1, runner::visible_gpu_count())) : 1u);
   o.tick_seconds = 0.25;
+  // Configs the runner supports: the GPU runner only runs its type universes (docs/gpu-runner.md).
+  o.configs = [runner_name = cli.runner] { return runner::config_gen_for(runner_name); };
 
   runner::RunnerOptions ro;
   ro.placement_seed = cli.placement_seed;
@@ -246,7 +248,9 @@ void add_stress(CLI::App& app) {
       "comparison), and writes every failure to a failure file in --out-dir, printing its path\n"
       "and the exact replay command.\n"
       "Seeds: --seed fixes the whole run: case k has seed mix(seed, k) and RapidCheck size\n"
-      "1 + k % 100, both recorded in its failure file. With several shards (--jobs; for --runner\n"
+      "1 + k % 100, both recorded in its failure file. Configs: any type list for the CPU runners;\n"
+      "for --runner gpu, the GPU runner's type universes (wator, sizes, tree) with random n, k1.\n"
+      "With several shards (--jobs; for --runner\n"
       "gpu one per visible GPU), case k runs on shard k % J, so the cases do not depend on J.\n"
       "Progress: one line updated in place when stdout is a terminal, else a plain line every\n"
       "--progress-every seconds; a summary at the end.\n"

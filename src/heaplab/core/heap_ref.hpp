@@ -261,8 +261,12 @@ class HeapRef {
       HEAPLAB_PROTOCOL_CHECK((inv.before & pad) == pad,
                              "an initialized block lost a padding bit of its allocation bitmap");
       if (inv.before == pad) {  // every slot invalidated by this RMW: delete the block
-        active(t).clear(b, MemoryOrder::relaxed);     // Alg. 2 line 9
-        apply_defrag_crossing(t, b, inv);             // candidate -> not
+        active(t).clear(b, MemoryOrder::relaxed);  // Alg. 2 line 9
+#if defined(HEAPLAB_MUTANT_DELETE_KEEPS_DEFRAG_BIT)
+        // MUTANT delete_keeps_defrag_bit: a deleted (free) block stays in defrag[t].
+#else
+        apply_defrag_crossing(t, b, inv);  // candidate -> not
+#endif
         allocated(t).clear(b, MemoryOrder::relaxed);  // Alg. 2 line 10
         free_blocks().set(b, MemoryOrder::release);   // Alg. 2 line 11
         return true;

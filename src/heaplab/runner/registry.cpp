@@ -1,4 +1,4 @@
-// registry.hpp. The GPU runner registers itself here when it lands (the "gpu" branch below).
+// registry.hpp. The GPU runner (runner/gpu, GPU builds) is the "gpu" branches below.
 #include "heaplab/runner/registry.hpp"
 
 #include "heaplab/core/expects.hpp"
@@ -6,8 +6,10 @@
 #include "heaplab/runner/environment.hpp"
 #include "heaplab/runner/model_executor.hpp"
 #include "heaplab/runner/model_runner.hpp"
+#include "heaplab/schedule/generators.hpp"
 #if defined(HEAPLAB_HAVE_GPU_RUNNER)
-#include "heaplab/runner/gpu/gpu_runner.hpp"  // the GPU runner (runner/gpu, GPU builds)
+#include "heaplab/runner/gpu/gpu_runner.hpp"    // the GPU runner (runner/gpu, GPU builds)
+#include "heaplab/runner/gpu/universe_gen.hpp"  // its configs
 #endif
 
 namespace heaplab::runner {
@@ -15,8 +17,8 @@ namespace heaplab::runner {
 namespace {
 
 std::string const kGpuNotBuilt =
-    "the GPU runner is not built: this heaplab has no GPU runner yet (it will be a "
-    "DifferentialRunner over the GPU allocator in src/heaplab/runner/; docs/replay.md)";
+    "the GPU runner is not built: this heaplab was configured without CUDA (nvcc absent), so "
+    "src/heaplab/runner/gpu was left out (docs/gpu-runner.md)";
 
 }  // namespace
 
@@ -31,6 +33,14 @@ std::string unavailable_reason(std::string const& name) {
 #endif
   if (name == "gpu") return kGpuNotBuilt;
   return "";
+}
+
+rc::Gen<core::HeapConfig> config_gen_for(std::string const& name) {
+#if defined(HEAPLAB_HAVE_GPU_RUNNER)
+  if (name == "gpu") return gpu::any_universe_config_gen();
+#endif
+  (void)name;
+  return schedule::gen::config();
 }
 
 std::unique_ptr<ScheduleRunner> make_runner(std::string const& name, RunnerOptions const& options) {

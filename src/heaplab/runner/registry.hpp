@@ -4,8 +4,8 @@
 //   differential-model  DifferentialRunner over ModelExecutor with random legal placements: the
 //                       differential path of the GPU runner, with a second model in place of the
 //                       GPU (model_executor.hpp)
-//   gpu                 DifferentialRunner over the GPU allocator (added with the GPU runner; until
-//                       then make_runner throws runner_unavailable saying so)
+//   gpu                 DifferentialRunner over the GPU allocator (runner/gpu/gpu_runner.hpp; in
+//                       builds without CUDA make_runner throws runner_unavailable saying so)
 #pragma once
 
 #include <chrono>
@@ -15,6 +15,9 @@
 #include <string>
 #include <vector>
 
+#include <rapidcheck.h>
+
+#include "heaplab/core/heap_config.hpp"
 #include "heaplab/runner/runner.hpp"
 
 namespace heaplab::runner {
@@ -41,6 +44,12 @@ std::vector<std::string> const& runner_names();
 /// runner_unavailable for a runner that cannot run here.
 std::unique_ptr<ScheduleRunner> make_runner(std::string const& name,
                                             RunnerOptions const& options = {});
+
+/// Random configs that runner `name` supports, for `heaplab stress`: any type list
+/// (schedule::gen::config()) for the CPU runners; for "gpu", the GPU runner's type universes with
+/// random M, n and k1 (gpu::any_universe_config_gen, docs/gpu-runner.md), or, where the GPU runner
+/// is not built, schedule::gen::config() (make_runner then says why it cannot run).
+rc::Gen<core::HeapConfig> config_gen_for(std::string const& name);
 
 /// "" when make_runner(name) would succeed, else why not (without constructing it).
 std::string unavailable_reason(std::string const& name);

@@ -107,10 +107,12 @@ std::uint64_t heap_capacity(core::HeapConfig const& c, std::uint32_t type) {
   return std::uint64_t{c.num_blocks} * c.capacity(type);
 }
 
-rc::Gen<schedule::Schedule> large_schedule(std::uint32_t heap_mib, std::uint32_t max_blocks) {
+rc::Gen<schedule::Schedule> large_schedule(std::uint32_t heap_mib,
+                                           std::uint32_t max_blocks,
+                                           rc::Gen<core::HeapConfig> const& configs) {
   return rc::gen::withSize([=](int size) {
     return rc::gen::exec([=] {
-      core::HeapConfig c     = *schedule::gen::config();
+      core::HeapConfig c     = *configs;
       std::uint32_t const hi = std::max<std::uint32_t>(
           2, std::min(blocks_for_heap(c, heap_mib), std::min(max_blocks, schedule::kMaxBlocks)));
       c.num_blocks = *rc::gen::inRange<std::uint32_t>(std::max<std::uint32_t>(2, hi / 2), hi + 1);
@@ -152,10 +154,12 @@ rc::Gen<schedule::Schedule> large_schedule(std::uint32_t heap_mib, std::uint32_t
   });
 }
 
-rc::Gen<schedule::Schedule> near_oom_schedule(std::uint32_t heap_mib, std::uint32_t max_blocks) {
+rc::Gen<schedule::Schedule> near_oom_schedule(std::uint32_t heap_mib,
+                                              std::uint32_t max_blocks,
+                                              rc::Gen<core::HeapConfig> const& configs) {
   return rc::gen::withSize([=](int size) {
     return rc::gen::exec([=] {
-      core::HeapConfig c     = *schedule::gen::config();
+      core::HeapConfig c     = *configs;
       std::uint32_t const hi = std::max<std::uint32_t>(
           2, std::min({blocks_for_heap(c, heap_mib), max_blocks, std::uint32_t{48}}));
       c.num_blocks     = *rc::gen::inRange<std::uint32_t>(2, hi + 1);
@@ -227,15 +231,22 @@ std::uint32_t blocks_for_heap(core::HeapConfig const& config, std::uint32_t heap
 rc::Gen<schedule::Schedule> profile_schedule(Profile profile,
                                              std::uint32_t heap_mib,
                                              std::uint32_t max_blocks) {
+  return profile_schedule(profile, heap_mib, max_blocks, schedule::gen::config());
+}
+
+rc::Gen<schedule::Schedule> profile_schedule(Profile profile,
+                                             std::uint32_t heap_mib,
+                                             std::uint32_t max_blocks,
+                                             rc::Gen<core::HeapConfig> configs) {
   switch (profile) {
     case Profile::large:
-      return large_schedule(heap_mib, max_blocks);
+      return large_schedule(heap_mib, max_blocks, configs);
     case Profile::near_oom:
-      return near_oom_schedule(heap_mib, max_blocks);
+      return near_oom_schedule(heap_mib, max_blocks, configs);
     case Profile::small:
       break;
   }
-  return rc::gen::mapcat(schedule::gen::config(), [=](core::HeapConfig c) {
+  return rc::gen::mapcat(configs, [=](core::HeapConfig c) {
     c.num_blocks = std::max<std::uint32_t>(
         1, std::min({c.num_blocks, blocks_for_heap(c, heap_mib), max_blocks}));
     return schedule::gen::schedule_for(c);
@@ -254,7 +265,10 @@ StressCase make_case(StressOptions const& options, std::uint64_t k) {
   c.seed       = case_seed(options.seed, k);
   c.rapidcheck = {c.seed, case_size(k)};
   std::lock_guard<std::mutex> lock(generation_mutex());
-  auto const gen = profile_schedule(options.profile, options.heap_mib, options.max_blocks);
+  auto const gen =
+      options.configs
+          ? profile_schedule(options.profile, options.heap_mib, options.max_blocks, options.configs())
+          : profile_schedule(options.profile, options.heap_mib, options.max_blocks);
   c.schedule     = gen(rc::Random(c.rapidcheck.seed), static_cast<int>(c.rapidcheck.size)).value();
   return c;
 }

@@ -44,8 +44,14 @@ std::uint64_t block_bytes(core::HeapConfig const& config);
 /// How many blocks of `config` fit into heap_mib MiB (at least 1).
 std::uint32_t blocks_for_heap(core::HeapConfig const& config, std::uint32_t heap_mib);
 
-/// Schedules of a profile. max_blocks caps M (the model is sequential: its runners cap M to keep
-/// cases short; the GPU runner's cap is the file format's).
+/// Schedules of a profile over configs drawn from `configs` (the profile then sets M from
+/// heap_mib). max_blocks caps M (the model is sequential: its runners cap M to keep cases short;
+/// the GPU runner's cap is the file format's). The default, schedule::gen::config(), draws any type
+/// list; the GPU runner supports only its type universes (config_gen_for("gpu"), registry.hpp).
+rc::Gen<schedule::Schedule> profile_schedule(Profile profile,
+                                             std::uint32_t heap_mib,
+                                             std::uint32_t max_blocks,
+                                             rc::Gen<core::HeapConfig> configs);
 rc::Gen<schedule::Schedule> profile_schedule(Profile profile,
                                              std::uint32_t heap_mib,
                                              std::uint32_t max_blocks);
@@ -61,6 +67,10 @@ struct StressOptions {
   unsigned shards               = 1;   // workers, each with its own runner
   std::filesystem::path out_dir = "failures";
   double tick_seconds           = 1;  // how often StressObserver::on_tick is called
+  /// Where case configs come from: config_gen_for(runner name) (registry.hpp). Empty means
+  /// schedule::gen::config() (any type list; the CPU runners run every config). Case k is a pure
+  /// function of (seed, k, configs).
+  std::function<rc::Gen<core::HeapConfig>()> configs;
 };
 
 /// The seed of case k of a run: schedule::mix(run_seed, k, salt).

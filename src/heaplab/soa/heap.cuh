@@ -39,6 +39,7 @@
 #include "heaplab/soa/heap_statistics.hpp"
 #include "heaplab/soa/heap_types.hpp"
 #include "heaplab/soa/host_config.hpp"
+#include "heaplab/soa/nvtx_regions.hpp"
 #include "heaplab/soa/payloads.hpp"
 #include "heaplab/soa/set_bit_indices.cuh"
 #include "heaplab/soa/storage_plan.hpp"
@@ -64,6 +65,10 @@ struct HeapOptions {
   std::uint32_t oom_retries = kDefaultOomRetries;
   /// Stream every heap operation is ordered on.
   cudaStream_t stream = nullptr;
+  /// Register the block area with the NVTX memory API as a pool with one region per block
+  /// (nvtx_regions.hpp), so that after nvtx_protect_free_blocks() compute-sanitizer's memcheck
+  /// reports kernels touching free blocks. Off by default.
+  bool nvtx_pool = false;
 };
 
 template <class Types>
@@ -229,6 +234,41 @@ class Heap {
 
   void synchronize() const { HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream())); }
 
+  // ---------------------------------------------------------------- NVTX pool (memcheck)
+
+  /// HeapOptions::nvtx_pool: unregisters the storage of every block that is free now, so that
+  /// memcheck reports a kernel launched afterwards that touches it (a use after free of every
+  /// object the block held). Until nvtx_register_all_blocks(), kernels must not allocate into
+  /// new blocks: initializing a free block touches it as well (allocating into blocks in use is
+  /// fine). Synchronizes the stream (reads the free bitmap). Returns how many blocks are now
+  /// outside the pool's regions. Throws core::precondition_error without HeapOptions::nvtx_pool.
+  std::uint32_t nvtx_protect_free_blocks() {
+    HEAPLAB_EXPECTS(nvtx_ != nullptr,
+                    "nvtx_protect_free_blocks: the heap was made without HeapOptions::nvtx_pool");
+    check::HeapSnapshot const s = snapshot();
+    std::vector<bool> in_use(plan_.num_blocks);
+    std::uint32_t unregistered = 0;
+    for (std::uint32_t b = 0; b < plan_.num_blocks; ++b) {
+      in_use[b] = !s.free_blocks.get(b);
+      unregistered += in_use[b] ? 0u : 1u;
+    }
+    nvtx_->set_registered(in_use);
+    return unregistered;
+  }
+
+  /// HeapOptions::nvtx_pool: every block is a region again (the state after construction).
+  void nvtx_register_all_blocks() {
+    HEAPLAB_EXPECTS(nvtx_ != nullptr,
+                    "nvtx_register_all_blocks: the heap was made without HeapOptions::nvtx_pool");
+    synchronize();  // kernels already launched run under the current registration
+    nvtx_->set_registered(std::vector<bool>(plan_.num_blocks, true));
+  }
+
+  /// Which blocks are regions of the NVTX pool now (empty without HeapOptions::nvtx_pool).
+  [[nodiscard]] std::vector<bool> nvtx_registered_blocks() const {
+    return nvtx_ ? nvtx_->registered() : std::vector<bool>{};
+  }
+
  private:
   Heap(std::uint32_t num_blocks, HeapOptions const& options)
       : config_(heap_config<Types>(num_blocks, options.defrag_factor, options.k1)),
@@ -267,6 +307,12 @@ class Heap {
     launch_initialize();
     // The capacities live in pageable host memory: wait before it goes out of scope.
     HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
+    if (options_.nvtx_pool)
+      nvtx_ = std::make_unique<NvtxBlockPool>(blocks_.get(),
+                                              Types::block_bytes,
+                                              plan_.num_blocks,
+                                              "heaplab heap block area (" +
+                                                  std::to_string(plan_.num_blocks) + " blocks)");
   }
 
   static std::unique_ptr<void, detail::CudaFree> device_alloc(std::uint64_t bytes,
@@ -394,6 +440,7 @@ class Heap {
   std::unique_ptr<SetBitIndices> indices_;
   std::uint64_t scratch_bytes_ = 0;
   ref_type ref_{};
+  std::unique_ptr<NvtxBlockPool> nvtx_;  // HeapOptions::nvtx_pool
 };
 
 }  // namespace heaplab::soa

@@ -154,7 +154,12 @@ HEAPLAB_HD_INLINE bool block_below_bound(PassView<Ref> const& v,
   std::uint64_t const base    = v.heap.block_base();
   if (address < base) return false;
   std::uint64_t const b = (address - base) / Ref::block_bytes();
+#if defined(HEAPLAB_MUTANT_REWRITE_FILTER_OFF_BY_ONE)
+  // MUTANT rewrite_filter_off_by_one: pointers into R[B] (the first target) pass the filter too.
+  if (b > bound) return false;
+#else
   if (b >= bound) return false;
+#endif
   block = static_cast<std::uint32_t>(b);
   return true;
 }
@@ -289,10 +294,14 @@ HEAPLAB_HD_INLINE std::uint32_t commit_targets(PassView<Ref> const& v, std::uint
     std::uint32_t const used_before = core::used_slots(before, cap);
     std::uint32_t const used_after  = used_before + take;
     core::DeviceAtomics::store(state.blocks().alloc_bitmap_address(b), after, MemoryOrder::relaxed);
+#if defined(HEAPLAB_MUTANT_FULL_TARGET_STAYS_ACTIVE)
+    // MUTANT full_target_stays_active: a target that the pass filled stays in active[T].
+#else
     if (after == core::kFullBitmap) {
       bool const cleared = state.active(v.type).try_clear(b, MemoryOrder::relaxed);
       HEAPLAB_EXPECTS(cleared, "CompactGpu: a target that filled up was not in active[T]");
     }
+#endif
     if (core::is_defrag_fill(used_before, cap, v.heap_n) &&
         !core::is_defrag_fill(used_after, cap, v.heap_n)) {
       bool const cleared = state.defrag(v.type).try_clear(b, MemoryOrder::relaxed);
