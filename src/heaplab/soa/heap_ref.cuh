@@ -404,7 +404,14 @@ class HeapRef {
       std::uint64_t const s = core::detail::mix_seed(seed, round);
       std::uint32_t const b = core_.find_or_claim_block(type, s);
       if (b == core::kNotFound) {
-        if (misses++ >= oom_retries_) {
+#if defined(HEAPLAB_MUTANT_ALLOC_RETRY_FOREVER_ON_OOM)
+        // MUTANT alloc_retry_forever_on_oom (the GPU leader path too): never gives up, so a
+        // group that finds the heap full spins until the watchdog reports the hang.
+        bool const give_up = false;
+#else
+        bool const give_up = misses++ >= oom_retries_;
+#endif
+        if (give_up) {
           block = core::kNotFound;
           slots = 0;
           return;
