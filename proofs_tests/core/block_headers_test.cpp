@@ -29,7 +29,7 @@ TEST(BlockHeaders, DefragFillMatchesHandWorkedThresholds) {
   // CompactGpu sec. 3: n = 1 merges blocks at most half full; n = 2 at most two thirds full.
   EXPECT_TRUE(core::is_defrag_fill(32, 64, 1));
   EXPECT_FALSE(core::is_defrag_fill(33, 64, 1));
-  EXPECT_TRUE(core::is_defrag_fill(42, 64, 2));  // 42/64 = 0.656 <= 2/3
+  EXPECT_TRUE(core::is_defrag_fill(42, 64, 2));   // 42/64 = 0.656 <= 2/3
   EXPECT_FALSE(core::is_defrag_fill(43, 64, 2));  // 43/64 = 0.672 > 2/3
   EXPECT_TRUE(core::is_defrag_fill(0, 2, 1));
   EXPECT_FALSE(core::is_defrag_fill(2, 2, 7));  // a full block is never a candidate

@@ -75,11 +75,12 @@ int main(int argc, char** argv) {
   HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
   std::uint32_t unregistered = 0;
   if (protect) unregistered = heap.nvtx_protect_free_blocks();
-  std::printf("planted use after free: %u of %u blocks outside the NVTX pool's regions; reading "
-              "leaf %u after its destruction\n",
-              unregistered,
-              heap.num_blocks(),
-              kLeaves / 2);
+  std::printf(
+      "planted use after free: %u of %u blocks outside the NVTX pool's regions; reading "
+      "leaf %u after its destruction\n",
+      unregistered,
+      heap.num_blocks(),
+      kLeaves / 2);
   read_destroyed_leaf<<<1, 32>>>(leaves, out);
   (void)cudaDeviceSynchronize();  // memcheck reports the read here; the context stays usable
   (void)cudaFree(leaves);

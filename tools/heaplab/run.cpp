@@ -25,8 +25,8 @@ namespace {
 
 struct RunOptions {
   std::string build_dir;
-  int budget_seconds = 900;
-  bool cpu_only      = false;
+  int budget_seconds     = 900;
+  bool cpu_only          = false;
   int stress_seconds     = 20;
   int gpu_stress_seconds = 60;
   bool bench_smoke       = true;
@@ -144,9 +144,9 @@ int run_main_job(RunOptions const& opt) {
   };
   // A command (stress smoke, bench smoke) as one row: PASS when it exits 0.
   std::error_code self_ec;
-  auto const self_path = fs::read_symlink("/proc/self/exe", self_ec);
+  auto const self_path   = fs::read_symlink("/proc/self/exe", self_ec);
   std::string const self = self_ec ? std::string("heaplab") : self_path.string();
-  auto run_command = [&](std::string const& name,
+  auto run_command       = [&](std::string const& name,
                          std::string const& tier,
                          std::string const& log_name,
                          std::vector<std::string> const& argv,

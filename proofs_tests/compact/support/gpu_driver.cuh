@@ -143,8 +143,8 @@ class GpuDriver {
   /// gives up after its retry rounds instead of looping) goes again in a later round; only a
   /// request that still fails after kRounds rounds fails the test.
   void allocate(std::vector<NewObject> const& objects) {
-    constexpr int kRounds         = 8;
-    constexpr std::size_t kWave   = 1024;
+    constexpr int kRounds          = 8;
+    constexpr std::size_t kWave    = 1024;
     std::vector<NewObject> pending = objects;
     for (int round = 0; round < kRounds && !pending.empty(); ++round) {
       std::vector<NewObject> failed;

@@ -267,9 +267,10 @@ StressCase make_case(StressOptions const& options, std::uint64_t k) {
   std::lock_guard<std::mutex> lock(generation_mutex());
   auto const gen =
       options.configs
-          ? profile_schedule(options.profile, options.heap_mib, options.max_blocks, options.configs())
+          ? profile_schedule(
+                options.profile, options.heap_mib, options.max_blocks, options.configs())
           : profile_schedule(options.profile, options.heap_mib, options.max_blocks);
-  c.schedule     = gen(rc::Random(c.rapidcheck.seed), static_cast<int>(c.rapidcheck.size)).value();
+  c.schedule = gen(rc::Random(c.rapidcheck.seed), static_cast<int>(c.rapidcheck.size)).value();
   return c;
 }
 

@@ -308,11 +308,11 @@ class Heap {
     // The capacities live in pageable host memory: wait before it goes out of scope.
     HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
     if (options_.nvtx_pool)
-      nvtx_ = std::make_unique<NvtxBlockPool>(blocks_.get(),
-                                              Types::block_bytes,
-                                              plan_.num_blocks,
-                                              "heaplab heap block area (" +
-                                                  std::to_string(plan_.num_blocks) + " blocks)");
+      nvtx_ = std::make_unique<NvtxBlockPool>(
+          blocks_.get(),
+          Types::block_bytes,
+          plan_.num_blocks,
+          "heaplab heap block area (" + std::to_string(plan_.num_blocks) + " blocks)");
   }
 
   static std::unique_ptr<void, detail::CudaFree> device_alloc(std::uint64_t bytes,

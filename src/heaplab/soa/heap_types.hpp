@@ -20,9 +20,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "heaplab/core/heap_config.hpp"
 #include "heaplab/core/host_device.hpp"
 #include "heaplab/core/object_pointer.hpp"
-#include "heaplab/core/heap_config.hpp"
 #include "heaplab/soa/detail/field_traits.hpp"
 #include "heaplab/soa/detail/meta.hpp"
 #include "heaplab/soa/field.hpp"

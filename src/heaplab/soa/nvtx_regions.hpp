@@ -10,9 +10,8 @@
 //
 // Granularity is the block, not the object: an object's fields are spread over its block's SOA
 // arrays, so per-object regions would be one region per field per object. A touch of a freed
-// slot is reported when its whole block is free (every object of the block was deleted, the
-// block returned to the free bitmap), which is exactly the state a stale pointer into a dead
-// block reaches after the allocator reuses nothing yet.
+// slot is reported when its whole block is free (every object of the block was deleted and the
+// block returned to the free bitmap) and has not been reused yet.
 //
 // A pool registered without the sanitizer costs one call into NVTX's no-op stubs per change.
 // Plain host C++ (NVTX is header-only; it loads the tool with dlopen when one is injected).
