@@ -85,24 +85,6 @@ __global__ void device_do_sums(Ref heap,
   node_counts[i] = count;
 }
 
-template <class T>
-struct DeviceArray {
-  explicit DeviceArray(std::size_t n) : size(n) {
-    HEAPLAB_CUDA_TRY(cudaMalloc(&data, n * sizeof(T)));
-    HEAPLAB_CUDA_TRY(cudaMemset(data, 0, n * sizeof(T)));
-  }
-  ~DeviceArray() { (void)cudaFree(data); }
-  DeviceArray(DeviceArray const&)            = delete;
-  DeviceArray& operator=(DeviceArray const&) = delete;
-  std::vector<T> to_host() const {
-    std::vector<T> h(size);
-    HEAPLAB_CUDA_TRY(cudaMemcpy(h.data(), data, size * sizeof(T), cudaMemcpyDeviceToHost));
-    return h;
-  }
-  T* data = nullptr;
-  std::size_t size;
-};
-
 /// Sets pointer slot k of `holder` to `target` for each (holder, k, target) triple.
 __global__ void link_slots(Ref heap, std::uint64_t const* triples, std::size_t n) {
   std::size_t const i = blockIdx.x * blockDim.x + threadIdx.x;

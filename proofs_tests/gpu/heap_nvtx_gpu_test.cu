@@ -53,24 +53,6 @@ __global__ void sum_live(std::uint32_t n, Leaf* const* leaves, unsigned long lon
     atomicAdd(sum, static_cast<unsigned long long>(leaves[i]->value()));
 }
 
-template <class T>
-struct DeviceArray {
-  explicit DeviceArray(std::size_t n) : size(n) {
-    HEAPLAB_CUDA_TRY(cudaMalloc(&data, n * sizeof(T)));
-    HEAPLAB_CUDA_TRY(cudaMemset(data, 0, n * sizeof(T)));
-  }
-  ~DeviceArray() { (void)cudaFree(data); }
-  DeviceArray(DeviceArray const&)            = delete;
-  DeviceArray& operator=(DeviceArray const&) = delete;
-  std::vector<T> to_host() const {
-    std::vector<T> h(size);
-    HEAPLAB_CUDA_TRY(cudaMemcpy(h.data(), data, size * sizeof(T), cudaMemcpyDeviceToHost));
-    return h;
-  }
-  T* data = nullptr;
-  std::size_t size;
-};
-
 TEST(HeapNvtx, RegionsFollowTheFreeBitmapAndLiveAccessesStayClean) {
   HEAPLAB_REQUIRE_GPU();
   soa::HeapOptions options;

@@ -60,6 +60,25 @@ inline void wait_or_exit(cudaStream_t stream, double seconds, char const* what) 
   }
 }
 
+/// n zeroed elements of T in device memory, freed on destruction; to_host() copies them back.
+template <class T>
+struct DeviceArray {
+  explicit DeviceArray(std::size_t n) : size(n) {
+    HEAPLAB_CUDA_TRY(cudaMalloc(&data, n * sizeof(T)));
+    HEAPLAB_CUDA_TRY(cudaMemset(data, 0, n * sizeof(T)));
+  }
+  ~DeviceArray() { (void)cudaFree(data); }
+  DeviceArray(DeviceArray const&)            = delete;
+  DeviceArray& operator=(DeviceArray const&) = delete;
+  std::vector<T> to_host() const {
+    std::vector<T> h(size);
+    HEAPLAB_CUDA_TRY(cudaMemcpy(h.data(), data, size * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+  }
+  T* data = nullptr;
+  std::size_t size;
+};
+
 /// Fails the current test with every violation (and a dump) if the catalog does not hold.
 inline void expect_catalog_holds(heaplab::check::HeapSnapshot const& snap, char const* when) {
   auto const violations = heaplab::check::check_all(snap);
