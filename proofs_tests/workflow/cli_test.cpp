@@ -2,90 +2,17 @@
 // one), replay of failure files, minimize, and the "GPU runner not available" path.
 #include <gtest/gtest.h>
 
-#include <pty.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <string>
 
+#include "cli_test_support.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/schedule/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
-#include "workflow_test_support.hpp"
-
-#if !defined(HEAPLAB_TOOL_RELATIVE)
-#error \
-    "HEAPLAB_TOOL_RELATIVE must name the heaplab executable (proofs_tests/workflow/CMakeLists.txt)"
-#endif
 
 namespace heaplab::workflow_test {
 namespace {
-
-/// The heaplab executable, found relative to this test binary (the build folder may have moved).
-std::string const& tool() {
-  static std::string const path = [] {
-    std::error_code ec;
-    auto const self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return (self.parent_path() / HEAPLAB_TOOL_RELATIVE).lexically_normal().string();
-  }();
-  return path;
-}
-
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
-
-/// Runs `args` (a shell command line after the tool's path) with stdout not a terminal.
-Result run(std::string const& args) {
-  std::string const cmd = "'" + tool() + "' " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (std::size_t const n = std::fread(buf.data(), 1, buf.size(), pipe))
-    r.output.append(buf.data(), n);
-  int const status = pclose(pipe);
-  r.status         = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
-/// Runs the tool with stdout and stderr on a pseudo-terminal.
-Result run_on_terminal(std::vector<std::string> const& args) {
-  Result r;
-  int master      = -1;
-  pid_t const pid = forkpty(&master, nullptr, nullptr, nullptr);
-  if (pid < 0) return r;
-  if (pid == 0) {
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(tool().c_str()));
-    for (auto const& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(tool().c_str(), argv.data());
-    _exit(127);
-  }
-  std::array<char, 4096> buf{};
-  for (;;) {
-    ssize_t const n = read(master, buf.data(), buf.size());
-    if (n <= 0) break;  // EIO once the child has closed the terminal
-    r.output.append(buf.data(), static_cast<std::size_t>(n));
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  close(master);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
-std::size_t count(std::string const& text, std::string const& what) {
-  std::size_t n = 0;
-  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
-}
 
 TEST(Cli, StressWithoutATerminalPrintsPlainProgressLinesAndPasses) {
   TempDir dir;
