@@ -2,6 +2,8 @@
 // hangs.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -69,7 +71,7 @@ TEST(Stress, TwoModelShardsPassForAFewSecondsAndWriteNothing) {
   TempDir dir;
   auto o    = options_in(dir);
   o.seconds = 3;
-  o.shards  = 2;  // two model runners at once (also run under ThreadSanitizer)
+  o.workers = 2;  // two model runners at once (also run under ThreadSanitizer)
   std::vector<runner::StressStats> ticks;
   runner::StressObserver observer;
   observer.on_tick  = [&](runner::StressStats const& s) { ticks.push_back(s); };
@@ -154,10 +156,10 @@ TEST(Stress, ShardsSplitTheSameCasesRoundRobin) {
   o.max_cases = 24;
   std::mutex m;
   std::multiset<std::string> one, three;
-  o.shards = 1;
+  o.workers = 1;
   auto const r1 =
       runner::run_stress(o, [&](unsigned) { return std::make_unique<RecordingRunner>(m, one); });
-  o.shards = 3;
+  o.workers = 3;
   std::vector<unsigned> shards_made;
   auto const r3 = runner::run_stress(o, [&](unsigned shard) {
     shards_made.push_back(shard);
@@ -174,10 +176,128 @@ TEST(Stress, ShardsSplitTheSameCasesRoundRobin) {
   EXPECT_EQ(one, expected);
 }
 
+TEST(Stress, TheUnionOfNShardsIsTheUnshardedRun) {
+  TempDir dir;
+  auto o      = options_in(dir);
+  o.max_cases = 30;
+  std::mutex m;
+  std::multiset<std::string> whole, shards;
+  runner::run_stress(o, [&](unsigned) { return std::make_unique<RecordingRunner>(m, whole); });
+  std::set<std::uint64_t> indices;
+  for (std::uint32_t n : {4u}) {
+    for (std::uint32_t k = 0; k < n; ++k) {
+      auto s        = o;
+      s.shard_index = k;
+      s.shard_count = n;
+      s.workers     = 1 + k % 2;  // workers inside a shard change nothing either
+      auto const r  = runner::run_stress(
+          s, [&](unsigned) { return std::make_unique<RecordingRunner>(m, shards); });
+      EXPECT_EQ(r.stop_reason, "--cases reached");
+      for (auto const c : runner::cases_of_shard(s, 1000)) {
+        EXPECT_EQ(c % n, k);
+        EXPECT_TRUE(indices.insert(c).second) << "case " << c << " in two shards";
+      }
+    }
+  }
+  EXPECT_EQ(whole.size(), 30u);
+  EXPECT_EQ(whole, shards) << "4 shards ran exactly the unsharded run's 30 schedules";
+  EXPECT_EQ(indices.size(), 30u);
+  EXPECT_EQ(*indices.rbegin(), 29u);
+}
+
+TEST(Stress, BadShardsAndCasesAreRejected) {
+  TempDir dir;
+  auto o        = options_in(dir);
+  auto factory  = [](unsigned) { return std::make_unique<runner::ModelRunner>(); };
+  o.shard_count = 3;
+  o.shard_index = 3;
+  EXPECT_THROW(runner::run_stress(o, factory), core::precondition_error);
+  o.shard_index = 1;
+  o.only_case   = 5;  // 5 % 3 == 2: another shard's case
+  EXPECT_THROW(runner::run_stress(o, factory), core::precondition_error);
+  o.only_case = 7;
+  EXPECT_EQ(runner::cases_of_shard(o, 10), (std::vector<std::uint64_t>{7}));
+}
+
+TEST(Stress, OneCaseRunsAloneAndIsTheSameSchedule) {
+  TempDir dir;
+  auto o      = options_in(dir);
+  o.only_case = 11;
+  o.workers   = 2;
+  std::mutex m;
+  std::multiset<std::string> seen;
+  auto const r =
+      runner::run_stress(o, [&](unsigned) { return std::make_unique<RecordingRunner>(m, seen); });
+  EXPECT_EQ(r.stats.cases, 1u);
+  EXPECT_EQ(r.stop_reason, "--case ran");
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(*seen.begin(), schedule::dump(runner::make_case(o, 11).schedule));
+}
+
+TEST(Stress, AnInterruptFinishesTheCaseInFlightAndStops) {
+  TempDir dir;
+  auto o = options_in(dir);
+  std::atomic<bool> interrupt{false};
+  o.interrupt = &interrupt;
+  std::atomic<int> started{0};
+  /// Raises the interrupt in the middle of its second case; that case still completes.
+  class InterruptingRunner final : public runner::ScheduleRunner {
+   public:
+    InterruptingRunner(std::atomic<bool>& flag, std::atomic<int>& started)
+        : flag_(flag), started_(started) {}
+    [[nodiscard]] std::string name() const override { return "interrupting"; }
+    [[nodiscard]] runner::Support supports(core::HeapConfig const&) const override { return {}; }
+    [[nodiscard]] bool deterministic() const override { return true; }
+    runner::RunOutcome run(schedule::Schedule const& s, runner::StepCallback const&) override {
+      if (++started_ == 2) flag_ = true;
+      runner::RunOutcome out;
+      out.steps_run = s.steps.size();
+      return out;
+    }
+
+   private:
+    std::atomic<bool>& flag_;
+    std::atomic<int>& started_;
+  };
+  auto const r = runner::run_stress(
+      o, [&](unsigned) { return std::make_unique<InterruptingRunner>(interrupt, started); });
+  EXPECT_EQ(r.stop_reason, "interrupted");
+  EXPECT_EQ(r.stats.cases, 2u) << "the case in flight finished, no new case started";
+  EXPECT_EQ(started.load(), 2);
+  EXPECT_LT(r.stats.elapsed, 30.0);
+}
+
+TEST(Stress, CoverageCountsTheStepsThatRanAndTheConfigs) {
+  auto s = two_type_schedule();
+  s.steps.push_back(alloc(8, std::nullopt, 0));
+  schedule::AllocWave alt = std::get<schedule::AllocWave>(alloc(8, std::nullopt, 1));
+  alt.divergence          = schedule::Divergence::alternate;
+  s.steps.push_back(alt);
+  schedule::Defrag d;
+  d.variant = schedule::DefragVariant::recompute_shared;
+  s.steps.push_back(d);
+  s.steps.push_back(schedule::Check{});
+  runner::Coverage c;
+  c.add(s, 3);  // the check did not run
+  EXPECT_EQ(c.step_kinds, (std::map<std::string, std::uint64_t>{{"alloc", 2}, {"defrag", 1}}));
+  EXPECT_EQ(c.divergence, (std::map<std::string, std::uint64_t>{{"all", 1}, {"alternate", 1}}));
+  EXPECT_EQ(c.defrag_variants, (std::map<std::string, std::uint64_t>{{"recompute_shared", 1}}));
+  EXPECT_EQ(c.heap_sizes, (std::map<std::string, std::uint64_t>{{"M 1-8", 1}}));
+  EXPECT_EQ(c.hierarchy_depths, (std::map<std::string, std::uint64_t>{{"1 level", 1}}));
+  EXPECT_EQ(c.type_counts, (std::map<std::string, std::uint64_t>{{"2 types", 1}}));
+  runner::Coverage twice = c;
+  twice.merge(c);
+  EXPECT_EQ(twice.step_kinds.at("alloc"), 4u);
+  EXPECT_EQ(runner::hierarchy_depth(64), 1u);
+  EXPECT_EQ(runner::hierarchy_depth(65), 2u);
+  EXPECT_EQ(runner::hierarchy_depth(4096), 2u);
+  EXPECT_EQ(runner::hierarchy_depth(4097), 3u);
+}
+
 TEST(Stress, AHangSavesItsFailureAndStopsTheRun) {
   TempDir dir;
-  auto o   = options_in(dir);
-  o.shards = 2;
+  auto o    = options_in(dir);
+  o.workers = 2;
   auto const result =
       runner::run_stress(o, [](unsigned) { return differential<HangingExecutor>(0); });
   EXPECT_TRUE(result.hang);
@@ -191,7 +311,7 @@ TEST(Stress, AHangSavesItsFailureAndStopsTheRun) {
 
 TEST(Stress, BadOptionsAreRejected) {
   runner::StressOptions o;
-  o.shards     = 0;
+  o.workers    = 0;
   auto factory = [](unsigned) { return std::make_unique<runner::ModelRunner>(); };
   EXPECT_THROW(runner::run_stress(o, factory), core::precondition_error);
   EXPECT_EQ(runner::profile_from_string("near-oom"), runner::Profile::near_oom);

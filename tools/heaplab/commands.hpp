@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace heaplab::cli {
 
 void add_run(CLI::App& app);
@@ -11,5 +13,10 @@ void add_show(CLI::App& app);
 void add_list_invariants(CLI::App& app);
 void add_stress(CLI::App& app);
 void add_minimize(CLI::App& app);
+/// `heaplab help [COMMAND]`: the top-level help, or one command's.
+void add_help(CLI::App& app);
+
+/// What `heaplab --version` prints: version, commit (and tree hash), build, CUDA and GPUs.
+std::string version_text();
 
 }  // namespace heaplab::cli

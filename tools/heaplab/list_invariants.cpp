@@ -68,13 +68,16 @@ void print_catalog(ListOptions const& options) {
 
 void add_list_invariants(CLI::App& app) {
   auto options = std::make_shared<ListOptions>();
-  auto* cmd    = app.add_subcommand(
-      "list-invariants",
-      "Print the invariant catalog: each invariant's name (as used by failure files and "
-         "check_one), the paper section it comes from, its statement, and whether it needs object "
-         "payloads. Every invariant holds at quiescence, i.e. between kernels when no "
-         "allocation, free or defragmentation is in flight. docs/invariants.md explains each one "
-         "and how to add one.");
+  auto* cmd    = app.add_subcommand("list-invariants", "print the invariant catalog");
+  cmd->footer(
+      "Prints each invariant's name (as used by failure files and check_one), the paper section\n"
+      "it comes from, its statement, and whether it needs object payloads. Every invariant holds\n"
+      "at quiescence, i.e. between kernels when no allocation, free or defragmentation is in\n"
+      "flight. docs/invariants.md explains each one and how to add one.\n"
+      "Examples:\n"
+      "  heaplab list-invariants\n"
+      "  heaplab list-invariants --names\n"
+      "  heaplab list-invariants --markdown > table.md");
   cmd->add_flag(
       "--markdown", options->markdown, "Print a Markdown table (as in docs/invariants.md)");
   cmd->add_flag("--names", options->names_only, "Print only the names, one per line");

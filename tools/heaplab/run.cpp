@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "files.hpp"
+#include "options.hpp"
 #include "process.hpp"
 
 #if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
@@ -30,6 +32,7 @@ struct RunOptions {
   int stress_seconds     = 20;
   int gpu_stress_seconds = 60;
   bool bench_smoke       = true;
+  std::string junit;  // JUnit XML report, "" for none
 };
 
 struct SuiteRow {
@@ -102,7 +105,87 @@ SuiteRow run_suite(fs::path const& build,
   return row;
 }
 
+std::string xml_escaped(std::string const& text) {
+  std::string out;
+  for (char const c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        // XML 1.0 allows no other control characters than tab, newline and carriage return.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
+          out += '?';
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
+/// The rows as JUnit XML: one <testsuite> per tier, one <testcase> per suite (binary or command);
+/// a suite that did not pass is a <failure> whose text names its log; a suite with only skipped
+/// tests (a gpu binary without a GPU) is <skipped>.
+std::string junit_xml(std::vector<SuiteRow> const& rows, std::string const& gpu_status) {
+  std::string out =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"heaplab run\">\n";
+  for (std::string const tier : {"cpu", "gpu"}) {
+    int tests = 0, failures = 0, skipped = 0;
+    double seconds = 0;
+    std::string cases;
+    for (auto const& r : rows) {
+      if (r.tier != tier) continue;
+      ++tests;
+      seconds += r.seconds;
+      char time[32];
+      std::snprintf(time, sizeof time, "%.3f", r.seconds);
+      cases += "    <testcase classname=\"heaplab." + tier + "\" name=\"" + xml_escaped(r.name) +
+               "\" time=\"" + time + "\">\n";
+      if (r.result != "PASS") {
+        ++failures;
+        cases +=
+            "      <failure message=\"" + xml_escaped(r.result) + "\">" +
+            xml_escaped(r.result + ": " + std::to_string(r.failed) + " failed; log: " + r.log) +
+            "</failure>\n";
+      } else if (r.passed == 0 && r.skipped > 0) {
+        ++skipped;
+        cases += "      <skipped message=\"" + std::to_string(r.skipped) + " skipped\"/>\n";
+      }
+      cases += "      <system-out>" +
+               xml_escaped(std::to_string(r.passed) + " passed, " + std::to_string(r.skipped) +
+                           " skipped, " + std::to_string(r.failed) + " failed; log: " + r.log) +
+               "</system-out>\n    </testcase>\n";
+    }
+    char time[32];
+    std::snprintf(time, sizeof time, "%.3f", seconds);
+    out += "  <testsuite name=\"heaplab." + tier + "\" tests=\"" + std::to_string(tests) +
+           "\" failures=\"" + std::to_string(failures) + "\" errors=\"0\" skipped=\"" +
+           std::to_string(skipped) + "\" time=\"" + time + "\">\n";
+    if (tier == "gpu" && tests == 0)
+      out += "    <properties><property name=\"gpu-status\" value=\"" + xml_escaped(gpu_status) +
+             "\"/></properties>\n";
+    out += cases + "  </testsuite>\n";
+  }
+  return out + "</testsuites>\n";
+}
+
 int run_main_job(RunOptions const& opt) {
+  if (!opt.junit.empty()) {
+    if (auto const why = output_file_problem(opt.junit); !why.empty()) {
+      std::fprintf(
+          stderr, "heaplab run: error: --junit '%s': %s\n", opt.junit.c_str(), why.c_str());
+      return kExitUsage;
+    }
+  }
   fs::path const build = opt.build_dir.empty() ? default_build_dir() : fs::path(opt.build_dir);
   if (!fs::exists(build / "cpu-tier.txt")) {
     std::fprintf(
@@ -256,7 +339,16 @@ int run_main_job(RunOptions const& opt) {
                   rows.begin(), rows.end(), [](auto const& r) { return r.tier == "cpu"; })),
               gpu_status.c_str());
   std::printf("heaplab run: %s\n", failures == 0 ? "ALL PASSED" : "FAILURES (see logs above)");
-  return failures == 0 ? 0 : 1;
+  if (!opt.junit.empty()) {
+    try {
+      write_file_atomically(opt.junit, junit_xml(rows, gpu_status));
+      std::printf("heaplab run: JUnit report in %s\n", opt.junit.c_str());
+    } catch (std::exception const& e) {
+      std::fprintf(stderr, "heaplab run: the JUnit report was not written: %s\n", e.what());
+      return kExitFailed;
+    }
+  }
+  return failures == 0 ? kExitPassed : kExitFailed;
 }
 
 }  // namespace
@@ -264,30 +356,37 @@ int run_main_job(RunOptions const& opt) {
 void add_run(CLI::App& app) {
   auto opt  = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand(
-      "run",
-      "The main job: run the default verification suite. The CPU tier (the cpu-labelled test\n"
-      "binaries and a model stress smoke) always runs; the GPU tier (the gpu-labelled binaries,\n"
-      "properties included, `stress --runner gpu` and a CompactGpu bench smoke) runs where a CUDA\n"
-      "device is present, otherwise a line says why it was skipped. Logs go to <build>/run-logs.\n"
-      "Prints a summary table; exit status 1 on any failure.");
+      "run", "the main job: the default verification suite, every tier this machine can run");
+  cmd->option_defaults()->always_capture_default();
+  cmd->footer(
+      "The CPU tier (the cpu-labelled test binaries and a model stress smoke) always runs; the\n"
+      "GPU tier (the gpu-labelled binaries, properties included, `stress --runner gpu` and a\n"
+      "CompactGpu bench smoke) runs where a CUDA device is present, otherwise a line says why\n"
+      "it was skipped. Logs go to <build>/run-logs. Prints a summary table; --junit also writes\n"
+      "it as JUnit XML (one testsuite per tier, one testcase per suite) for CI systems.\n"
+      "Exit status: 0 all passed, 1 a suite failed, 2 bad options or no build folder.\n"
+      "Examples:\n"
+      "  heaplab run\n"
+      "  heaplab run --cpu-only --junit heaplab-run.xml\n"
+      "  heaplab run --gpu-stress-seconds 600 --budget 1800");
   cmd->add_option("--build-dir",
                   opt->build_dir,
                   "configured build folder (default: the one this executable was built in)");
   cmd->add_option("--budget", opt->budget_seconds, "wall-clock budget per suite in seconds")
-      ->check(CLI::Range(1, 86400));
+      ->check(unsigned_integer(1, 86400));
   cmd->add_flag("--cpu-only", opt->cpu_only, "run the CPU tier only, even where a GPU is present");
   cmd->add_option("--stress-seconds",
                   opt->stress_seconds,
-                  "seconds of the model stress smoke in the CPU tier (0: none; default 20)")
-      ->check(CLI::Range(0, 86400));
+                  "seconds of the model stress smoke in the CPU tier (0: none)")
+      ->check(unsigned_integer(0, 86400));
   cmd->add_option("--gpu-stress-seconds",
                   opt->gpu_stress_seconds,
-                  "seconds of `stress --runner gpu` in the GPU tier (0: none; default 60)")
-      ->check(CLI::Range(0, 86400));
+                  "seconds of `stress --runner gpu` in the GPU tier (0: none)")
+      ->check(unsigned_integer(0, 86400));
   cmd->add_option("--bench-smoke",
                   opt->bench_smoke,
-                  "GPU tier: a small CompactGpu Table 1 run, all variants, pointers verified "
-                  "(default true)");
+                  "GPU tier: a small CompactGpu Table 1 run, all variants, pointers verified");
+  cmd->add_option("--junit", opt->junit, "also write the results as JUnit XML to this file");
   cmd->callback([opt] { std::exit(run_main_job(*opt)); });
 }
 

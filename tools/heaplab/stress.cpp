@@ -1,31 +1,49 @@
 // `heaplab stress`: time-budgeted random schedules through a runner, a failure file for every
-// failure (docs/workflow.md, docs/replay.md). The loop lives in runner/stress.hpp; this file is
-// the command line: options, the progress line, failure messages, the summary, exit status.
+// failure (docs/cli.md, docs/workflow.md, docs/replay.md). The loop lives in runner/stress.hpp;
+// this file is the command line: options, the progress line, failure messages, Ctrl-C, the
+// summary with coverage, the JSON summary, exit status.
+#include <signal.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <ctime>
+#include <iostream>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "files.hpp"
 #include "heaplab/runner/environment.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/runner/stress.hpp"
+#include "heaplab/schedule/json.hpp"
+#include "options.hpp"
 
 namespace heaplab::cli {
 namespace {
 
-constexpr int kExitHang = 3;
-
 struct StressCli {
-  double minutes               = 1;
-  double seconds               = -1;  // overrides --minutes when set
-  std::uint64_t seed           = 0;
-  bool seed_given              = false;
+  double minutes          = 1;
+  double seconds          = -1;  // instead of --minutes when set
+  std::uint64_t seed      = 0;
+  bool seed_given         = false;
+  std::string shard       = "0/1";  // K/N
+  std::uint64_t only_case = 0;
+  bool case_given         = false;
+  bool dump               = false;
+  std::string json_summary;
   std::uint32_t heap_mib       = 16;
   std::string profile          = "small";
   std::string runner           = "model";
@@ -40,10 +58,62 @@ struct StressCli {
   bool quiet                   = false;
 };
 
-std::string self_path() {
-  std::error_code ec;
-  auto const p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("heaplab") : p.string();
+/// Set by SIGINT; the stress loop finishes the cases in flight and stops. A second SIGINT ends
+/// the process at once.
+std::atomic<bool> g_interrupt{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "used from a signal handler");
+
+extern "C" void on_sigint(int) {
+  if (g_interrupt.exchange(true)) _exit(kExitInterrupted);
+  static char const msg[] =
+      "\nheaplab stress: interrupted: finishing the cases in flight, then the summary "
+      "(Ctrl-C again to stop at once)\n";
+  ssize_t const ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)ignored;
+}
+
+/// "K/N" with N >= 1 and K < N.
+std::optional<std::pair<std::uint32_t, std::uint32_t>> parse_shard(std::string const& text) {
+  auto const slash = text.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  std::string const k = text.substr(0, slash), n = text.substr(slash + 1);
+  std::string err_k = k, err_n = n;
+  if (!unsigned_integer(0, 1u << 20)(err_k).empty() ||
+      !unsigned_integer(1, 1u << 20)(err_n).empty())
+    return std::nullopt;
+  auto const ki = static_cast<std::uint32_t>(std::stoul(k));
+  auto const ni = static_cast<std::uint32_t>(std::stoul(n));
+  if (ki >= ni) return std::nullopt;
+  return std::make_pair(ki, ni);
+}
+
+std::string utc_now() {
+  std::time_t const t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+/// "alloc 120, free 80, ..." in the order of the map's keys.
+std::string counts_text(std::map<std::string, std::uint64_t> const& counts) {
+  if (counts.empty()) return "none";
+  std::string out;
+  for (auto const& [key, n] : counts)
+    out += (out.empty() ? "" : ", ") + key + " " + std::to_string(n);
+  return out;
+}
+
+nlohmann::ordered_json coverage_json(runner::Coverage const& c) {
+  nlohmann::ordered_json j;
+  j["step_kinds"]          = c.step_kinds;
+  j["divergence"]          = c.divergence;
+  j["free_patterns"]       = c.free_patterns;
+  j["parallel_do_actions"] = c.parallel_do_actions;
+  j["defrag_variants"]     = c.defrag_variants;
+  j["heap_sizes"]          = c.heap_sizes;
+  j["hierarchy_depths"]    = c.hierarchy_depths;
+  j["type_counts"]         = c.type_counts;
+  return j;
 }
 
 std::string with_commas(std::uint64_t v) {
@@ -72,13 +142,86 @@ std::string progress_text(runner::StressStats const& s) {
   return buf;
 }
 
+/// The JSON summary of a run (`--json-summary`, docs/cli.md "Machine-readable results").
+std::string summary_json(StressCli const& cli,
+                         runner::StressOptions const& o,
+                         runner::StressResult const& result,
+                         std::string const& started,
+                         std::string const& device,
+                         int exit_status,
+                         std::string const& verdict) {
+  auto const& s = result.stats;
+  nlohmann::ordered_json j;
+  j["format"]        = "heaplab-stress-summary";
+  j["version"]       = 1;
+  j["heaplab"]       = {{"version", runner::version()}, {"commit", runner::git_commit()}};
+  j["started"]       = started;
+  j["ended"]         = utc_now();
+  j["device"]        = device;
+  j["seed"]          = o.seed;
+  j["options"]       = {{"runner", cli.runner},
+                        {"profile", runner::to_string(o.profile)},
+                        {"heap_mib", o.heap_mib},
+                        {"max_blocks", o.max_blocks},
+                        {"seconds", o.seconds},
+                        {"cases", o.max_cases ? nlohmann::ordered_json(o.max_cases) : nullptr},
+                        {"case", o.only_case ? nlohmann::ordered_json(*o.only_case) : nullptr},
+                        {"shard", std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count)},
+                        {"jobs", o.workers},
+                        {"max_failures", o.max_failures},
+                        {"placement_seed", cli.placement_seed},
+                        {"out_dir", o.out_dir.string()}};
+  j["result"]        = verdict;
+  j["exit_status"]   = exit_status;
+  j["stop_reason"]   = result.stop_reason;
+  j["elapsed_s"]     = s.elapsed;
+  j["cases"]         = s.cases;
+  j["skipped"]       = s.skipped;
+  j["steps"]         = s.steps;
+  j["defrags"]       = s.defrags;
+  j["out_of_memory"] = s.out_of_memory;
+  j["coverage"]      = coverage_json(s.coverage);
+  auto& failures = j["failures"] = nlohmann::ordered_json::array();
+  for (auto const& f : result.failures)
+    failures.push_back({{"file",
+                         f.path.empty() ? nlohmann::ordered_json(nullptr)
+                                        : nlohmann::ordered_json(f.path.string())},
+                        {"save_error", f.save_error},
+                        {"case", f.file.origin.case_index.value_or(0)},
+                        {"case_seed", f.file.seed},
+                        {"step", f.failure.step},
+                        {"kind", schedule::to_string(f.failure.kind)},
+                        {"check", f.failure.check},
+                        {"message", f.failure.message},
+                        {"worker", f.worker}});
+  return j.dump(2) + "\n";
+}
+
+/// Options that make no sense together or cannot be honoured here; "" when fine.
+std::string option_problem(StressCli const& cli) {
+  if (cli.dump && !cli.case_given) return "--dump needs --case K";
+  if (cli.dump && !cli.seed_given) return "--dump needs the --seed of the run";
+  if (cli.case_given && cli.cases && cli.only_case >= cli.cases)
+    return "--case " + std::to_string(cli.only_case) + " is not below --cases " +
+           std::to_string(cli.cases);
+  if (!cli.dump) {
+    if (auto const why = output_dir_problem(cli.out_dir); !why.empty())
+      return "--out-dir '" + cli.out_dir + "': " + why;
+  }
+  if (!cli.json_summary.empty()) {
+    if (auto const why = output_file_problem(cli.json_summary); !why.empty())
+      return "--json-summary '" + cli.json_summary + "': " + why;
+  }
+  return {};
+}
+
 int stress(StressCli const& cli) {
   auto const profile = runner::profile_from_string(cli.profile);
-  if (!profile) {
-    std::fprintf(stderr,
-                 "heaplab stress: unknown profile '%s' (small, large, near-oom)\n",
-                 cli.profile.c_str());
-    return 2;
+  auto const shard   = parse_shard(cli.shard);
+  if (!profile || !shard) return kExitUsage;  // the option checks let neither through
+  if (auto const why = option_problem(cli); !why.empty()) {
+    std::fprintf(stderr, "heaplab stress: error: %s\n", why.c_str());
+    return kExitUsage;
   }
   runner::StressOptions o;
   o.seconds      = cli.seconds >= 0 ? cli.seconds : cli.minutes * 60.0;
@@ -91,47 +234,87 @@ int stress(StressCli const& cli) {
   o.max_cases    = cli.cases;
   o.max_failures = cli.max_failures;
   o.out_dir      = cli.out_dir;
+  o.shard_index  = shard->first;
+  o.shard_count  = shard->second;
+  if (cli.case_given) o.only_case = cli.only_case;
+  o.interrupt    = &g_interrupt;
   bool const gpu = cli.runner == "gpu";
   o.max_blocks   = cli.max_blocks ? cli.max_blocks : (gpu ? schedule::kMaxBlocks : 512u);
-  o.shards       = cli.jobs
+  o.workers      = cli.jobs
                        ? cli.jobs
                        : (gpu ? static_cast<unsigned>(std::max(1, runner::visible_gpu_count())) : 1u);
   o.tick_seconds = 0.25;
   // Configs the runner supports: the GPU runner only runs its type universes (docs/gpu-runner.md).
   o.configs = [runner_name = cli.runner] { return runner::config_gen_for(runner_name); };
 
+  if (cli.dump) {
+    // The case's schedule, exactly as the run would generate it; no runner is needed, but the
+    // runner's config generator is (the GPU runner draws from its type universes).
+    if (!runner::runner_built(cli.runner)) {
+      std::fprintf(stderr,
+                   "heaplab stress: error: --dump --runner %s: %s, so its cases cannot be "
+                   "regenerated here\n",
+                   cli.runner.c_str(),
+                   runner::unavailable_reason(cli.runner).c_str());
+      return kExitUsage;
+    }
+    try {
+      auto const ks = runner::cases_of_shard(o, 1);  // checks the case against the shard
+      (void)ks;
+      auto const c             = runner::make_case(o, *o.only_case);
+      schedule::Schedule sched = c.schedule;
+      sched.description        = "heaplab stress --seed " + std::to_string(o.seed) + " --profile " +
+                          runner::to_string(o.profile) + " --heap-mib " +
+                          std::to_string(o.heap_mib) + " --runner " + cli.runner + ", case " +
+                          std::to_string(c.index);
+      std::cout << schedule::dump(sched);
+      return kExitPassed;
+    } catch (std::exception const& e) {
+      std::fprintf(stderr, "heaplab stress: error: %s\n", e.what());
+      return kExitUsage;
+    }
+  }
+
   runner::RunnerOptions ro;
   ro.placement_seed = cli.placement_seed;
   if (cli.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(cli.watchdog_ms);
-  auto factory = [&](unsigned shard) {
+  auto factory = [&](unsigned worker) {
     runner::RunnerOptions per = ro;
-    per.device                = static_cast<int>(shard);
+    per.device                = static_cast<int>(worker);
     return runner::make_runner(cli.runner, per);
   };
   // Fail early and clearly when the runner cannot run here.
+  std::string device;
   try {
-    (void)factory(0);
-  } catch (runner::runner_unavailable const& e) {
-    std::fprintf(stderr, "heaplab stress: --runner %s: %s\n", cli.runner.c_str(), e.what());
-    return 2;
+    device = factory(0)->device_name();
   } catch (std::exception const& e) {
     std::fprintf(stderr, "heaplab stress: --runner %s: %s\n", cli.runner.c_str(), e.what());
-    return 2;
+    return kExitUsage;
   }
+  std::string const started = utc_now();
 
-  bool const tty = isatty(fileno(stdout)) != 0;
+  bool const tty               = isatty(fileno(stdout)) != 0;
+  std::string const shard_text = o.shard_count > 1
+                                     ? ", shard " + cli.shard + " (cases k with k % " +
+                                           std::to_string(o.shard_count) +
+                                           " == " + std::to_string(o.shard_index) + ")"
+                                     : std::string();
+  std::string const limit_text = o.only_case   ? ", case " + std::to_string(*o.only_case) + " only"
+                                 : o.max_cases ? ", cases below " + std::to_string(o.max_cases)
+                                               : std::string();
   std::printf(
       "heaplab stress: runner %s, profile %s, heap %u MiB (M <= %u blocks), seed %llu, budget "
-      "%.1f s%s, %u shard%s; failure files in %s/\n",
+      "%.1f s%s%s, %u worker%s; failure files in %s/\n",
       cli.runner.c_str(),
       runner::to_string(o.profile),
       o.heap_mib,
       o.max_blocks,
       static_cast<unsigned long long>(o.seed),
       o.seconds,
-      o.max_cases ? (", at most " + std::to_string(o.max_cases) + " cases").c_str() : "",
-      o.shards,
-      o.shards == 1 ? "" : "s",
+      limit_text.c_str(),
+      shard_text.c_str(),
+      o.workers,
+      o.workers == 1 ? "" : "s",
       o.out_dir.string().c_str());
   if (!cli.seed_given)
     std::printf("heaplab stress: (no --seed given; repeat this run with --seed %llu)\n",
@@ -163,8 +346,8 @@ int stress(StressCli const& cli) {
   auto print_failure = [&](runner::SavedFailure const& f) {
     std::lock_guard<std::mutex> lock(print_mutex);
     end_line();
-    std::printf("FAILURE (shard %u) case %llu, seed %llu, at step %zu: %s, check %s: %s\n",
-                f.shard,
+    std::printf("FAILURE (worker %u) case %llu, seed %llu, at step %zu: %s, check %s: %s\n",
+                f.worker,
                 static_cast<unsigned long long>(f.file.origin.case_index.value_or(0)),
                 static_cast<unsigned long long>(f.file.seed),
                 f.failure.step,
@@ -176,7 +359,7 @@ int stress(StressCli const& cli) {
     } else {
       std::printf("  failure file: %s\n  replay it:    %s replay %s%s\n",
                   f.path.c_str(),
-                  self_path().c_str(),
+                  program_path().c_str(),
                   f.path.c_str(),
                   replay_extra.c_str());
     }
@@ -194,14 +377,22 @@ int stress(StressCli const& cli) {
     std::_Exit(kExitHang);
   };
 
+  struct sigaction action {};
+  action.sa_handler = on_sigint;
+  sigemptyset(&action.sa_mask);
+  struct sigaction previous {};
+  sigaction(SIGINT, &action, &previous);
+
   runner::StressResult result;
   try {
     result = runner::run_stress(o, factory, observer);
   } catch (std::exception const& e) {
+    sigaction(SIGINT, &previous, nullptr);
     end_line();
     std::fprintf(stderr, "heaplab stress: %s\n", e.what());
-    return 2;
+    return kExitUsage;
   }
+  sigaction(SIGINT, &previous, nullptr);
   {
     std::lock_guard<std::mutex> lock(print_mutex);
     end_line();
@@ -218,22 +409,68 @@ int stress(StressCli const& cli) {
       with_commas(s.out_of_memory).c_str(),
       s.elapsed,
       result.stop_reason.c_str());
-  if (result.failures.empty()) {
-    std::printf("heaplab stress: PASSED, no failures (seed %llu)\n",
-                static_cast<unsigned long long>(o.seed));
-    return 0;
+  auto const& c = s.coverage;
+  std::printf("coverage: steps: %s\n", counts_text(c.step_kinds).c_str());
+  std::printf("coverage: alloc divergence: %s\n", counts_text(c.divergence).c_str());
+  std::printf("coverage: free selectors: %s\n", counts_text(c.free_patterns).c_str());
+  std::printf("coverage: parallel_do actions: %s\n", counts_text(c.parallel_do_actions).c_str());
+  std::printf("coverage: defrag variants: %s\n", counts_text(c.defrag_variants).c_str());
+  std::printf("coverage: heap sizes: %s; hierarchy depths: %s; types: %s\n",
+              counts_text(c.heap_sizes).c_str(),
+              counts_text(c.hierarchy_depths).c_str(),
+              counts_text(c.type_counts).c_str());
+  if (s.cases > 0 && c.defrag_variants.empty())
+    std::printf("heaplab stress: WARNING: this run exercised no defragmentation\n");
+
+  int status          = kExitPassed;
+  std::string verdict = "PASSED";
+  if (!result.failures.empty()) {
+    status  = kExitFailed;
+    verdict = "FAILED";
+  } else if (result.stop_reason == "interrupted") {
+    status  = kExitInterrupted;
+    verdict = "INTERRUPTED";
+  } else if (s.cases == 0) {
+    status  = kExitNotChecked;
+    verdict = "NOTHING TESTED";
   }
-  std::printf("heaplab stress: FAILED, %zu failure%s (seed %llu):\n",
-              result.failures.size(),
-              result.failures.size() == 1 ? "" : "s",
-              static_cast<unsigned long long>(o.seed));
-  for (auto const& f : result.failures)
-    std::printf("  %s  step %zu %s %s\n",
-                f.path.empty() ? "(not saved)" : f.path.c_str(),
-                f.failure.step,
-                schedule::to_string(f.failure.kind),
-                f.failure.check.c_str());
-  return 1;
+  if (!cli.json_summary.empty()) {
+    try {
+      write_file_atomically(cli.json_summary,
+                            summary_json(cli, o, result, started, device, status, verdict));
+      std::printf("heaplab stress: JSON summary in %s\n", cli.json_summary.c_str());
+    } catch (std::exception const& e) {
+      std::fprintf(stderr, "heaplab stress: the JSON summary was not written: %s\n", e.what());
+    }
+  }
+  unsigned long long const seed = o.seed;
+  if (status == kExitFailed) {
+    std::printf("heaplab stress: FAILED, %zu failure%s (seed %llu):\n",
+                result.failures.size(),
+                result.failures.size() == 1 ? "" : "s",
+                seed);
+    for (auto const& f : result.failures)
+      std::printf("  %s  step %zu %s %s\n",
+                  f.path.empty() ? "(not saved)" : f.path.c_str(),
+                  f.failure.step,
+                  schedule::to_string(f.failure.kind),
+                  f.failure.check.c_str());
+    if (result.stop_reason == "interrupted")
+      std::printf("heaplab stress: (interrupted before the budget ran out)\n");
+  } else if (status == kExitInterrupted) {
+    std::printf("heaplab stress: INTERRUPTED after %s cases, no failure so far (seed %llu)\n",
+                with_commas(s.cases).c_str(),
+                seed);
+  } else if (status == kExitNotChecked) {
+    std::printf(
+        "heaplab stress: NOTHING TESTED: no case ran (%s skipped) (seed %llu); exit status %d\n",
+        with_commas(s.skipped).c_str(),
+        seed,
+        kExitNotChecked);
+  } else {
+    std::printf("heaplab stress: PASSED, no failures (seed %llu)\n", seed);
+  }
+  return status;
 }
 
 }  // namespace
@@ -241,34 +478,47 @@ int stress(StressCli const& cli) {
 void add_stress(CLI::App& app) {
   auto cli  = std::make_shared<StressCli>();
   auto* cmd = app.add_subcommand(
-      "stress",
-      "Time-budgeted random testing (docs/workflow.md). Generates random schedules (alloc waves,\n"
-      "frees, parallel_do, defrag, checks) shaped by --profile, runs each through --runner with\n"
-      "the whole invariant catalog after every step (and, for differential runners, the model\n"
-      "comparison), and writes every failure to a failure file in --out-dir, printing its path\n"
-      "and the exact replay command.\n"
+      "stress", "random schedules against the model or the GPU, a failure file per failure");
+  cmd->option_defaults()->always_capture_default();
+  cmd->footer(
+      "Generates random schedules (alloc waves, frees, parallel_do, defrag, checks) shaped by\n"
+      "--profile, runs each through --runner with the whole invariant catalog after every step\n"
+      "(and, for differential runners, the model comparison), and writes every failure to a\n"
+      "failure file in --out-dir, printing its path and the exact replay command.\n"
       "Seeds: --seed fixes the whole run: case k has seed mix(seed, k) and RapidCheck size\n"
-      "1 + k % 100, both recorded in its failure file. Configs: any type list for the CPU "
-      "runners;\n"
-      "for --runner gpu, the GPU runner's type universes (wator, sizes, tree) with random n, k1.\n"
-      "With several shards (--jobs; for --runner\n"
-      "gpu one per visible GPU), case k runs on shard k % J, so the cases do not depend on J.\n"
-      "Progress: one line updated in place when stdout is a terminal, else a plain line every\n"
-      "--progress-every seconds; a summary at the end.\n"
+      "1 + k % 100, both recorded in its failure file. Configs: any type list for the CPU\n"
+      "runners; for --runner gpu, the GPU runner's type universes (wator, sizes, tree).\n"
+      "Shards: --shard K/N runs the cases k with k % N == K, so N processes on N machines split\n"
+      "one campaign (tools/slurm-stress.sh); with --cases C their union is exactly the unsharded\n"
+      "run's cases 0..C-1. Inside a process, --jobs workers deal the shard's cases round-robin\n"
+      "(--runner gpu: one worker per visible GPU); the cases never depend on N or --jobs.\n"
+      "Progress: one line updated in place on a terminal, else a plain line every\n"
+      "--progress-every seconds; at the end a summary with coverage (steps per kind, divergence\n"
+      "patterns, parallel_do actions, defrag variants, heap sizes and hierarchy depths).\n"
+      "Ctrl-C: the cases in flight finish, the summary is printed, exit status 130.\n"
       "Exit status: 0 no failure, 1 failures (files written), 2 bad options or the runner cannot\n"
-      "run here, 3 a kernel hung (its failure file is written, then the process ends at once).");
-  cmd->add_option(
-         "--minutes", cli->minutes, "time budget in minutes (default 1; fractions allowed)")
-      ->check(CLI::Range(0.0, 1e6));
-  cmd->add_option("--seconds", cli->seconds, "time budget in seconds (instead of --minutes)")
-      ->check(CLI::Range(0.0, 1e8));
+      "run here, 3 a kernel hung (its failure file is written, then the process ends at once),\n"
+      "4 nothing tested (no case ran), 130 interrupted.\n"
+      "Examples:\n"
+      "  heaplab stress --minutes 5 --seed 1\n"
+      "  heaplab stress --runner gpu --profile large --minutes 10 --json-summary run.json\n"
+      "  heaplab stress --seed 7 --cases 1000 --shard 2/8       # one of 8 shards\n"
+      "  heaplab stress --seed 7 --case 123 --dump > case.json  # case 123's schedule\n"
+      "  heaplab stress --seed 7 --case 123                     # run case 123 alone");
+  cmd->add_option("--minutes", cli->minutes, "time budget in minutes (fractions allowed)")
+      ->check(finite_number(0, 1e6, true));
+  cmd->add_option("--seconds", cli->seconds, "time budget in seconds, instead of --minutes")
+      ->check(finite_number(0, 1e8, true))
+      ->default_str("")
+      ->excludes("--minutes");
   cmd->add_option("--seed", cli->seed, "seed of the whole run (default: from the clock, printed)")
+      ->check(unsigned_integer(0, std::numeric_limits<std::uint64_t>::max()))
+      ->default_str("clock")
       ->each([cli](std::string const&) { cli->seed_given = true; });
   cmd->add_option("--heap-mib",
                   cli->heap_mib,
-                  "heap size in MiB; M = heap / (64 x smallest type size), capped by --max-blocks "
-                  "(default 16)")
-      ->check(CLI::Range(1u, 1u << 20));
+                  "heap size in MiB; M = heap / (64 x smallest type size), capped by --max-blocks")
+      ->check(unsigned_integer(1, 1u << 20));
   cmd->add_option("--profile",
                   cli->profile,
                   "small: M in [2, 32], the property tests' schedules; large: M from --heap-mib, "
@@ -279,29 +529,57 @@ void add_stress(CLI::App& app) {
                   "model (the reference model), differential-model (the differential path with a "
                   "second model in place of the GPU), gpu (the GPU allocator vs the model)")
       ->check(CLI::IsMember({"model", "differential-model", "gpu"}));
-  cmd->add_option(
-      "--cases", cli->cases, "stop after this many cases (default: the time budget only)");
-  cmd->add_option("--out-dir", cli->out_dir, "directory for failure files (default failures)");
+  cmd->add_option("--cases",
+                  cli->cases,
+                  "run only the cases k < CASES (of this shard); omit for the time budget alone")
+      ->check(unsigned_integer(1, std::uint64_t{1} << 62))
+      ->default_str("");
+  cmd->add_option("--case", cli->only_case, "run case K alone (with --dump: print its schedule)")
+      ->check(unsigned_integer(0, std::uint64_t{1} << 62))
+      ->default_str("")
+      ->each([cli](std::string const&) { cli->case_given = true; });
+  cmd->add_flag("--dump",
+                cli->dump,
+                "with --seed and --case: print the case's schedule (JSON) on stdout, run nothing");
+  cmd->add_option("--shard",
+                  cli->shard,
+                  "K/N: run only the cases k with k % N == K (N processes split one campaign)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return parse_shard(text)
+                       ? std::string()
+                       : "expected K/N with 0 <= K < N <= 1048576, got '" + text + "'";
+          },
+          "K/N"));
+  cmd->add_option("--out-dir", cli->out_dir, "directory for failure files (checked at start)");
+  cmd->add_option("--json-summary",
+                  cli->json_summary,
+                  "write a machine-readable summary here at the end (docs/cli.md)");
   cmd->add_option("--jobs",
                   cli->jobs,
-                  "shards run in parallel, each with its own runner (default 1; gpu: one per GPU)")
-      ->check(CLI::Range(1u, 256u));
-  cmd->add_option("--max-failures", cli->max_failures, "stop after this many failures (default 10)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+                  "workers in this process, each with its own runner (default 1; gpu: one per "
+                  "visible GPU)")
+      ->check(unsigned_integer(1, 256))
+      ->default_str("");
+  cmd->add_option("--max-failures", cli->max_failures, "stop after this many failures")
+      ->check(unsigned_integer(1, 1000000));
   cmd->add_option(
          "--max-blocks", cli->max_blocks, "cap on M (default 512 for CPU runners, 65536 for gpu)")
-      ->check(CLI::Range(1u, 65536u));
+      ->check(unsigned_integer(1, 65536))
+      ->default_str("");
   cmd->add_option("--progress-every",
                   cli->progress_every,
-                  "seconds between progress lines when stdout is not a terminal (default 10)")
-      ->check(CLI::Range(0.0, 1e6));
+                  "seconds between progress lines when stdout is not a terminal")
+      ->check(finite_number(0, 1e6));
   cmd->add_option("--placement-seed",
                   cli->placement_seed,
-                  "differential-model: seed of its random legal placements (default 1)");
+                  "differential-model: seed of its random legal placements")
+      ->check(unsigned_integer(0, std::numeric_limits<std::uint64_t>::max()));
   cmd->add_option("--watchdog-ms",
                   cli->watchdog_ms,
                   "gpu: budget of one step's kernels in ms (default HEAPLAB_WATCHDOG_MS or 5000)")
-      ->check(CLI::Range(1, 86400000));
+      ->check(unsigned_integer(1, 86400000))
+      ->default_str("");
   cmd->add_flag("--quiet,-q", cli->quiet, "no progress lines (failures and the summary only)");
   cmd->callback([cli] { std::exit(stress(*cli)); });
 }

@@ -1,5 +1,8 @@
-// environment.hpp. HEAPLAB_GIT_COMMIT comes from src/heaplab/runner/CMakeLists.txt.
+// environment.hpp. The HEAPLAB_* build facts come from src/heaplab/runner/CMakeLists.txt and
+// build_info.inc (cmake/BuildInfo.cmake).
 #include "heaplab/runner/environment.hpp"
+
+#include "build_info.inc"
 
 #if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
 #include <cuda_runtime_api.h>
@@ -10,12 +13,21 @@
 namespace heaplab::runner {
 
 std::string git_commit() {
-#if defined(HEAPLAB_GIT_COMMIT)
-  std::string const commit = HEAPLAB_GIT_COMMIT;
-  return commit.empty() ? "unknown" : commit;
-#else
-  return "unknown";
-#endif
+  std::string commit = HEAPLAB_GIT_DESCRIBE;
+  if (commit.empty()) commit = "unknown";
+  std::string const tree = HEAPLAB_TREE_HASH;
+  if (!tree.empty()) commit += " tree " + tree;
+  return commit;
+}
+
+std::string version() { return HEAPLAB_VERSION; }
+
+std::string build_description() {
+  std::string out = std::string("build: ") + HEAPLAB_BUILD_TYPE + ", " + HEAPLAB_CXX_COMPILER +
+                    ", C++17\n" + "cuda: " + HEAPLAB_CUDA_BUILD + "\n";
+  std::string const mutant = HEAPLAB_MUTANT_NAME;
+  if (!mutant.empty()) out += "MUTANT BUILD: planted bug '" + mutant + "' (docs/mutants.md)\n";
+  return out;
 }
 
 int visible_gpu_count() {

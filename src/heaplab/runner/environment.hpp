@@ -5,9 +5,18 @@
 
 namespace heaplab::runner {
 
-/// `git describe --always --dirty` of the source tree when CMake configured this build
-/// (HEAPLAB_GIT_COMMIT), or "unknown" (no git, not a checkout). Reconfigure to refresh it.
+/// The commit of the source tree this binary was built from: `git describe --always --dirty`
+/// at build time, followed by " tree <12 hex digits>" when the checkout differed from its commit
+/// (dirty, or a copy with stale git metadata): the git tree hash of the files as built
+/// (cmake/BuildInfo.cmake). "unknown" outside a git checkout.
 std::string git_commit();
+
+/// heaplab's version (the CMake project version).
+std::string version();
+
+/// What this binary is: build type, C++ compiler, CUDA build (nvcc version and architectures, or
+/// "GPU targets off"), and the planted bug when it is a mutant build; one "name: value" per line.
+std::string build_description();
 
 /// Number of CUDA devices visible to this process (CUDA_VISIBLE_DEVICES applies); 0 when the
 /// build has no CUDA runtime or no device is usable.

@@ -1,6 +1,8 @@
 // registry.hpp. The GPU runner (runner/gpu, GPU builds) is the "gpu" branches below.
 #include "heaplab/runner/registry.hpp"
 
+#include <algorithm>
+
 #include "heaplab/core/expects.hpp"
 #include "heaplab/runner/differential.hpp"
 #include "heaplab/runner/environment.hpp"
@@ -33,6 +35,14 @@ std::string unavailable_reason(std::string const& name) {
 #endif
   if (name == "gpu") return kGpuNotBuilt;
   return "";
+}
+
+bool runner_built(std::string const& name) {
+#if defined(HEAPLAB_HAVE_GPU_RUNNER)
+  if (name == "gpu") return true;
+#endif
+  return name != "gpu" &&
+         std::find(runner_names().begin(), runner_names().end(), name) != runner_names().end();
 }
 
 rc::Gen<core::HeapConfig> config_gen_for(std::string const& name) {

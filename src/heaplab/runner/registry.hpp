@@ -51,6 +51,10 @@ std::unique_ptr<ScheduleRunner> make_runner(std::string const& name,
 /// is not built, schedule::gen::config() (make_runner then says why it cannot run).
 rc::Gen<core::HeapConfig> config_gen_for(std::string const& name);
 
+/// Whether this heaplab has runner `name` at all (whether or not it can run here): "gpu" only in
+/// builds with the GPU runner. Where it is false, config_gen_for(name) is not that runner's.
+bool runner_built(std::string const& name);
+
 /// "" when make_runner(name) would succeed, else why not (without constructing it).
 std::string unavailable_reason(std::string const& name);
 

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <variant>
 
 #include "heaplab/runner/environment.hpp"
 #include "heaplab/schedule/choice.hpp"
@@ -298,10 +299,115 @@ schedule::FailureFile failure_file_for(StressOptions const& options,
   return f;
 }
 
+std::uint32_t hierarchy_depth(std::uint32_t num_blocks) {
+  std::uint32_t depth = 1;
+  for (std::uint64_t covered = 64; covered < num_blocks; covered *= 64) ++depth;
+  return depth;
+}
+
+namespace {
+
+std::string heap_size_bucket(std::uint32_t m) {
+  if (m <= 8) return "M 1-8";
+  if (m <= 64) return "M 9-64";
+  if (m <= 512) return "M 65-512";
+  if (m <= 4096) return "M 513-4096";
+  return "M 4097-65536";
+}
+
+struct StepCoverage {
+  Coverage& c;
+  void operator()(schedule::AllocWave const& w) const { ++c.divergence[to_string(w.divergence)]; }
+  void operator()(schedule::FreeWave const& f) const {
+    ++c.free_patterns[to_string(f.select.pattern)];
+  }
+  void operator()(schedule::ParallelDo const& p) const {
+    ++c.parallel_do_actions[to_string(p.action)];
+  }
+  void operator()(schedule::Defrag const& d) const { ++c.defrag_variants[to_string(d.variant)]; }
+  void operator()(schedule::Check const&) const {}
+};
+
+void merge_counts(std::map<std::string, std::uint64_t>& into,
+                  std::map<std::string, std::uint64_t> const& from) {
+  for (auto const& [key, n] : from) into[key] += n;
+}
+
+}  // namespace
+
+void Coverage::add(schedule::Schedule const& schedule, std::size_t steps_run) {
+  auto const m = schedule.config.num_blocks;
+  ++heap_sizes[heap_size_bucket(m)];
+  ++hierarchy_depths[std::to_string(hierarchy_depth(m)) + " level" +
+                     (hierarchy_depth(m) == 1 ? "" : "s")];
+  ++type_counts[std::to_string(schedule.config.num_types()) +
+                (schedule.config.num_types() == 1 ? " type" : " types")];
+  std::size_t const n = std::min(steps_run, schedule.steps.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    ++step_kinds[schedule::step_name(schedule.steps[i])];
+    std::visit(StepCoverage{*this}, schedule.steps[i]);
+  }
+}
+
+void Coverage::merge(Coverage const& o) {
+  merge_counts(step_kinds, o.step_kinds);
+  merge_counts(divergence, o.divergence);
+  merge_counts(free_patterns, o.free_patterns);
+  merge_counts(parallel_do_actions, o.parallel_do_actions);
+  merge_counts(defrag_variants, o.defrag_variants);
+  merge_counts(heap_sizes, o.heap_sizes);
+  merge_counts(hierarchy_depths, o.hierarchy_depths);
+  merge_counts(type_counts, o.type_counts);
+}
+
+namespace {
+
+void check_shard_options(StressOptions const& options) {
+  HEAPLAB_EXPECTS(options.workers >= 1, "stress needs at least one worker");
+  HEAPLAB_EXPECTS(options.shard_count >= 1, "the shard count must be at least 1");
+  HEAPLAB_EXPECTS(options.shard_index < options.shard_count,
+                  "the shard index must be less than the shard count");
+  if (options.only_case) {
+    HEAPLAB_EXPECTS(*options.only_case % options.shard_count == options.shard_index,
+                    "case " + std::to_string(*options.only_case) + " belongs to shard " +
+                        std::to_string(*options.only_case % options.shard_count) + "/" +
+                        std::to_string(options.shard_count) + ", not to this shard");
+    HEAPLAB_EXPECTS(!options.max_cases || *options.only_case < options.max_cases,
+                    "--case must be below --cases");
+  }
+}
+
+/// The i-th case of worker w, or nothing when the worker has no i-th case.
+std::optional<std::uint64_t> case_of_worker(StressOptions const& o, unsigned w, std::uint64_t i) {
+  if (o.only_case) {
+    if (w != 0 || i != 0) return std::nullopt;
+    return *o.only_case;
+  }
+  std::uint64_t const j = std::uint64_t{w} + std::uint64_t{o.workers} * i;  // index in the shard
+  std::uint64_t const k = o.shard_index + std::uint64_t{o.shard_count} * j;
+  if (o.max_cases && k >= o.max_cases) return std::nullopt;
+  return k;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> cases_of_shard(StressOptions const& options, std::uint64_t limit) {
+  check_shard_options(options);
+  StressOptions one = options;
+  one.workers       = 1;
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t i = 0; out.size() < limit; ++i) {
+    auto const k = case_of_worker(one, 0, i);
+    if (!k) break;
+    out.push_back(*k);
+  }
+  return out;
+}
+
 StressResult run_stress(StressOptions const& options,
                         RunnerFactory const& make_runner,
                         StressObserver const& observer) {
-  HEAPLAB_EXPECTS(options.shards >= 1, "stress needs at least one shard");
+  check_shard_options(options);
   HEAPLAB_EXPECTS(options.seconds >= 0, "the time budget must not be negative");
   HEAPLAB_EXPECTS(options.max_failures >= 1, "max_failures must be at least 1");
   using clock      = std::chrono::steady_clock;
@@ -310,17 +416,19 @@ StressResult run_stress(StressOptions const& options,
 
   // Runners are made up front so that "not available" is reported before any case runs.
   std::vector<std::unique_ptr<ScheduleRunner>> runners;
-  for (unsigned s = 0; s < options.shards; ++s) runners.push_back(make_runner(s));
+  for (unsigned w = 0; w < options.workers; ++w) runners.push_back(make_runner(w));
 
   struct Shared {
     std::atomic<std::uint64_t> cases{0}, steps{0}, defrags{0}, oom{0}, skipped{0}, failures{0};
     std::atomic<std::uint64_t> live{0}, blocks{0}, num_blocks{0};
     std::atomic<bool> stop{false};
     std::atomic<int> running{0};
-    std::mutex mutex;  // failures, stop_reason, observer.on_failure
+    std::atomic<unsigned> exhausted{0};  // workers that ran out of cases (--cases, --case)
+    std::mutex mutex;                    // failures, stop_reason, coverage, observer.on_failure
     std::condition_variable wake;
     std::vector<SavedFailure> saved;
     std::string stop_reason;
+    Coverage coverage;
     bool hang = false;
   } shared;
 
@@ -328,14 +436,26 @@ StressResult run_stress(StressOptions const& options,
     if (shared.stop_reason.empty()) shared.stop_reason = reason;
     shared.stop = true;
   };
+  auto interrupted = [&] {
+    return options.interrupt && options.interrupt->load(std::memory_order_relaxed);
+  };
 
-  auto worker = [&](unsigned shard) {
-    ScheduleRunner& runner = *runners[shard];
-    for (std::uint64_t k = shard;; k += options.shards) {
+  auto worker = [&](unsigned w) {
+    ScheduleRunner& runner = *runners[w];
+    for (std::uint64_t i = 0;; ++i) {
       if (shared.stop) break;
-      if (options.max_cases && k >= options.max_cases) break;
+      if (interrupted()) {
+        std::lock_guard<std::mutex> lock(shared.mutex);
+        request_stop("interrupted");
+        break;
+      }
       if (elapsed() >= options.seconds) break;
-      StressCase const c = make_case(options, k);
+      auto const k = case_of_worker(options, w, i);
+      if (!k) {
+        ++shared.exhausted;
+        break;
+      }
+      StressCase const c = make_case(options, *k);
       if (!runner.supports(c.schedule.config).supported) {
         ++shared.skipped;
         continue;
@@ -359,11 +479,15 @@ StressResult run_stress(StressOptions const& options,
         outcome.failure = f;
       }
       ++shared.cases;
+      {
+        std::lock_guard<std::mutex> lock(shared.mutex);
+        shared.coverage.add(c.schedule, outcome.steps_run);
+      }
       if (!outcome.failure) continue;
       ++shared.failures;
       SavedFailure saved;
       saved.failure   = *outcome.failure;
-      saved.shard     = shard;
+      saved.worker    = w;
       bool const hang = outcome.failure->kind == FailureKind::hang;
       {
         std::lock_guard<std::mutex> lock(shared.mutex);
@@ -394,9 +518,10 @@ StressResult run_stress(StressOptions const& options,
   };
 
   std::vector<std::thread> threads;
-  shared.running = static_cast<int>(options.shards);
-  for (unsigned s = 0; s < options.shards; ++s) threads.emplace_back(worker, s);
+  shared.running = static_cast<int>(options.workers);
+  for (unsigned w = 0; w < options.workers; ++w) threads.emplace_back(worker, w);
 
+  // Called with shared.mutex held (coverage).
   auto stats = [&] {
     StressStats st;
     st.elapsed       = elapsed();
@@ -409,6 +534,7 @@ StressResult run_stress(StressOptions const& options,
     st.live_objects  = shared.live;
     st.blocks_in_use = shared.blocks;
     st.num_blocks    = shared.num_blocks;
+    st.coverage      = shared.coverage;
     return st;
   };
   auto const tick = std::chrono::duration<double>(std::max(0.01, options.tick_seconds));
@@ -420,8 +546,9 @@ StressResult run_stress(StressOptions const& options,
       if (clock::now() >= next_tick) {
         next_tick += std::chrono::duration_cast<clock::duration>(tick);
         if (observer.on_tick) {
+          StressStats const st = stats();
           lock.unlock();
-          observer.on_tick(stats());
+          observer.on_tick(st);
           lock.lock();
         }
       }
@@ -430,15 +557,17 @@ StressResult run_stress(StressOptions const& options,
   for (auto& t : threads) t.join();
 
   StressResult result;
-  result.stats       = stats();
+  {
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    result.stats = stats();
+  }
   result.failures    = std::move(shared.saved);
   result.hang        = shared.hang;
   result.stop_reason = shared.stop_reason;
   if (result.stop_reason.empty())
-    result.stop_reason =
-        options.max_cases && result.stats.cases + result.stats.skipped >= options.max_cases
-            ? "--cases reached"
-            : "time budget";
+    result.stop_reason = shared.exhausted < options.workers ? "time budget"
+                         : options.only_case                ? "--case ran"
+                                                            : "--cases reached";
   return result;
 }
 

@@ -6,16 +6,20 @@
 // pure function of (run seed, k): its seed is case_seed(run_seed, k), its RapidCheck parameters
 // (seed, size) generate its schedule, so any failure file reproduces without the run around it.
 //
-// Sharding. Cases are dealt round-robin to `shards` workers: shard s runs cases s, s + S,
-// s + 2S, ... with its own runner (the GPU runner of shard s uses device s). Because a case's
-// schedule does not depend on the shard that ran it, the set of schedules tried is the same for
-// any number of GPUs; only how many are tried in the budget changes.
+// Shards and workers. A campaign can be split into N shards (`heaplab stress --shard K/N`, one
+// process each, on any machines): shard K owns the cases k with k % N == K. Inside one process the
+// shard's cases are dealt round-robin to `workers` threads, each with its own runner (the GPU
+// runner of worker w uses device w). Because a case's schedule depends only on (seed, k), the set
+// of schedules tried is the same for any number of shards, workers or GPUs; with --cases C the
+// union of the N shards' cases is exactly the unsharded run's cases 0..C-1. Only how many are
+// tried within a time budget changes.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,16 +61,21 @@ rc::Gen<schedule::Schedule> profile_schedule(Profile profile,
                                              std::uint32_t max_blocks);
 
 struct StressOptions {
-  double seconds                = 60;  // time budget (cases in flight finish after it)
-  std::uint64_t seed            = 1;   // fixes the whole run
-  std::uint32_t heap_mib        = 16;
-  Profile profile               = Profile::small;
-  std::uint32_t max_blocks      = 512;
-  std::uint64_t max_cases       = 0;   // stop after this many cases (0: only the time budget)
-  std::size_t max_failures      = 10;  // stop after this many failures
-  unsigned shards               = 1;   // workers, each with its own runner
-  std::filesystem::path out_dir = "failures";
-  double tick_seconds           = 1;  // how often StressObserver::on_tick is called
+  double seconds            = 60;  // time budget (cases in flight finish after it)
+  std::uint64_t seed        = 1;   // fixes the whole run
+  std::uint32_t heap_mib    = 16;
+  Profile profile           = Profile::small;
+  std::uint32_t max_blocks  = 512;
+  std::uint64_t max_cases   = 0;   // stop after this many cases (0: only the time budget)
+  std::size_t max_failures  = 10;  // stop after this many failures
+  unsigned workers          = 1;   // threads in this process, each with its own runner
+  std::uint32_t shard_index = 0;   // this process runs the cases k % shard_count == index
+  std::uint32_t shard_count = 1;
+  std::optional<std::uint64_t> only_case;  // run case k alone (it must belong to the shard)
+  /// When it becomes true (SIGINT), the cases in flight finish and the run stops ("interrupted").
+  std::atomic<bool> const* interrupt = nullptr;
+  std::filesystem::path out_dir      = "failures";
+  double tick_seconds                = 1;  // how often StressObserver::on_tick is called
   /// Where case configs come from: config_gen_for(runner name) (registry.hpp). Empty means
   /// schedule::gen::config() (any type list; the CPU runners run every config). Case k is a pure
   /// function of (seed, k, configs).
@@ -87,6 +96,28 @@ struct StressCase {
 /// Case k of a run (deterministic; thread-safe: RapidCheck generation is serialized).
 StressCase make_case(StressOptions const& options, std::uint64_t k);
 
+/// What a run exercised, counted over the steps that ran (a failing case counts up to its failing
+/// step) and the configs of the cases that ran. Keys are the schedule format's names ("alloc",
+/// "random_mask", "recompute_global", ...); heap sizes are bucketed by hierarchy depth.
+struct Coverage {
+  std::map<std::string, std::uint64_t> step_kinds;           // alloc, free, parallel_do, ...
+  std::map<std::string, std::uint64_t> divergence;           // alloc waves by pattern
+  std::map<std::string, std::uint64_t> free_patterns;        // free waves by selector pattern
+  std::map<std::string, std::uint64_t> parallel_do_actions;  // parallel_do by action
+  std::map<std::string, std::uint64_t> defrag_variants;      // defrag by rewriting variant
+  std::map<std::string, std::uint64_t> heap_sizes;           // cases by M bucket
+  std::map<std::string, std::uint64_t> hierarchy_depths;     // cases by bitmap levels of M
+  std::map<std::string, std::uint64_t> type_counts;          // cases by number of types
+
+  /// Adds one case: its config and its first `steps_run` steps.
+  void add(schedule::Schedule const& schedule, std::size_t steps_run);
+  void merge(Coverage const& other);
+};
+
+/// Levels of a hierarchical bitmap over M blocks with 64-bit words (DynaSOAr sec. 4.2): 1 for
+/// M <= 64, 2 for M <= 4096, 3 above.
+std::uint32_t hierarchy_depth(std::uint32_t num_blocks);
+
 /// Counters of a run. live_objects, blocks_in_use and num_blocks are those after the last step
 /// any shard ran (the heap fill shown is blocks_in_use / num_blocks).
 struct StressStats {
@@ -100,6 +131,7 @@ struct StressStats {
   std::uint64_t live_objects  = 0;
   std::uint64_t blocks_in_use = 0;
   std::uint64_t num_blocks    = 0;
+  Coverage coverage;
 };
 
 struct SavedFailure {
@@ -107,7 +139,7 @@ struct SavedFailure {
   std::string save_error;
   schedule::FailureFile file;
   Failure failure;
-  unsigned shard = 0;
+  unsigned worker = 0;
 };
 
 struct StressObserver {
@@ -125,10 +157,17 @@ struct StressResult {
   StressStats stats;
   std::vector<SavedFailure> failures;
   bool hang = false;
-  std::string stop_reason;  // "time budget", "--cases reached", "--max-failures reached", "hang"
+  /// "time budget", "--cases reached", "--max-failures reached", "hang", "interrupted",
+  /// "--case ran"
+  std::string stop_reason;
 };
 
-using RunnerFactory = std::function<std::unique_ptr<ScheduleRunner>(unsigned shard)>;
+/// Makes the runner of worker w (the GPU runner uses device w).
+using RunnerFactory = std::function<std::unique_ptr<ScheduleRunner>(unsigned worker)>;
+
+/// The case indices a process with these options runs, in order, at most `limit` of them (for
+/// tests and --dump; a time-budgeted run stops earlier). Throws for bad shard options.
+std::vector<std::uint64_t> cases_of_shard(StressOptions const& options, std::uint64_t limit);
 
 /// The failure file of a failed stress case.
 schedule::FailureFile failure_file_for(StressOptions const& options,

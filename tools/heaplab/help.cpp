@@ -1,0 +1,54 @@
+// `heaplab help [COMMAND]` and the text of `heaplab --version` (docs/cli.md).
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "heaplab/runner/environment.hpp"
+#include "options.hpp"
+
+namespace heaplab::cli {
+
+std::string version_text() {
+  std::string out = "heaplab " + runner::version() + "\ncommit: " + runner::git_commit() + "\n" +
+                    runner::build_description();
+  int const gpus = runner::visible_gpu_count();
+  if (gpus == 0) {
+    out += "gpus: none usable: " + runner::gpu_unavailable_reason();
+  } else {
+    out += "gpus: " + std::to_string(gpus) + " visible:";
+    for (int d = 0; d < gpus; ++d) out += (d ? ", " : " ") + runner::gpu_name(d);
+  }
+  return out;
+}
+
+void add_help(CLI::App& app) {
+  auto topic = std::make_shared<std::string>();
+  auto* cmd  = app.add_subcommand("help", "print the help of heaplab or of one command");
+  cmd->add_option("command", *topic, "the command to explain (default: heaplab itself)");
+  cmd->footer("Examples:\n  heaplab help\n  heaplab help stress");
+  cmd->callback([&app, topic] {
+    if (topic->empty()) {
+      std::printf("%s", app.help().c_str());
+      std::exit(kExitPassed);
+    }
+    std::vector<std::string> names;
+    for (auto const* sub : app.get_subcommands([](CLI::App const*) { return true; })) {
+      if (sub->get_name() == *topic) {
+        std::printf("%s", sub->help().c_str());
+        std::exit(kExitPassed);
+      }
+      names.push_back(sub->get_name());
+    }
+    std::string const best = closest(*topic, names, 3);
+    std::fprintf(stderr,
+                 "heaplab help: error: unknown command '%s'%s; see 'heaplab --help'\n",
+                 topic->c_str(),
+                 best.empty() ? "" : (" (did you mean '" + best + "'?)").c_str());
+    std::exit(kExitUsage);
+  });
+}
+
+}  // namespace heaplab::cli
