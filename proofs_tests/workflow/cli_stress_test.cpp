@@ -1,2 +1,406 @@
-// Tests of the heaplab command line (see cli_test_support.hpp); filled in by the CLI issue's work.
+// The heaplab command line as a whole and `heaplab stress`: usage errors (exit status 2, one
+// line, suggestions), --version and help, option checks, --out-dir and --json-summary checked at
+// start, --case/--dump, shards, the JSON summary, coverage, Ctrl-C (docs/cli.md).
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "cli_test_support.hpp"
+#include "heaplab/runner/registry.hpp"
+#include "heaplab/runner/stress.hpp"
+#include "heaplab/schedule/json.hpp"
+
+#if !defined(HEAPLAB_BUILD_INFO_SCRIPT)
+#error \
+    "HEAPLAB_BUILD_INFO_SCRIPT must name cmake/BuildInfo.cmake (proofs_tests/workflow/CMakeLists.txt)"
+#endif
+
+namespace heaplab::workflow_test {
+namespace {
+
+std::size_t lines_in(std::string const& text) {
+  std::size_t n = 0;
+  for (char c : text) n += c == '\n';
+  return n + (!text.empty() && text.back() != '\n' ? 1 : 0);
+}
+
+nlohmann::json read_json(std::filesystem::path const& file) {
+  std::ifstream in(file);
+  return nlohmann::json::parse(in);
+}
+
+// ------------------------------------------------------------------------------- usage errors
+
+struct UsageCase {
+  std::string args;
+  char const* expected;  // a part of the one line
+};
+
+TEST(CliUsage, EveryUsageErrorExitsTwoWithOneLine) {
+  TempDir dir;
+  std::ofstream(dir.path() / "plain-file") << "x";
+  std::string const file_as_dir      = "'" + (dir.path() / "plain-file" / "sub").string() + "'";
+  std::vector<UsageCase> const cases = {
+      {"", "a command is required; commands: run, stress, replay"},
+      {"stres", "unknown command 'stres' (did you mean 'stress'?)"},
+      {"replya x.json", "unknown command 'replya' (did you mean 'replay'?)"},
+      {"--bogus", "heaplab: error:"},
+      {"stress --sed 5", "unknown option '--sed' (did you mean '--seed'?)"},
+      {"stress --seconds=3 --minuts 1", "unknown option '--minuts' (did you mean '--minutes'?)"},
+      {"stress --cases -1", "--cases: expected an integer in [1, "},
+      {"stress --cases 0", "--cases: expected an integer in [1, "},
+      {"stress --cases 1.5", "--cases: expected an integer"},
+      {"stress --seed -1", "--seed: expected an integer in [0, 18446744073709551615], got '-1'"},
+      {"stress --seed 18446744073709551616", "got '18446744073709551616'"},
+      {"stress --seed 1e3", "--seed: expected an integer"},
+      {"stress --seed 0x10", "--seed: expected an integer"},
+      {"stress --seconds nan", "--seconds: expected a number in (0, "},
+      {"stress --seconds inf", "--seconds: expected a number in (0, "},
+      {"stress --minutes nan", "--minutes: expected a number in (0, "},
+      {"stress --minutes 0", "--minutes: expected a number in (0, "},
+      {"stress --minutes -2", "--minutes: expected a number"},
+      {"stress --minutes 1 --seconds 5", "excludes"},
+      {"stress --jobs 0", "--jobs: expected an integer in [1, 256]"},
+      {"stress --heap-mib 0", "--heap-mib: expected an integer in [1, "},
+      {"stress --profile huge", "--profile"},
+      {"stress --runner cuda", "--runner"},
+      {"stress --shard 3/3", "--shard: expected K/N with 0 <= K < N"},
+      {"stress --shard 1", "--shard: expected K/N"},
+      {"stress --shard -1/2", "--shard: expected K/N"},
+      {"stress --out-dir ''", "--out-dir '': the directory name is empty"},
+      {"stress --out-dir " + file_as_dir, "is not a directory"},
+      {"stress --dump", "--dump needs --case K"},
+      {"stress --case 3 --dump", "--dump needs the --seed of the run"},
+      {"stress --case 9 --cases 5", "--case 9 is not below --cases 5"},
+      {"stress --json-summary /", "--json-summary '/': it is a directory"},
+      {"stress --watchdog-ms 0", "--watchdog-ms: expected an integer in [1, 86400000]"},
+      {"run --budget 0", "--budget: expected an integer in [1, 86400]"},
+      {"run --stress-seconds nan", "--stress-seconds: expected an integer"},
+      {"help stres", "unknown command 'stres' (did you mean 'stress'?)"},
+      {"show", "file is required"},
+      {"list-invariants --name", "unknown option '--name' (did you mean '--names'?)"},
+  };
+  for (auto const& c : cases) {
+    Result const r = run(c.args);
+    EXPECT_EQ(r.status, 2) << "heaplab " << c.args << "\n" << r.output;
+    EXPECT_EQ(lines_in(r.output), 1u) << "heaplab " << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << "heaplab " << c.args << "\n"
+                                                            << r.output;
+  }
+}
+
+TEST(CliUsage, HelpAndVersionExitZero) {
+  Result const top = run("--help");
+  EXPECT_EQ(top.status, 0);
+  EXPECT_NE(top.output.find("Usage: heaplab [OPTIONS] SUBCOMMAND"), std::string::npos)
+      << "the program name, not its path\n"
+      << top.output;
+  // One line per subcommand: the line after each subcommand's line is another subcommand or
+  // the end of the list.
+  auto const list                      = top.output.substr(top.output.find("Subcommands:\n") + 13);
+  std::vector<std::string> const names = {
+      "run", "stress", "replay", "minimize", "show", "list-invariants", "help"};
+  std::istringstream lines(list);
+  std::size_t listed = 0;
+  for (std::string line; std::getline(lines, line) && !line.empty();) {
+    ASSERT_GE(line.size(), 3u);
+    EXPECT_EQ(line.substr(0, 2), "  ") << line;
+    EXPECT_NE(line[2], ' ') << "a continuation line under Subcommands:\n" << top.output;
+    ++listed;
+  }
+  EXPECT_EQ(listed, names.size()) << top.output;
+  EXPECT_NE(top.output.find("Examples:"), std::string::npos);
+
+  Result const help = run("help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_EQ(help.output, top.output);
+  for (auto const& name : names) {
+    Result const sub = run("help " + name);
+    EXPECT_EQ(sub.status, 0) << name;
+    EXPECT_NE(sub.output.find("Examples:"), std::string::npos) << name << "\n" << sub.output;
+    EXPECT_EQ(run(name + " --help").output, sub.output) << name;
+  }
+  Result const stress_help = run("stress --help");
+  EXPECT_NE(stress_help.output.find("=small"), std::string::npos)
+      << "defaults are shown by the library\n"
+      << stress_help.output;
+
+  Result const v = run("--version");
+  EXPECT_EQ(v.status, 0) << v.output;
+  std::regex const version(
+      "^heaplab [0-9]+\\.[0-9]+\\.[0-9]+\ncommit: [^\n]+\nbuild: [^\n]+\n"
+      "cuda: [^\n]+\n(MUTANT BUILD[^\n]*\n)?gpus: [^\n]+\n$");
+  EXPECT_TRUE(std::regex_search(v.output, version)) << v.output;
+  EXPECT_EQ(v.output.find("commit: unknown\n"), std::string::npos)
+      << "the test runs in a git checkout\n"
+      << v.output;
+}
+
+/// Runs cmake/BuildInfo.cmake on a scratch git repository and returns the fragment it writes.
+std::string build_info_of(std::filesystem::path const& repo, std::filesystem::path const& out) {
+  std::string const cmd = "cmake -DSOURCE_DIR='" + repo.string() + "' -DOUTPUT='" + out.string() +
+                          "' -DGIT_EXECUTABLE=git -P '" HEAPLAB_BUILD_INFO_SCRIPT "' 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(out);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string shell(std::string const& cmd) {
+  std::string out;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return out;
+  char buf[256];
+  while (std::size_t const n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  pclose(pipe);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+TEST(CliVersion, TheTreeHashNamesTheFilesAsBuilt) {
+  if (std::system("git --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "no git here";
+  TempDir dir;
+  auto const repo = dir.path() / "repo";
+  auto const out  = dir.path() / "build_info.inc";
+  std::filesystem::create_directories(repo);
+  std::string const git = "git -C '" + repo.string() + "' ";
+  std::ofstream(repo / "a.txt") << "one\n";
+  ASSERT_EQ(std::system((git + "init -q && " + git + "add a.txt && " + git +
+                         "-c user.name=t -c user.email=t@t commit -qm one")
+                            .c_str()),
+            0);
+  std::string const head  = shell(git + "rev-parse --short HEAD");
+  std::string const clean = build_info_of(repo, out);
+  EXPECT_NE(clean.find("#define HEAPLAB_GIT_DESCRIBE \"" + head + "\""), std::string::npos)
+      << clean;
+  EXPECT_NE(clean.find("#define HEAPLAB_TREE_HASH \"\""), std::string::npos) << clean;
+
+  // A changed file and a new one: the tree hash is git's hash of exactly those contents.
+  std::ofstream(repo / "a.txt") << "two\n";
+  std::ofstream(repo / "b.txt") << "new\n";
+  std::string const dirty         = build_info_of(repo, out);
+  std::string const expected_tree = shell(
+      "cd '" + repo.string() + "' && cp .git/index '" + (dir.path() / "idx").string() +
+      "' && GIT_INDEX_FILE='" + (dir.path() / "idx").string() + "' git add -A && GIT_INDEX_FILE='" +
+      (dir.path() / "idx").string() + "' git write-tree");
+  ASSERT_EQ(expected_tree.size(), 40u) << expected_tree;
+  EXPECT_NE(dirty.find("#define HEAPLAB_GIT_DESCRIBE \"" + head + "-dirty\""), std::string::npos)
+      << dirty;
+  EXPECT_NE(dirty.find("#define HEAPLAB_TREE_HASH \"" + expected_tree.substr(0, 12) + "\""),
+            std::string::npos)
+      << dirty;
+  // The checkout's own index is untouched: b.txt is still untracked, a.txt still unstaged.
+  EXPECT_EQ(shell(git + "status --porcelain"), " M a.txt\n?? b.txt");
+}
+
+// ------------------------------------------------------------------------------------- stress
+
+TEST(CliStress, AZeroBudgetTestsNothingAndSaysSo) {
+  TempDir dir;
+  Result const r =
+      run("stress --seconds 1e-9 --seed 1 --out-dir '" + (dir.path() / "f").string() + "'");
+  EXPECT_EQ(r.status, 4) << r.output;
+  EXPECT_NE(r.output.find("NOTHING TESTED: no case ran"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("PASSED"), std::string::npos) << r.output;
+}
+
+TEST(CliStress, DumpRegeneratesAnyCaseAndTheCaseRunsAlone) {
+  Result const r = run("stress --seed 5 --case 7 --dump --profile near-oom");
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto const dumped = schedule::parse(r.output);
+  runner::StressOptions o;
+  o.seed       = 5;
+  o.profile    = runner::Profile::near_oom;
+  o.max_blocks = 512;
+  o.configs    = [] { return runner::config_gen_for("model"); };
+  EXPECT_EQ(dumped.steps, runner::make_case(o, 7).schedule.steps);
+  EXPECT_TRUE(schedule::same_config(dumped.config, runner::make_case(o, 7).schedule.config));
+  EXPECT_NE(dumped.description.find("--seed 5 --profile near-oom"), std::string::npos);
+  EXPECT_NE(dumped.description.find("case 7"), std::string::npos);
+
+  TempDir dir;
+  Result const alone = run("stress --seed 5 --case 7 --profile near-oom --out-dir '" +
+                           (dir.path() / "f").string() + "'");
+  EXPECT_EQ(alone.status, 0) << alone.output;
+  EXPECT_NE(alone.output.find("stopped: --case ran"), std::string::npos) << alone.output;
+  EXPECT_NE(alone.output.find(" 1 cases"), std::string::npos) << alone.output;
+  Result const other_shard = run("stress --seed 5 --case 7 --shard 0/2 --dump");
+  EXPECT_EQ(other_shard.status, 2) << other_shard.output;
+  EXPECT_NE(other_shard.output.find("belongs to shard 1/2"), std::string::npos)
+      << other_shard.output;
+}
+
+TEST(CliStress, JsonSummaryAndCoverageAgreeWithTheRun) {
+  TempDir dir;
+  auto const summary = dir.path() / "summary.json";
+  Result const r     = run("stress --seed 3 --cases 40 --json-summary '" + summary.string() +
+                       "' --out-dir '" + (dir.path() / "f").string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("coverage: steps: alloc "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("coverage: defrag variants: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hierarchy depths: 1 level"), std::string::npos) << r.output;
+  auto const j = read_json(summary);
+  EXPECT_EQ(j.at("format"), "heaplab-stress-summary");
+  EXPECT_EQ(j.at("seed"), 3);
+  EXPECT_EQ(j.at("cases"), 40);
+  EXPECT_EQ(j.at("result"), "PASSED");
+  EXPECT_EQ(j.at("exit_status"), 0);
+  EXPECT_EQ(j.at("stop_reason"), "--cases reached");
+  EXPECT_EQ(j.at("options").at("shard"), "0/1");
+  EXPECT_TRUE(j.at("failures").empty());
+  std::uint64_t steps = 0;
+  for (auto const& [kind, n] : j.at("coverage").at("step_kinds").items())
+    steps += n.get<std::uint64_t>();
+  EXPECT_EQ(steps, j.at("steps").get<std::uint64_t>()) << "every step that ran is counted once";
+  std::uint64_t cases = 0;
+  for (auto const& [m, n] : j.at("coverage").at("heap_sizes").items())
+    cases += n.get<std::uint64_t>();
+  EXPECT_EQ(cases, 40u);
+  EXPECT_NE(r.output.find(std::to_string(steps) + " steps"), std::string::npos) << r.output;
+}
+
+TEST(CliStress, ShardsOfACampaignAddUpToTheWholeRun) {
+  TempDir dir;
+  std::uint64_t cases = 0, steps = 0;
+  for (int k = 0; k < 3; ++k) {
+    auto const summary = dir.path() / ("s" + std::to_string(k) + ".json");
+    Result const r =
+        run("stress --seed 11 --cases 25 --shard " + std::to_string(k) + "/3 --json-summary '" +
+            summary.string() + "' --out-dir '" + (dir.path() / "f").string() + "'");
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("shard " + std::to_string(k) + "/3"), std::string::npos) << r.output;
+    auto const j = read_json(summary);
+    cases += j.at("cases").get<std::uint64_t>();
+    steps += j.at("steps").get<std::uint64_t>();
+  }
+  auto const whole = dir.path() / "whole.json";
+  Result const r   = run("stress --seed 11 --cases 25 --json-summary '" + whole.string() +
+                       "' --out-dir '" + (dir.path() / "f").string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto const j = read_json(whole);
+  EXPECT_EQ(cases, 25u);
+  EXPECT_EQ(j.at("cases").get<std::uint64_t>(), 25u);
+  EXPECT_EQ(steps, j.at("steps").get<std::uint64_t>()) << "the same schedules, split three ways";
+}
+
+TEST(CliStress, CtrlCFinishesTheCasePrintsTheSummaryAndExits130) {
+  TempDir dir;
+  auto const summary = dir.path() / "summary.json";
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    std::string const json = summary.string(), dir_arg = (dir.path() / "f").string();
+    execl(tool().c_str(),
+          tool().c_str(),
+          "stress",
+          "--seconds",
+          "60",
+          "--seed",
+          "2",
+          "--progress-every",
+          "0.2",
+          "--json-summary",
+          json.c_str(),
+          "--out-dir",
+          dir_arg.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  std::string output;
+  char buf[4096];
+  auto const start = std::chrono::steady_clock::now();
+  bool sent        = false;
+  for (;;) {
+    ssize_t const n = read(out[0], buf, sizeof buf);
+    if (n <= 0) break;
+    output.append(buf, static_cast<std::size_t>(n));
+    if (!sent && output.find("stress: elapsed") != std::string::npos) {
+      kill(pid, SIGINT);  // once cases are running
+      sent = true;
+    }
+  }
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  double const seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(sent) << output;
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal instead of exiting\n" << output;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << output;
+  EXPECT_LT(seconds, 30.0) << "it stopped well before its 60 s budget";
+  EXPECT_NE(output.find("interrupted: finishing the cases in flight"), std::string::npos) << output;
+  EXPECT_NE(output.find("stopped: interrupted"), std::string::npos) << output;
+  EXPECT_NE(output.find("coverage: steps:"), std::string::npos) << output;
+  EXPECT_NE(output.find("INTERRUPTED after"), std::string::npos) << output;
+  auto const j = read_json(summary);
+  EXPECT_EQ(j.at("result"), "INTERRUPTED");
+  EXPECT_EQ(j.at("exit_status"), 130);
+  EXPECT_GT(j.at("cases").get<std::uint64_t>(), 0u);
+}
+
+TEST(CliStress, OutputPathsAreCheckedBeforeAnyCaseRuns) {
+  TempDir dir;
+  std::ofstream(dir.path() / "plain") << "x";
+  auto const start = std::chrono::steady_clock::now();
+  Result const r   = run("stress --minutes 10 --seed 1 --out-dir '" +
+                       (dir.path() / "plain" / "failures").string() + "'");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+  EXPECT_EQ(r.output.find("runner model"), std::string::npos) << "no case ran\n" << r.output;
+  Result const j = run("stress --minutes 10 --seed 1 --json-summary '" +
+                       (dir.path() / "missing" / "s.json").string() + "'");
+  EXPECT_EQ(j.status, 2) << j.output;
+  EXPECT_NE(j.output.find("does not exist"), std::string::npos) << j.output;
+  // A directory that does not exist yet is fine (it is made when the first failure is saved).
+  Result const ok = run("stress --seconds 0.5 --seed 1 --out-dir '" +
+                        (dir.path() / "new" / "failures").string() + "'");
+  EXPECT_EQ(ok.status, 0) << ok.output;
+}
+
+// ---------------------------------------------------------------------------------- run --junit
+
+TEST(CliRun, JunitReportListsTheSuites) {
+  TempDir dir;
+  // A build folder of two tiny suites: one passes, one fails (shell scripts in gtest's words).
+  auto const build = dir.path() / "build";
+  std::filesystem::create_directories(build / "t");
+  std::ofstream(build / "t" / "good") << "#!/bin/sh\necho '[  PASSED  ] 3 tests.'\n";
+  std::ofstream(build / "t" / "bad") << "#!/bin/sh\necho '[  FAILED  ] 1 test, listed below:'\n"
+                                        "exit 1\n";
+  std::filesystem::permissions(build / "t" / "good", std::filesystem::perms::owner_all);
+  std::filesystem::permissions(build / "t" / "bad", std::filesystem::perms::owner_all);
+  std::ofstream(build / "cpu-tier.txt") << "t/good\nt/bad\n";
+  std::ofstream(build / "gpu-tier.txt") << "";
+  auto const xml = dir.path() / "run.xml";
+  Result const r = run("run --cpu-only --stress-seconds 0 --build-dir '" + build.string() +
+                       "' --junit '" + xml.string() + "'");
+  EXPECT_EQ(r.status, 1) << r.output;
+  std::ifstream in(xml);
+  std::string const text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("<testsuite name=\"heaplab.cpu\" tests=\"2\" failures=\"1\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("<testcase classname=\"heaplab.cpu\" name=\"good\""), std::string::npos);
+  EXPECT_NE(text.find("<failure message=\"FAIL\">FAIL: 1 failed; log: "), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("<testsuite name=\"heaplab.gpu\" tests=\"0\""), std::string::npos) << text;
+  EXPECT_NE(text.find("GPU tier skipped: --cpu-only"), std::string::npos) << text;
+  Result const bad = run("run --junit /");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+}
+
+}  // namespace
+}  // namespace heaplab::workflow_test
