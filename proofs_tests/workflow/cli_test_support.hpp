@@ -82,8 +82,10 @@ inline Result run_on_terminal(std::vector<std::string> const& args) {
   return r;
 }
 
-/// A failure file from a model run whose pinned digest is wrong (proofs_tests/model/data).
-inline std::filesystem::path digest_failure_file(TempDir const& dir) {
+/// A failure file from a model run whose pinned digest is wrong (proofs_tests/model/data), written
+/// as `name` in `dir`.
+inline std::filesystem::path digest_failure_file(TempDir const& dir,
+                                                 std::string const& name = "digest.json") {
   schedule::FailureFile f;
   f.created        = "2026-11-22T10:11:12Z";
   f.runner         = "model";
@@ -91,7 +93,7 @@ inline std::filesystem::path digest_failure_file(TempDir const& dir) {
   f.origin.command = "test";
   f.failure        = {2, schedule::FailureKind::digest_mismatch, "graph-digest", "planted"};
   f.schedule       = schedule::load(data_file("model/data/fails_digest.json"));
-  auto const path  = dir.path() / "digest.json";
+  auto const path  = dir.path() / name;
   schedule::write_failure(f, path);
   return path;
 }
