@@ -161,6 +161,16 @@ TEST(CliReplay, APlainScheduleWithoutAGpuStillPassesAndSaysTheGpuSideDidNotRun) 
   }
 }
 
+TEST(CliReplay, AScheduleThatNoRunnerCouldRunIsNotCheckedNotPassed) {
+  if (!gpu_unavailable()) GTEST_SKIP() << "the GPU runner can run here";
+  Result const r = run("replay --runner gpu " + quoted(data_file("model/data/wator.json")));
+  EXPECT_EQ(r.status, 2) << "a runner asked for cannot run\n" << r.output;
+  EXPECT_NE(r.output.find("NOT CHECKED: no runner could run this schedule here (not run: gpu)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("passed"), std::string::npos) << r.output;
+}
+
 TEST(CliReplay, HelpDocumentsEveryExitStatus) {
   Result const r = run("replay --help");
   EXPECT_EQ(r.status, 0) << r.output;

@@ -230,6 +230,11 @@ std::string verdict_line(FileResult const& res,
       break;
     }
     case Verdict::not_checked: {
+      if (!failure_file) {
+        out << "NOT CHECKED: no runner could run this schedule here (not run: "
+            << join_names(not_run) << ")";
+        break;
+      }
       out << "NOT CHECKED: the recorded failure came from the " << failure_file->runner
           << " runner, which ";
       if (!recorded_asked) {
@@ -254,6 +259,16 @@ std::string verdict_line(FileResult const& res,
   return out.str();
 }
 
+/// An error that ends the replay of a file: on stderr for one file (as before), else in its lines.
+void report_error(bool detailed, char const* message) {
+  if (detailed) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "heaplab replay: %s\n", message);
+  } else {
+    std::printf("  error: %s\n", message);
+  }
+}
+
 /// Replays one file on every runner it asks for. `detailed`: today's output (steps, the first
 /// failure in full); otherwise one line per side. A hang returns at once (Verdict::hang); the
 /// caller ends the process.
@@ -265,10 +280,7 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
     loaded = schedule::load_replayable(file);
   } catch (std::exception const& e) {  // schedule_error, or the file system's
     res.error = e.what();
-    if (detailed)
-      std::fprintf(stderr, "heaplab replay: %s\n", e.what());
-    else
-      std::printf("  error: %s\n", e.what());
+    report_error(detailed, e.what());
     return res;
   }
   schedule::Schedule const& sched = schedule::schedule_of(loaded);
@@ -317,10 +329,7 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
       continue;
     } catch (std::exception const& e) {
       if (explicit_runners) {
-        if (detailed)
-          std::fprintf(stderr, "heaplab replay: %s\n", e.what());
-        else
-          std::printf("  error: %s\n", e.what());
+        report_error(detailed, e.what());
         res.error   = e.what();
         res.status  = kExitError;
         res.verdict = Verdict::error;
@@ -348,10 +357,7 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
         std::fflush(stdout);
       });
     } catch (std::exception const& e) {
-      if (detailed)
-        std::fprintf(stderr, "heaplab replay: %s\n", e.what());
-      else
-        std::printf("  error: %s\n", e.what());
+      report_error(detailed, e.what());
       res.error   = e.what();
       res.status  = kExitError;
       res.verdict = Verdict::error;
@@ -427,8 +433,11 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
   }
   int status = 0;
   if (!failure_file) {
-    res.verdict = any_failed ? Verdict::fails : Verdict::passes;
-    status      = any_failed ? kExitFailed : 0;
+    bool const any_passed = std::any_of(res.sides.begin(), res.sides.end(), [](Side const& s) {
+      return s.state == Side::State::passed;
+    });
+    res.verdict = any_failed ? Verdict::fails : any_passed ? Verdict::passes : Verdict::not_checked;
+    status      = any_failed ? kExitFailed : any_passed ? 0 : kExitNotChecked;
   } else if (any_failed) {
     res.verdict = any_same ? Verdict::still_fails : Verdict::fails_differently;
     status      = kExitFailed;
@@ -514,7 +523,8 @@ std::string counts(std::vector<FileResult> const& results) {
                     Verdict::error}) {
     auto const n = std::count_if(
         results.begin(), results.end(), [v](FileResult const& r) { return r.verdict == v; });
-    if (n > 0) out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + to_string(v);
+    if (n > 0)
+      out += (out.empty() ? "" : ", ") + std::string(to_string(v)) + " " + std::to_string(n);
   }
   return out;
 }
