@@ -89,7 +89,12 @@ std::string failure_header(schedule::FailureFile const& f) {
 /// the GPU (each once).
 std::vector<std::string> runners_for(ReplayOptions const& opt, schedule::Replayable const& r) {
   if (opt.model) return {"model"};
-  if (!opt.runners.empty()) return opt.runners;
+  if (!opt.runners.empty()) {
+    std::vector<std::string> out;  // each once, in the order given
+    for (auto const& name : opt.runners)
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    return out;
+  }
   std::vector<std::string> out = {"model"};
   if (auto const* f = std::get_if<schedule::FailureFile>(&r))
     if (f->runner != "model" && f->runner != "gpu") out.push_back(f->runner);
