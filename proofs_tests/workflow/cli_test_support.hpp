@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "heaplab/schedule/failure_file.hpp"
+#include "heaplab/schedule/json.hpp"
 #include "workflow_test_support.hpp"
 
 #if !defined(HEAPLAB_TOOL_RELATIVE)
@@ -78,6 +80,22 @@ inline Result run_on_terminal(std::vector<std::string> const& args) {
   close(master);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+
+/// A failure file from a model run whose pinned digest is wrong (proofs_tests/model/data), written
+/// as `name` in `dir`.
+inline std::filesystem::path digest_failure_file(TempDir const& dir,
+                                                 std::string const& name = "digest.json") {
+  schedule::FailureFile f;
+  f.created        = "2026-11-22T10:11:12Z";
+  f.runner         = "model";
+  f.seed           = 77;
+  f.origin.command = "test";
+  f.failure        = {2, schedule::FailureKind::digest_mismatch, "graph-digest", "planted"};
+  f.schedule       = schedule::load(data_file("model/data/fails_digest.json"));
+  auto const path  = dir.path() / name;
+  schedule::write_failure(f, path);
+  return path;
 }
 
 inline std::size_t count(std::string const& text, std::string const& what) {

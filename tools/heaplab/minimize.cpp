@@ -1,11 +1,18 @@
 // `heaplab minimize FILE`: delta debugging of a failing schedule (runner/minimize.hpp,
 // docs/replay.md "Minimize").
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <random>
+#include <stdexcept>
 #include <string>
 
 #include "commands.hpp"
@@ -45,15 +52,118 @@ std::filesystem::path default_output(std::string const& input) {
   return p.parent_path() / (p.stem().string() + ".min.json");
 }
 
-void write_text(std::filesystem::path const& path, std::string const& text) {
-  std::filesystem::path const tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    out << text;
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+/// A new file next to `target`, with a unique name ending in .tmp, removed when the object goes
+/// unless commit() renamed it onto the target: no failure path (exceptions included) leaves it.
+class TempFile {
+ public:
+  explicit TempFile(std::filesystem::path const& target) {
+    std::random_device rd;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      char suffix[32];
+      std::snprintf(suffix, sizeof suffix, ".%08x.tmp", static_cast<unsigned>(rd()));
+      path_ = target.string() + suffix;
+      fd_   = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ >= 0 || errno != EEXIST) break;
+    }
+    if (fd_ < 0)
+      throw std::runtime_error("cannot create a file in " + directory_of(target).string() + ": " +
+                               std::strerror(errno));
   }
-  std::filesystem::rename(tmp, path);
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(path_.c_str());
+  }
+  TempFile(TempFile const&)            = delete;
+  TempFile& operator=(TempFile const&) = delete;
+
+  void write(std::string const& text) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+      ssize_t const n = ::write(fd_, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno));
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  /// Makes the contents durable and renames the file onto `target` (atomic within a directory).
+  void commit(std::filesystem::path const& target) {
+    if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
+      fd_ = -1;
+      throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno));
+    }
+    fd_ = -1;
+    if (::rename(path_.c_str(), target.c_str()) != 0)
+      throw std::runtime_error("cannot rename " + path_ + " to " + target.string() + ": " +
+                               std::strerror(errno));
+    committed_ = true;
+  }
+
+  static std::filesystem::path directory_of(std::filesystem::path const& target) {
+    return target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  }
+
+ private:
+  std::string path_;
+  int fd_         = -1;
+  bool committed_ = false;
+};
+
+/// An existing output that is not a regular file (/dev/null, a pipe) is written in place: renaming
+/// onto it would replace the device.
+bool is_special(std::filesystem::path const& out) {
+  std::error_code ec;
+  auto const st = std::filesystem::status(out, ec);
+  return !ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) &&
+         !std::filesystem::is_directory(st);
+}
+
+/// Why minimize cannot write `out`, or "" when it can: the output must not be the input (however
+/// spelled: another path, a symbolic or hard link), must not be a directory, and its directory
+/// must exist and take a new file (tried with a probe file, removed at once). Checked before any
+/// minimization work.
+std::string output_problem(std::filesystem::path const& out, std::filesystem::path const& input) {
+  std::error_code ec;
+  bool same =
+      std::filesystem::weakly_canonical(out, ec) == std::filesystem::weakly_canonical(input, ec);
+  if (ec) same = false;
+  std::error_code eq_ec;
+  if (!same && std::filesystem::exists(out, eq_ec))
+    same = std::filesystem::equivalent(out, input, eq_ec) && !eq_ec;
+  if (same)
+    return "the output " + out.string() + " is the input file " + input.string() +
+           "; refusing to overwrite the input (choose another -o)";
+  if (std::filesystem::is_directory(out, ec))
+    return "the output " + out.string() + " is a directory; -o names the file to write";
+  if (is_special(out)) {
+    int const fd = ::open(out.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return "cannot write the output " + out.string() + ": " + std::strerror(errno);
+    ::close(fd);
+    return "";
+  }
+  auto const dir = TempFile::directory_of(out);
+  if (!std::filesystem::is_directory(dir, ec))
+    return "the output directory " + dir.string() + " of " + out.string() +
+           " does not exist (create it first)";
+  try {
+    TempFile probe(out);  // removed again at the end of this scope
+  } catch (std::exception const& e) {
+    return "cannot write the output " + out.string() + ": " + e.what();
+  }
+  return "";
+}
+
+/// Writes `text` to `out`: a regular file atomically (a unique temporary file in its directory,
+/// renamed onto it; removed on every failure), a special file in place.
+void write_output(std::filesystem::path const& out, std::string const& text) {
+  if (is_special(out)) {
+    std::ofstream stream(out, std::ios::binary);
+    stream << text;
+    if (!stream.flush()) throw std::runtime_error("cannot write " + out.string());
+    return;
+  }
+  TempFile tmp(out);
+  tmp.write(text);
+  tmp.commit(out);
 }
 
 int minimize(MinimizeCli const& cli) {
@@ -66,9 +176,15 @@ int minimize(MinimizeCli const& cli) {
   }
   auto const* failure_file        = std::get_if<schedule::FailureFile>(&loaded);
   schedule::Schedule const& input = schedule::schedule_of(loaded);
-  std::string const runner_name   = !cli.runner.empty() ? cli.runner
-                                    : failure_file      ? failure_file->runner
-                                                        : "model";
+  std::filesystem::path const out =
+      cli.out.empty() ? default_output(cli.file) : std::filesystem::path(cli.out);
+  if (std::string const problem = output_problem(out, cli.file); !problem.empty()) {
+    std::fprintf(stderr, "heaplab minimize: %s\n", problem.c_str());
+    return 2;
+  }
+  std::string const runner_name = !cli.runner.empty() ? cli.runner
+                                  : failure_file      ? failure_file->runner
+                                                      : "model";
 
   runner::RunnerOptions ro;
   ro.placement_seed = cli.placement_seed;
@@ -123,8 +239,6 @@ int minimize(MinimizeCli const& cli) {
     return 1;
   }
 
-  std::filesystem::path const out =
-      cli.out.empty() ? default_output(cli.file) : std::filesystem::path(cli.out);
   try {
     if (failure_file) {
       schedule::FailureFile f = *failure_file;
@@ -137,12 +251,13 @@ int minimize(MinimizeCli const& cli) {
       f.origin.original_steps = input.steps.size();
       f.failure               = result->failure.record();
       f.schedule              = result->schedule;
-      schedule::write_failure(f, out);
+      schedule::validate(f);
+      write_output(out, schedule::dump(f));
     } else {
-      write_text(out, schedule::dump(result->schedule));
+      write_output(out, schedule::dump(result->schedule));
     }
   } catch (std::exception const& e) {
-    std::fprintf(stderr, "heaplab minimize: %s\n", e.what());
+    std::fprintf(stderr, "heaplab minimize: %s; %s was not written\n", e.what(), out.c_str());
     return 2;
   }
   std::printf(
@@ -188,8 +303,11 @@ void add_minimize(CLI::App& app) {
       "of K runs (--reruns) fails the same way: same failure kind and check name as the failure\n"
       "file records (for a schedule file: as its first failure). Writes the smaller file (a\n"
       "failure file for a failure file) and prints the step counts before and after.\n"
-      "Exit status: 0 written, 1 the input does not fail the same way, 2 bad input or runner,\n"
-      "3 a candidate hung (the smallest failing file so far is written first).");
+      "The output (-o, default FILE with .min.json) is checked before any work: it must not be\n"
+      "the input file (however spelled) and its directory must exist and be writable; it is\n"
+      "written to a temporary file in that directory and renamed (no .tmp is left behind).\n"
+      "Exit status: 0 written, 1 the input does not fail the same way, 2 bad input, runner or\n"
+      "output path, 3 a candidate hung (the smallest failing file so far is written first).");
   cmd->add_option("file", cli->file, "failure file or schedule file")->required();
   cmd->add_option(
          "--runner",
@@ -201,7 +319,10 @@ void add_minimize(CLI::App& app) {
                   "K: runs per candidate; failing once is enough (default 1 for deterministic "
                   "runners, 5 for gpu)")
       ->check(CLI::Range(1u, 1000u));
-  cmd->add_option("-o,--output", cli->out, "output file (default: FILE with .min.json)");
+  cmd->add_option("-o,--output",
+                  cli->out,
+                  "output file (default: FILE with .min.json); never the input file, its directory "
+                  "must exist and be writable (both checked before any work); written atomically");
   cmd->add_option("--max-runs", cli->max_runs, "budget: runs of the runner in all (default 20000)");
   cmd->add_option("--minutes", cli->minutes, "budget: wall-clock minutes (default 10)")
       ->check(CLI::Range(0.0, 1e6));

@@ -1,16 +1,22 @@
-// `heaplab replay FILE` and `heaplab show FILE` (docs/replay.md, docs/schedules.md).
+// `heaplab replay FILE...` and `heaplab show FILE` (docs/replay.md, docs/schedules.md).
 //
 // replay accepts schedule files and failure files. It runs the model side always and the GPU side
 // where the GPU runner is built and a GPU is present (otherwise one line says why not), plus any
 // runner named with --runner; one line per step; at the first failure of a runner, the failure:
 // kind, check, message, violations, the diff against the model (step, block, field, expected,
 // actual) and the part of the snapshot it is about. For a failure file it also says whether the
-// recorded failure reproduced. Exit status: 0 every runner passed, 1 a runner failed, 2 the file
-// is unreadable or malformed (or a runner named explicitly cannot run here), 3 a hang (the
-// process ends at once, docs/workflow.md "Hangs").
+// recorded failure reproduced, and whether the runner that recorded it could run at all. Several
+// files (or directories) give one line per side and file, then a table of verdicts. Exit status:
+// 0 every runner that ran passed (and for a failure file its recorded runner ran), 1 a runner
+// failed, 2 the file is unreadable or malformed (or a runner named explicitly cannot run here),
+// 3 a hang (the process ends at once, docs/workflow.md "Hangs"), 4 not checked: nothing failed
+// but the recorded runner could not run here. Several files: the worst, in the order 3 2 1 4 0.
 // show pretty-prints either kind of file (or its canonical JSON with --json).
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -26,11 +32,15 @@
 namespace heaplab::cli {
 namespace {
 
-constexpr int kExitHang = 3;
+constexpr int kExitFailed     = 1;
+constexpr int kExitError      = 2;
+constexpr int kExitHang       = 3;
+constexpr int kExitNotChecked = 4;
 
 struct ReplayOptions {
-  std::string file;
-  bool model = false;
+  std::vector<std::string> files;  // files and directories
+  bool verbose = false;
+  bool model   = false;
   std::vector<std::string> runners;
   bool quiet                   = false;
   bool full_dump               = false;
@@ -79,7 +89,12 @@ std::string failure_header(schedule::FailureFile const& f) {
 /// the GPU (each once).
 std::vector<std::string> runners_for(ReplayOptions const& opt, schedule::Replayable const& r) {
   if (opt.model) return {"model"};
-  if (!opt.runners.empty()) return opt.runners;
+  if (!opt.runners.empty()) {
+    std::vector<std::string> out;  // each once, in the order given
+    for (auto const& name : opt.runners)
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    return out;
+  }
   std::vector<std::string> out = {"model"};
   if (auto const* f = std::get_if<schedule::FailureFile>(&r))
     if (f->runner != "model" && f->runner != "gpu") out.push_back(f->runner);
@@ -87,27 +102,226 @@ std::vector<std::string> runners_for(ReplayOptions const& opt, schedule::Replaya
   return out;
 }
 
-int replay(ReplayOptions const& opt) {
+/// How bad an exit status is: a hang, then an error (unreadable file, a runner asked for that
+/// cannot run), then a failure, then "not checked", then success.
+int severity(int status) {
+  switch (status) {
+    case kExitHang:
+      return 4;
+    case kExitError:
+      return 3;
+    case kExitFailed:
+      return 2;
+    case kExitNotChecked:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+int worse(int a, int b) { return severity(b) > severity(a) ? b : a; }
+
+enum class Verdict {
+  passes,
+  fails,
+  still_fails,
+  fails_differently,
+  fixed,
+  not_checked,
+  hang,
+  error
+};
+
+char const* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::passes:
+      return "passes";
+    case Verdict::fails:
+      return "fails";
+    case Verdict::still_fails:
+      return "still fails";
+    case Verdict::fails_differently:
+      return "fails differently";
+    case Verdict::fixed:
+      return "fixed";
+    case Verdict::not_checked:
+      return "not checked";
+    case Verdict::hang:
+      return "hang";
+    case Verdict::error:
+      return "error";
+  }
+  return "?";
+}
+
+/// What one runner ("side") did with the file.
+struct Side {
+  enum class State { passed, failed, not_run };
+  std::string name;
+  State state = State::not_run;
+  std::string reason;             // not_run: why
+  bool same_as_recorded = false;  // failed: the kind and check the failure file records
+  bool deterministic    = true;
+};
+
+struct FileResult {
+  std::string file;
+  std::string recorded;  // "gpu: divergence, check roots"; "schedule" for a schedule file
+  std::vector<Side> sides;
+  Verdict verdict = Verdict::error;
+  std::string error;  // Verdict::error: the message
+  int status = kExitError;
+};
+
+std::string side_summary(Side const& s) {
+  switch (s.state) {
+    case Side::State::passed:
+      return s.name + ": passes";
+    case Side::State::not_run:
+      return s.name + ": not run";
+    case Side::State::failed:
+      break;
+  }
+  return s.name + ": fails";
+}
+
+std::string join_names(std::vector<std::string> const& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
+
+/// The last line of a replay of one file: its verdict and exit status.
+std::string verdict_line(FileResult const& res,
+                         schedule::FailureFile const* failure_file,
+                         bool recorded_asked) {
+  std::vector<std::string> passed, failed, not_run;
+  for (auto const& s : res.sides)
+    (s.state == Side::State::passed   ? passed
+     : s.state == Side::State::failed ? failed
+                                      : not_run)
+        .push_back(s.name);
+  std::ostringstream out;
+  switch (res.verdict) {
+    case Verdict::passes:
+      out << "verdict: passed on " << join_names(passed);
+      if (!not_run.empty()) out << "; not run: " << join_names(not_run);
+      break;
+    case Verdict::fails:
+      out << "verdict: FAILED on " << join_names(failed);
+      break;
+    case Verdict::still_fails:
+      out << "verdict: STILL FAILS: the recorded failure (" << res.recorded << ") reproduced on ";
+      {
+        std::vector<std::string> same;
+        for (auto const& s : res.sides)
+          if (s.state == Side::State::failed && s.same_as_recorded) same.push_back(s.name);
+        out << join_names(same);
+      }
+      break;
+    case Verdict::fails_differently:
+      out << "verdict: FAILS DIFFERENTLY: " << join_names(failed)
+          << " failed, but not as recorded (" << res.recorded << ")";
+      break;
+    case Verdict::fixed: {
+      out << "verdict: FIXED: the recorded failure (" << res.recorded << ") did not reproduce on "
+          << failure_file->runner << ", and every side that ran passed";
+      for (auto const& s : res.sides)
+        if (s.name == failure_file->runner && !s.deterministic)
+          out << " (" << s.name
+              << " runs are nondeterministic: a failure may show only sometimes; replay again or "
+                 "minimize with --reruns)";
+      break;
+    }
+    case Verdict::not_checked: {
+      if (!failure_file) {
+        out << "NOT CHECKED: no runner could run this schedule here (not run: "
+            << join_names(not_run) << ")";
+        break;
+      }
+      out << "NOT CHECKED: the recorded failure came from the " << failure_file->runner
+          << " runner, which ";
+      if (!recorded_asked) {
+        out << "was not among the runners asked for (--model, --runner); ";
+      } else {
+        for (auto const& s : res.sides)
+          if (s.name == failure_file->runner) out << "could not run here (" << s.reason << "); ";
+      }
+      if (passed.empty())
+        out << "no side ran";
+      else
+        out << "the " << join_names(passed) << " side" << (passed.size() == 1 ? "" : "s")
+            << " passed, which says nothing about the " << failure_file->runner << " failure";
+      break;
+    }
+    case Verdict::hang:
+    case Verdict::error:
+      out << "verdict: " << to_string(res.verdict);
+      break;
+  }
+  out << " (exit status " << res.status << ")";
+  return out.str();
+}
+
+/// An error that ends the replay of a file: on stderr for one file (as before), else in its lines.
+void report_error(bool detailed, char const* message) {
+  if (detailed) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "heaplab replay: %s\n", message);
+  } else {
+    std::printf("  error: %s\n", message);
+  }
+}
+
+/// Replays one file on every runner it asks for. `detailed`: today's output (steps, the first
+/// failure in full); otherwise one line per side. A hang returns at once (Verdict::hang); the
+/// caller ends the process.
+FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool detailed) {
+  FileResult res;
+  res.file = file;
   schedule::Replayable loaded;
   try {
-    loaded = schedule::load_replayable(opt.file);
-  } catch (schedule::schedule_error const& e) {
-    std::fprintf(stderr, "heaplab replay: %s\n", e.what());
-    return 2;
+    loaded = schedule::load_replayable(file);
+  } catch (std::exception const& e) {  // schedule_error, or the file system's
+    res.error = e.what();
+    report_error(detailed, e.what());
+    return res;
   }
   schedule::Schedule const& sched = schedule::schedule_of(loaded);
   auto const* failure_file        = std::get_if<schedule::FailureFile>(&loaded);
-  std::printf("replay %s: %s, %zu step%s; %s\n",
-              opt.file.c_str(),
-              failure_file ? "failure file" : "schedule file",
-              sched.steps.size(),
-              sched.steps.size() == 1 ? "" : "s",
-              config_summary(sched.config).c_str());
-  if (failure_file) std::printf("%s", failure_header(*failure_file).c_str());
+  res.recorded                    = "schedule";
+  if (failure_file)
+    res.recorded = failure_file->runner + ": " + schedule::to_string(failure_file->failure.kind) +
+                   ", check " + failure_file->failure.check;
+  if (detailed) {
+    std::printf("replay %s: %s, %zu step%s; %s\n",
+                file.c_str(),
+                failure_file ? "failure file" : "schedule file",
+                sched.steps.size(),
+                sched.steps.size() == 1 ? "" : "s",
+                config_summary(sched.config).c_str());
+    if (failure_file) std::printf("%s", failure_header(*failure_file).c_str());
+  } else {
+    std::printf("  %s, %zu step%s\n",
+                failure_file ? ("failure file (" + res.recorded + ")").c_str() : "schedule file",
+                sched.steps.size(),
+                sched.steps.size() == 1 ? "" : "s");
+  }
 
   bool const explicit_runners = opt.model || !opt.runners.empty();
-  int status                  = 0;
-  for (auto const& name : runners_for(opt, loaded)) {
+  int explicit_status         = 0;  // kExitError when a runner asked for cannot run
+  auto const names            = runners_for(opt, loaded);
+  for (auto const& name : names) {
+    Side side;
+    side.name    = name;
+    auto not_run = [&](std::string const& why) {
+      side.reason = why;
+      std::printf(detailed ? "\n%s side: not run: %s\n" : "  %s side: not run: %s\n",
+                  name.c_str(),
+                  why.c_str());
+      res.sides.push_back(side);
+    };
     runner::RunnerOptions ro;
     ro.placement_seed = opt.placement_seed;
     if (opt.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(opt.watchdog_ms);
@@ -115,75 +329,259 @@ int replay(ReplayOptions const& opt) {
     try {
       r = runner::make_runner(name, ro);
     } catch (runner::runner_unavailable const& e) {
-      std::printf("\n%s side: not run: %s\n", name.c_str(), e.what());
-      if (explicit_runners) status = std::max(status, 2);
+      not_run(e.what());
+      if (explicit_runners) explicit_status = kExitError;
       continue;
     } catch (std::exception const& e) {
       if (explicit_runners) {
-        std::fprintf(stderr, "heaplab replay: %s\n", e.what());
-        return 2;
+        report_error(detailed, e.what());
+        res.error   = e.what();
+        res.status  = kExitError;
+        res.verdict = Verdict::error;
+        return res;
       }
       // A failure file from a runner this heaplab does not have (e.g. a test's fake).
-      std::printf("\n%s side: not run: %s\n", name.c_str(), e.what());
+      not_run(e.what());
       continue;
     }
+    side.deterministic = r->deterministic();
     if (auto const support = r->supports(sched.config); !support.supported) {
-      std::printf("\n%s side: not run: this config is not supported: %s\n",
-                  name.c_str(),
-                  support.reason.c_str());
-      if (explicit_runners) status = std::max(status, 2);
+      not_run("this config is not supported: " + support.reason);
+      if (explicit_runners) explicit_status = kExitError;
       continue;
     }
     std::string const device = r->device_name();
-    std::printf("\n== %s side (%s) ==\n",
-                name.c_str(),
-                device == "none" ? "CPU" : ("device: " + device).c_str());
+    if (detailed)
+      std::printf("\n== %s side (%s) ==\n",
+                  name.c_str(),
+                  device == "none" ? "CPU" : ("device: " + device).c_str());
     runner::RunOutcome outcome;
     try {
       outcome = r->run(sched, [&](runner::StepReport const& s) {
-        if (!opt.quiet || !s.ok) std::printf("%s\n", s.summary().c_str());
+        if (detailed && (!opt.quiet || !s.ok)) std::printf("%s\n", s.summary().c_str());
         std::fflush(stdout);
       });
     } catch (std::exception const& e) {
-      std::fprintf(stderr, "heaplab replay: %s\n", e.what());
-      return 2;
+      report_error(detailed, e.what());
+      res.error   = e.what();
+      res.status  = kExitError;
+      res.verdict = Verdict::error;
+      return res;
     }
     if (outcome.ok()) {
-      std::printf("replay passed: %zu steps, the invariant catalog held after every step (%s)\n",
-                  outcome.steps_run,
-                  name.c_str());
-      if (failure_file)
+      side.state = Side::State::passed;
+      res.sides.push_back(side);
+      if (!detailed) {
+        std::printf("  %s side: passed, %zu steps\n", name.c_str(), outcome.steps_run);
+        continue;
+      }
+      if (failure_file) {
+        std::printf("%s side passed: %zu steps, the invariant catalog held after every step\n",
+                    name.c_str(),
+                    outcome.steps_run);
         std::printf("the recorded failure (runner %s) did not reproduce on %s\n",
                     failure_file->runner.c_str(),
                     name.c_str());
+      } else {
+        std::printf("replay passed: %zu steps, the invariant catalog held after every step (%s)\n",
+                    outcome.steps_run,
+                    name.c_str());
+      }
       continue;
     }
     runner::Failure const& f = *outcome.failure;
-    runner::ReportOptions report;
-    report.max_violations = opt.max_violations;
-    report.full_dump      = opt.full_dump;
-    report.runner         = name;
-    std::printf("\n%s", runner::format_failure(f, report).c_str());
-    std::printf(
-        "\nreplay FAILED at step %zu of %zu (%s)\n", f.step, sched.steps.size(), name.c_str());
+    side.state               = Side::State::failed;
+    std::string comparison;
     if (failure_file) {
-      auto const& rec = failure_file->failure;
-      bool const same = rec.kind == f.kind && rec.check == f.check;
-      std::printf("%s the recorded failure (step %llu, %s, %s)\n",
-                  same ? (rec.step == f.step ? "reproduced:" : "reproduced (at another step):")
-                       : "failed differently from",
-                  static_cast<unsigned long long>(rec.step),
-                  schedule::to_string(rec.kind),
-                  rec.check.c_str());
+      auto const& rec       = failure_file->failure;
+      side.same_as_recorded = rec.kind == f.kind && rec.check == f.check;
+      std::ostringstream c;
+      c << (side.same_as_recorded
+                ? (rec.step == f.step ? "reproduced:" : "reproduced (at another step):")
+                : "failed differently from")
+        << " the recorded failure (step " << rec.step << ", " << schedule::to_string(rec.kind)
+        << ", " << rec.check << ")";
+      comparison = c.str();
     }
-    status = std::max(status, 1);
+    res.sides.push_back(side);
+    if (detailed) {
+      runner::ReportOptions report;
+      report.max_violations = opt.max_violations;
+      report.full_dump      = opt.full_dump;
+      report.runner         = name;
+      std::printf("\n%s", runner::format_failure(f, report).c_str());
+      std::printf(
+          "\nreplay FAILED at step %zu of %zu (%s)\n", f.step, sched.steps.size(), name.c_str());
+      if (!comparison.empty()) std::printf("%s\n", comparison.c_str());
+    } else {
+      std::printf("  %s side: FAILED at step %zu: %s, check %s: %s\n",
+                  name.c_str(),
+                  f.step,
+                  schedule::to_string(f.kind),
+                  f.check.c_str(),
+                  f.message.c_str());
+      if (!comparison.empty()) std::printf("    %s\n", comparison.c_str());
+    }
     if (f.kind == runner::FailureKind::hang || !r->usable()) {
-      std::printf("heaplab replay: a kernel hung; ending the process (exit status %d)\n",
-                  kExitHang);
-      std::fflush(stdout);
-      std::_Exit(kExitHang);
+      res.verdict = Verdict::hang;
+      res.status  = kExitHang;
+      return res;
     }
   }
+
+  bool any_failed = false, any_same = false, recorded_ran = false;
+  for (auto const& s : res.sides) {
+    any_failed = any_failed || s.state == Side::State::failed;
+    any_same   = any_same || (s.state == Side::State::failed && s.same_as_recorded);
+    if (failure_file && s.name == failure_file->runner && s.state != Side::State::not_run)
+      recorded_ran = true;
+  }
+  int status = 0;
+  if (!failure_file) {
+    bool const any_passed = std::any_of(res.sides.begin(), res.sides.end(), [](Side const& s) {
+      return s.state == Side::State::passed;
+    });
+    res.verdict = any_failed ? Verdict::fails : any_passed ? Verdict::passes : Verdict::not_checked;
+    status      = any_failed ? kExitFailed : any_passed ? 0 : kExitNotChecked;
+  } else if (any_failed) {
+    res.verdict = any_same ? Verdict::still_fails : Verdict::fails_differently;
+    status      = kExitFailed;
+  } else {
+    res.verdict = recorded_ran ? Verdict::fixed : Verdict::not_checked;
+    status      = recorded_ran ? 0 : kExitNotChecked;
+  }
+  res.status = worse(status, explicit_status);
+  bool const recorded_asked =
+      failure_file && std::find(names.begin(), names.end(), failure_file->runner) != names.end();
+  std::string const line = verdict_line(res, failure_file, recorded_asked);
+  std::printf(detailed ? "\n%s\n" : "  %s\n", line.c_str());
+  return res;
+}
+
+/// The files the arguments name: a directory stands for its *.json files (sorted, not
+/// recursive). A directory without any, or one that cannot be listed, is an error entry.
+struct Input {
+  std::string file;
+  std::string error;  // not empty: this entry cannot be replayed
+};
+
+std::vector<Input> expand(std::vector<std::string> const& args) {
+  std::vector<Input> out;
+  for (auto const& arg : args) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(arg, ec)) {
+      out.push_back({arg, ""});
+      continue;
+    }
+    std::vector<std::filesystem::path> files;
+    std::filesystem::directory_iterator it(arg, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      std::error_code ignored;
+      if (it->path().extension() == ".json" && it->is_regular_file(ignored))
+        files.push_back(it->path());
+    }
+    if (ec) {
+      out.push_back({arg, "cannot list the directory " + arg + ": " + ec.message()});
+      continue;
+    }
+    if (files.empty()) {
+      out.push_back({arg, "no *.json files in the directory " + arg});
+      continue;
+    }
+    std::sort(files.begin(), files.end());
+    for (auto const& f : files) out.push_back({f.string(), ""});
+  }
+  return out;
+}
+
+void print_table(std::vector<FileResult> const& results) {
+  std::vector<std::array<std::string, 4>> rows;
+  rows.push_back({"file", "recorded", "sides", "verdict"});
+  for (auto const& r : results) {
+    std::string sides;
+    for (auto const& s : r.sides) sides += (sides.empty() ? "" : ", ") + side_summary(s);
+    std::string verdict = to_string(r.verdict);
+    if (r.verdict == Verdict::error) verdict += ": " + r.error;
+    rows.push_back(
+        {r.file, r.recorded.empty() ? "-" : r.recorded, sides.empty() ? "-" : sides, verdict});
+  }
+  std::array<std::size_t, 3> width{};
+  for (auto const& row : rows)
+    for (std::size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  for (auto const& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < width.size(); ++c)
+      line += row[c] + std::string(width[c] - row[c].size() + 2, ' ');
+    std::printf("%s%s\n", line.c_str(), row[3].c_str());
+  }
+}
+
+std::string counts(std::vector<FileResult> const& results) {
+  std::string out;
+  for (Verdict v : {Verdict::still_fails,
+                    Verdict::fails_differently,
+                    Verdict::fails,
+                    Verdict::hang,
+                    Verdict::not_checked,
+                    Verdict::fixed,
+                    Verdict::passes,
+                    Verdict::error}) {
+    auto const n = std::count_if(
+        results.begin(), results.end(), [v](FileResult const& r) { return r.verdict == v; });
+    if (n > 0)
+      out += (out.empty() ? "" : ", ") + std::string(to_string(v)) + " " + std::to_string(n);
+  }
+  return out;
+}
+
+[[noreturn]] void end_after_hang() {
+  std::printf("heaplab replay: a kernel hung; ending the process (exit status %d)\n", kExitHang);
+  std::fflush(stdout);
+  std::_Exit(kExitHang);
+}
+
+int replay(ReplayOptions const& opt) {
+  bool table = opt.files.size() > 1;
+  for (auto const& f : opt.files) {
+    std::error_code ec;
+    table = table || std::filesystem::is_directory(f, ec);
+  }
+  if (!table) {
+    FileResult const res = replay_file(opt.files.front(), opt, true);
+    if (res.verdict == Verdict::hang) end_after_hang();
+    return res.status;
+  }
+
+  auto const inputs = expand(opt.files);
+  std::vector<FileResult> results;
+  int status = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    std::printf(opt.verbose ? "\n== [%zu/%zu] %s ==\n" : "[%zu/%zu] %s\n",
+                i + 1,
+                inputs.size(),
+                inputs[i].file.c_str());
+    FileResult res;
+    if (!inputs[i].error.empty()) {
+      res.file  = inputs[i].file;
+      res.error = inputs[i].error;
+      std::printf("  error: %s\n", res.error.c_str());
+    } else {
+      res = replay_file(inputs[i].file, opt, opt.verbose);
+    }
+    std::fflush(stdout);
+    status = worse(status, res.status);
+    results.push_back(std::move(res));
+    if (results.back().verdict == Verdict::hang) {
+      std::printf("\nheaplab replay: %zu of %zu files replayed; the rest are not:\n",
+                  results.size(),
+                  inputs.size());
+      print_table(results);
+      end_after_hang();
+    }
+  }
+  std::printf("\nheaplab replay: %zu files\n", results.size());
+  print_table(results);
+  std::printf("heaplab replay: %s; exit status %d\n", counts(results).c_str(), status);
   return status;
 }
 
@@ -238,23 +636,37 @@ void add_replay(CLI::App& app) {
   auto opt  = std::make_shared<ReplayOptions>();
   auto* cmd = app.add_subcommand(
       "replay",
-      "Replay a schedule file or a failure file (docs/replay.md). Runs the reference model\n"
+      "Replay schedule files and failure files (docs/replay.md). Runs the reference model\n"
       "always, the GPU runner where it is built and a GPU is present (otherwise a line says why\n"
       "not), and the runner a failure file names; one line per step (live objects, blocks in use,\n"
       "fragmentation F, what the step did), the whole invariant catalog after every step,\n"
       "CompactGpu's obligations after defrag steps, and for differential runners the comparison\n"
       "with the model. At a runner's first failure: kind, check, message, violations, the diff\n"
       "(step, block, field, expected, actual) and the relevant part of the snapshot. For a\n"
-      "failure file it says whether the recorded failure reproduced.\n"
-      "Exit status: 0 passed, 1 a runner failed, 2 unreadable or malformed file (or an explicitly\n"
-      "requested runner cannot run here), 3 a kernel hung (the process ends at once).");
-  cmd->add_option(
-         "file", opt->file, "schedule file (heaplab-schedule) or failure file (heaplab-failure)")
+      "failure file it says whether the recorded failure reproduced, and a last line gives the\n"
+      "verdict. Several files or a directory (its *.json files, sorted, not recursive): each is\n"
+      "replayed with one line per runner (-v: in full), then a table gives each file's verdict:\n"
+      "still fails, fails differently, fixed, not checked, passes (a schedule file), fails, "
+      "error.\n"
+      "Exit status (for several files the worst, in the order 3, 2, 1, 4, 0):\n"
+      "  0 every runner that ran passed, and for a failure file its recorded runner ran;\n"
+      "  1 a runner failed (the recorded failure reproduced, or another failure);\n"
+      "  2 unreadable or malformed file, or a runner asked for with --runner cannot run here;\n"
+      "  3 a kernel hung (the process ends at once);\n"
+      "  4 NOT CHECKED: nothing failed, but the runner that recorded the failure could not run\n"
+      "    here (e.g. a gpu failure file on a machine without a GPU).");
+  cmd->add_option("files",
+                  opt->files,
+                  "schedule files (heaplab-schedule), failure files (heaplab-failure) or "
+                  "directories of them (*.json)")
       ->required();
+  cmd->add_flag(
+      "--verbose,-v", opt->verbose, "with several files: replay each in full, as for one file");
   cmd->add_flag("--model", opt->model, "replay on the reference model only");
   cmd->add_option("--runner",
                   opt->runners,
-                  "replay on these runners only (repeatable): model, differential-model, gpu");
+                  "replay on these runners only (repeatable): model, differential-model, gpu")
+      ->allow_extra_args(false);
   cmd->add_flag("--quiet,-q", opt->quiet, "print only failing steps and the result");
   cmd->add_flag("--full-dump", opt->full_dump, "on failure, dump the whole snapshot");
   cmd->add_option("--max-violations", opt->max_violations, "violations listed on failure")
