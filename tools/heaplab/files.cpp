@@ -2,32 +2,98 @@
 #include "files.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <random>
 #include <stdexcept>
-#include <vector>
 
 namespace fs = std::filesystem;
 
 namespace heaplab::cli {
+namespace {
+
+fs::path directory_of(fs::path const& file) {
+  return file.has_parent_path() ? file.parent_path() : fs::path(".");
+}
+
+/// An existing file that is neither regular nor a directory.
+bool is_special(fs::path const& file) {
+  std::error_code ec;
+  auto const st = fs::status(file, ec);
+  return !ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st);
+}
+
+/// A new file next to `target` with a unique name ending in .tmp, removed when the object goes
+/// unless commit() renamed it onto the target.
+class TempFile {
+ public:
+  explicit TempFile(fs::path const& target) {
+    std::random_device rd;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      char suffix[32];
+      std::snprintf(suffix, sizeof suffix, ".%08x.tmp", static_cast<unsigned>(rd()));
+      path_ = target.string() + suffix;
+      fd_   = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd_ >= 0 || errno != EEXIST) break;
+    }
+    if (fd_ < 0)
+      throw std::runtime_error("cannot create a file in " + directory_of(target).string() + ": " +
+                               std::strerror(errno));
+  }
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(path_.c_str());
+  }
+  TempFile(TempFile const&)            = delete;
+  TempFile& operator=(TempFile const&) = delete;
+
+  void write(std::string const& text) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+      ssize_t const n = ::write(fd_, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno));
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  /// Makes the contents durable and renames the file onto `target` (atomic within a directory).
+  void commit(fs::path const& target) {
+    int const fd = fd_;
+    fd_          = -1;
+    if (::fsync(fd) != 0 || ::close(fd) != 0)
+      throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno));
+    if (::rename(path_.c_str(), target.c_str()) != 0)
+      throw std::runtime_error("cannot rename " + path_ + " to " + target.string() + ": " +
+                               std::strerror(errno));
+    committed_ = true;
+  }
+
+ private:
+  std::string path_;
+  int fd_         = -1;
+  bool committed_ = false;
+};
+
+}  // namespace
 
 std::string output_dir_problem(fs::path const& dir) {
   if (dir.empty()) return "the directory name is empty";
   std::error_code ec;
-  fs::path probe = fs::absolute(dir, ec);
+  fs::path const absolute = fs::absolute(dir, ec);
   if (ec) return ec.message();
-  // The nearest existing ancestor (the directory itself when it exists).
+  fs::path probe = absolute;  // the nearest existing ancestor (the directory itself if it exists)
   while (!fs::exists(probe, ec)) {
     if (!probe.has_parent_path() || probe.parent_path() == probe) return "no existing parent";
     probe = probe.parent_path();
   }
   if (!fs::is_directory(probe, ec))
-    return probe == fs::absolute(dir) ? "it exists and is not a directory"
-                                      : probe.string() + " is not a directory";
-  if (access(probe.c_str(), W_OK | X_OK) != 0)
+    return probe == absolute ? "it exists and is not a directory"
+                             : probe.string() + " is not a directory";
+  if (::access(probe.c_str(), W_OK | X_OK) != 0)
     return probe.string() + " is not writable: " + std::strerror(errno);
   return {};
 }
@@ -36,52 +102,40 @@ std::string output_file_problem(fs::path const& file) {
   if (file.empty()) return "the file name is empty";
   std::error_code ec;
   if (fs::is_directory(file, ec)) return "it is a directory";
-  if (fs::exists(file, ec) && access(file.c_str(), W_OK) != 0)
-    return std::string("it is not writable: ") + std::strerror(errno);
-  fs::path const parent = fs::absolute(file, ec).parent_path();
-  if (!fs::is_directory(parent, ec)) return "its directory " + parent.string() + " does not exist";
-  if (access(parent.c_str(), W_OK | X_OK) != 0)
-    return "its directory " + parent.string() + " is not writable: " + std::strerror(errno);
+  if (is_special(file)) {
+    int const fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return std::string("cannot open it for writing: ") + std::strerror(errno);
+    ::close(fd);
+    return {};
+  }
+  auto const dir = directory_of(file);
+  if (!fs::is_directory(dir, ec)) return "its directory " + dir.string() + " does not exist";
+  try {
+    TempFile probe(file);  // removed again at the end of this scope
+  } catch (std::exception const& e) {
+    return e.what();
+  }
   return {};
 }
 
+bool same_file(fs::path const& a, fs::path const& b) {
+  std::error_code ec;
+  bool const same_name = fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+  if (!ec && same_name) return true;
+  std::error_code eq;
+  return fs::exists(a, eq) && fs::exists(b, eq) && fs::equivalent(a, b, eq) && !eq;
+}
+
 void write_file_atomically(fs::path const& file, std::string const& text) {
-  fs::path const dir  = fs::absolute(file).parent_path();
-  std::string pattern = (dir / ("." + file.filename().string() + ".XXXXXX")).string();
-  std::vector<char> name(pattern.begin(), pattern.end());
-  name.push_back('\0');
-  int const fd = mkstemp(name.data());
-  if (fd < 0)
-    throw std::runtime_error("cannot create a temporary file in " + dir.string() + ": " +
-                             std::strerror(errno));
-  fs::path const tmp(name.data());
-  auto fail = [&](std::string const& what) {
-    int const err = errno;
-    close(fd);
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw std::runtime_error(what + " " + file.string() + ": " + std::strerror(err));
-  };
-  for (std::size_t done = 0; done < text.size();) {
-    ssize_t const n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail("cannot write");
-    }
-    done += static_cast<std::size_t>(n);
+  if (is_special(file)) {
+    std::ofstream stream(file, std::ios::binary);
+    stream << text;
+    if (!stream.flush()) throw std::runtime_error("cannot write " + file.string());
+    return;
   }
-  if (fchmod(fd, 0644) != 0) fail("cannot set the mode of");
-  if (close(fd) != 0) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw std::runtime_error("cannot write " + file.string() + ": " + std::strerror(errno));
-  }
-  if (std::rename(tmp.c_str(), file.c_str()) != 0) {
-    int const err = errno;
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw std::runtime_error("cannot write " + file.string() + ": " + std::strerror(err));
-  }
+  TempFile tmp(file);
+  tmp.write(text);
+  tmp.commit(file);
 }
 
 }  // namespace heaplab::cli

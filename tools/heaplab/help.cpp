@@ -31,13 +31,19 @@ void add_help(CLI::App& app) {
   cmd->footer("Examples:\n  heaplab help\n  heaplab help stress");
   cmd->callback([&app, topic] {
     if (topic->empty()) {
-      std::printf("%s", app.help().c_str());
+      // App::help() would delegate to the parsed subcommand (this one): format the top level.
+      std::printf(
+          "%s",
+          app.get_formatter()->make_help(&app, "heaplab", CLI::AppFormatMode::Normal).c_str());
       std::exit(kExitPassed);
     }
     std::vector<std::string> names;
     for (auto const* sub : app.get_subcommands([](CLI::App const*) { return true; })) {
       if (sub->get_name() == *topic) {
-        std::printf("%s", sub->help().c_str());
+        std::printf("%s",
+                    sub->get_formatter()
+                        ->make_help(sub, "heaplab " + sub->get_name(), CLI::AppFormatMode::Normal)
+                        .c_str());
         std::exit(kExitPassed);
       }
       names.push_back(sub->get_name());

@@ -1,31 +1,26 @@
 // `heaplab minimize FILE`: delta debugging of a failing schedule (runner/minimize.hpp,
 // docs/replay.md "Minimize").
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
-#include <random>
 #include <stdexcept>
 #include <string>
 
 #include "commands.hpp"
+#include "files.hpp"
 #include "heaplab/runner/environment.hpp"
 #include "heaplab/runner/minimize.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/schedule/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
+#include "options.hpp"
 
 namespace heaplab::cli {
 namespace {
-
-constexpr int kExitHang = 3;
 
 struct MinimizeCli {
   std::string file;
@@ -41,129 +36,20 @@ struct MinimizeCli {
   int watchdog_ms              = 0;
 };
 
-std::string self_path() {
-  std::error_code ec;
-  auto const p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("heaplab") : p.string();
-}
-
 std::filesystem::path default_output(std::string const& input) {
   std::filesystem::path p(input);
   return p.parent_path() / (p.stem().string() + ".min.json");
 }
 
-/// A new file next to `target`, with a unique name ending in .tmp, removed when the object goes
-/// unless commit() renamed it onto the target: no failure path (exceptions included) leaves it.
-class TempFile {
- public:
-  explicit TempFile(std::filesystem::path const& target) {
-    std::random_device rd;
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      char suffix[32];
-      std::snprintf(suffix, sizeof suffix, ".%08x.tmp", static_cast<unsigned>(rd()));
-      path_ = target.string() + suffix;
-      fd_   = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_ >= 0 || errno != EEXIST) break;
-    }
-    if (fd_ < 0)
-      throw std::runtime_error("cannot create a file in " + directory_of(target).string() + ": " +
-                               std::strerror(errno));
-  }
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(path_.c_str());
-  }
-  TempFile(TempFile const&)            = delete;
-  TempFile& operator=(TempFile const&) = delete;
-
-  void write(std::string const& text) {
-    std::size_t done = 0;
-    while (done < text.size()) {
-      ssize_t const n = ::write(fd_, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno));
-      done += static_cast<std::size_t>(n);
-    }
-  }
-  /// Makes the contents durable and renames the file onto `target` (atomic within a directory).
-  void commit(std::filesystem::path const& target) {
-    if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
-      fd_ = -1;
-      throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno));
-    }
-    fd_ = -1;
-    if (::rename(path_.c_str(), target.c_str()) != 0)
-      throw std::runtime_error("cannot rename " + path_ + " to " + target.string() + ": " +
-                               std::strerror(errno));
-    committed_ = true;
-  }
-
-  static std::filesystem::path directory_of(std::filesystem::path const& target) {
-    return target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  }
-
- private:
-  std::string path_;
-  int fd_         = -1;
-  bool committed_ = false;
-};
-
-/// An existing output that is not a regular file (/dev/null, a pipe) is written in place: renaming
-/// onto it would replace the device.
-bool is_special(std::filesystem::path const& out) {
-  std::error_code ec;
-  auto const st = std::filesystem::status(out, ec);
-  return !ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) &&
-         !std::filesystem::is_directory(st);
-}
-
 /// Why minimize cannot write `out`, or "" when it can: the output must not be the input (however
-/// spelled: another path, a symbolic or hard link), must not be a directory, and its directory
-/// must exist and take a new file (tried with a probe file, removed at once). Checked before any
-/// minimization work.
+/// spelled) and must pass output_file_problem. Checked before any minimization work.
 std::string output_problem(std::filesystem::path const& out, std::filesystem::path const& input) {
-  std::error_code ec;
-  bool same =
-      std::filesystem::weakly_canonical(out, ec) == std::filesystem::weakly_canonical(input, ec);
-  if (ec) same = false;
-  std::error_code eq_ec;
-  if (!same && std::filesystem::exists(out, eq_ec))
-    same = std::filesystem::equivalent(out, input, eq_ec) && !eq_ec;
-  if (same)
+  if (same_file(out, input))
     return "the output " + out.string() + " is the input file " + input.string() +
            "; refusing to overwrite the input (choose another -o)";
-  if (std::filesystem::is_directory(out, ec))
-    return "the output " + out.string() + " is a directory; -o names the file to write";
-  if (is_special(out)) {
-    int const fd = ::open(out.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return "cannot write the output " + out.string() + ": " + std::strerror(errno);
-    ::close(fd);
-    return "";
-  }
-  auto const dir = TempFile::directory_of(out);
-  if (!std::filesystem::is_directory(dir, ec))
-    return "the output directory " + dir.string() + " of " + out.string() +
-           " does not exist (create it first)";
-  try {
-    TempFile probe(out);  // removed again at the end of this scope
-  } catch (std::exception const& e) {
-    return "cannot write the output " + out.string() + ": " + e.what();
-  }
-  return "";
-}
-
-/// Writes `text` to `out`: a regular file atomically (a unique temporary file in its directory,
-/// renamed onto it; removed on every failure), a special file in place.
-void write_output(std::filesystem::path const& out, std::string const& text) {
-  if (is_special(out)) {
-    std::ofstream stream(out, std::ios::binary);
-    stream << text;
-    if (!stream.flush()) throw std::runtime_error("cannot write " + out.string());
-    return;
-  }
-  TempFile tmp(out);
-  tmp.write(text);
-  tmp.commit(out);
+  if (auto const why = output_file_problem(out); !why.empty())
+    return "cannot write the output " + out.string() + ": " + why;
+  return {};
 }
 
 int minimize(MinimizeCli const& cli) {
@@ -252,9 +138,9 @@ int minimize(MinimizeCli const& cli) {
       f.failure               = result->failure.record();
       f.schedule              = result->schedule;
       schedule::validate(f);
-      write_output(out, schedule::dump(f));
+      write_file_atomically(out, schedule::dump(f));
     } else {
-      write_output(out, schedule::dump(result->schedule));
+      write_file_atomically(out, schedule::dump(result->schedule));
     }
   } catch (std::exception const& e) {
     std::fprintf(stderr, "heaplab minimize: %s; %s was not written\n", e.what(), out.c_str());
@@ -277,7 +163,7 @@ int minimize(MinimizeCli const& cli) {
       result->failure.check.c_str(),
       result->failure.message.c_str(),
       out.c_str(),
-      self_path().c_str(),
+      program_path().c_str(),
       out.c_str(),
       runner_name == "model" ? "" : (" --runner " + runner_name).c_str());
   if (result->hang_aborted) {
@@ -295,9 +181,9 @@ int minimize(MinimizeCli const& cli) {
 
 void add_minimize(CLI::App& app) {
   auto cli  = std::make_shared<MinimizeCli>();
-  auto* cmd = app.add_subcommand(
-      "minimize",
-      "Shrink a failing schedule or failure file (docs/replay.md \"Minimize\"): cut the steps\n"
+  auto* cmd = app.add_subcommand("minimize", "shrink a failing schedule or failure file");
+  cmd->footer(
+      "Shrinks a failing schedule or failure file (docs/replay.md \"Minimize\"): cut the steps\n"
       "after the failure, ddmin over the steps, the smallest M, then smaller waves (threads,\n"
       "counts, fractions, simpler divergence, fewer links). A candidate counts as failing if one\n"
       "of K runs (--reruns) fails the same way: same failure kind and check name as the failure\n"
@@ -307,7 +193,11 @@ void add_minimize(CLI::App& app) {
       "the input file (however spelled) and its directory must exist and be writable; it is\n"
       "written to a temporary file in that directory and renamed (no .tmp is left behind).\n"
       "Exit status: 0 written, 1 the input does not fail the same way, 2 bad input, runner or\n"
-      "output path, 3 a candidate hung (the smallest failing file so far is written first).");
+      "output path, 3 a candidate hung (the smallest failing file so far is written first).\n"
+      "Examples:\n"
+      "  heaplab minimize failures/20261122T101112Z-9417744632.json\n"
+      "  heaplab minimize proofs_tests/model/data/fails_digest.json -o /tmp/small.json\n"
+      "  heaplab minimize gpu-failure.json --runner gpu --reruns 5 --minutes 30");
   cmd->add_option("file", cli->file, "failure file or schedule file")->required();
   cmd->add_option(
          "--runner",
@@ -318,22 +208,24 @@ void add_minimize(CLI::App& app) {
                   cli->reruns,
                   "K: runs per candidate; failing once is enough (default 1 for deterministic "
                   "runners, 5 for gpu)")
-      ->check(CLI::Range(1u, 1000u));
+      ->check(unsigned_integer(1, 1000));
   cmd->add_option("-o,--output",
                   cli->out,
                   "output file (default: FILE with .min.json); never the input file, its directory "
                   "must exist and be writable (both checked before any work); written atomically");
-  cmd->add_option("--max-runs", cli->max_runs, "budget: runs of the runner in all (default 20000)");
+  cmd->add_option("--max-runs", cli->max_runs, "budget: runs of the runner in all (default 20000)")
+      ->check(unsigned_integer(1, 1000000000));
   cmd->add_option("--minutes", cli->minutes, "budget: wall-clock minutes (default 10)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_number(0, 1e6, true));
   cmd->add_flag("--no-config", cli->no_config, "do not reduce the config's M");
   cmd->add_flag("--no-sizes", cli->no_sizes, "do not reduce wave sizes");
   cmd->add_flag("--quiet,-q", cli->quiet, "do not list each reduction");
   cmd->add_option("--placement-seed",
                   cli->placement_seed,
-                  "differential-model: seed of its random legal placements (default 1)");
+                  "differential-model: seed of its random legal placements (default 1)")
+      ->check(unsigned_integer(0, std::numeric_limits<std::uint64_t>::max()));
   cmd->add_option("--watchdog-ms", cli->watchdog_ms, "gpu: budget of one step's kernels in ms")
-      ->check(CLI::Range(1, 86400000));
+      ->check(unsigned_integer(1, 86400000));
   cmd->callback([cli] { std::exit(minimize(*cli)); });
 }
 

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -28,14 +29,10 @@
 #include "heaplab/runner/report.hpp"
 #include "heaplab/schedule/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
+#include "options.hpp"
 
 namespace heaplab::cli {
 namespace {
-
-constexpr int kExitFailed     = 1;
-constexpr int kExitError      = 2;
-constexpr int kExitHang       = 3;
-constexpr int kExitNotChecked = 4;
 
 struct ReplayOptions {
   std::vector<std::string> files;  // files and directories
@@ -108,7 +105,7 @@ int severity(int status) {
   switch (status) {
     case kExitHang:
       return 4;
-    case kExitError:
+    case kExitUsage:
       return 3;
     case kExitFailed:
       return 2;
@@ -170,7 +167,7 @@ struct FileResult {
   std::vector<Side> sides;
   Verdict verdict = Verdict::error;
   std::string error;  // Verdict::error: the message
-  int status = kExitError;
+  int status = kExitUsage;
 };
 
 std::string side_summary(Side const& s) {
@@ -310,7 +307,7 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
   }
 
   bool const explicit_runners = opt.model || !opt.runners.empty();
-  int explicit_status         = 0;  // kExitError when a runner asked for cannot run
+  int explicit_status         = 0;  // kExitUsage when a runner asked for cannot run
   auto const names            = runners_for(opt, loaded);
   for (auto const& name : names) {
     Side side;
@@ -330,13 +327,13 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
       r = runner::make_runner(name, ro);
     } catch (runner::runner_unavailable const& e) {
       not_run(e.what());
-      if (explicit_runners) explicit_status = kExitError;
+      if (explicit_runners) explicit_status = kExitUsage;
       continue;
     } catch (std::exception const& e) {
       if (explicit_runners) {
         report_error(detailed, e.what());
         res.error   = e.what();
-        res.status  = kExitError;
+        res.status  = kExitUsage;
         res.verdict = Verdict::error;
         return res;
       }
@@ -347,7 +344,7 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
     side.deterministic = r->deterministic();
     if (auto const support = r->supports(sched.config); !support.supported) {
       not_run("this config is not supported: " + support.reason);
-      if (explicit_runners) explicit_status = kExitError;
+      if (explicit_runners) explicit_status = kExitUsage;
       continue;
     }
     std::string const device = r->device_name();
@@ -364,7 +361,7 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
     } catch (std::exception const& e) {
       report_error(detailed, e.what());
       res.error   = e.what();
-      res.status  = kExitError;
+      res.status  = kExitUsage;
       res.verdict = Verdict::error;
       return res;
     }
@@ -635,8 +632,9 @@ int show(std::string const& file, bool as_json) {
 void add_replay(CLI::App& app) {
   auto opt  = std::make_shared<ReplayOptions>();
   auto* cmd = app.add_subcommand(
-      "replay",
-      "Replay schedule files and failure files (docs/replay.md). Runs the reference model\n"
+      "replay", "replay schedule files and failure files, on every runner that can run here");
+  cmd->footer(
+      "Replays schedule files and failure files (docs/replay.md). Runs the reference model\n"
       "always, the GPU runner where it is built and a GPU is present (otherwise a line says why\n"
       "not), and the runner a failure file names; one line per step (live objects, blocks in use,\n"
       "fragmentation F, what the step did), the whole invariant catalog after every step,\n"
@@ -654,7 +652,12 @@ void add_replay(CLI::App& app) {
       "  2 unreadable or malformed file, or a runner asked for with --runner cannot run here;\n"
       "  3 a kernel hung (the process ends at once);\n"
       "  4 NOT CHECKED: nothing failed, but the runner that recorded the failure could not run\n"
-      "    here (e.g. a gpu failure file on a machine without a GPU).");
+      "    here (e.g. a gpu failure file on a machine without a GPU).\n"
+      "Examples:\n"
+      "  heaplab replay failures/20261122T101112Z-9417744632.json\n"
+      "  heaplab replay failures/                       # every file, then a table of verdicts\n"
+      "  heaplab replay --model proofs_tests/model/data/wator.json\n"
+      "  heaplab replay --runner gpu docs/results/failures/rewrite_filter_off_by_one.min.json");
   cmd->add_option("files",
                   opt->files,
                   "schedule files (heaplab-schedule), failure files (heaplab-failure) or "
@@ -670,26 +673,30 @@ void add_replay(CLI::App& app) {
   cmd->add_flag("--quiet,-q", opt->quiet, "print only failing steps and the result");
   cmd->add_flag("--full-dump", opt->full_dump, "on failure, dump the whole snapshot");
   cmd->add_option("--max-violations", opt->max_violations, "violations listed on failure")
-      ->check(CLI::Range(1, 100000));
+      ->check(unsigned_integer(1, 100000));
   cmd->add_option("--placement-seed",
                   opt->placement_seed,
-                  "differential-model: seed of its random legal placements (default 1)");
+                  "differential-model: seed of its random legal placements (default 1)")
+      ->check(unsigned_integer(0, std::numeric_limits<std::uint64_t>::max()));
   cmd->add_option("--watchdog-ms",
                   opt->watchdog_ms,
                   "gpu: budget of one step's kernels in ms (default HEAPLAB_WATCHDOG_MS or 5000)")
-      ->check(CLI::Range(1, 86400000));
+      ->check(unsigned_integer(1, 86400000));
   cmd->callback([opt] { std::exit(replay(*opt)); });
 }
 
 void add_show(CLI::App& app) {
   auto file    = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
-  auto* cmd    = app.add_subcommand(
-      "show",
-      "Pretty-print a schedule file or a failure file: for a failure file its record (runner,\n"
-         "GPU, commit, seed, origin, the failure); the config (types, capacities, pointer slots by\n"
-         "index) and the steps, one line each. With --json, print the canonical JSON instead (what\n"
-         "heaplab writes; reading it back gives the same file). Exit status 2 for a malformed file.");
+  auto* cmd    = app.add_subcommand("show", "pretty-print a schedule file or a failure file");
+  cmd->footer(
+      "For a failure file: its record (runner, GPU, commit, seed, origin, the failure); then the\n"
+      "config (types, capacities, pointer slots by index) and the steps, one line each. With\n"
+      "--json, the canonical JSON instead (what heaplab writes; reading it back gives the same\n"
+      "file). Exit status 2 for an unreadable or malformed file (with FILE:LINE:COLUMN).\n"
+      "Examples:\n"
+      "  heaplab show proofs_tests/model/data/wator.json\n"
+      "  heaplab show --json failures/20261122T101112Z-9417744632.json");
   cmd->add_option("file", *file, "schedule file or failure file (JSON)")->required();
   cmd->add_flag("--json", *as_json, "print the canonical JSON form");
   cmd->callback([file, as_json] { std::exit(show(*file, *as_json)); });
