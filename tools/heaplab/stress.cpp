@@ -288,7 +288,7 @@ int stress(StressCli const& cli) {
   try {
     device = factory(0)->device_name();
   } catch (std::exception const& e) {
-    std::fprintf(stderr, "heaplab stress: --runner %s: %s\n", cli.runner.c_str(), e.what());
+    std::fprintf(stderr, "heaplab stress: error: --runner %s: %s\n", cli.runner.c_str(), e.what());
     return kExitUsage;
   }
   std::string const started = utc_now();
