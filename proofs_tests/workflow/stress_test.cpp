@@ -2,6 +2,7 @@
 // hangs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -30,7 +31,10 @@ runner::StressOptions options_in(TempDir const& dir) {
 TEST(Stress, CasesAreAPureFunctionOfSeedAndIndex) {
   runner::StressOptions o;
   o.seed = 9;
-  for (auto profile : {runner::Profile::small, runner::Profile::large, runner::Profile::near_oom}) {
+  for (auto profile : {runner::Profile::small,
+                       runner::Profile::large,
+                       runner::Profile::near_oom,
+                       runner::Profile::mixed}) {
     o.profile    = profile;
     auto const a = runner::make_case(o, 17);
     auto const b = runner::make_case(o, 17);
@@ -65,6 +69,36 @@ TEST(Stress, ProfilesShapeTheHeap) {
   EXPECT_LE(small_max, 32u);
   EXPECT_GE(large_min, 150u);  // at least half of the cap (16 MiB holds more than 300 blocks)
   EXPECT_LE(near_oom_max, 48u);
+}
+
+TEST(Stress, TheMixedProfileCoversEveryHierarchyDepthAndDefragmentsEveryCase) {
+  runner::StressOptions o;
+  o.seed       = 12;
+  o.profile    = runner::Profile::mixed;
+  o.max_blocks = 8192;
+  std::map<std::uint32_t, int> depths;
+  for (std::uint64_t k = 0; k < 60; ++k) {
+    auto const c = runner::make_case(o, k).schedule;
+    EXPECT_GE(c.config.num_blocks, 2u);
+    EXPECT_LE(c.config.num_blocks, 8192u);
+    ++depths[runner::hierarchy_depth(c.config.num_blocks)];
+    EXPECT_TRUE(std::any_of(c.steps.begin(),
+                            c.steps.end(),
+                            [](schedule::Step const& s) {
+                              return std::holds_alternative<schedule::Defrag>(s);
+                            }))
+        << "case " << k;
+    for (auto const& s : c.steps)
+      if (auto const* w = std::get_if<schedule::AllocWave>(&s))
+        EXPECT_LE(std::uint64_t{w->threads} * w->count.value_or(1), 2u * 6144u + 8u) << "case " << k;
+  }
+  EXPECT_GE(depths[1], 10) << "1-level hierarchies (M <= 64)";
+  EXPECT_GE(depths[2], 8) << "2-level hierarchies (65 <= M <= 4096)";
+  EXPECT_GE(depths[3], 4) << "3-level hierarchies (M > 4096)";
+  // The cap wins: with --max-blocks 100 no 3-level heap is drawn.
+  o.max_blocks = 100;
+  for (std::uint64_t k = 0; k < 30; ++k)
+    EXPECT_LE(runner::make_case(o, k).schedule.config.num_blocks, 100u);
 }
 
 TEST(Stress, TwoModelShardsPassForAFewSecondsAndWriteNothing) {

@@ -45,7 +45,7 @@ struct StressCli {
   bool dump               = false;
   std::string json_summary;
   std::uint32_t heap_mib       = 16;
-  std::string profile          = "small";
+  std::string profile;  // default: small for the CPU runners, mixed for gpu
   std::string runner           = "model";
   std::uint64_t cases          = 0;
   std::string out_dir          = "failures";
@@ -216,7 +216,8 @@ std::string option_problem(StressCli const& cli) {
 }
 
 int stress(StressCli const& cli) {
-  auto const profile = runner::profile_from_string(cli.profile);
+  auto const profile = runner::profile_from_string(
+      !cli.profile.empty() ? cli.profile : cli.runner == "gpu" ? "mixed" : "small");
   auto const shard   = parse_shard(cli.shard);
   if (!profile || !shard) return kExitUsage;  // the option checks let neither through
   if (auto const why = option_problem(cli); !why.empty()) {
@@ -521,9 +522,12 @@ void add_stress(CLI::App& app) {
       ->check(unsigned_integer(1, 1u << 20));
   cmd->add_option("--profile",
                   cli->profile,
-                  "small: M in [2, 32], the property tests' schedules; large: M from --heap-mib, "
-                  "waves scaled to the heap; near-oom: small heaps driven past exhaustion")
-      ->check(CLI::IsMember({"small", "large", "near-oom"}));
+                  "small: M in [2, 32], the property tests' schedules; mixed: 1-, 2- and 3-level "
+                  "bitmap hierarchies (M up to 8192), a defrag in every case; large: M from "
+                  "--heap-mib, waves scaled to the heap; near-oom: small heaps driven past "
+                  "exhaustion")
+      ->check(CLI::IsMember({"small", "mixed", "large", "near-oom"}))
+      ->default_str("small; gpu: mixed");
   cmd->add_option("--runner",
                   cli->runner,
                   "model (the reference model), differential-model (the differential path with a "

@@ -199,6 +199,71 @@ rc::Gen<schedule::Schedule> near_oom_schedule(std::uint32_t heap_mib,
   });
 }
 
+/// The bitmap-hierarchy classes of the mixed profile: M ranges whose hierarchical bitmaps have 1,
+/// 2 and 3 levels (64-bit words, DynaSOAr sec. 4.2), and how often each is drawn.
+struct DepthClass {
+  std::uint32_t lo, hi;
+  int weight;
+};
+constexpr DepthClass kDepthClasses[] = {{2, 64, 5}, {65, 4096, 3}, {4097, 8192, 2}};
+
+/// Largest wave of the mixed profile, in objects: enough to spill into the higher levels of the
+/// hierarchies (bitmap rotation spreads even small waves over the heap, sec. 4.2 "Bitmap
+/// Rotation"), small enough that the sequential model keeps the case rate up at M = 8192.
+constexpr std::uint64_t kMixedMaxWave = 6144;
+
+rc::Gen<schedule::Schedule> mixed_schedule(std::uint32_t heap_mib,
+                                           std::uint32_t max_blocks,
+                                           rc::Gen<core::HeapConfig> const& configs) {
+  return rc::gen::withSize([=](int size) {
+    return rc::gen::exec([=] {
+      core::HeapConfig c = *configs;
+      // The class is drawn at the nominal size (inRange scales with the size, and stress runs
+      // small sizes first), so every depth is drawn at every size.
+      int const pick = *rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, 10));
+      DepthClass const& d = pick < 5 ? kDepthClasses[0] : pick < 8 ? kDepthClasses[1] : kDepthClasses[2];
+      std::uint32_t const cap =
+          std::max<std::uint32_t>(2, std::min({blocks_for_heap(c, heap_mib), max_blocks,
+                                               schedule::kMaxBlocks}));
+      std::uint32_t const hi = std::min(d.hi, cap);
+      std::uint32_t const lo = std::min(d.lo, hi);
+      c.num_blocks           = *rc::gen::resize(
+          rc::kNominalSize, rc::gen::inRange<std::uint32_t>(lo, hi + 1));
+      auto const types = concrete(c);
+      schedule::Schedule s;
+      s.config = c;
+      auto wave_of = [&](std::uint32_t t, std::uint64_t objects) {
+        return sized_wave(c, t, std::min<std::uint64_t>(objects, kMixedMaxWave));
+      };
+      std::uint32_t const episodes = 2 + static_cast<std::uint32_t>(size) / 12;
+      for (std::uint32_t e = 0; e < episodes; ++e) {
+        std::uint32_t const t = one_of(types);
+        switch (*rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, 8))) {
+          case 0:
+          case 1:
+            s.steps.push_back(*schedule::gen::step(c));
+            break;
+          case 2:
+          case 3:
+            s.steps.push_back(wave_of(t, heap_capacity(c, t) * *rc::gen::inRange(1, 5) / 16));
+            break;
+          case 4:
+            s.steps.push_back(thinning(t));
+            break;
+          default:  // fill, thin, defragment
+            s.steps.push_back(wave_of(t, heap_capacity(c, t) / 2));
+            s.steps.push_back(thinning(t));
+            s.steps.push_back(defrag_of(c, t));
+            break;
+        }
+      }
+      // Every case defragments at least once.
+      s.steps.push_back(defrag_of(c, one_of(types)));
+      return s;
+    });
+  });
+}
+
 }  // namespace
 
 char const* to_string(Profile p) {
@@ -209,12 +274,14 @@ char const* to_string(Profile p) {
       return "large";
     case Profile::near_oom:
       return "near-oom";
+    case Profile::mixed:
+      return "mixed";
   }
   return "?";
 }
 
 std::optional<Profile> profile_from_string(std::string const& s) {
-  for (Profile p : {Profile::small, Profile::large, Profile::near_oom})
+  for (Profile p : {Profile::small, Profile::large, Profile::near_oom, Profile::mixed})
     if (s == to_string(p)) return p;
   return std::nullopt;
 }
@@ -244,6 +311,8 @@ rc::Gen<schedule::Schedule> profile_schedule(Profile profile,
       return large_schedule(heap_mib, max_blocks, configs);
     case Profile::near_oom:
       return near_oom_schedule(heap_mib, max_blocks, configs);
+    case Profile::mixed:
+      return mixed_schedule(heap_mib, max_blocks, configs);
     case Profile::small:
       break;
   }
