@@ -849,23 +849,31 @@ std::string read_text_file(std::filesystem::path const& file) {
   bool const regular = S_ISREG(st.st_mode);
   if (regular && static_cast<std::uint64_t>(st.st_size) > limit) throw error(too_large);
   // A regular file may still grow while it is read, and a pipe or a device has no size: read
-  // at most limit + 1 bytes in any case.
-  std::string text;
-  if (regular) text.reserve(static_cast<std::size_t>(st.st_size));
-  std::size_t const chunk = std::size_t{1} << 20;
+  // at most limit + 1 bytes in any case, in pieces, so that memory never exceeds what was read
+  // (no doubling of one growing buffer).
+  std::vector<std::string> pieces;
+  std::size_t total = 0;
   for (;;) {
-    std::size_t const want = std::min(chunk, limit + 1 - text.size());
-    std::size_t const old  = text.size();
-    text.resize(old + want);
-    ssize_t const got = ::read(fd, text.data() + old, want);
-    if (got < 0 && errno == EINTR) {
-      text.resize(old);
-      continue;
-    }
+    std::size_t const piece =
+        regular && pieces.empty() ? static_cast<std::size_t>(st.st_size) + 1 : std::size_t{1} << 20;
+    std::string buffer(std::min(piece, limit + 1 - total), '\0');
+    ssize_t got = 0;
+    do {
+      got = ::read(fd, buffer.data(), buffer.size());
+    } while (got < 0 && errno == EINTR);
     if (got < 0) throw error(std::string("cannot read the file: ") + std::strerror(errno));
-    text.resize(old + static_cast<std::size_t>(got));
-    if (text.size() > limit) throw error(too_large);
     if (got == 0) break;
+    buffer.resize(static_cast<std::size_t>(got));
+    total += buffer.size();
+    pieces.push_back(std::move(buffer));
+    if (total > limit) throw error(too_large);
+  }
+  if (pieces.size() == 1) return std::move(pieces.front());
+  std::string text;
+  text.reserve(total);
+  for (auto& p : pieces) {
+    text += p;
+    std::string().swap(p);
   }
   return text;
 }
