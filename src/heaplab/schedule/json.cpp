@@ -541,15 +541,25 @@ void find_duplicates(Scanner& sc,
   }
 }
 
-/// Rejects nesting deeper than kMaxNestingDepth before nlohmann-json builds anything (its DOM of a
-/// file nested a million deep takes gigabytes). One pass, no recursion, string contents skipped;
-/// text that is invalid otherwise is left to the parser (up to the first syntax error the scan
-/// and the parser agree on what is inside a string).
-void check_depth(std::string_view text) {
+/// The scan before nlohmann-json builds anything, one pass, no recursion, string contents skipped:
+/// - rejects nesting deeper than kMaxNestingDepth (a DOM nested a million deep takes gigabytes);
+/// - rejects NUL bytes anywhere: JSON text never contains one (escaped as \u0000 in strings), and
+///   nlohmann-json takes a NUL outside a string for the end of the input, ignoring what follows.
+/// Text that is invalid otherwise is left to the parser (up to the first syntax error the scan and
+/// the parser agree on what is inside a string). The first offending byte is reported.
+void prescan(std::string_view text) {
   std::size_t depth = 0;
   bool in_string    = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     char const c = text[i];
+    if (c == '\0') {
+      TextPosition const p = position_of(text, i);
+      throw schedule_error(
+          "",
+          "invalid JSON: a NUL byte (JSON text never contains one; a binary file?)",
+          p.line,
+          p.column);
+    }
     if (in_string) {
       if (c == '\\')
         ++i;
@@ -879,7 +889,7 @@ std::string read_text_file(std::filesystem::path const& file) {
 }
 
 nlohmann::json parse_document(std::string_view text) {
-  check_depth(text);
+  prescan(text);
   if (text.empty()) throw schedule_error("", "invalid JSON: the input is empty", 1, 1);
   json document;
   try {

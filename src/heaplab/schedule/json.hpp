@@ -55,10 +55,10 @@ std::size_t max_file_mib();
 std::string read_text_file(std::filesystem::path const& file);
 
 /// Parses JSON text into a document, strictly and in linear time: first a scan that rejects
-/// nesting deeper than kMaxNestingDepth (before nlohmann-json builds anything), then nlohmann-json,
-/// then a scan for duplicate keys. Every error is a schedule_error with the line and column: syntax
-/// errors, invalid UTF-8, an empty input, numbers beyond the range of a double (1e400), duplicate
-/// keys.
+/// nesting deeper than kMaxNestingDepth and NUL bytes (before nlohmann-json builds anything), then
+/// nlohmann-json, then a scan for duplicate keys. Every error is a schedule_error with the line and
+/// column (columns count bytes): syntax errors, invalid UTF-8, an empty input, numbers beyond the
+/// range of a double (1e400), duplicate keys.
 nlohmann::json parse_document(std::string_view text);
 
 /// Parses JSON text strictly; errors carry the field path and the line and column.
