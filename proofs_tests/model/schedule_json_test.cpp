@@ -195,11 +195,21 @@ TEST(ScheduleJson, SemanticRulesOfStepsAreChecked) {
 }
 
 TEST(ScheduleJson, HostileInputNeverCrashes) {
-  expect_error(std::string(100000, '[') + std::string(100000, ']'),
-               {"a schedule file is a JSON object"});
+  // Nesting is bounded (kMaxNestingDepth = 64) before any value is built; the error points at
+  // the first bracket beyond the limit.
+  expect_error(
+      std::string(100000, '[') + std::string(100000, ']'),
+      {"line 1, column 65: invalid JSON: arrays and objects nested deeper than 64 levels"});
   expect_error(std::string("{\"format\": \"heaplab-schedule\", \"version\": 1, \"config\": ") +
                    std::string(50000, '[') + std::string(50000, ']') + "}",
+               {"line 1, column 119: invalid JSON: arrays and objects nested deeper than 64"});
+  // Exactly at the limit the document is read, and rejected for what it is.
+  expect_error(std::string(64, '[') + std::string(64, ']'), {"a schedule file is a JSON object"});
+  expect_error(std::string("{\"format\": \"heaplab-schedule\", \"version\": 1, \"config\": ") +
+                   std::string(63, '[') + std::string(63, ']') + "}",
                {"config", "expected an object, got an array"});
+  // Brackets inside strings do not count.
+  expect_error("[\"" + std::string(1000, '[') + "\"]", {"a schedule file is a JSON object"});
   expect_error(std::string("\x00\xff\xfe", 3), {"invalid JSON"});
 }
 

@@ -105,3 +105,38 @@ inline std::size_t count(std::string const& text, std::string const& what) {
 }
 
 }  // namespace heaplab::workflow_test
+
+#include <chrono>
+
+namespace heaplab::workflow_test {
+
+/// What run_limited() returns: run()'s result and the wall time.
+struct LimitedResult : Result {
+  double seconds = 0;  // wall-clock time of the whole command
+};
+
+/// Runs `args` (a shell command line after the tool's path) like run(), with limits that apply to
+/// the heaplab process itself: `ulimit -v` (address space, inherited by the processes the shell
+/// starts) of `memory_mib` MiB, and `timeout -s KILL` after `seconds` (status 137 when it fires).
+/// `prefix` goes right before the command, e.g. "HEAPLAB_MAX_FILE_MIB=1 " or "yes | ".
+inline LimitedResult run_limited(std::string const& args,
+                                 std::size_t memory_mib,
+                                 int seconds,
+                                 std::string const& prefix = "") {
+  std::string const cmd = "ulimit -v " + std::to_string(memory_mib * 1024) + " && " + prefix +
+                          "timeout -s KILL " + std::to_string(seconds) + " '" + tool() + "' " +
+                          args + " 2>&1";
+  LimitedResult r;
+  auto const start = std::chrono::steady_clock::now();
+  FILE* pipe       = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  while (std::size_t const n = std::fread(buf.data(), 1, buf.size(), pipe))
+    r.output.append(buf.data(), n);
+  int const status = pclose(pipe);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.status  = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+}  // namespace heaplab::workflow_test

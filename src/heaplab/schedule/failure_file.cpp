@@ -7,8 +7,6 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <set>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -102,6 +100,11 @@ class Obj {
 std::uint64_t as_u64(json const& j, std::string const& path) {
   if (j.is_number_unsigned()) return j.get<std::uint64_t>();
   if (j.is_number_integer()) fail(path, "must not be negative, got " + show(j));
+  // nlohmann-json reads an integer beyond 64 bits as a double.
+  if (j.is_number_float() && j.get<double>() >= 18446744073709551616.0)
+    fail(path, "out of range: must be at most 18446744073709551615 (2^64 - 1), got " + show(j));
+  if (j.is_number_float() && j.get<double>() <= -9223372036854775808.0)
+    fail(path, "must not be negative, got " + show(j));
   fail(path, "expected a non-negative integer, got " + show(j));
 }
 
@@ -122,85 +125,8 @@ std::string as_nonempty(json const& j, std::string const& path) {
   return s;
 }
 
-/// Finds the first duplicate key while nlohmann parses (its own parser keeps the last value).
-struct DuplicateFinder {
-  std::vector<std::set<std::string>> keys;  // one set per open object
-  std::vector<std::string> paths;           // path of every open container
-  std::vector<std::size_t> indices;         // next element index per open array (or SIZE_MAX)
-  std::string pending_key;
-  std::optional<std::string> duplicate;  // path of the duplicate key
-
-  std::string next_child_path() {
-    if (paths.empty()) return "";
-    if (indices.back() != SIZE_MAX)
-      return paths.back() + "[" + std::to_string(indices.back()++) + "]";
-    return child(paths.back(), pending_key);
-  }
-  bool operator()(int depth, json::parse_event_t event, json& parsed) {
-    (void)depth;
-    switch (event) {
-      case json::parse_event_t::object_start:
-        paths.push_back(next_child_path());
-        keys.emplace_back();
-        indices.push_back(SIZE_MAX);
-        break;
-      case json::parse_event_t::array_start:
-        paths.push_back(next_child_path());
-        keys.emplace_back();
-        indices.push_back(0);
-        break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        paths.pop_back();
-        keys.pop_back();
-        indices.pop_back();
-        break;
-      case json::parse_event_t::key:
-        pending_key = parsed.get<std::string>();
-        if (!keys.back().insert(pending_key).second && !duplicate)
-          duplicate = child(paths.back(), pending_key);
-        break;
-      case json::parse_event_t::value:
-        if (!indices.empty() && indices.back() != SIZE_MAX) ++indices.back();
-        break;
-    }
-    return true;
-  }
-};
-
-json parse_text(std::string_view text) {
-  DuplicateFinder finder;
-  json document;
-  try {
-    document = json::parse(
-        text.begin(), text.end(), [&finder](int depth, json::parse_event_t event, json& parsed) {
-          return finder(depth, event, parsed);
-        });
-  } catch (json::parse_error const& e) {
-    std::size_t const offset = e.byte > 0 ? e.byte - 1 : 0;
-    TextPosition const p     = position_of(text, offset);
-    std::string what         = e.what();
-    auto const colon         = what.find(": ", what.find("parse error"));
-    if (colon != std::string::npos) what = what.substr(colon + 2);
-    throw schedule_error("", "invalid JSON: " + what, p.line, p.column);
-  }
-  if (finder.duplicate) {
-    TextPosition const p = locate(text, *finder.duplicate);
-    throw schedule_error(*finder.duplicate, "duplicate key", p.line, p.column);
-  }
-  return document;
-}
-
-std::string read_file(std::filesystem::path const& file) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(file, ec))
-    throw schedule_error("", "is a directory, not a file", 0, 0, file.string());
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw schedule_error("", "cannot open the file", 0, 0, file.string());
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+/// failure_from_json with errors located in `text`.
+FailureFile failure_from_document(std::string_view text, json const& document);
 
 std::vector<std::string> const kTopKeys = {"format",
                                            "version",
@@ -349,8 +275,8 @@ FailureFile failure_from_json(json const& document) {
   return f;
 }
 
-FailureFile parse_failure(std::string_view text) {
-  json const document = parse_text(text);
+namespace {
+FailureFile failure_from_document(std::string_view text, json const& document) {
   try {
     return failure_from_json(document);
   } catch (schedule_error const& e) {
@@ -358,9 +284,14 @@ FailureFile parse_failure(std::string_view text) {
     throw schedule_error(e.path(), e.reason(), p.line, p.column);
   }
 }
+}  // namespace
+
+FailureFile parse_failure(std::string_view text) {
+  return failure_from_document(text, parse_document(text));
+}
 
 FailureFile load_failure(std::filesystem::path const& file) {
-  std::string const text = read_file(file);
+  std::string const text = read_text_file(file);
   try {
     return parse_failure(text);
   } catch (schedule_error const& e) {
@@ -371,16 +302,17 @@ FailureFile load_failure(std::filesystem::path const& file) {
 std::string dump(FailureFile const& file) { return to_json(file).dump(2) + "\n"; }
 
 Replayable load_replayable(std::filesystem::path const& file) {
-  std::string const text = read_file(file);
+  std::string const text = read_text_file(file);
   try {
-    json const document = parse_text(text);
+    // One parse: the document decides the format and is then read as that format.
+    json const document = parse_document(text);
     std::string format;
     if (document.is_object()) {
       auto const it = document.find("format");
       if (it != document.end() && it->is_string()) format = it->get<std::string>();
     }
-    if (format == kFailureFormatName) return parse_failure(text);
-    if (format == kFormatName) return parse(text);
+    if (format == kFailureFormatName) return failure_from_document(text, document);
+    if (format == kFormatName) return from_document(text, document);
     std::string const expected = "a schedule file (\"format\": \"" + std::string(kFormatName) +
                                  "\") or a failure file (\"format\": \"" + kFailureFormatName +
                                  "\")";

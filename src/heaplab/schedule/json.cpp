@@ -1,12 +1,19 @@
 // Strict reading and canonical writing of schedule files (docs/schedules.md "File format").
 #include "heaplab/schedule/json.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <set>
-#include <sstream>
 #include <variant>
 
 #include "heaplab/schedule/plan.hpp"
@@ -101,6 +108,11 @@ class Obj {
 std::uint64_t as_u64(json const& j, std::string const& path) {
   if (j.is_number_unsigned()) return j.get<std::uint64_t>();
   if (j.is_number_integer()) fail(path, "must not be negative, got " + show(j));
+  // nlohmann-json reads an integer beyond 64 bits as a double.
+  if (j.is_number_float() && j.get<double>() >= 18446744073709551616.0)
+    fail(path, "out of range: must be at most 18446744073709551615 (2^64 - 1), got " + show(j));
+  if (j.is_number_float() && j.get<double>() <= -9223372036854775808.0)
+    fail(path, "must not be negative, got " + show(j));
   fail(path, "expected a non-negative integer, got " + show(j));
 }
 
@@ -394,7 +406,7 @@ std::string name_of(core::HeapConfig const& config, std::uint32_t t) {
 /// Walks JSON text that nlohmann already accepted; never recurses deeper than kMaxDepth.
 class Scanner {
  public:
-  static constexpr std::size_t kMaxDepth = 64;
+  static constexpr std::size_t kMaxDepth = kMaxNestingDepth;
   explicit Scanner(std::string_view text) : s_(text) {}
 
   void ws() {
@@ -476,8 +488,18 @@ struct DuplicateKey {
   std::size_t offset = 0;
 };
 
+/// The key as nlohmann-json stores it: `raw` is the text between the quotes of a key of a
+/// document that nlohmann-json accepted, so escapes ("\u0061") are valid and decode here.
+std::string decoded_key(std::string const& raw) {
+  if (raw.find('\\') == std::string::npos) return raw;
+  return json::parse("\"" + raw + "\"").get<std::string>();
+}
+
+/// Finds the first duplicate key (nlohmann-json keeps the last value silently). `path` is the
+/// path of the value at the scanner, extended and restored in place (no string per element), so
+/// that the scan is linear in the text.
 void find_duplicates(Scanner& sc,
-                     std::string const& path,
+                     std::string& path,
                      std::size_t depth,
                      std::optional<DuplicateKey>& found) {
   if (found) return;
@@ -489,28 +511,130 @@ void find_duplicates(Scanner& sc,
   bool const object = sc.peek('{');
   sc.advance();
   std::set<std::string> keys;
+  std::size_t const length = path.size();
   for (std::size_t index = 0;; ++index) {
     if (sc.peek(object ? '}' : ']')) {
       sc.advance();
       return;
     }
-    std::string child = index_path(path, index);
     if (object) {
       sc.ws();
       std::size_t const at  = sc.pos();
       std::string const key = sc.string();
-      child                 = child_path(path, key);
-      if (!keys.insert(key).second) {
-        found = DuplicateKey{child, at};
+      if (length > 0) path += '.';
+      path += key;
+      if (!keys.insert(decoded_key(key)).second) {
+        found = DuplicateKey{path, at};
         return;
       }
       sc.ws();
       sc.advance();  // ':'
+    } else {
+      path += '[';
+      path += std::to_string(index);
+      path += ']';
     }
-    find_duplicates(sc, child, depth + 1, found);
+    find_duplicates(sc, path, depth + 1, found);
     if (found) return;
+    path.resize(length);
     if (sc.peek(',')) sc.advance();
   }
+}
+
+/// The scan before nlohmann-json builds anything, one pass, no recursion, string contents skipped:
+/// - rejects nesting deeper than kMaxNestingDepth (a DOM nested a million deep takes gigabytes);
+/// - rejects NUL bytes anywhere: JSON text never contains one (escaped as \u0000 in strings), and
+///   nlohmann-json takes a NUL outside a string for the end of the input, ignoring what follows.
+/// Text that is invalid otherwise is left to the parser (up to the first syntax error the scan and
+/// the parser agree on what is inside a string). The first offending byte is reported.
+void prescan(std::string_view text) {
+  std::size_t depth = 0;
+  bool in_string    = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char const c = text[i];
+    if (c == '\0') {
+      TextPosition const p = position_of(text, i);
+      throw schedule_error(
+          "",
+          "invalid JSON: a NUL byte (JSON text never contains one; a binary file?)",
+          p.line,
+          p.column);
+    }
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNestingDepth) {
+        TextPosition const p = position_of(text, i);
+        throw schedule_error("",
+                             "invalid JSON: arrays and objects nested deeper than " +
+                                 std::to_string(kMaxNestingDepth) +
+                                 " levels (the limit of heaplab files)",
+                             p.line,
+                             p.column);
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+/// A message with every byte outside printable ASCII written as \xHH (nlohmann quotes the
+/// bytes it read, which may be invalid UTF-8).
+std::string printable(std::string const& s) {
+  std::string out;
+  for (unsigned char const c : s) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out.size() > 200 ? out.substr(0, 197) + "..." : out;
+}
+
+struct NumberToken {
+  std::size_t offset = 0;
+  std::string text;
+};
+
+/// The first number outside strings that is not a finite double (what nlohmann-json reports as
+/// out_of_range 406 without a position).
+std::optional<NumberToken> first_overflowing_number(std::string_view text) {
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char const c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    if (c != '-' && (c < '0' || c > '9')) continue;
+    std::size_t end = i;
+    while (end < text.size() &&
+           std::string_view("0123456789+-.eE").find(text[end]) != std::string_view::npos)
+      ++end;
+    std::string const token(text.substr(i, end - i));
+    double const v = std::strtod(token.c_str(), nullptr);
+    if (!std::isfinite(v))
+      return NumberToken{i, token.size() > 40 ? token.substr(0, 37) + "..." : token};
+    i = end - 1;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -691,7 +815,82 @@ Schedule from_json(json const& document) {
 
 Schedule from_json(ordered const& document) { return from_json(json(document)); }
 
-Schedule parse(std::string_view text) {
+std::size_t max_file_mib() {
+  char const* setting = std::getenv("HEAPLAB_MAX_FILE_MIB");
+  if (setting == nullptr || *setting == '\0') return kDefaultMaxFileMiB;
+  std::size_t mib = 0;
+  bool ok         = true;
+  for (char const* c = setting; *c != '\0' && ok; ++c) {
+    ok  = *c >= '0' && *c <= '9' && mib <= kMaxFileMiBSetting;
+    mib = mib * 10 + static_cast<std::size_t>(*c - '0');
+  }
+  if (!ok || mib < 1 || mib > kMaxFileMiBSetting)
+    throw schedule_error("",
+                         "HEAPLAB_MAX_FILE_MIB='" + std::string(setting).substr(0, 40) +
+                             "' must be a whole number of MiB from 1 to " +
+                             std::to_string(kMaxFileMiBSetting));
+  return mib;
+}
+
+std::string read_text_file(std::filesystem::path const& file) {
+  auto const error = [&](std::string const& reason) {
+    return schedule_error("", reason, 0, 0, file.string());
+  };
+  std::size_t mib = 0;
+  try {
+    mib = max_file_mib();
+  } catch (schedule_error const& e) {
+    throw error(e.reason());
+  }
+  std::size_t const limit = mib << 20;
+  std::string const too_large =
+      "file is larger than the limit of " + std::to_string(mib) +
+      " MiB (HEAPLAB_MAX_FILE_MIB sets another limit; docs/schedules.md \"Limits\")";
+  int const fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw error(std::string("cannot open the file: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } const closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    throw error(std::string("cannot read the file: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw error("is a directory, not a file");
+  bool const regular = S_ISREG(st.st_mode);
+  if (regular && static_cast<std::uint64_t>(st.st_size) > limit) throw error(too_large);
+  // A regular file may still grow while it is read, and a pipe or a device has no size: read
+  // at most limit + 1 bytes in any case, in pieces, so that memory never exceeds what was read
+  // (no doubling of one growing buffer).
+  std::vector<std::string> pieces;
+  std::size_t total = 0;
+  for (;;) {
+    std::size_t const piece =
+        regular && pieces.empty() ? static_cast<std::size_t>(st.st_size) + 1 : std::size_t{1} << 20;
+    std::string buffer(std::min(piece, limit + 1 - total), '\0');
+    ssize_t got = 0;
+    do {
+      got = ::read(fd, buffer.data(), buffer.size());
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) throw error(std::string("cannot read the file: ") + std::strerror(errno));
+    if (got == 0) break;
+    buffer.resize(static_cast<std::size_t>(got));
+    total += buffer.size();
+    pieces.push_back(std::move(buffer));
+    if (total > limit) throw error(too_large);
+  }
+  if (pieces.size() == 1) return std::move(pieces.front());
+  std::string text;
+  text.reserve(total);
+  for (auto& p : pieces) {
+    text += p;
+    std::string().swap(p);
+  }
+  return text;
+}
+
+nlohmann::json parse_document(std::string_view text) {
+  prescan(text);
+  if (text.empty()) throw schedule_error("", "invalid JSON: the input is empty", 1, 1);
   json document;
   try {
     document = json::parse(text.begin(), text.end());
@@ -702,15 +901,34 @@ Schedule parse(std::string_view text) {
     std::string what         = e.what();
     auto const colon         = what.find(": ", what.find("parse error"));
     if (colon != std::string::npos) what = what.substr(colon + 2);
-    throw schedule_error("", "invalid JSON: " + what, p.line, p.column);
+    throw schedule_error("", "invalid JSON: " + printable(what), p.line, p.column);
+  } catch (json::exception const& e) {
+    // out_of_range 406 ("number overflow") carries no position: find the number ourselves.
+    if (auto const number = first_overflowing_number(text)) {
+      TextPosition const p = position_of(text, number->offset);
+      throw schedule_error("",
+                           "invalid JSON: the number " + printable(number->text) +
+                               " is out of range (beyond the largest double, about 1.8e308)",
+                           p.line,
+                           p.column);
+    }
+    std::string what = e.what();
+    auto const close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+    throw schedule_error("", "invalid JSON: " + printable(what), 1, 1);
   }
   Scanner sc(text);
   std::optional<DuplicateKey> dup;
-  find_duplicates(sc, "", 0, dup);
+  std::string path;
+  find_duplicates(sc, path, 0, dup);
   if (dup) {
     TextPosition const p = position_of(text, dup->offset);
     throw schedule_error(dup->path, "duplicate key", p.line, p.column);
   }
+  return document;
+}
+
+Schedule from_document(std::string_view text, nlohmann::json const& document) {
   try {
     return from_json(document);
   } catch (schedule_error const& e) {
@@ -719,16 +937,12 @@ Schedule parse(std::string_view text) {
   }
 }
 
+Schedule parse(std::string_view text) { return from_document(text, parse_document(text)); }
+
 Schedule load(std::filesystem::path const& file) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(file, ec))
-    throw schedule_error("", "is a directory, not a schedule file", 0, 0, file.string());
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw schedule_error("", "cannot open the file", 0, 0, file.string());
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  std::string const text = read_text_file(file);
   try {
-    return parse(buffer.str());
+    return parse(text);
   } catch (schedule_error const& e) {
     throw schedule_error(e.path(), e.reason(), e.line(), e.column(), file.string());
   }

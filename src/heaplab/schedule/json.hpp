@@ -9,6 +9,10 @@
 // ("steps[2].divergence.counts[5]") and, when reading text, the line and column. A malformed file
 // never crashes the reader.
 //
+// Limits, checked before any JSON value is built (docs/schedules.md "Limits"): a file is read only
+// up to kDefaultMaxFileMiB (or HEAPLAB_MAX_FILE_MIB) MiB, and arrays and objects nest at most
+// kMaxNestingDepth deep. Reading is linear in the size of the text.
+//
 // to_json writes the canonical form: every field, optional ones only when set. For a canonical
 // document j, to_json(from_json(j)) == j; for every valid schedule s, from_json(to_json(s)) == s.
 #pragma once
@@ -33,10 +37,38 @@ nlohmann::ordered_json step_to_json(core::HeapConfig const& config, Step const& 
 Schedule from_json(nlohmann::json const& document);
 Schedule from_json(nlohmann::ordered_json const& document);
 
+/// How deep arrays and objects may nest in a schedule or failure file (a failure file needs 7).
+inline constexpr std::size_t kMaxNestingDepth = 64;
+/// How large a file may be, unless the environment variable HEAPLAB_MAX_FILE_MIB says otherwise
+/// (a whole number of MiB, 1 .. kMaxFileMiBSetting). A canonical schedule of 2^20 steps (the most
+/// a file may hold) takes about 230 MiB.
+inline constexpr std::size_t kDefaultMaxFileMiB = 256;
+inline constexpr std::size_t kMaxFileMiBSetting = 1u << 20;
+/// The limit in force: HEAPLAB_MAX_FILE_MIB if set, else kDefaultMaxFileMiB. Throws
+/// schedule_error if HEAPLAB_MAX_FILE_MIB is set to anything but a number in range.
+std::size_t max_file_mib();
+
+/// The whole content of `file`, read with bounded memory: a regular file larger than the limit is
+/// refused before reading, and anything else (a pipe, a device such as /dev/zero) is read only up
+/// to the limit plus one byte. Errors (schedule_error, source = the file name): cannot open,
+/// is a directory, cannot read, larger than the limit.
+std::string read_text_file(std::filesystem::path const& file);
+
+/// Parses JSON text into a document, strictly and in linear time: first a scan that rejects
+/// nesting deeper than kMaxNestingDepth and NUL bytes (before nlohmann-json builds anything), then
+/// nlohmann-json, then a scan for duplicate keys. Every error is a schedule_error with the line and
+/// column (columns count bytes): syntax errors, invalid UTF-8, an empty input, numbers beyond the
+/// range of a double (1e400), duplicate keys.
+nlohmann::json parse_document(std::string_view text);
+
 /// Parses JSON text strictly; errors carry the field path and the line and column.
 Schedule parse(std::string_view text);
 
-/// Reads a file; errors start with the file name.
+/// Reads a document that parse_document(text) returned; errors carry the line and column in
+/// `text` (parse(text) is parse_document followed by this).
+Schedule from_document(std::string_view text, nlohmann::json const& document);
+
+/// Reads a file (read_text_file, then parse); errors start with the file name.
 Schedule load(std::filesystem::path const& file);
 
 /// The canonical text: to_json(schedule).dump(2) plus a final newline.
