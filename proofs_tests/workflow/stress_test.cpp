@@ -82,15 +82,17 @@ TEST(Stress, TheMixedProfileCoversEveryHierarchyDepthAndDefragmentsEveryCase) {
     EXPECT_GE(c.config.num_blocks, 2u);
     EXPECT_LE(c.config.num_blocks, 8192u);
     ++depths[runner::hierarchy_depth(c.config.num_blocks)];
-    EXPECT_TRUE(std::any_of(c.steps.begin(),
-                            c.steps.end(),
-                            [](schedule::Step const& s) {
-                              return std::holds_alternative<schedule::Defrag>(s);
-                            }))
+    EXPECT_TRUE(std::any_of(
+        c.steps.begin(),
+        c.steps.end(),
+        [](schedule::Step const& s) { return std::holds_alternative<schedule::Defrag>(s); }))
         << "case " << k;
-    for (auto const& s : c.steps)
-      if (auto const* w = std::get_if<schedule::AllocWave>(&s))
-        EXPECT_LE(std::uint64_t{w->threads} * w->count.value_or(1), 2u * 6144u + 8u) << "case " << k;
+    for (auto const& s : c.steps) {
+      if (auto const* w = std::get_if<schedule::AllocWave>(&s)) {
+        EXPECT_LE(std::uint64_t{w->threads} * w->count.value_or(1), 2u * 6144u + 8u)
+            << "case " << k;
+      }
+    }
   }
   EXPECT_GE(depths[1], 10) << "1-level hierarchies (M <= 64)";
   EXPECT_GE(depths[2], 8) << "2-level hierarchies (65 <= M <= 4096)";

@@ -42,33 +42,6 @@ CLI::Validator finite_number(double min, double max, bool min_exclusive) {
       range);
 }
 
-std::size_t edit_distance(std::string const& a, std::string const& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0]           = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t const up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag   = up;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string closest(std::string const& word,
-                    std::vector<std::string> const& candidates,
-                    std::size_t max_distance) {
-  std::string best;
-  std::size_t best_distance = max_distance + 1;
-  for (auto const& c : candidates) {
-    std::size_t const d = edit_distance(word, c);
-    if (d < best_distance) best = c, best_distance = d;
-  }
-  return best;
-}
-
 namespace {
 std::string& program_path_storage() {
   static std::string path = "heaplab";

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "heaplab/schedule/text.hpp"
+
 namespace heaplab::cli {
 
 /// The exit statuses shared by the subcommands (docs/cli.md "Exit statuses").
@@ -28,12 +30,8 @@ CLI::Validator unsigned_integer(std::uint64_t min, std::uint64_t max);
 /// are rejected.
 CLI::Validator finite_number(double min, double max, bool min_exclusive = false);
 
-/// Levenshtein distance (insertions, deletions, substitutions).
-std::size_t edit_distance(std::string const& a, std::string const& b);
-/// The candidate closest to `word` within `max_distance` edits (ties: the first), or "".
-std::string closest(std::string const& word,
-                    std::vector<std::string> const& candidates,
-                    std::size_t max_distance = 2);
+/// "Did you mean": the closest candidate within a few edits (schedule/text.hpp).
+using schedule::closest;
 
 /// The name heaplab was started as, for messages and the replay commands it prints: the
 /// executable's path as typed (argv[0]); "heaplab" when unknown.

@@ -44,7 +44,7 @@ struct StressCli {
   bool case_given         = false;
   bool dump               = false;
   std::string json_summary;
-  std::uint32_t heap_mib       = 16;
+  std::uint32_t heap_mib = 16;
   std::string profile;  // default: small for the CPU runners, mixed for gpu
   std::string runner           = "model";
   std::uint64_t cases          = 0;
@@ -216,8 +216,9 @@ std::string option_problem(StressCli const& cli) {
 }
 
 int stress(StressCli const& cli) {
-  auto const profile = runner::profile_from_string(
-      !cli.profile.empty() ? cli.profile : cli.runner == "gpu" ? "mixed" : "small");
+  auto const profile = runner::profile_from_string(!cli.profile.empty()  ? cli.profile
+                                                   : cli.runner == "gpu" ? "mixed"
+                                                                         : "small");
   auto const shard   = parse_shard(cli.shard);
   if (!profile || !shard) return kExitUsage;  // the option checks let neither through
   if (auto const why = option_problem(cli); !why.empty()) {

@@ -220,18 +220,19 @@ rc::Gen<schedule::Schedule> mixed_schedule(std::uint32_t heap_mib,
       core::HeapConfig c = *configs;
       // The class is drawn at the nominal size (inRange scales with the size, and stress runs
       // small sizes first), so every depth is drawn at every size.
-      int const pick = *rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, 10));
-      DepthClass const& d = pick < 5 ? kDepthClasses[0] : pick < 8 ? kDepthClasses[1] : kDepthClasses[2];
-      std::uint32_t const cap =
-          std::max<std::uint32_t>(2, std::min({blocks_for_heap(c, heap_mib), max_blocks,
-                                               schedule::kMaxBlocks}));
+      int const pick          = *rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, 10));
+      DepthClass const& d     = pick < 5   ? kDepthClasses[0]
+                                : pick < 8 ? kDepthClasses[1]
+                                           : kDepthClasses[2];
+      std::uint32_t const cap = std::max<std::uint32_t>(
+          2, std::min({blocks_for_heap(c, heap_mib), max_blocks, schedule::kMaxBlocks}));
       std::uint32_t const hi = std::min(d.hi, cap);
       std::uint32_t const lo = std::min(d.lo, hi);
-      c.num_blocks           = *rc::gen::resize(
-          rc::kNominalSize, rc::gen::inRange<std::uint32_t>(lo, hi + 1));
+      c.num_blocks =
+          *rc::gen::resize(rc::kNominalSize, rc::gen::inRange<std::uint32_t>(lo, hi + 1));
       auto const types = concrete(c);
       schedule::Schedule s;
-      s.config = c;
+      s.config     = c;
       auto wave_of = [&](std::uint32_t t, std::uint64_t objects) {
         return sized_wave(c, t, std::min<std::uint64_t>(objects, kMixedMaxWave));
       };

@@ -345,20 +345,7 @@ std::string failure_file_name(std::string const& created_iso, std::uint64_t seed
 
 void write_failure(FailureFile const& file, std::filesystem::path const& path) {
   validate(file);
-  std::filesystem::path const tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
-    out << dump(file);
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string() + ": write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec)
-    throw std::runtime_error("cannot rename " + tmp.string() + " to " + path.string() + ": " +
-                             ec.message());
+  write_text_file(path, dump(file));
 }
 
 std::filesystem::path save_failure(FailureFile const& file,

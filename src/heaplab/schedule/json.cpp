@@ -17,6 +17,7 @@
 #include <variant>
 
 #include "heaplab/schedule/plan.hpp"
+#include "heaplab/schedule/text.hpp"
 
 namespace heaplab::schedule {
 
@@ -47,21 +48,6 @@ std::string show(json const& j) {
   return std::string(j.type_name()) + " " + text;
 }
 
-std::size_t edit_distance(std::string const& a, std::string const& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0]           = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t const up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag   = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string list(std::vector<std::string> const& items) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
@@ -76,13 +62,8 @@ class Obj {
     if (!j.is_object()) fail(path_, "expected an object, got " + show(j));
     for (auto const& item : j.items()) {
       if (std::find(allowed_.begin(), allowed_.end(), item.key()) != allowed_.end()) continue;
-      std::string reason = "unknown key '" + item.key() + "'";
-      std::string best;
-      std::size_t best_distance = 3;  // suggest only close matches
-      for (auto const& a : allowed_) {
-        std::size_t const d = edit_distance(item.key(), a);
-        if (d < best_distance) best = a, best_distance = d;
-      }
+      std::string reason     = "unknown key '" + item.key() + "'";
+      std::string const best = closest(item.key(), allowed_, 2);  // only close matches
       if (!best.empty()) reason += " (did you mean '" + best + "'?)";
       fail(child_path(path_, item.key()), reason + "; allowed here: " + list(allowed_));
     }

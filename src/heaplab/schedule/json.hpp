@@ -54,6 +54,17 @@ std::size_t max_file_mib();
 /// is a directory, cannot read, larger than the limit.
 std::string read_text_file(std::filesystem::path const& file);
 
+/// Writes `text` to `file` so that no reader ever sees half a file and no failure leaves a
+/// temporary file behind: a regular (or new) file is written to a uniquely named temporary file
+/// in its directory, synced and renamed onto it; an existing special file (/dev/null, a pipe) is
+/// written in place, since renaming onto it would replace the device. Throws std::runtime_error
+/// naming the file (text_file.cpp).
+void write_text_file(std::filesystem::path const& file, std::string const& text);
+
+/// Whether a file named `file` can be created in its directory: "" when a probe file could be
+/// created there (and was removed at once), else the system's reason.
+std::string probe_directory_for(std::filesystem::path const& file);
+
 /// Parses JSON text into a document, strictly and in linear time: first a scan that rejects
 /// nesting deeper than kMaxNestingDepth and NUL bytes (before nlohmann-json builds anything), then
 /// nlohmann-json, then a scan for duplicate keys. Every error is a schedule_error with the line and
