@@ -2,7 +2,7 @@
 // (schedule::load_replayable, what `heaplab show`, `replay` and `minimize` call), on hostile input:
 // every case runs the tool under an address-space limit and a wall-clock limit and asserts exit
 // status 2, the exact message with FILE:line:col, and that it finished quickly. docs/schedules.md
-// "Limits" lists the limits; docs/cli-parse-cases.md the messages.
+// "Limits" lists the limits; docs/cli.md "Bad input" the messages.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
