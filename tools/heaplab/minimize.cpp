@@ -182,6 +182,7 @@ int minimize(MinimizeCli const& cli) {
 void add_minimize(CLI::App& app) {
   auto cli  = std::make_shared<MinimizeCli>();
   auto* cmd = app.add_subcommand("minimize", "shrink a failing schedule or failure file");
+  cmd->option_defaults()->always_capture_default();
   cmd->footer(
       "Shrinks a failing schedule or failure file (docs/replay.md \"Minimize\"): cut the steps\n"
       "after the failure, ddmin over the steps, the smallest M, then smaller waves (threads,\n"
@@ -208,24 +209,26 @@ void add_minimize(CLI::App& app) {
                   cli->reruns,
                   "K: runs per candidate; failing once is enough (default 1 for deterministic "
                   "runners, 5 for gpu)")
-      ->check(unsigned_integer(1, 1000));
+      ->check(unsigned_integer(1, 1000))
+      ->default_str("");
   cmd->add_option("-o,--output",
                   cli->out,
                   "output file (default: FILE with .min.json); never the input file, its directory "
                   "must exist and be writable (both checked before any work); written atomically");
-  cmd->add_option("--max-runs", cli->max_runs, "budget: runs of the runner in all (default 20000)")
+  cmd->add_option("--max-runs", cli->max_runs, "budget: runs of the runner in all")
       ->check(unsigned_integer(1, 1000000000));
-  cmd->add_option("--minutes", cli->minutes, "budget: wall-clock minutes (default 10)")
+  cmd->add_option("--minutes", cli->minutes, "budget: wall-clock minutes")
       ->check(finite_number(0, 1e6, true));
   cmd->add_flag("--no-config", cli->no_config, "do not reduce the config's M");
   cmd->add_flag("--no-sizes", cli->no_sizes, "do not reduce wave sizes");
   cmd->add_flag("--quiet,-q", cli->quiet, "do not list each reduction");
   cmd->add_option("--placement-seed",
                   cli->placement_seed,
-                  "differential-model: seed of its random legal placements (default 1)")
+                  "differential-model: seed of its random legal placements")
       ->check(unsigned_integer(0, std::numeric_limits<std::uint64_t>::max()));
   cmd->add_option("--watchdog-ms", cli->watchdog_ms, "gpu: budget of one step's kernels in ms")
-      ->check(unsigned_integer(1, 86400000));
+      ->check(unsigned_integer(1, 86400000))
+      ->default_str("");
   cmd->callback([cli] { std::exit(minimize(*cli)); });
 }
 

@@ -633,6 +633,7 @@ void add_replay(CLI::App& app) {
   auto opt  = std::make_shared<ReplayOptions>();
   auto* cmd = app.add_subcommand(
       "replay", "replay schedule files and failure files, on every runner that can run here");
+  cmd->option_defaults()->always_capture_default();
   cmd->footer(
       "Replays schedule files and failure files (docs/replay.md). Runs the reference model\n"
       "always, the GPU runner where it is built and a GPU is present (otherwise a line says why\n"
@@ -662,26 +663,29 @@ void add_replay(CLI::App& app) {
                   opt->files,
                   "schedule files (heaplab-schedule), failure files (heaplab-failure) or "
                   "directories of them (*.json)")
-      ->required();
+      ->required()
+      ->default_str("");
   cmd->add_flag(
       "--verbose,-v", opt->verbose, "with several files: replay each in full, as for one file");
   cmd->add_flag("--model", opt->model, "replay on the reference model only");
   cmd->add_option("--runner",
                   opt->runners,
                   "replay on these runners only (repeatable): model, differential-model, gpu")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->default_str("");
   cmd->add_flag("--quiet,-q", opt->quiet, "print only failing steps and the result");
   cmd->add_flag("--full-dump", opt->full_dump, "on failure, dump the whole snapshot");
   cmd->add_option("--max-violations", opt->max_violations, "violations listed on failure")
       ->check(unsigned_integer(1, 100000));
   cmd->add_option("--placement-seed",
                   opt->placement_seed,
-                  "differential-model: seed of its random legal placements (default 1)")
+                  "differential-model: seed of its random legal placements")
       ->check(unsigned_integer(0, std::numeric_limits<std::uint64_t>::max()));
   cmd->add_option("--watchdog-ms",
                   opt->watchdog_ms,
                   "gpu: budget of one step's kernels in ms (default HEAPLAB_WATCHDOG_MS or 5000)")
-      ->check(unsigned_integer(1, 86400000));
+      ->check(unsigned_integer(1, 86400000))
+      ->default_str("");
   cmd->callback([opt] { std::exit(replay(*opt)); });
 }
 
