@@ -261,17 +261,8 @@ class HeapRef {
     // Always checked: an abstract type (capacity 0) would make the leader retry forever.
     HEAPLAB_EXPECTS(type < Types::num_types && layout().types[type].capacity >= 2,
                     "allocate_raw: type id out of range or not a concrete type");
-    unsigned const active = __activemask();  // (1)
-#if defined(HEAPLAB_MUTANT_COALESCE_LOCKSTEP_MASK)
-    // MUTANT coalesce_lockstep_mask: the lock-step assumption of the original DynaSOAr: the
-    // lanes active at entry are taken to move together, so the shuffles name all of them
-    // instead of the group (docs/allocator.md "Mutants").
-    unsigned const sync_mask = active;
-    unsigned const group     = __match_any_sync(active, type);
-#else
+    unsigned const active    = __activemask();                  // (1)
     unsigned const group     = __match_any_sync(active, type);  // (2)
-    unsigned const sync_mask = group;
-#endif
     unsigned const lane      = detail::lane_id();
     unsigned const leader    = static_cast<unsigned>(__ffs(static_cast<int>(group))) - 1u;
     unsigned const rank      = static_cast<unsigned>(__popc(group & detail::lanemask_lt()));
@@ -285,8 +276,16 @@ class HeapRef {
       std::uint32_t block = core::kNotFound;
       std::uint64_t slots = 0;
       if (lane == leader) reserve_for_group(type, count - served, seed, round, block, slots);
-      block = __shfl_sync(sync_mask, block, static_cast<int>(leader));
-      slots = __shfl_sync(sync_mask, slots, static_cast<int>(leader));
+#if defined(HEAPLAB_MUTANT_COALESCE_LOCKSTEP_MASK)
+      // MUTANT coalesce_lockstep_mask: the original DynaSOAr's lock-step assumption, as its
+      // debug build states it (assert(__activemask() == active) after the leader's work): every
+      // lane of the group is taken to be converged with the others again here. Under
+      // independent thread scheduling the lanes need not be (the leader may still be in
+      // reserve_for_group); the shuffles below synchronize them, the assumption does not hold.
+      if ((__activemask() & group) != group) __trap();
+#endif
+      block = __shfl_sync(group, block, static_cast<int>(leader));
+      slots = __shfl_sync(group, slots, static_cast<int>(leader));
       if (block == core::kNotFound) break;  // out of memory: the group leaves together
       unsigned const got = static_cast<unsigned>(__popcll(slots));
       if (rank >= served && rank < served + got) {
