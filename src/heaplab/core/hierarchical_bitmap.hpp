@@ -202,6 +202,12 @@ class BitmapRef {
     return changed;
 #else
     if (changed && prev == 0 && has_upper(level)) {  // set-first SF^l (Def. 2)
+#if defined(HEAPLAB_MUTANT_HIERARCHY_DEEP_SET_STOPS)
+      // MUTANT hierarchy_deep_set_stops: set-first propagates from level 0 to level 1 only; a
+      // level-1 set-first leaves level 2 stale. Only bitmaps of 3+ levels (M > 4096) are
+      // affected (docs/mutants.md).
+      if (level >= 1u) return changed;
+#endif
 #if defined(HEAPLAB_MUTANT_HIERARCHY_TRY_PROPAGATE)
       // MUTANT hierarchy_try_propagate: the mandatory update may be dropped (sec. 4.1.3).
       try_set_at(level + 1u, pos / 64u, MemoryOrder::relaxed);
@@ -218,6 +224,11 @@ class BitmapRef {
     std::uint64_t const prev = Atomics::fetch_and(container(level, pos / 64u), ~mask, order);
     bool const changed       = (prev & mask) != 0;
     if (changed && prev == mask && has_upper(level)) {  // clear-last CL^l (Def. 2)
+#if defined(HEAPLAB_MUTANT_HIERARCHY_DEEP_CLEAR_STOPS)
+      // MUTANT hierarchy_deep_clear_stops: clear-last propagates from level 0 to level 1 only;
+      // an emptied level-1 container leaves its level-2 summary bit set (3+ levels only).
+      if (level >= 1u) return changed;
+#endif
 #if defined(HEAPLAB_MUTANT_HIERARCHY_TRY_PROPAGATE)
       try_clear_at(level + 1u, pos / 64u, MemoryOrder::relaxed);
 #else
