@@ -173,16 +173,19 @@ class HeapRef {
     HEAPLAB_EXPECTS(is_tracked_type(core::pointer_type(p)),
                     "initialize_tracked: the object's type does not derive from Tracked");
 #endif
-    *static_cast<std::uint64_t*>(field_address(p, kTrackedIdField))     = id;
-    *static_cast<std::uint64_t*>(field_address(p, kTrackedCookieField)) = core::cookie_of(id);
+    constexpr TrackedFields fields = tracked_fields_of<Types>();
+    *static_cast<std::uint64_t*>(field_address(p, fields.id))     = id;
+    *static_cast<std::uint64_t*>(field_address(p, fields.cookie)) = core::cookie_of(id);
     for (std::uint32_t k = 0, n = num_pointer_slots(core::pointer_type(p)); k < n; ++k)
       *pointer_slot_address(p, k) = 0;
   }
   /// The id of a Tracked object (see initialize_tracked).
   __host__ __device__ std::uint64_t tracked_id(std::uint64_t p) const {
-    return *static_cast<std::uint64_t const*>(field_address(p, kTrackedIdField));
+    return *static_cast<std::uint64_t const*>(
+        field_address(p, tracked_fields_of<Types>().id));
   }
-  /// Whether type t derives from Tracked (false if the list has no Tracked).
+  /// Whether type t derives from the list's tracked root (Tracked or its own root, tracked.hpp;
+  /// false if the list has none).
   __host__ __device__ static bool is_tracked_type(std::uint32_t t) {
     constexpr std::uint32_t root = tracked_root();
     return root != kNoType && t < Types::num_types && layout().is_subtype(t, root);
@@ -377,11 +380,7 @@ class HeapRef {
 
  private:
   __host__ __device__ static constexpr std::uint32_t tracked_root() {
-    if constexpr (Types::template contains<Tracked>) {
-      return Types::template type_id<Tracked>;
-    } else {
-      return kNoType;
-    }
+    return tracked_root_of<Types>(kNoType);
   }
 
   /// The leader's part of one coalescing round: reserve up to `want` slots of `type` in one

@@ -21,17 +21,14 @@
 
 namespace heaplab::soa {
 
-/// Type id of Tracked in `Types`, or kNoType when the list does not contain it.
+/// Type id of the tracked root of `Types` (Tracked, or a root of its own, tracked.hpp), or kNoType
+/// when the list has none.
 template <class Types>
 constexpr std::uint32_t tracked_type_id() {
-  if constexpr (Types::template contains<Tracked>) {
-    return Types::template type_id<Tracked>;
-  } else {
-    return kNoType;
-  }
+  return tracked_root_of<Types>(kNoType);
 }
 
-/// Names of the concrete types of `Types` that do not derive from Tracked: the types whose
+/// Names of the concrete types of `Types` that do not derive from its tracked root: the types whose
 /// objects have no id and cookie to snapshot. Empty iff payload snapshots are supported.
 template <class Types>
 std::vector<std::string> untracked_types() {
@@ -54,9 +51,9 @@ void expect_payload_support() {
   for (std::string const& n : missing) names += (names.empty() ? "" : ", ") + n;
   HEAPLAB_EXPECTS(missing.empty(),
                   "snapshot_with_payloads: type(s) " + names +
-                      " do not derive from heaplab::soa::Tracked, so their objects carry no id and "
-                      "cookie to snapshot (docs/allocator.md \"Snapshots\"); use snapshot() or "
-                      "derive them from Tracked");
+                      " do not derive from heaplab::soa::Tracked (or the list's own tracked root), "
+                      "so their objects carry no id and cookie to snapshot (docs/allocator.md "
+                      "\"Snapshots\"); use snapshot() or derive them from Tracked");
 }
 
 /// Where an encoded object pointer points, as a snapshot ObjRef; nullopt for the null pointer.
@@ -91,6 +88,7 @@ void add_payloads(check::HeapSnapshot& snapshot,
   expect_payload_support<Types>();
   constexpr auto table           = Types::layout_table();
   constexpr std::uint32_t bytes  = Types::block_bytes;
+  constexpr TrackedFields fields = tracked_fields_of<Types>();
   std::uint32_t const num_blocks = static_cast<std::uint32_t>(snapshot.blocks.size());
   auto read_u64                  = [&](std::uint32_t b, std::uint64_t offset) {
     std::uint64_t v = 0;
@@ -110,8 +108,8 @@ void add_payloads(check::HeapSnapshot& snapshot,
       std::uint32_t const slot = static_cast<std::uint32_t>(core::find_first_set(live));
       live &= live - 1u;
       check::ObjectRecord record;
-      record.id     = read_u64(b, table.unit_offset(t, kTrackedIdField, 0) + slot * 8ull);
-      record.cookie = read_u64(b, table.unit_offset(t, kTrackedCookieField, 0) + slot * 8ull);
+      record.id     = read_u64(b, table.unit_offset(t, fields.id, 0) + slot * 8ull);
+      record.cookie = read_u64(b, table.unit_offset(t, fields.cookie, 0) + slot * 8ull);
       for (std::uint32_t j = 0; j < table.types[t].num_fields; ++j) {
         FieldLayout const& f = table.field(t, j);
         if (!f.is_heap_pointer()) continue;

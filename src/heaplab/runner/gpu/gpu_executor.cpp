@@ -38,7 +38,12 @@ namespace detail {
 
 std::vector<UniverseEntry> const& universe_entries() {
   static std::vector<UniverseEntry> const entries = {
-      wator_universe(), sizes_universe(), tree_universe()};
+      wator_universe(),
+      sizes_universe(),
+      tree_universe(),
+      head8_universe(),
+      head16_universe(),
+      head32_universe()};
   return entries;
 }
 

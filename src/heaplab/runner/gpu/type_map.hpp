@@ -1,12 +1,13 @@
 // TypeMap: how a GPU type universe's type list relates to the configs its schedules use
 // (docs/gpu-runner.md "Type universes"). Plain C++ (no CUDA): tested on the CPU.
 //
-// A GPU type list always starts with soa::Tracked, the abstract root that carries every object's
-// id and cookie (soa/tracked.hpp), and its classes carry more bytes than a schedule's types say
+// A GPU type list always starts with a tracked root (soa::Tracked, or a universe's own root with
+// other fields before the id, soa/tracked.hpp), the abstract class that carries every object's
+// id and cookie, and its classes carry more bytes than a schedule's types say
 // (id, cookie, the pointer fields themselves, padding). A schedule's config describes only what
 // the model and the catalog need: names, bases, abstract flags, pointer fields and, through the
 // sizes, the block capacities (DynaSOAr sec. 3.2). So a universe defines its *schedule config*:
-// the GPU config (soa::heap_config<Types>) without the hidden types (Tracked), type ids
+// the GPU config (soa::heap_config<Types>) without the hidden types (the tracked root), type ids
 // renumbered, and optionally other sizes. The map checks, once, that both configs give every type
 // the same capacity and the same pointer slots (HeapConfig::pointer_slots, up to renumbering),
 // which is what makes a GPU snapshot and a model snapshot comparable after renumbering.

@@ -161,4 +161,67 @@ static_assert(Types::capacity<Inner> == 32 && Types::capacity<Leaf> == 64 &&
 
 }  // namespace tree
 
+// --------------------------------------------------------------------- head8, head16, head32
+// Layouts unlike the others, so that a bug whose effect depends on field widths or order can show
+// (issue 15): no object starts with the 8-byte id. The hidden root carries a leading field of
+// 1, 2 or 4 bytes (`Head`), then the id and the cookie (soa::TrackedFields{1, 2}); inheritance
+// goes three levels below it, and pointer fields and arrays follow narrower fields. GPU sizes
+// for Head = u8 (u16: +1, u32: +3 to every type):
+//
+//   type    own fields (after Root's head, id, cookie)       size   capacity (head8)
+//   Root    head: Head, id: u64, cookie: u64 (abstract)      17     0
+//   A       a: u16, next: A*                                 27     64
+//   B       : A; b: u32, kids: B*[3]                         55     31
+//   C       : B; c: u8, back: A*                             64     27
+//   D       bytes: u8[3], ref: C*, data: u64[2]              44     39
+//
+// A CompactGpu forwarding pointer (8 bytes at offset 8 * slot of the source block, Listing 1)
+// overwrites the heads of eight slots and, for higher slots, ids and cookies of other objects: a
+// mutant that stores it before every object of the block was copied (fused_forwarding_store)
+// corrupts objects here, while with Tracked first it only ever hits the object's own id.
+#define HEAPLAB_LAYOUT_UNIVERSE(NS, HEAD)                                                        \
+  namespace NS {                                                                                 \
+  class A;                                                                                       \
+  class C;                                                                                       \
+  class Root {                                                                                   \
+   public:                                                                                       \
+    HEAPLAB_SOA_ABSTRACT(Root);                                                                  \
+    HEAPLAB_SOA_FIELDS(Root, (HEAD, head_), (std::uint64_t, id_), (std::uint64_t, cookie_));     \
+    static constexpr soa::TrackedFields heaplab_tracked_fields{1, 2};                            \
+  };                                                                                             \
+  class A : public Root {                                                                        \
+   public:                                                                                       \
+    HEAPLAB_SOA_DERIVED_FIELDS(A, Root, (std::uint16_t, a_), (A*, next_));                       \
+    HEAPLAB_GPU_RUNNER_SCHEDULE_ACTION()                                                         \
+  };                                                                                             \
+  class B : public A {                                                                           \
+   public:                                                                                       \
+    HEAPLAB_SOA_DERIVED_FIELDS(B, A, (std::uint32_t, b_), (B* [3], kids_));                      \
+  };                                                                                             \
+  class C : public B {                                                                           \
+   public:                                                                                       \
+    HEAPLAB_SOA_DERIVED_FIELDS(C, B, (std::uint8_t, c_), (A*, back_));                           \
+  };                                                                                             \
+  class D : public Root {                                                                        \
+   public:                                                                                       \
+    HEAPLAB_SOA_DERIVED_FIELDS(D,                                                                \
+                               Root,                                                             \
+                               (std::uint8_t[3], bytes_),                                        \
+                               (C*, ref_),                                                       \
+                               (std::uint64_t[2], data_));                                       \
+    HEAPLAB_GPU_RUNNER_SCHEDULE_ACTION()                                                         \
+  };                                                                                             \
+  using Types = soa::HeapTypes<Root, A, B, C, D>;                                                \
+  }
+
+HEAPLAB_LAYOUT_UNIVERSE(head8, std::uint8_t)
+HEAPLAB_LAYOUT_UNIVERSE(head16, std::uint16_t)
+HEAPLAB_LAYOUT_UNIVERSE(head32, std::uint32_t)
+#undef HEAPLAB_LAYOUT_UNIVERSE
+
+static_assert(head8::Types::size_bytes<head8::A> == 27 && head8::Types::capacity<head8::B> == 31 &&
+              head8::Types::capacity<head8::C> == 27 && head8::Types::capacity<head8::D> == 39);
+static_assert(soa::tracked_root_of<head16::Types>(soa::kNoType) == 0 &&
+              soa::tracked_fields_of<head32::Types>().id == 1);
+
 }  // namespace heaplab::runner::gpu::universe_types

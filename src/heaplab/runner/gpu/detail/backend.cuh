@@ -495,8 +495,8 @@ class UniverseBackend final : public Backend {
   template <std::uint32_t I>
   bool parallel_do_of(ActionTable const& table) {
     using U = typename Types::template type<I>;
-    if constexpr (std::is_same_v<U, soa::Tracked>) {
-      return false;  // hidden: schedules never name it
+    if constexpr (I == soa::tracked_root_of<Types>(Types::num_types)) {
+      return false;  // the tracked root is hidden: schedules never name it
     } else {
       heap_->template parallel_do<U, &U::template heaplab_schedule_action<Ref>>(heap_->ref(),
                                                                                 table);
@@ -513,7 +513,7 @@ class UniverseBackend final : public Backend {
   // ========================= CompactGpu hook =========================
   // The one place a defrag step reaches the GPU: compact::defragment (src/heaplab/compact) on the
   // schedule's type (GPU id), with the step's n, k1 and variant, and the root array registered
-  // (pointee Tracked: every root may point to any type). It runs on a thread of its own because
+  // (pointee the tracked root: every root may point to any type). It runs on a thread of its own because
   // it synchronizes once per pass; execute() waits for it with the watchdog. Without CompactGpu
   // (HEAPLAB_HAVE_COMPACT_GPU unset) a defrag step fails as a crash of that step with the
   // message below, and the GPU tests run schedules without defrag steps (docs/gpu-runner.md
@@ -536,7 +536,8 @@ class UniverseBackend final : public Backend {
     }
     std::vector<compact::ExternalRoots> roots;
     if (num_roots_ != 0)
-      roots.push_back({roots_.get(), num_roots_, Types::template type_id<soa::Tracked>});
+      roots.push_back(
+          {roots_.get(), num_roots_, soa::tracked_root_of<Types>(Types::num_types)});
     int device = 0;
     HEAPLAB_CUDA_TRY(cudaGetDevice(&device));
     std::promise<std::uint32_t> done;

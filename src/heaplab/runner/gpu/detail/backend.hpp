@@ -47,6 +47,9 @@ struct UniverseEntry {
 UniverseEntry wator_universe();
 UniverseEntry sizes_universe();
 UniverseEntry tree_universe();
+UniverseEntry head8_universe();
+UniverseEntry head16_universe();
+UniverseEntry head32_universe();
 
 /// Every universe's entry, in universes() order.
 std::vector<UniverseEntry> const& universe_entries();

@@ -167,7 +167,7 @@ __device__ void run_action(Ref const& heap, ActionTable const& table, std::uint6
 }  // namespace heaplab::runner::gpu::detail
 
 /// Declares the parallel_do body of the GPU runner inside a root class of a universe (a class
-/// that derives directly from soa::Tracked); subclasses inherit it. The backend runs it as
+/// that derives directly from the tracked root); subclasses inherit it. The backend runs it as
 /// heap.parallel_do<U, &U::template heaplab_schedule_action<soa::HeapRef<Types>>>(ref, table).
 #define HEAPLAB_GPU_RUNNER_SCHEDULE_ACTION()                                                   \
   template <class Ref>                                                                         \

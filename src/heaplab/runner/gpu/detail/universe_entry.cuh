@@ -11,15 +11,15 @@
 
 namespace heaplab::runner::gpu::detail {
 
-/// The TypeMap of `Types` with M, n, k1: the GPU config without soa::Tracked, with
-/// `schedule_sizes` (empty: the GPU sizes).
+/// The TypeMap of `Types` with M, n, k1: the GPU config without its tracked root (soa::Tracked or
+/// the universe's own, tracked.hpp), with `schedule_sizes` (empty: the GPU sizes).
 template <class Types>
 TypeMap type_map_of(std::uint32_t num_blocks,
                     std::uint32_t n,
                     std::uint32_t k1,
                     std::vector<std::uint32_t> const& schedule_sizes) {
   return TypeMap(soa::heap_config<Types>(num_blocks, n, k1),
-                 {Types::template type_id<soa::Tracked>},
+                 {soa::tracked_root_of<Types>(Types::num_types)},
                  schedule_sizes);
 }
 
