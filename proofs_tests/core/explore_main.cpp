@@ -3,6 +3,7 @@
 //   core_explore --workload heap --runs 20000                 search (mixed random/PCT)
 //   core_explore --workload heap --seed 1234 --replay         replay one seed, print its trace
 //   core_explore --workload heap --workload-seed 7 --strategy exhaustive --bound 2
+//   core_explore --workload heap-weak --memory-model release_acquire   weak-memory mode
 //
 // Built from the real protocol; configure with -DHEAPLAB_MUTANT=<name> to explore a planted bug
 // (docs/mutants.md).
@@ -22,7 +23,8 @@ int main(int argc, char** argv) {
       "Explore interleavings of the portable core's protocol under the controlled scheduler."};
   std::string workload = "heap", strategy = "mixed";
   std::uint64_t seed = 1, runs = 2000, budget = 50'000, pct_steps = 150;
-  std::uint32_t pct_depth = 3, bound = 2;
+  std::uint32_t pct_depth = 3, bound = 2, stale_bound = 1;
+  std::string memory_model;
   double seconds = 0;
   std::optional<std::uint64_t> workload_seed;
   bool replay = false, show_workload = false;
@@ -31,8 +33,20 @@ int main(int argc, char** argv) {
          "--workload",
          workload,
          "heap (random allocate/free/hand-over workloads on a tiny heap), bitmap (tokens on a "
-         "multi-level bitmap) or turnover (one fixed block-turnover workload, for exhaustive)")
-      ->check(CLI::IsMember({"heap", "bitmap", "turnover"}));
+         "multi-level bitmap), turnover (one fixed block-turnover workload, for exhaustive) or "
+         "heap-weak (heap with the object words checked for stale reads; weak-memory mode by "
+         "default)")
+      ->check(CLI::IsMember({"heap", "bitmap", "turnover", "heap-weak"}));
+  app.add_option("--memory-model",
+                 memory_model,
+                 "sequential_consistency (sc: every load reads the latest store; the default "
+                 "except for heap-weak) or release_acquire (ra: the weak-memory mode, a load may "
+                 "read an older store that coherence and happens-before allow)")
+      ->check(CLI::IsMember({"sequential_consistency", "sc", "release_acquire", "ra"}));
+  app.add_option("--stale-bound",
+                 stale_bound,
+                 "loads per schedule that may read an older store (strategy exhaustive, "
+                 "release_acquire)");
   app.add_option("--strategy",
                  strategy,
                  "mixed (even seeds random, odd seeds PCT), random, pct or exhaustive")
@@ -72,7 +86,12 @@ int main(int argc, char** argv) {
     o.pct_depth        = pct_depth;
     o.pct_steps        = pct_steps;
     o.preemption_bound = bound;
+    o.stale_read_bound = stale_bound;
     o.run.step_budget  = budget;
+    o.run.memory_model = !memory_model.empty() ? sched::memory_model_from_string(memory_model)
+                         : kind == harness::WorkloadKind::heap_weak
+                             ? sched::MemoryModel::release_acquire
+                             : sched::MemoryModel::sequential_consistency;
     if (o.strategy == sched::StrategyKind::exhaustive && !workload_seed) workload_seed = seed;
     auto const factory = harness::workload_factory(kind, workload_seed);
     if (!schedule.empty()) {

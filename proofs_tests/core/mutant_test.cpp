@@ -4,8 +4,12 @@
 //   "heap"      random heap workloads, default exploration (mixed random/PCT, 2000 runs)
 //   "bitmap"    random bitmap token workloads, default exploration
 //   "turnover"  the fixed block-turnover workload, exhaustive search (preemption bound 2)
+//   "heap-weak" random heap workloads with observed object words, default exploration in the
+//               weak-memory mode (release_acquire); the same budget in the sequentially
+//               consistent mode must NOT find the bug (it is a missing release/acquire)
 // (proofs_tests/core/CMakeLists.txt). The same budgets find nothing in the real protocol
-// (explorer_test.cpp, DefaultBudgetFindsNothingInTheRealProtocol).
+// (explorer_test.cpp, DefaultBudgetFindsNothingInTheRealProtocol and
+// WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -20,17 +24,38 @@
 namespace sched   = heaplab::sched;
 namespace harness = heaplab::harness;
 
+namespace {
+
+/// The failure report up to its trace, then the trace's header and last `lines` events (where
+/// the failure shows).
+std::string report_head_and_trace_tail(std::string const& report, std::size_t lines) {
+  std::size_t const trace = report.find("  trace:\n");
+  if (trace == std::string::npos) return report;
+  std::size_t const header_end = report.find('\n', trace + 10);
+  std::size_t start            = report.size();
+  for (std::size_t n = 0; n <= lines && start > header_end + 1; ++n)
+    start = report.rfind('\n', start - 2) + 1;
+  if (start <= header_end + 1) return report;
+  return report.substr(0, header_end + 1) + "   ... (earlier events cut here) ...\n" +
+         report.substr(start);
+}
+
+}  // namespace
+
 TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
   auto const kind    = harness::workload_kind_from_string(HEAPLAB_MUTANT_WORKLOAD);
   auto const factory = harness::workload_factory(kind);
   sched::ExploreOptions options;  // defaults: mixed strategy, seeds 1.., 2000 runs
   if (kind == harness::WorkloadKind::turnover) options.strategy = sched::StrategyKind::exhaustive;
+  bool const weak = kind == harness::WorkloadKind::heap_weak;
+  if (weak) options.run.memory_model = sched::MemoryModel::release_acquire;
   sched::ExploreReport const report = sched::explore(factory, options);
   ASSERT_TRUE(report.failure.has_value())
       << "planted bug '" << HEAPLAB_MUTANT_LABEL << "' was not found in " << report.runs
       << " runs (" << report.seconds << " s)";
-  std::printf("planted bug '%s' found by %s%s after %llu runs in %.3f s: %s\n",
+  std::printf("planted bug '%s' found (%s) by %s%s after %llu runs in %.3f s: %s\n",
               HEAPLAB_MUTANT_LABEL,
+              sched::to_string(options.run.memory_model),
               report.failure->strategy.c_str(),
               kind == harness::WorkloadKind::turnover
                   ? ""
@@ -38,7 +63,7 @@ TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
               static_cast<unsigned long long>(report.runs),
               report.seconds,
               sched::to_string(report.failure->outcome));
-  std::printf("%s", report.failure_report.substr(0, 3000).c_str());
+  std::printf("%s", report_head_and_trace_tail(report.failure_report, 40).c_str());
   // The failure reproduces the identical trace, twice.
   for (int i = 0; i < 2; ++i) {
     sched::RunResult const again =
@@ -48,5 +73,19 @@ TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
     EXPECT_EQ(again.outcome, report.failure->outcome);
     EXPECT_EQ(again.message, report.failure->message);
     EXPECT_EQ(again.trace_text, report.failure->trace_text);
+  }
+  if (weak) {
+    // The point of the weak-memory mode: the sequentially consistent machine, with the same
+    // budget and workloads, does not see a missing release/acquire.
+    sched::ExploreOptions sc             = options;
+    sc.run.memory_model                  = sched::MemoryModel::sequential_consistency;
+    sched::ExploreReport const sc_report = sched::explore(factory, sc);
+    EXPECT_FALSE(sc_report.failure.has_value())
+        << "the sequentially consistent mode found it too:\n"
+        << sc_report.failure_report;
+    std::printf("sequential_consistency, same budget: %s in %llu runs (%.3f s)\n",
+                sc_report.failure ? "FOUND" : "not found",
+                static_cast<unsigned long long>(sc_report.runs),
+                sc_report.seconds);
   }
 }

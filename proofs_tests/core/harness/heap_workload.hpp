@@ -9,6 +9,12 @@
 //   - each object's payload word (written by its owner, plain memory) is intact when freed: a
 //     torn hand-over or a slot given to two owners changes it, and ThreadSanitizer sees any
 //     missing happens-before between owners;
+//   - with observed_objects (the heap-weak workload, for the explorer's weak-memory mode) the
+//     payload word is a relaxed atomic through the policy, and every new owner (an allocation,
+//     a take from the mailbox) must read the last value written to it: the previous owner's
+//     accesses happen before the new owner's (free's release, reservation's acquire, and across
+//     a block's deletion and re-initialization the free-bitmap and header release/acquire
+//     pairs, docs/core.md "Memory orders"). A stale read is a missing happens-before edge;
 //   - at a mid-run barrier (all threads quiescent) the invariant catalog holds on
 //     check::from_core(heap), and the allocated slots are exactly the owned slots;
 //   - after the run (all objects freed): the catalog holds, every block is free (no capacity
@@ -64,6 +70,9 @@ struct HeapWorkload {
   std::uint64_t seed_salt     = 0;  // mixed into the allocation seeds
   bool barrier = true;  // a quiescent point after the operations: catalog + ownership check
   bool drain   = true;  // then every thread frees what it holds and sweeps the mailbox
+  /// Object payload words are relaxed atomics through the policy, checked for stale reads at
+  /// every change of owner (the heap-weak workload; see the file comment).
+  bool observed_objects = false;
 };
 
 inline std::ostream& operator<<(std::ostream& os, HeapWorkload const& w) {
@@ -72,7 +81,9 @@ inline std::ostream& operator<<(std::ostream& os, HeapWorkload const& w) {
   for (std::uint32_t t = 0; t < w.config.num_types(); ++t)
     os << (t ? " " : "") << w.config.types[t].name << ":" << w.config.types[t].size_bytes << "B/cap"
        << w.config.capacity(t);
-  os << "], barrier=" << w.barrier << ", drain=" << w.drain << ", threads:";
+  os << "], barrier=" << w.barrier << ", drain=" << w.drain;
+  if (w.observed_objects) os << ", objects=observed";
+  os << ", threads:";
   for (std::size_t i = 0; i < w.threads.size(); ++i) {
     os << "\n  T" << i << ":";
     for (auto const& op : w.threads[i]) {
@@ -224,6 +235,9 @@ class HeapRun {
     auto const m = reinterpret_cast<std::uintptr_t>(mailbox_.data());
     if (!mailbox_.empty() && p >= m && p < m + mailbox_.size() * sizeof(std::uint64_t))
       return "mailbox[" + std::to_string((p - m) / sizeof(std::uint64_t)) + "]";
+    auto const o = reinterpret_cast<std::uintptr_t>(payload_.data());
+    if (!payload_.empty() && p >= o && p < o + payload_.size() * sizeof(std::uint64_t))
+      return "object" + slot_name((p - o) / sizeof(std::uint64_t));
     if (a == &barrier_arrivals_) return "barrier.arrivals";
     if (a == &barrier_open_) return "barrier.open";
     return {};
@@ -297,13 +311,40 @@ class HeapRun {
       throw HarnessFailure("allocate returned slot " + slot_name(slot_index(r)) +
                            " but its allocation bit is clear (" + hex(alloc) + ")");
     transfer(r, kNoOwner, i, "allocation");
+    if (w_.observed_objects) (void)read_as_new_owner(r, "allocation");
     Owned o{r, t, core::cookie_of((std::uint64_t{i} << 32) | k)};
-    payload_[slot_index(r)] = o.payload;
+    write_payload(r, o.payload);
     return o;
   }
 
-  void check_payload(Owned const& o) const {
-    if (payload_[slot_index(o.ref)] != o.payload)
+  std::uint64_t read_payload(core::SlotRef r) {
+    if (!w_.observed_objects) return payload_[slot_index(r)];
+    return A::load(&payload_[slot_index(r)], core::MemoryOrder::relaxed);
+  }
+  void write_payload(core::SlotRef r, std::uint64_t v) {
+    if (!w_.observed_objects)
+      payload_[slot_index(r)] = v;
+    else
+      A::store(&payload_[slot_index(r)], v, core::MemoryOrder::relaxed);
+  }
+
+  /// observed_objects: the new owner of r reads the object word; it must see the last value
+  /// written to it (memory holds that value: HostAtomics reads it without a yield point).
+  std::uint64_t read_as_new_owner(core::SlotRef r, char const* how) {
+    std::uint64_t const seen = read_payload(r);
+    std::uint64_t const last =
+        core::HostAtomics::load(&payload_[slot_index(r)], core::MemoryOrder::relaxed);
+    if (seen != last)
+      throw HarnessFailure(std::string(how) + " of slot " + slot_name(slot_index(r)) +
+                           ": the new owner reads the object word as " + hex(seen) +
+                           " but the last write to it stored " + hex(last) +
+                           ": the previous owner's accesses do not happen before the new "
+                           "owner's (a missing release/acquire)");
+    return seen;
+  }
+
+  void check_payload(Owned const& o) {
+    if (read_payload(o.ref) != o.payload)
       throw HarnessFailure("payload of slot " + slot_name(slot_index(o.ref)) +
                            " was overwritten while owned");
   }
@@ -327,9 +368,9 @@ class HeapRun {
     o.ref  = decode_ref(v);
     o.type = decode_type(v);
     transfer(o.ref, kMailbox, i, "take");
-    o.payload                   = payload_[slot_index(o.ref)];
-    payload_[slot_index(o.ref)] = o.payload ^ 1u;  // the taker writes the object too
+    o.payload = w_.observed_objects ? read_as_new_owner(o.ref, "take") : read_payload(o.ref);
     o.payload ^= 1u;
+    write_payload(o.ref, o.payload);  // the taker writes the object too
     release_and_free(i, o);
   }
 

@@ -16,14 +16,25 @@
 namespace heaplab::harness {
 
 /// heap: random_heap_workload(seed); bitmap: random_bitmap_workload(seed); turnover: the one
-/// fixed turnover_workload() (for the exhaustive search).
-enum class WorkloadKind : std::uint8_t { heap, bitmap, turnover };
+/// fixed turnover_workload() (for the exhaustive search); heap-weak: random_heap_workload(seed)
+/// with observed object words (HeapWorkload::observed_objects), the workload of the weak-memory
+/// mode (sched::MemoryModel::release_acquire; docs/explorer.md "Weak memory").
+enum class WorkloadKind : std::uint8_t { heap, bitmap, turnover, heap_weak };
 
 inline WorkloadKind workload_kind_from_string(std::string const& s) {
   if (s == "heap") return WorkloadKind::heap;
   if (s == "bitmap") return WorkloadKind::bitmap;
   if (s == "turnover") return WorkloadKind::turnover;
-  throw std::invalid_argument("unknown workload '" + s + "' (expected heap, bitmap or turnover)");
+  if (s == "heap-weak") return WorkloadKind::heap_weak;
+  throw std::invalid_argument("unknown workload '" + s +
+                              "' (expected heap, bitmap, turnover or heap-weak)");
+}
+
+/// The heap-weak workload of a seed.
+inline HeapWorkload random_heap_weak_workload(std::uint64_t seed) {
+  HeapWorkload w     = random_heap_workload(seed);
+  w.observed_objects = true;
+  return w;
 }
 
 /// Each run draws its workload from its own seed, unless `fixed_workload_seed` pins one workload
@@ -37,6 +48,8 @@ inline sched::ProgramFactory workload_factory(
         return make_heap_program(random_heap_workload(ws));
       case WorkloadKind::bitmap:
         return make_bitmap_program(random_bitmap_workload(ws));
+      case WorkloadKind::heap_weak:
+        return make_heap_program(random_heap_weak_workload(ws));
       case WorkloadKind::turnover:
         break;
     }
@@ -51,6 +64,8 @@ inline std::string describe_workload(WorkloadKind kind, std::uint64_t workload_s
     os << random_heap_workload(workload_seed);
   else if (kind == WorkloadKind::bitmap)
     os << random_bitmap_workload(workload_seed);
+  else if (kind == WorkloadKind::heap_weak)
+    os << random_heap_weak_workload(workload_seed);
   else
     os << turnover_workload();
   return os.str();

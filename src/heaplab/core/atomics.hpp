@@ -8,8 +8,10 @@
 //                    GCC __atomic builtins with the same orders. Backoff yields the CPU.
 //   ObservedAtomics  CPU threads under the controlled scheduler (sched/): like HostAtomics, but
 //                    every operation calls the thread's AtomicObserver before (a yield point) and
-//                    after (with the old and new value, for the trace). Without an observer
-//                    installed on the calling thread it behaves exactly like HostAtomics.
+//                    after (with the old and new value, for the trace); in the explorer's
+//                    weak-memory mode the observer also chooses the value a load returns.
+//                    Without an observer installed on the calling thread it behaves exactly
+//                    like HostAtomics.
 //
 // Every operation names its memory order explicitly; there are no standalone fences (the
 // orderings DynaSOAr Alg. 8 gets from __threadfence are carried by release stores / RMWs and
@@ -239,13 +241,21 @@ struct AtomicAccess {
 /// from ObservedAtomics only. before_atomic may block (it is where the scheduler switches
 /// threads) and may throw to abort a run; after_atomic runs right after the operation, before
 /// the thread can be preempted again, so (old, new) is exactly what the operation did.
+/// load_value runs between a load's read of memory and after_atomic: memory holds the latest
+/// value of every location, and a weak-memory observer may return an older value that the
+/// memory model allows the load to read (docs/explorer.md "Weak memory"); the load returns what
+/// it returns. The default keeps the latest value (a sequentially consistent machine).
 class AtomicObserver {
  public:
   virtual void before_atomic(AtomicAccess const& access) = 0;
+  virtual std::uint64_t load_value(AtomicAccess const& access, std::uint64_t latest) {
+    (void)access;
+    return latest;
+  }
   virtual void after_atomic(AtomicAccess const& access,
                             std::uint64_t old_value,
-                            std::uint64_t new_value)     = 0;
-  virtual void on_backoff(Backoff kind)                  = 0;
+                            std::uint64_t new_value) = 0;
+  virtual void on_backoff(Backoff kind)              = 0;
 
  protected:
   ~AtomicObserver() = default;
@@ -279,7 +289,7 @@ struct ObservedAtomics {
     if (obs == nullptr) return HostAtomics::load(p, o);
     AtomicAccess const a{AtomicOp::load, o, sizeof(T), p, 0, 0};
     obs->before_atomic(a);
-    T const v = HostAtomics::load(p, o);
+    T const v = static_cast<T>(obs->load_value(a, HostAtomics::load(p, o)));
     obs->after_atomic(a, v, v);
     return v;
   }

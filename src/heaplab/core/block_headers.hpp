@@ -133,6 +133,12 @@ class BlockHeadersRef {
     Atomics::store(alloc_ + b, padding_bits(capacity), MemoryOrder::release);
     Atomics::store(types_ + b, t, MemoryOrder::relaxed);
     Atomics::store(iter_ + b, std::uint64_t{0}, MemoryOrder::relaxed);
+#elif defined(HEAPLAB_MUTANT_WEAK_PUBLISH_RELEASE)
+    // MUTANT weak_publish_release: the publishing store is relaxed (docs/mutants.md; found by
+    // the explorer's weak-memory mode only).
+    Atomics::store(types_ + b, t, MemoryOrder::relaxed);
+    Atomics::store(iter_ + b, std::uint64_t{0}, MemoryOrder::relaxed);
+    Atomics::store(alloc_ + b, padding_bits(capacity), MemoryOrder::relaxed);
 #else
     Atomics::store(types_ + b, t, MemoryOrder::relaxed);
     Atomics::store(iter_ + b, std::uint64_t{0}, MemoryOrder::relaxed);
@@ -155,9 +161,15 @@ class BlockHeadersRef {
     for (;;) {
       std::uint64_t const zeros = ~cur;
       if (zeros == 0) return ReserveResult{0, SlotUpdate{cur, cur}};
-      std::uint64_t const want   = rotate_left(lowest_set_bits(rotate_right(zeros, rot), k), rot);
+      std::uint64_t const want = rotate_left(lowest_set_bits(rotate_right(zeros, rot), k), rot);
+#if defined(HEAPLAB_MUTANT_WEAK_RESERVE_ACQUIRE)
+      // MUTANT weak_reserve_acquire: the reservation does not acquire (docs/mutants.md; found
+      // by the explorer's weak-memory mode only).
+      std::uint64_t const before = Atomics::fetch_or(alloc_ + b, want, MemoryOrder::relaxed);
+#else
       std::uint64_t const before = Atomics::fetch_or(alloc_ + b, want, MemoryOrder::acquire);
-      std::uint64_t const got    = want & ~before;
+#endif
+      std::uint64_t const got = want & ~before;
       if (got != 0) return ReserveResult{got, SlotUpdate{before, before | want}};
       cur = before;  // lost every aimed-at slot; retry with the fresher value
     }
@@ -182,7 +194,8 @@ class BlockHeadersRef {
   /// before the block's reuse (invalidation is an acquire RMW).
   HEAPLAB_HD SlotUpdate release_slots(std::uint32_t b, std::uint64_t slots) const {
 #if defined(HEAPLAB_MUTANT_FREE_RELAXED)
-    // MUTANT free_relaxed: no release (docs/mutants.md; found by ThreadSanitizer only).
+    // MUTANT free_relaxed: no release (docs/mutants.md; found by ThreadSanitizer and by the
+    // explorer's weak-memory mode).
     std::uint64_t const before = Atomics::fetch_and(alloc_ + b, ~slots, MemoryOrder::relaxed);
 #else
     std::uint64_t const before = Atomics::fetch_and(alloc_ + b, ~slots, MemoryOrder::release);
@@ -197,7 +210,13 @@ class BlockHeadersRef {
   /// ones that it invalidated nothing. ACQUIRE: the invalidator reads the type next, and the
   /// previous owners' release frees happen before the block's reuse via this RMW.
   HEAPLAB_HD SlotUpdate invalidate_free_slots(std::uint32_t b) const {
+#if defined(HEAPLAB_MUTANT_WEAK_INVALIDATE_ACQUIRE)
+    // MUTANT weak_invalidate_acquire: the invalidation does not acquire (docs/mutants.md; found
+    // by the explorer's weak-memory mode only).
+    std::uint64_t const before = Atomics::fetch_or(alloc_ + b, kFullBitmap, MemoryOrder::relaxed);
+#else
     std::uint64_t const before = Atomics::fetch_or(alloc_ + b, kFullBitmap, MemoryOrder::acquire);
+#endif
     return SlotUpdate{before, kFullBitmap};
   }
 

@@ -131,7 +131,13 @@ class HeapRef {
   /// release free.set) and initializes it for type t. kNotFound iff a level-0 scan of the free
   /// bitmap observed no set bit.
   HEAPLAB_HD std::uint32_t claim_free_block(std::uint32_t t, std::uint64_t seed) const {
+#if defined(HEAPLAB_MUTANT_WEAK_CLAIM_ACQUIRE)
+    // MUTANT weak_claim_acquire: taking a free block does not acquire (docs/mutants.md; found
+    // by the explorer's weak-memory mode only).
+    std::uint32_t const b = free_blocks().clear_any(seed, MemoryOrder::relaxed);
+#else
     std::uint32_t const b = free_blocks().clear_any(seed, MemoryOrder::acquire);
+#endif
     if (b != kNotFound) initialize_block(t, b);
     return b;
   }
@@ -265,10 +271,16 @@ class HeapRef {
 #if defined(HEAPLAB_MUTANT_DELETE_KEEPS_DEFRAG_BIT)
         // MUTANT delete_keeps_defrag_bit: a deleted (free) block stays in defrag[t].
 #else
-        apply_defrag_crossing(t, b, inv);  // candidate -> not
+        apply_defrag_crossing(t, b, inv);            // candidate -> not
 #endif
         allocated(t).clear(b, MemoryOrder::relaxed);  // Alg. 2 line 10
-        free_blocks().set(b, MemoryOrder::release);   // Alg. 2 line 11
+#if defined(HEAPLAB_MUTANT_WEAK_DELETE_RELEASE)
+        // MUTANT weak_delete_release: publishing the deleted block does not release
+        // (docs/mutants.md; found by the explorer's weak-memory mode only).
+        free_blocks().set(b, MemoryOrder::relaxed);  // Alg. 2 line 11
+#else
+        free_blocks().set(b, MemoryOrder::release);  // Alg. 2 line 11
+#endif
         return true;
       }
       apply_defrag_crossing(t, b, inv);

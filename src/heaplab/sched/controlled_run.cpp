@@ -5,6 +5,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -45,8 +46,10 @@ class Controller final : public core::AtomicObserver {
         strategy_(strategy),
         options_(options),
         workers_(program.threads.size()) {
-    result_.strategy    = strategy.describe();
-    result_.num_threads = static_cast<std::uint32_t>(program.threads.size());
+    result_.strategy     = strategy.describe();
+    result_.num_threads  = static_cast<std::uint32_t>(program.threads.size());
+    result_.memory_model = options.memory_model;
+    if (options.memory_model == MemoryModel::release_acquire) memory_.emplace(result_.num_threads);
   }
 
   RunResult run() {
@@ -102,10 +105,57 @@ class Controller final : public core::AtomicObserver {
     hand_over(lock, self);
   }
 
+  /// Weak-memory mode: the strategy picks which of the stores the load may read it returns.
+  std::uint64_t load_value(core::AtomicAccess const& a, std::uint64_t latest) override {
+    if (!memory_) return latest;
+    std::uint32_t const self = tls_logical_thread;
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::uint32_t const options = memory_->load_options(self, a, latest);
+    std::uint32_t skip          = 0;
+    if (options > 1) {
+      ReadDecision r;
+      r.step    = result_.events.size();
+      r.thread  = self;
+      r.options = options;
+      skip      = strategy_.pick_read(r);
+      if (skip >= options)
+        throw std::logic_error("scheduling strategy " + strategy_.describe() +
+                               " picked a read choice out of range");
+      if (options_.record_decisions) {
+        DecisionRecord rec;
+        rec.decision.step    = r.step;
+        rec.decision.current = self;
+        rec.chosen           = kReadChoice | skip;
+        rec.read_options     = options;
+        result_.decisions.push_back(std::move(rec));
+      }
+    }
+    pending_stale_ = skip;
+    if (skip > 0) ++result_.stale_reads;
+    return memory_->load(self, a, skip);
+  }
+
   void after_atomic(core::AtomicAccess const& a,
                     std::uint64_t old_value,
                     std::uint64_t new_value) override {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (memory_) {
+      std::uint32_t const self = tls_logical_thread;
+      switch (a.op) {
+        case core::AtomicOp::load:
+          break;
+        case core::AtomicOp::store:
+          memory_->store(self, a, old_value, new_value);
+          break;
+        case core::AtomicOp::compare_exchange:
+          // It succeeded iff it read the expected value.
+          memory_->rmw(self, a, old_value, new_value, old_value == a.expected);
+          break;
+        default:
+          memory_->rmw(self, a, old_value, new_value, true);
+          break;
+      }
+    }
     Event e;
     e.step      = result_.events.size();
     e.thread    = tls_logical_thread;
@@ -116,6 +166,8 @@ class Controller final : public core::AtomicObserver {
     e.operand   = a.operand;
     e.old_value = old_value;
     e.new_value = new_value;
+    if (a.op == core::AtomicOp::load) e.stale = pending_stale_;
+    pending_stale_ = 0;
     result_.events.push_back(e);
     if (old_value != new_value)
       for (auto& w : workers_) w.waiting_for_change = false;
@@ -124,8 +176,14 @@ class Controller final : public core::AtomicObserver {
   void on_backoff(core::Backoff kind) override {
     std::lock_guard<std::mutex> lock(mutex_);
     Worker& w = workers_[tls_logical_thread];
+    // Weak-memory mode: a thread that backs off observes every store made so far (its view
+    // moves to the latest message of every location). If that showed it something new, its
+    // retry may succeed without any other thread writing, so it is not waiting for a change;
+    // a thread marked waiting has seen the latest values, which keeps deadlock detection exact
+    // and bounds how long a retry loop can keep reading stale values.
+    bool const saw_new = memory_ && memory_->catch_up(tls_logical_thread);
     if (kind == core::Backoff::until_memory_changes)
-      w.waiting_for_change = true;
+      w.waiting_for_change = !saw_new;
     else
       w.yielded = true;
   }
@@ -241,6 +299,8 @@ class Controller final : public core::AtomicObserver {
   std::uint32_t alive_   = 0;
   std::uint64_t steps_   = 0;
   bool aborting_         = false;
+  std::optional<ReleaseAcquireMemory> memory_;  // weak-memory mode only
+  std::uint32_t pending_stale_ = 0;             // the current load's skipped stores
   RunResult result_;
 };
 

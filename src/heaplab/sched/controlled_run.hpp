@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "heaplab/sched/memory_model.hpp"
 #include "heaplab/sched/strategy.hpp"
 #include "heaplab/sched/trace.hpp"
 
@@ -47,6 +48,9 @@ enum class Outcome : std::uint8_t {
 [[nodiscard]] char const* to_string(Outcome o);
 
 struct RunOptions {
+  /// sequential_consistency: every load reads the latest store. release_acquire: the weak-memory
+  /// mode (memory_model.hpp); a load may read an older store, the strategy picks which.
+  MemoryModel memory_model = MemoryModel::sequential_consistency;
   /// Atomic operations after which a run is declared livelocked.
   std::uint64_t step_budget = 50'000;
   /// Keep each decision point's runnable set (the exhaustive search needs them).
@@ -58,17 +62,24 @@ struct RunOptions {
   std::size_t trace_tail = 400;
 };
 
-/// A decision point as recorded for the exhaustive search.
+/// A decision point as recorded for the exhaustive search: a scheduling decision (chosen is a
+/// thread), or in the weak-memory mode a read decision (read_options > 0, chosen is
+/// kReadChoice | the number of newer stores the load skipped; decision.runnable is empty).
 struct DecisionRecord {
   Decision decision;
-  std::uint32_t chosen = kNoThread;
+  std::uint32_t chosen       = kNoThread;
+  std::uint32_t read_options = 0;
+
+  [[nodiscard]] bool is_read() const { return read_options > 0; }
 };
 
 struct RunResult {
   Outcome outcome = Outcome::passed;
   std::string message;   // the failure ("" when passed)
   std::string strategy;  // Strategy::describe()
+  MemoryModel memory_model  = MemoryModel::sequential_consistency;
   std::uint64_t steps       = 0;
+  std::uint64_t stale_reads = 0;  // loads that read an older store (weak-memory mode)
   std::uint32_t num_threads = 0;
   std::uint32_t preemptions = 0;
   std::vector<Event> events;

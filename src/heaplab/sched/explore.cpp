@@ -54,7 +54,10 @@ std::string format_schedule(std::vector<std::uint32_t> const& schedule) {
   for (std::size_t i = 0; i < schedule.size();) {
     std::size_t j = i;
     while (j < schedule.size() && schedule[j] == schedule[i]) ++j;
-    out += (out.empty() ? "" : ",") + std::to_string(schedule[i]) + "*" + std::to_string(j - i);
+    std::string const item = (schedule[i] & kReadChoice) != 0
+                                 ? "r" + std::to_string(schedule[i] & ~kReadChoice)
+                                 : std::to_string(schedule[i]);
+    out += (out.empty() ? "" : ",") + item + "*" + std::to_string(j - i);
     i = j;
   }
   return out;
@@ -69,16 +72,19 @@ std::vector<std::uint32_t> parse_schedule(std::string const& text) {
     std::size_t const star  = item.find('*');
     try {
       if (star == std::string::npos) throw std::invalid_argument("no '*'");
-      std::size_t used           = 0;
-      unsigned long const thread = std::stoul(item.substr(0, star), &used);
-      if (used != star) throw std::invalid_argument("thread");
+      bool const read              = !item.empty() && item[0] == 'r';
+      std::string const value_text = item.substr(read ? 1 : 0, star - (read ? 1 : 0));
+      std::size_t used             = 0;
+      unsigned long const value    = std::stoul(value_text, &used);
+      if (used != value_text.size() || value >= kReadChoice) throw std::invalid_argument("value");
       std::string const count_text = item.substr(star + 1);
       unsigned long const count    = std::stoul(count_text, &used);
       if (used != count_text.size() || count == 0) throw std::invalid_argument("count");
-      out.insert(out.end(), count, static_cast<std::uint32_t>(thread));
+      out.insert(out.end(), count, static_cast<std::uint32_t>(value) | (read ? kReadChoice : 0u));
     } catch (std::exception const&) {
-      throw std::invalid_argument("malformed schedule item '" + item +
-                                  "' (expected thread*count, e.g. 0*12,1*5)");
+      throw std::invalid_argument(
+          "malformed schedule item '" + item +
+          "' (expected thread*count or r<skipped stores>*count, e.g. 0*12,r1*1,1*5)");
     }
     pos = comma + 1;
   }
@@ -86,15 +92,22 @@ std::vector<std::uint32_t> parse_schedule(std::string const& text) {
 }
 
 std::string format_failure(RunResult const& r, std::uint64_t seed, StrategyKind kind) {
+  bool const weak = r.memory_model != MemoryModel::sequential_consistency;
+  std::string const model_option =
+      weak ? std::string(" --memory-model ") + to_string(r.memory_model) : std::string();
   std::string out = "heaplab explorer: FAILURE\n";
   out += "  strategy: " + r.strategy + "\n";
+  if (weak)
+    out += "  memory:   " + std::string(to_string(r.memory_model)) + " (" +
+           std::to_string(r.stale_reads) + " loads read an older store)\n";
   if (kind != StrategyKind::exhaustive)
     out += "  seed:     " + std::to_string(seed) + "  (replay: --strategy " + to_string(kind) +
-           " --seed " + std::to_string(seed) + ")\n";
+           " --seed " + std::to_string(seed) + model_option + ")\n";
   else {
     std::vector<std::uint32_t> schedule;
     for (auto const& d : r.decisions) schedule.push_back(d.chosen);
-    out += "  schedule: " + format_schedule(schedule) + "  (replay: --schedule <this>)\n";
+    out += "  schedule: " + format_schedule(schedule) + "  (replay: --schedule <this>" +
+           model_option + ")\n";
   }
   out += "  outcome:  " + std::string(to_string(r.outcome)) + " after " + std::to_string(r.steps) +
          " atomic operations, " + std::to_string(r.num_threads) + " threads, " +
@@ -141,16 +154,26 @@ ExploreReport explore_seeded(ProgramFactory const& factory, ExploreOptions const
   return report;
 }
 
-/// Depth-first search over decision points with a preemption bound. A frame per decision point
-/// of the current path: its runnable threads in the order tried (the non-preemptive default
-/// first) and the cost (preemptions) of the path before it.
+/// Depth-first search over decision points with a preemption bound (and, in the weak-memory
+/// mode, a bound on loads that read an older store). A frame per decision point of the current
+/// path: its choices in the order tried (the non-preemptive default, or the latest store,
+/// first) and the costs (preemptions, stale reads) of the path before it.
 ExploreReport explore_exhaustive(ProgramFactory const& factory, ExploreOptions const& options) {
   struct Frame {
     Decision decision;
+    std::uint32_t read_options = 0;    // > 0: a read decision
     std::vector<std::uint32_t> order;  // choices in the order they are tried
-    std::size_t next          = 0;     // index of the next untried choice
-    std::uint32_t chosen      = kNoThread;
-    std::uint32_t cost_before = 0;
+    std::size_t next           = 0;    // index of the next untried choice
+    std::uint32_t chosen       = kNoThread;
+    std::uint32_t cost_before  = 0;  // preemptions
+    std::uint32_t stale_before = 0;  // stale reads
+
+    [[nodiscard]] std::uint32_t cost_of(std::uint32_t c) const {
+      return read_options == 0 && decision.is_preemption(c) ? 1 : 0;
+    }
+    [[nodiscard]] std::uint32_t stale_of(std::uint32_t c) const {
+      return read_options > 0 && c != kReadChoice ? 1 : 0;
+    }
   };
   ExploreReport report;
   auto const start             = Clock::now();
@@ -167,6 +190,9 @@ ExploreReport explore_exhaustive(ProgramFactory const& factory, ExploreOptions c
     report.steps += result.steps;
     if (!result.passed()) {
       result.strategy = "exhaustive(preemption bound " + std::to_string(options.preemption_bound) +
+                        (options.run.memory_model == MemoryModel::sequential_consistency
+                             ? std::string()
+                             : ", stale-read bound " + std::to_string(options.stale_read_bound)) +
                         "), interleaving #" + std::to_string(report.runs);
       for (auto const& d : result.decisions) report.failing_schedule.push_back(d.chosen);
       report.failure_report = format_failure(result, 0, StrategyKind::exhaustive);
@@ -174,39 +200,52 @@ ExploreReport explore_exhaustive(ProgramFactory const& factory, ExploreOptions c
       break;
     }
     // Extend the path with this run's decisions beyond the prefix.
-    std::uint32_t cost =
-        stack.empty() ? 0
-                      : stack.back().cost_before +
-                            (stack.back().decision.is_preemption(stack.back().chosen) ? 1 : 0);
+    std::uint32_t cost  = 0;
+    std::uint32_t stale = 0;
+    if (!stack.empty()) {
+      Frame const& top = stack.back();
+      cost             = top.cost_before + top.cost_of(top.chosen);
+      stale            = top.stale_before + top.stale_of(top.chosen);
+    }
     if (result.decisions.size() < prefix.size())
       throw std::logic_error(
           "exhaustive search: a replayed run made fewer decisions than its prefix");
     for (std::size_t i = prefix.size(); i < result.decisions.size(); ++i) {
       DecisionRecord const& rec = result.decisions[i];
       Frame f;
-      f.decision    = rec.decision;
-      f.chosen      = rec.chosen;
-      f.cost_before = cost;
+      f.decision     = rec.decision;
+      f.read_options = rec.read_options;
+      f.chosen       = rec.chosen;
+      f.cost_before  = cost;
+      f.stale_before = stale;
       f.order.push_back(rec.chosen);
-      // Fairness (as in CHESS): a thread that just gave up an attempt (Backoff::retry) is not
-      // rescheduled while another thread can run; otherwise a retry loop would make the
-      // space of schedules infinite.
-      bool const others = rec.decision.runnable.size() > 1;
-      for (std::uint32_t t : rec.decision.runnable)
-        if (t != rec.chosen &&
-            !(others && rec.decision.current_yielded && t == rec.decision.current))
-          f.order.push_back(t);
+      if (rec.is_read()) {
+        // The other stores the load may read, newest first.
+        for (std::uint32_t k = 0; k < rec.read_options; ++k)
+          if ((kReadChoice | k) != rec.chosen) f.order.push_back(kReadChoice | k);
+      } else {
+        // Fairness (as in CHESS): a thread that just gave up an attempt (Backoff::retry) is
+        // not rescheduled while another thread can run; otherwise a retry loop would make the
+        // space of schedules infinite.
+        bool const others = rec.decision.runnable.size() > 1;
+        for (std::uint32_t t : rec.decision.runnable)
+          if (t != rec.chosen &&
+              !(others && rec.decision.current_yielded && t == rec.decision.current))
+            f.order.push_back(t);
+      }
       f.next = 1;
-      cost += rec.decision.is_preemption(rec.chosen) ? 1 : 0;
+      cost += f.cost_of(rec.chosen);
+      stale += f.stale_of(rec.chosen);
       stack.push_back(std::move(f));
     }
-    // Backtrack to the deepest frame with an untried choice within the bound.
+    // Backtrack to the deepest frame with an untried choice within the bounds.
     bool advanced = false;
     while (!stack.empty() && !advanced) {
       Frame& f = stack.back();
       while (f.next < f.order.size()) {
         std::uint32_t const c = f.order[f.next++];
-        if (f.cost_before + (f.decision.is_preemption(c) ? 1 : 0) <= options.preemption_bound) {
+        if (f.cost_before + f.cost_of(c) <= options.preemption_bound &&
+            f.stale_before + f.stale_of(c) <= options.stale_read_bound) {
           f.chosen = c;
           advanced = true;
           break;

@@ -10,7 +10,9 @@
 //                          change are free), by depth-first re-execution (CHESS-style). A thread
 //                          that just retried (Backoff::retry) is not rescheduled while another can
 //                          run (fairness; else retry loops make the space infinite). For tiny
-//                          programs; the program must be deterministic.
+//                          programs; the program must be deterministic. In the weak-memory
+//                          mode it also enumerates, at every load, which store it reads, with
+//                          at most stale_read_bound loads reading an older store per schedule.
 // A failure is reported with its seed and strategy; replay(...) with the same arguments
 // reproduces the identical trace. docs/explorer.md.
 #pragma once
@@ -42,6 +44,10 @@ struct ExploreOptions {
   std::uint32_t pct_depth        = 3;    // for strategy pct
   std::uint64_t pct_steps        = 150;  // PCT's step estimate k (heap runs take ~100-200 steps)
   std::uint32_t preemption_bound = 2;    // exhaustive
+  /// exhaustive, weak-memory mode (run.memory_model release_acquire): at most this many loads
+  /// of a schedule read an older store than the latest; every choice of which older store
+  /// (within the thread's view) is enumerated.
+  std::uint32_t stale_read_bound = 1;
   RunOptions run{};
 };
 
@@ -82,7 +88,8 @@ RunResult replay_schedule(ProgramFactory const& factory,
                           std::vector<std::uint32_t> const& schedule,
                           ExploreOptions const& options = {});
 
-/// "0*12,1*5,0*3": a schedule run-length encoded (thread*count, comma separated), and back.
+/// "0*12,1*5,0*3": a schedule run-length encoded (thread*count, comma separated), and back. In
+/// the weak-memory mode read choices appear as r<k>*count (k: newer stores the load skipped).
 /// parse_schedule throws std::invalid_argument for malformed text.
 [[nodiscard]] std::string format_schedule(std::vector<std::uint32_t> const& schedule);
 [[nodiscard]] std::vector<std::uint32_t> parse_schedule(std::string const& text);

@@ -20,6 +20,13 @@ std::uint64_t SplitMix64::below(std::uint64_t bound) {
   }
 }
 
+std::uint32_t random_read_choice(SplitMix64& rng, std::uint32_t options) {
+  if (options <= 1 || rng.below(2) == 0) return 0;
+  return 1 + static_cast<std::uint32_t>(rng.below(options - 1));
+}
+
+std::uint64_t read_choice_seed(std::uint64_t seed) { return seed ^ 0x7ead7ead7ead7eadull; }
+
 // ---------------------------------------------------------------- random
 
 std::string RandomStrategy::describe() const {
@@ -43,6 +50,7 @@ std::string PctStrategy::describe() const {
 }
 
 void PctStrategy::begin_run(std::uint32_t num_threads) {
+  read_rng_ = SplitMix64(read_choice_seed(seed_));
   SplitMix64 rng(seed_);
   // Initial priorities d .. d + n - 1 in random order (Fisher-Yates).
   priority_.resize(num_threads);
@@ -78,6 +86,19 @@ std::uint32_t PctStrategy::pick(Decision const& d) {
 
 std::string PrefixStrategy::describe() const {
   return "prefix(" + std::to_string(prefix_.size()) + " choices)";
+}
+
+std::uint32_t PrefixStrategy::pick_read(ReadDecision const& r) {
+  if (position_ >= prefix_.size()) {
+    ++position_;
+    return 0;
+  }
+  std::uint32_t const choice = prefix_[position_++];
+  if ((choice & kReadChoice) == 0 || (choice & ~kReadChoice) >= r.options)
+    throw std::logic_error(
+        "exhaustive search: replaying a prefix reached a load where the prefix has no valid read "
+        "choice; the program under test is not deterministic");
+  return choice & ~kReadChoice;
 }
 
 std::uint32_t PrefixStrategy::pick(Decision const& d) {

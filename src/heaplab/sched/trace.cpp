@@ -49,6 +49,9 @@ std::string TraceFormatter::line(Event const& e) {
   switch (e.op) {
     case core::AtomicOp::load:
       values = "= " + hex(e.new_value, e.width);
+      if (e.stale > 0)
+        values += "  (stale: " + std::to_string(e.stale) + " newer store" +
+                  (e.stale == 1 ? "" : "s") + ")";
       break;
     case core::AtomicOp::store:
     case core::AtomicOp::exchange:

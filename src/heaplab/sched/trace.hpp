@@ -25,6 +25,9 @@ struct Event {
   std::uint64_t operand   = 0;
   std::uint64_t old_value = 0;
   std::uint64_t new_value = 0;
+  /// Loads in the weak-memory mode: how many newer stores to the location the load skipped
+  /// (0: it read the latest value).
+  std::uint32_t stale = 0;
 
   [[nodiscard]] bool modifies() const { return old_value != new_value; }
 };
