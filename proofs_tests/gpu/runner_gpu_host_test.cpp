@@ -47,14 +47,44 @@ std::size_t universe_index(std::string const& name) {
 
 // ------------------------------------------------------------------------------------ universes
 
-TEST(GpuUniverses, ThereAreThreeWithTheDocumentedNames) {
+TEST(GpuUniverses, ThereAreSixWithTheDocumentedNames) {
   std::vector<std::string> names;
   for (auto const& u : gpu::universes()) names.push_back(u.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"wator", "sizes", "tree"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"wator", "sizes", "tree", "head8", "head16", "head32"}));
   for (auto const& u : gpu::universes()) {
     EXPECT_NO_THROW(u.config.validate()) << u.name;
     EXPECT_GT(u.gpu_block_bytes, 0u) << u.name;
-    EXPECT_EQ(u.gpu_types.rfind("Tracked(16, abstract)", 0), 0u) << u.gpu_types;
+    // The hidden tracked root comes first: Tracked (id, cookie: 16 B) or the layout universes'
+    // Root (a 1-, 2- or 4-byte head before the id and the cookie).
+    std::string const root = u.name == "head8"    ? "Root(17, abstract)"
+                             : u.name == "head16" ? "Root(18, abstract)"
+                             : u.name == "head32" ? "Root(20, abstract)"
+                                                  : "Tracked(16, abstract)";
+    EXPECT_EQ(u.gpu_types.rfind(root, 0), 0u) << u.gpu_types;
+  }
+}
+
+TEST(GpuUniverses, TheLayoutUniversesHaveTheDocumentedCapacitiesAndSlots) {
+  // Hand-computed from universes.cuh: GPU sizes A 27, B 55, C 64, D 44 for head8 (head16 +1,
+  // head32 +3 each); N_T = min(64, floor(64 * size(A) / size)).
+  struct Expected {
+    char const* name;
+    std::vector<std::uint32_t> caps;
+  };
+  for (auto const& e : {Expected{"head8", {64, 31, 27, 39}},
+                        Expected{"head16", {64, 32, 27, 39}},
+                        Expected{"head32", {64, 33, 28, 40}}}) {
+    core::HeapConfig const c = gpu::universe_config(e.name, 4, 1, 0);
+    std::vector<std::uint32_t> caps;
+    for (std::uint32_t t = 0; t < c.num_types(); ++t) caps.push_back(c.capacity(t));
+    EXPECT_EQ(caps, e.caps) << e.name;
+    EXPECT_EQ(c.pointer_slots(0).size(), 1u) << e.name;  // A: next
+    EXPECT_EQ(c.pointer_slots(1).size(), 4u) << e.name;  // B: A's next, then kids[3]
+    EXPECT_EQ(c.pointer_slots(2).size(), 5u) << e.name;  // C: B's 4, then back
+    EXPECT_EQ(c.pointer_slots(3).size(), 1u) << e.name;  // D: ref
+    EXPECT_TRUE(c.is_subtype(2, 0)) << e.name;           // C : B : A
+    EXPECT_FALSE(c.types[0].base.has_value()) << "A's base is the hidden root";
   }
 }
 
@@ -95,7 +125,7 @@ TEST(GpuUniverses, UnknownNamesAndBadParametersAreClearErrors) {
     FAIL() << "no error";
   } catch (core::precondition_error const& e) {
     EXPECT_NE(std::string(e.what()).find("unknown GPU type universe 'wa-tor'; universes: wator, "
-                                         "sizes, tree"),
+                                         "sizes, tree, head8, head16, head32"),
               std::string::npos)
         << e.what();
   }

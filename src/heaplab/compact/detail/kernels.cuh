@@ -71,8 +71,16 @@ template <class Types>
 __global__ void move_kernel(PassView<soa::HeapRef<Types>> v) {
   auto const& table         = soa::HeapRef<Types>::layout();
   std::uint64_t const total = std::uint64_t{v.sources} * kThreadsPerSource;
-  for (std::uint64_t i = global_thread_1d(); i < total; i += grid_stride_1d())
+  for (std::uint64_t i = global_thread_1d(); i < total; i += grid_stride_1d()) {
     move_object(v, table, i);
+#if defined(HEAPLAB_MUTANT_FUSED_FORWARDING_STORE)
+    // MUTANT fused_forwarding_store: the forwarding pointer is stored right after the object's
+    // own copy, in the move kernel, instead of in a kernel of its own (CompactGpu sec. 3.3
+    // footnote 6): it may overwrite bytes of other objects of the source block that other
+    // threads have not copied yet (docs/mutants.md).
+    place_forwarding_pointer(v, i);
+#endif
+  }
 }
 
 /// Alg. 2: a separate kernel (sec. 3.3 footnote 6).

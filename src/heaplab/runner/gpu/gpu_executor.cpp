@@ -37,13 +37,12 @@ std::uint64_t heap_bytes_estimate(Universe const& u, core::HeapConfig const& con
 namespace detail {
 
 std::vector<UniverseEntry> const& universe_entries() {
-  static std::vector<UniverseEntry> const entries = {
-      wator_universe(),
-      sizes_universe(),
-      tree_universe(),
-      head8_universe(),
-      head16_universe(),
-      head32_universe()};
+  static std::vector<UniverseEntry> const entries = {wator_universe(),
+                                                     sizes_universe(),
+                                                     tree_universe(),
+                                                     head8_universe(),
+                                                     head16_universe(),
+                                                     head32_universe()};
   return entries;
 }
 
