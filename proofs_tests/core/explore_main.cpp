@@ -30,9 +30,10 @@ int main(int argc, char** argv) {
   app.add_option(
          "--workload",
          workload,
-         "heap (random allocate/free/hand-over workloads on a tiny heap), bitmap (tokens on a "
+         "heap (random allocate/free/hand-over workloads on a tiny heap), heap_k (the same with "
+         "k-slot requests of 1..8 objects), bitmap (tokens on a "
          "multi-level bitmap) or turnover (one fixed block-turnover workload, for exhaustive)")
-      ->check(CLI::IsMember({"heap", "bitmap", "turnover"}));
+      ->check(CLI::IsMember({"heap", "heap_k", "bitmap", "turnover"}));
   app.add_option("--strategy",
                  strategy,
                  "mixed (even seeds random, odd seeds PCT), random, pct or exhaustive")

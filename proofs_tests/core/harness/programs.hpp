@@ -15,15 +15,18 @@
 
 namespace heaplab::harness {
 
-/// heap: random_heap_workload(seed); bitmap: random_bitmap_workload(seed); turnover: the one
-/// fixed turnover_workload() (for the exhaustive search).
-enum class WorkloadKind : std::uint8_t { heap, bitmap, turnover };
+/// heap: random_heap_workload(seed); heap_k: the same with k-slot requests of 1..8 objects
+/// (k_slot_limits()); bitmap: random_bitmap_workload(seed); turnover: the one fixed
+/// turnover_workload() (for the exhaustive search).
+enum class WorkloadKind : std::uint8_t { heap, heap_k, bitmap, turnover };
 
 inline WorkloadKind workload_kind_from_string(std::string const& s) {
   if (s == "heap") return WorkloadKind::heap;
+  if (s == "heap_k") return WorkloadKind::heap_k;
   if (s == "bitmap") return WorkloadKind::bitmap;
   if (s == "turnover") return WorkloadKind::turnover;
-  throw std::invalid_argument("unknown workload '" + s + "' (expected heap, bitmap or turnover)");
+  throw std::invalid_argument("unknown workload '" + s +
+                              "' (expected heap, heap_k, bitmap or turnover)");
 }
 
 /// Each run draws its workload from its own seed, unless `fixed_workload_seed` pins one workload
@@ -35,6 +38,8 @@ inline sched::ProgramFactory workload_factory(
     switch (kind) {
       case WorkloadKind::heap:
         return make_heap_program(random_heap_workload(ws));
+      case WorkloadKind::heap_k:
+        return make_heap_program(random_heap_workload(ws, k_slot_limits()));
       case WorkloadKind::bitmap:
         return make_bitmap_program(random_bitmap_workload(ws));
       case WorkloadKind::turnover:
@@ -49,6 +54,8 @@ inline std::string describe_workload(WorkloadKind kind, std::uint64_t workload_s
   std::ostringstream os;
   if (kind == WorkloadKind::heap)
     os << random_heap_workload(workload_seed);
+  else if (kind == WorkloadKind::heap_k)
+    os << random_heap_workload(workload_seed, k_slot_limits());
   else if (kind == WorkloadKind::bitmap)
     os << random_bitmap_workload(workload_seed);
   else
