@@ -127,6 +127,50 @@ TEST(PassBound, CheckPassBound) {
   EXPECT_EQ(vs[0].invariant, "defrag-pass-bound");
 }
 
+TEST(PassBound, TheSourceCapOfTheRecomputeVariantsRaisesTheBound) {
+  // One definition (core::worst_case_passes_with_cap); check::worst_case_passes is its uncapped
+  // case. Recompute-Shared, n = 1: 2048 sources per pass (CompactGpu sec. 3.8).
+  std::uint32_t const cap = core::sources_per_pass(core::RewriteVariant::recompute_shared, 1);
+  ASSERT_EQ(cap, 2048u);
+  for (std::uint32_t d : {0u, 1u, 100u, 4097u, 6144u, 6145u, 100000u})
+    EXPECT_EQ(check::worst_case_passes(d, 1, 0), core::worst_case_passes_with_cap(d, 1, 0));
+  // Up to d = 6144 the cap never binds in the worst case; from 6145 on it costs a pass:
+  // 6145 -> 4097 -> 2049 -> ... (14) instead of 6145 -> 3073 -> ... (13).
+  EXPECT_EQ(core::worst_case_passes_with_cap(6144, 1, 0, cap), 13u);
+  EXPECT_EQ(core::worst_case_passes_with_cap(6145, 1, 0), 13u);
+  EXPECT_EQ(core::worst_case_passes_with_cap(6145, 1, 0, cap), 14u);
+  // check_pass_bound takes the cap: 14 passes are legal only with it.
+  EXPECT_FALSE(check::check_pass_bound(14, 6145, 1, 0).empty());
+  EXPECT_TRUE(check::check_pass_bound(14, 6145, 1, 0, cap).empty());
+  auto const vs = check::check_pass_bound(15, 6145, 1, 0, cap);
+  ASSERT_EQ(vs.size(), 1u);
+  EXPECT_EQ(vs[0].invariant, "defrag-pass-bound");
+  EXPECT_NE(vs[0].message.find("2048 sources per pass"), std::string::npos) << vs[0].message;
+}
+
+TEST(DefragObligations, OneCallChecksPostConditionsWithTheOverrideRuleAndTheCappedBound) {
+  auto const s = valid_snapshot(false);  // config n = 1
+  check::DefragCall call;
+  call.type = kFish;
+  call.n    = 1;
+  EXPECT_TRUE(check::check_defrag_obligations(s, call).empty());
+  // n = 3 (an override): candidates by fill are Fish 0 (3/64) and 2 (40/64 <= 3/4): 2 <= 3.
+  call.n = 3;
+  EXPECT_EQ(check::count_candidates(s, kFish, 3), 2u);
+  EXPECT_TRUE(check::check_defrag_obligations(s, call).empty())
+      << "defrag[T] follows the config's n: post-fill is not checked with another n";
+  // The same with n = 1 but k1 = 0 and a too low limit: n = 1 allows one (max(k1, n) = 1).
+  call.n = 1;
+  EXPECT_EQ(check::count_candidates(s, kFish, 1), 1u);
+  // Pass bound with the cap.
+  call.candidates_before = 6145;
+  call.passes            = 14;
+  EXPECT_EQ(names_of(check::check_defrag_obligations(s, call)),
+            (std::set<std::string>{"defrag-pass-bound"}));
+  call.source_cap = 2048;
+  EXPECT_TRUE(check::check_defrag_obligations(s, call).empty());
+}
+
 // The recurrence claims to be the exact worst case. Check it against an exhaustive adversary
 // that, in each pass, removes the B sources plus any number e of extra candidates (targets that
 // lose candidacy: at most n per source, and at most all remaining), maximising the pass count.

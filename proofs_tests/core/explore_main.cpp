@@ -32,11 +32,11 @@ int main(int argc, char** argv) {
   app.add_option(
          "--workload",
          workload,
-         "heap (random allocate/free/hand-over workloads on a tiny heap), bitmap (tokens on a "
-         "multi-level bitmap), turnover (one fixed block-turnover workload, for exhaustive) or "
-         "heap-weak (heap with the object words checked for stale reads; weak-memory mode by "
-         "default)")
-      ->check(CLI::IsMember({"heap", "bitmap", "turnover", "heap-weak"}));
+         "heap (random allocate/free/hand-over workloads on a tiny heap), heap_k (the same with "
+         "k-slot requests of 1..8 objects), bitmap (tokens on a multi-level bitmap), turnover "
+         "(one fixed block-turnover workload, for exhaustive) or heap-weak (heap with the object "
+         "words checked for stale reads; weak-memory mode by default)")
+      ->check(CLI::IsMember({"heap", "heap_k", "bitmap", "turnover", "heap-weak"}));
   app.add_option("--memory-model",
                  memory_model,
                  "sequential_consistency (sc: every load reads the latest store; the default "

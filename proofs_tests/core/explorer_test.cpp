@@ -108,12 +108,16 @@ TEST(Explorer, TwoThreadsTwoOperationsOnOneBlockExhaustively) {
 
 TEST(Explorer, DefaultBudgetFindsNothingInTheRealProtocol) {
   sched::ExploreOptions const defaults;
-  for (auto kind : {harness::WorkloadKind::heap, harness::WorkloadKind::bitmap}) {
+  for (auto kind : {harness::WorkloadKind::heap,
+                    harness::WorkloadKind::heap_k,
+                    harness::WorkloadKind::bitmap}) {
     auto const report = sched::explore(harness::workload_factory(kind), defaults);
     EXPECT_FALSE(report.failure.has_value()) << report.failure_report;
     EXPECT_EQ(report.runs, defaults.max_runs);
     std::printf("%s workloads: %llu runs, %llu atomic operations, %.2f s, no failure\n",
-                kind == harness::WorkloadKind::heap ? "heap" : "bitmap",
+                kind == harness::WorkloadKind::heap     ? "heap"
+                : kind == harness::WorkloadKind::heap_k ? "heap_k (k-slot)"
+                                                        : "bitmap",
                 static_cast<unsigned long long>(report.runs),
                 static_cast<unsigned long long>(report.steps),
                 report.seconds);

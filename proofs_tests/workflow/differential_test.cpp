@@ -8,6 +8,8 @@
 #include <string>
 
 #include "fake_executors.hpp"
+#include "heaplab/check/defrag_obligations.hpp"
+#include "heaplab/core/defrag_limits.hpp"
 #include "heaplab/model/interpreter.hpp"
 #include "heaplab/runner/model_runner.hpp"
 #include "heaplab/runner/registry.hpp"
@@ -207,8 +209,9 @@ TEST(DifferentialRunner, RunningOutOfMemoryWhileBlocksAreFreeIsADivergence) {
   auto const outcome = r.run(s);
   ASSERT_TRUE(outcome.failure.has_value());
   EXPECT_EQ(outcome.failure->kind, FailureKind::divergence);
-  EXPECT_EQ(outcome.failure->check, "out-of-memory-refinement");
-  EXPECT_NE(outcome.failure->message.find("1 allocations failed (first: object 10)"),
+  EXPECT_EQ(outcome.failure->check, "oom-justified");
+  EXPECT_NE(outcome.failure->message.find(
+                "1 allocation of Node returned null although 3 blocks were free before and after"),
             std::string::npos)
       << outcome.failure->message;
   // With the rule off, the same run passes: the model accepts any subset of placements.
@@ -216,6 +219,95 @@ TEST(DifferentialRunner, RunningOutOfMemoryWhileBlocksAreFreeIsADivergence) {
   off.check_out_of_memory = false;
   runner::DifferentialRunner lenient(std::make_unique<SpuriousOutOfMemoryExecutor>(), off);
   EXPECT_TRUE(lenient.run(s).ok());
+}
+
+// Regression (issue 15 item 7): the differential runner checked the pass count against the
+// uncapped bound, so a Recompute-Shared defragmentation (CompactGpu sec. 3.8: 2048 sources per
+// pass for n = 1) that the model predicts exactly was reported as a `defrag-pass-bound` failure.
+// 4098 blocks each holding 1 of 4 objects are 4098 candidates; with k1 = 2049 the uncapped worst
+// case is one pass (4098 -> 2049), but the cap leaves 2050 after the first pass, so the model
+// runs two. (With k1 = 0 the same happens from d = 6145 on, as a bound: 14 capped passes against
+// 13; this cheaper heap makes the model actually exceed the uncapped bound.)
+TEST(DifferentialRunner, TheRecomputeSharedCapRaisesThePassBound) {
+  schedule::Schedule s;
+  s.config.types.push_back({"Small", 8, std::nullopt, false, {}});
+  s.config.types.push_back({"Big", 128, std::nullopt, false, {}});  // capacity 64 * 8 / 128 = 4
+  s.config.num_blocks    = 4100;
+  s.config.defrag_factor = 1;
+  s.config.k1            = 0;
+  std::uint32_t const d  = 4098;
+  ASSERT_EQ(s.config.capacity(1), 4u);
+  schedule::FreeWave halve;  // every second live Big object in id order: 4 -> 2 -> 1 per block
+  halve.select.type    = 1;
+  halve.select.pattern = schedule::SelectPattern::every_kth;
+  halve.select.k       = 2;
+  halve.select.offset  = 0;
+  schedule::Defrag shared;
+  shared.type    = 1;
+  shared.k1      = 2049;
+  shared.variant = schedule::DefragVariant::recompute_shared;
+  s.steps        = {alloc(4 * d, std::nullopt, 1), halve, halve, shared};
+
+  std::uint32_t const cap = core::sources_per_pass(core::RewriteVariant::recompute_shared, 1);
+  ASSERT_EQ(cap, 2048u);
+  EXPECT_EQ(core::worst_case_passes_with_cap(d, 1, 2049), 1u);
+  EXPECT_EQ(core::worst_case_passes_with_cap(d, 1, 2049, cap), 2u);
+  // What the old differential runner checked: two passes against the uncapped bound.
+  EXPECT_FALSE(check::check_pass_bound(2, d, 1, 2049).empty());
+  EXPECT_TRUE(check::check_pass_bound(2, d, 1, 2049, cap).empty());
+
+  std::vector<runner::StepReport> reports;
+  runner::DifferentialRunner r(
+      std::make_unique<runner::ModelExecutor>(runner::PlacementPolicy::lowest, 1));
+  auto const outcome = r.run(s, [&](runner::StepReport const& x) { reports.push_back(x); });
+  ASSERT_TRUE(outcome.ok()) << runner::format_failure(*outcome.failure);
+  ASSERT_EQ(reports.size(), 4u);
+  EXPECT_EQ(reports[2].live_objects, d);
+  EXPECT_EQ(reports[3].defrag_passes, 2u) << "the heap must make the model exceed 1 pass";
+  // The model runner (the interpreter) agrees: the same single implementation.
+  EXPECT_TRUE(runner::ModelRunner{}.run(s).ok());
+}
+
+// oom-justified, slot rule (issue 15 item 2): an allocator that never reuses blocks that were
+// active before the wave runs out of memory once the free blocks are gone, although an old
+// block of the type still has room. No block is free after the wave (the old block-only rule
+// passed it), the placements are legal and the catalog holds: only oom-justified sees it.
+TEST(DifferentialRunner, ANullWhileAnOldActiveBlockHasRoomIsCaughtBySlotRule) {
+  schedule::Schedule s = tiny_schedule(2);
+  s.steps              = {alloc(10), alloc(70)};
+  // Honest: 64 + 6 fit in block 0 and 1, nothing fails.
+  EXPECT_TRUE(runner::DifferentialRunner(std::make_unique<HonestExecutor>(3)).run(s).ok());
+  runner::DifferentialRunner r(std::make_unique<FreshBlocksOnlyExecutor>());
+  std::vector<runner::StepReport> reports;
+  auto const outcome = r.run(s, [&](runner::StepReport const& x) { reports.push_back(x); });
+  ASSERT_TRUE(outcome.failure.has_value());
+  EXPECT_EQ(outcome.failure->step, 1u);
+  EXPECT_EQ(outcome.failure->kind, FailureKind::divergence);
+  EXPECT_EQ(outcome.failure->check, "oom-justified");
+  EXPECT_NE(outcome.failure->message.find("6 allocations of Node returned null although 54 slots "
+                                          "of blocks of Node stayed free through the wave "
+                                          "(first: block 0 slot 10)"),
+            std::string::npos)
+      << outcome.failure->message;
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[1].out_of_memory, 6u);
+}
+
+// The differential runner applies the rule to parallel_do allocate_child too (it only allocates).
+TEST(DifferentialRunner, ParallelDoAllocateChildIsAnAllocationOnlyWave) {
+  schedule::Schedule s = tiny_schedule(2);
+  schedule::ParallelDo p;
+  p.type        = 0;
+  p.action      = schedule::Action::allocate_child;
+  p.child_type  = 0;
+  p.parent_slot = 0;
+  s.steps       = {alloc(10), p};  // 10 parents, 10 children: fit in block 0 (honest)
+  EXPECT_TRUE(runner::DifferentialRunner(std::make_unique<HonestExecutor>(3)).run(s).ok());
+  runner::DifferentialRunner r(std::make_unique<FreshBlocksOnlyExecutor>(/*drop_children=*/true));
+  auto const outcome = r.run(s);
+  ASSERT_TRUE(outcome.failure.has_value());
+  EXPECT_EQ(outcome.failure->step, 1u);
+  EXPECT_EQ(outcome.failure->check, "oom-justified");
 }
 
 TEST(DifferentialRunner, AStaleDefragBitIsAnInvariantViolationWithTheDiff) {

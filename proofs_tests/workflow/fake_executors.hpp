@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "heaplab/check/snapshot_utils.hpp"
+#include "heaplab/core/bitops.hpp"
+#include "heaplab/model/interpreter.hpp"
 #include "heaplab/runner/differential.hpp"
 #include "heaplab/runner/model_executor.hpp"
 #include "heaplab/schedule/schedule.hpp"
@@ -165,6 +167,77 @@ class SpuriousOutOfMemoryExecutor final : public TamperingExecutor {
  private:
   void tamper(schedule::Step const&, schedule::StepPlan const&, ExecutedStep&) override {}
   std::uint64_t dropped_ = 0;
+};
+
+/// An allocator that only ever allocates in blocks it claimed during the current wave: its
+/// active-block lookup never finds a block that was active before the wave, so once the free
+/// blocks are gone it returns null although an older block of the type has room (the kind of bug
+/// a lookup that gives up too early makes). Its placements are legal, its heap is consistent;
+/// only oom-justified (check/oom_obligations.hpp) can tell. With drop_children, every
+/// parallel_do child allocation returns null (while blocks are free).
+class FreshBlocksOnlyExecutor final : public runner::StepExecutor {
+ public:
+  explicit FreshBlocksOnlyExecutor(bool drop_children = false) : drop_children_(drop_children) {}
+  [[nodiscard]] std::string name() const override { return "fake-fresh-blocks-only"; }
+  [[nodiscard]] runner::Support supports(core::HeapConfig const& c) const override {
+    return ModelExecutor().supports(c);
+  }
+  [[nodiscard]] bool deterministic() const override { return true; }
+  void reset(core::HeapConfig const& config) override { model_.emplace(config); }
+  ExecutedStep execute(schedule::Step const& step, schedule::StepPlan const& plan) override {
+    model::HeapModel& m = *model_;
+    ExecutedStep out;
+    if (auto const* d = std::get_if<schedule::Defrag>(&step)) {
+      out.defrag_passes = static_cast<std::uint32_t>(
+          m.defrag(d->type, model::defrag_options(*d, m.config())).passes.size());
+    } else if (!std::holds_alternative<schedule::Check>(step)) {
+      model::apply_nulling(m, plan);
+      model::apply_deletes(m, plan);
+      bool const children = std::holds_alternative<schedule::ParallelDo>(step);
+      if (!(children && drop_children_)) out.placements = place(m, plan);
+      if (auto error = model::apply_placements(m, plan, out.placements))
+        throw std::logic_error("fake-fresh-blocks-only made an illegal placement: " +
+                               error->to_string());
+    }
+    out.snapshot = m.snapshot();
+    out.roots    = m.root_locations();
+    return out;
+  }
+
+ private:
+  static std::vector<model::ObservedAllocation> place(model::HeapModel const& m,
+                                                      schedule::StepPlan const& plan) {
+    auto const& config    = m.config();
+    std::uint32_t const M = config.num_blocks;
+    std::vector<std::optional<model::TypeId>> type(M);
+    std::vector<std::uint64_t> used(M, 0);
+    for (std::uint32_t b = 0; b < M; ++b) {
+      type[b] = m.block(b).type;
+      for (std::uint32_t s = 0; s < core::kMaxCapacity; ++s)
+        if (m.block(b).slots[s]) used[b] |= std::uint64_t{1} << s;
+    }
+    std::vector<bool> fresh(M, false);
+    std::vector<model::ObservedAllocation> out;
+    for (auto const& a : plan.allocations) {
+      std::uint32_t const cap = config.capacity(a.type);
+      std::optional<std::uint32_t> where;
+      for (std::uint32_t b = 0; b < M && !where; ++b)  // PLANTED: only this wave's blocks
+        if (fresh[b] && type[b] == a.type && used[b] != core::low_bits(cap)) where = b;
+      for (std::uint32_t b = 0; b < M && !where; ++b)
+        if (!type[b]) {
+          where    = b;
+          fresh[b] = true;
+          type[b]  = a.type;
+        }
+      if (!where) continue;  // "out of memory"
+      auto const slot = static_cast<std::uint32_t>(core::find_first_set(~used[*where]));
+      used[*where] |= std::uint64_t{1} << slot;
+      out.push_back({a.id, a.type, *where, slot, {}});
+    }
+    return out;
+  }
+  bool drop_children_;
+  std::optional<model::HeapModel> model_;
 };
 
 /// After every step that deletes objects, leaves defrag[T] set for the first allocated block of

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "heaplab/check/defrag_obligations.hpp"
+#include "heaplab/check/oom_obligations.hpp"
 #include "heaplab/check/snapshot_utils.hpp"
 
 namespace heaplab::model {
@@ -219,6 +220,8 @@ void ModelInterpreter::execute(schedule::Step const& step, StepOutcome& out) {
         ++out.created;
       } else {
         ++out.failed;
+        out.failed_by_type.resize(config.num_types(), 0);
+        ++out.failed_by_type.at(obj.type);
       }
       if (obj.root) model_.add_root(placed ? std::optional<ObjectId>(obj.id) : std::nullopt);
     }
@@ -247,6 +250,8 @@ void ModelInterpreter::execute(schedule::Step const& step, StepOutcome& out) {
           ++out.created;
         } else {
           ++out.failed;
+          out.failed_by_type.resize(config.num_types(), 0);
+          ++out.failed_by_type.at(child.type);
         }
         ctx.set_ref(plan.parent_slot, placed ? std::optional<ObjectId>(child.id) : std::nullopt);
       }
@@ -268,39 +273,25 @@ void ModelInterpreter::execute(schedule::Step const& step, StepOutcome& out) {
   }
 }
 
+check::DefragCall defrag_call(std::uint32_t type,
+                              DefragResult const& r,
+                              std::optional<std::uint32_t> passes) {
+  check::DefragCall call;
+  call.type              = type;
+  call.n                 = r.n;
+  call.k1                = r.k1;
+  call.source_cap        = r.source_cap;
+  call.candidates_before = r.candidates_before;
+  call.passes            = passes.value_or(static_cast<std::uint32_t>(r.passes.size()));
+  return call;
+}
+
 void ModelInterpreter::check_defrag(schedule::Defrag const& d,
                                     DefragResult const& r,
                                     check::HeapSnapshot const& after,
                                     StepOutcome& out) const {
-  auto const& config = schedule_.config;
-  if (r.n == config.defrag_factor) {
-    for (auto& v : check::check_defrag_postconditions(after, d.type, r.n, r.k1))
-      out.violations.push_back(std::move(v));
-  } else {
-    // n-override: defrag[T] follows the config's n, so only the candidate count of this call's
-    // n can be checked (docs/model.md).
-    std::uint32_t const left  = static_cast<std::uint32_t>(model_.candidates(d.type, r.n).size());
-    std::uint32_t const bound = std::max(r.k1, r.n);
-    if (left > bound)
-      out.violations.push_back(
-          violation("defrag-post-candidates",
-                    std::to_string(left) + " candidates for n=" + std::to_string(r.n) +
-                        " remain, more than max(k1, n) = " + std::to_string(bound)));
-  }
-  auto const passes = static_cast<std::uint32_t>(r.passes.size());
-  if (r.source_cap == core::kUnlimitedSources) {
-    for (auto& v : check::check_pass_bound(passes, r.candidates_before, r.n, r.k1))
-      out.violations.push_back(std::move(v));
-  } else if (std::uint32_t const bound =
-                 core::worst_case_passes_with_cap(r.candidates_before, r.n, r.k1, r.source_cap);
-             passes > bound) {
-    out.violations.push_back(violation(
-        "defrag-pass-bound",
-        std::to_string(passes) + " passes, but from d=" + std::to_string(r.candidates_before) +
-            " candidates with n=" + std::to_string(r.n) + ", k1=" + std::to_string(r.k1) +
-            " and at most " + std::to_string(r.source_cap) + " sources per pass at most " +
-            std::to_string(bound) + " can run (core::worst_case_passes_with_cap)"));
-  }
+  for (auto& v : check::check_defrag_obligations(after, defrag_call(d.type, r)))
+    out.violations.push_back(std::move(v));
 }
 
 StepOutcome ModelInterpreter::step() {
@@ -311,19 +302,29 @@ StepOutcome ModelInterpreter::step() {
   schedule::Step const& step = schedule_.steps[next_step_++];
   out.op                     = schedule::step_name(step);
   out.description            = schedule::describe(schedule_.config, step);
+  if (!last_snapshot_) last_snapshot_ = model_.snapshot();
   try {
     execute(step, out);
   } catch (std::exception const& e) {
     out.error = e.what();
   }
-  check::HeapSnapshot const snap = model_.snapshot();
-  out.live_objects               = model_.num_live();
-  out.blocks_in_use              = model_.blocks_in_use();
-  out.fragmentation              = model_.fragmentation();
-  out.violations                 = check::check_all(snap);
+  check::HeapSnapshot snap = model_.snapshot();
+  out.live_objects         = model_.num_live();
+  out.blocks_in_use        = model_.blocks_in_use();
+  out.fragmentation        = model_.fragmentation();
+  out.violations           = check::check_all(snap);
   if (out.error.empty()) {
     if (auto const* d = std::get_if<schedule::Defrag>(&step))
       check_defrag(*d, *out.defrag, snap, out);
+    // oom-justified (check/oom_obligations.hpp) after an allocation-only wave: the model's own
+    // policy (lowest active block, else lowest free block) never fails while either exists, so
+    // this documents and enforces the rule rather than expecting to find anything.
+    auto const* pdo            = std::get_if<schedule::ParallelDo>(&step);
+    bool const allocation_only = std::holds_alternative<schedule::AllocWave>(step) ||
+                                 (pdo && pdo->action == schedule::Action::allocate_child);
+    if (allocation_only && out.failed > 0)
+      for (auto& v : check::check_oom_justified(*last_snapshot_, snap, out.failed_by_type))
+        out.violations.push_back(std::move(v));
     if (auto const* c = std::get_if<schedule::Check>(&step)) {
       if (c->graph_digest) {
         std::uint64_t const actual = schedule::graph_digest(id_graph(model_));
@@ -343,6 +344,7 @@ StepOutcome ModelInterpreter::step() {
       }
     }
   }
+  last_snapshot_ = std::move(snap);
   return out;
 }
 

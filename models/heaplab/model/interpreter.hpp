@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "heaplab/check/defrag_obligations.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/model/heap_model.hpp"
 #include "heaplab/schedule/plan.hpp"
@@ -58,13 +59,22 @@ std::optional<PlacementError> apply_placements(HeapModel& model,
 /// Recompute-Shared, 12288 for Recompute-Global).
 DefragOptions defrag_options(schedule::Defrag const& step, core::HeapConfig const& config);
 
+/// The call a defragmentation result describes, for check::check_defrag_obligations (the one
+/// implementation of CompactGpu's obligations: the interpreter, the differential runner and the
+/// GPU compaction tests all use it). `passes`: the passes an implementation reports (default:
+/// the model's own count). The source cap is the result's, i.e. the variant's.
+check::DefragCall defrag_call(std::uint32_t type,
+                              DefragResult const& r,
+                              std::optional<std::uint32_t> passes = std::nullopt);
+
 /// What one step did and what the checks found.
 struct StepOutcome {
   std::size_t index = 0;
-  std::string op;            // "alloc", "free", ...
-  std::string description;   // schedule::describe
-  std::size_t created  = 0;  // objects allocated
-  std::size_t failed   = 0;  // allocations that found no memory (the ids stay unused)
+  std::string op;           // "alloc", "free", ...
+  std::string description;  // schedule::describe
+  std::size_t created = 0;  // objects allocated
+  std::size_t failed  = 0;  // allocations that found no memory (the ids stay unused)
+  std::vector<std::uint64_t> failed_by_type;  // failed, per type id (empty when none failed)
   std::size_t deleted  = 0;
   std::size_t relinked = 0;
   std::optional<DefragResult> defrag;
@@ -103,6 +113,8 @@ class ModelInterpreter {
 
   schedule::Schedule schedule_;
   HeapModel model_;
+  /// The snapshot after the previous step (the heap before the next one), kept for oom-justified.
+  std::optional<check::HeapSnapshot> last_snapshot_;
   std::size_t next_step_      = 0;
   schedule::ObjectId next_id_ = schedule::kFirstObjectId;
 };

@@ -19,7 +19,15 @@
 //     check::from_core(heap), and the allocated slots are exactly the owned slots;
 //   - after the run (all objects freed): the catalog holds, every block is free (no capacity
 //     lost), nobody owns anything, and (under the scheduler) the state bitmaps' operation
-//     multisets satisfy Lemma 5 (lemma5.hpp).
+//     multisets satisfy Lemma 5 (lemma5.hpp);
+//   - oom-justified (docs/explorer.md "Out-of-memory legitimacy"): an allocation that returned
+//     null is recorded, never silently skipped; after the run, a null is a failure if some block
+//     never held an object during the whole run (it was free throughout, so every allocation
+//     attempt's level-0 scan of the free bitmap had to see it).
+// An allocation op may ask for k objects at once (k-slot workloads, heap_k): it runs the GPU
+// warp leader's rounds (core::HeapRef::reserve_slots with k = the objects still missing) until
+// all k are served or the heap is out of memory, so multi-slot reservation bookkeeping is
+// explored on the CPU too.
 //
 // The harness is header-only on purpose: it contains the protocol code, and mutant test targets
 // compile it with their HEAPLAB_MUTANT_* definition.
@@ -53,13 +61,14 @@ namespace heaplab::harness {
 
 struct ThreadOp {
   enum class Kind : std::uint8_t {
-    allocate,       // arg: type id
+    allocate,       // arg: type id; k objects (k > 1: coalesced, reserve_slots rounds)
     free_own,       // arg: k frees my (k mod count)-th newest live object (0: the newest)
     give,           // arg: mailbox cell; hands my oldest live object over (nothing if none)
     take_and_free,  // arg: mailbox cell; frees the object found there (nothing if empty)
   };
   Kind kind         = Kind::allocate;
   std::uint32_t arg = 0;
+  std::uint32_t k   = 1;  // allocate: objects requested together (1..64)
 };
 
 struct HeapWorkload {
@@ -90,6 +99,7 @@ inline std::ostream& operator<<(std::ostream& os, HeapWorkload const& w) {
       switch (op.kind) {
         case ThreadOp::Kind::allocate:
           os << " alloc(" << w.config.types.at(op.arg).name << ")";
+          if (op.k > 1) os << "x" << op.k;
           break;
         case ThreadOp::Kind::free_own:
           os << " free(#" << op.arg << ")";
@@ -136,8 +146,10 @@ class HeapRun {
         ref_(heap_.template ref<A>()),
         mailbox_(w_.mailbox_cells, 0),
         owner_(std::size_t{w_.config.num_blocks} * 64),
-        payload_(std::size_t{w_.config.num_blocks} * 64, 0) {
+        payload_(std::size_t{w_.config.num_blocks} * 64, 0),
+        hosted_(w_.config.num_blocks) {
     for (auto& o : owner_) o.store(kNoOwner, std::memory_order_relaxed);
+    for (auto& h : hosted_) h.store(0, std::memory_order_relaxed);
     initial_ = state_bitmaps_now();
   }
 
@@ -158,13 +170,37 @@ class HeapRun {
         case ThreadOp::Kind::allocate: {
           std::uint64_t const seed =
               core::detail::mix_seed(w_.seed_salt, (std::uint64_t{i} << 32) | k);
-          core::SlotRef const r = ref_.allocate(op.arg, seed);
-          if (r.is_null()) {
-            ++oom_;
+          if (op.k <= 1) {
+            core::SlotRef const r = ref_.allocate(op.arg, seed);
+            if (r.is_null()) {
+              note_null(i, k, op.arg, 1);
+              break;
+            }
+            ++allocations_;
+            mine.push_back(acquire_new(i, k, op.arg, r, 0));
             break;
           }
-          ++allocations_;
-          mine.push_back(acquire_new(i, k, op.arg, r));
+          // The GPU leader's loop (soa/heap_ref.cuh allocate_raw / reserve_for_group, without
+          // the warp): rounds of reserve_slots for the objects still missing.
+          std::uint32_t served = 0;
+          std::uint64_t round  = 0;
+          while (served < op.k) {
+            core::SlotsRef const r = ref_.reserve_slots(op.arg, op.k - served, seed, round);
+            if (r.is_null()) {
+              note_null(i, k, op.arg, op.k - served);
+              break;
+            }
+            std::uint64_t const got = r.slots;
+            if (core::popcount(got) > static_cast<int>(op.k - served))
+              throw HarnessFailure("reserve_slots(T" + std::to_string(op.arg) +
+                                   ", k=" + std::to_string(op.k - served) + ") returned " +
+                                   std::to_string(core::popcount(got)) + " slots " + hex(got));
+            for (std::uint64_t rest = got; rest != 0; rest &= rest - 1) {
+              auto const slot = static_cast<std::uint32_t>(core::find_first_set(rest));
+              ++allocations_;
+              mine.push_back(acquire_new(i, k, op.arg, core::SlotRef{r.block, slot}, ++served));
+            }
+          }
           break;
         }
         case ThreadOp::Kind::free_own: {
@@ -219,6 +255,25 @@ class HeapRun {
       for (std::size_t s = 0; s < owner_.size(); ++s)
         if (owner_[s].load() != kNoOwner)
           out.push_back("ownership log: slot " + slot_name(s) + " is still owned after the drain");
+    }
+    if (oom_.load() > 0) {
+      // oom-justified. Sound under every interleaving: a block leaves the free set only when an
+      // allocation claims it (clear_any), and the claimer's reservation, or another one of the
+      // same type, is the block's first reservation after the claim and commits (nothing else
+      // can select the block before it is initialized for that type; A.3 rollbacks need an
+      // earlier reservation of another type). So a block that never held a logged object was
+      // free throughout the run, its free bit set at level 0, and claim_free_block's level-0
+      // scan (hierarchical_bitmap.hpp clear_any) must have seen it in every null's attempt.
+      std::lock_guard<std::mutex> lock(failures_mutex_);
+      for (std::uint32_t b = 0; b < w_.config.num_blocks; ++b)
+        if (hosted_[b].load() == 0) {
+          out.push_back("oom-justified: " + std::to_string(oom_.load()) +
+                        " allocation(s) returned null (first: " + first_null_ +
+                        ") although block " + std::to_string(b) +
+                        " never held an object during the run, so it was free throughout "
+                        "(DynaSOAr Alg. 1: an allocation fails only when no block is free)");
+          break;
+        }
     }
     if (events != nullptr) {
       auto const lemma = check_lemma5(*events, bitmaps_under_check());
@@ -293,7 +348,19 @@ class HeapRun {
                            who(expected) + " (a slot handed to two owners)");
   }
 
-  Owned acquire_new(std::uint32_t i, std::uint32_t k, std::uint32_t t, core::SlotRef r) {
+  /// Records a null allocation result: `count` objects of type t that op k of thread i did not
+  /// get (checked by oom-justified in final_check).
+  void note_null(std::uint32_t i, std::uint32_t k, std::uint32_t t, std::uint32_t count) {
+    if (oom_.fetch_add(count) == 0) {
+      std::lock_guard<std::mutex> lock(failures_mutex_);
+      first_null_ = "T" + std::to_string(i) + " op " + std::to_string(k) + ": alloc(T" +
+                    std::to_string(t) + ")";
+    }
+  }
+
+  /// `j`: the object's index within its op (0 for single allocations), for a distinct payload.
+  Owned acquire_new(
+      std::uint32_t i, std::uint32_t k, std::uint32_t t, core::SlotRef r, std::uint32_t j) {
     if (r.block >= w_.config.num_blocks || r.slot >= w_.config.capacity(t))
       throw HarnessFailure("allocate(T" + std::to_string(t) + ") returned block " +
                            std::to_string(r.block) + " slot " + std::to_string(r.slot) +
@@ -312,7 +379,8 @@ class HeapRun {
                            " but its allocation bit is clear (" + hex(alloc) + ")");
     transfer(r, kNoOwner, i, "allocation");
     if (w_.observed_objects) (void)read_as_new_owner(r, "allocation");
-    Owned o{r, t, core::cookie_of((std::uint64_t{i} << 32) | k)};
+    hosted_[r.block].store(1, std::memory_order_relaxed);
+    Owned o{r, t, core::cookie_of((std::uint64_t{i} << 32) | (std::uint64_t{j} << 16) | k)};
     write_payload(r, o.payload);
     return o;
   }
@@ -444,6 +512,8 @@ class HeapRun {
   std::vector<std::uint64_t> mailbox_;
   std::vector<std::atomic<std::uint32_t>> owner_;
   std::vector<std::uint64_t> payload_;
+  std::vector<std::atomic<std::uint8_t>> hosted_;  // block b ever held a logged object
+  std::string first_null_;                         // under failures_mutex_
   std::uint32_t barrier_arrivals_ = 0;
   std::uint32_t barrier_open_     = 0;
   std::vector<BitmapUnderCheck> initial_;

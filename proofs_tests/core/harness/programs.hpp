@@ -15,19 +15,21 @@
 
 namespace heaplab::harness {
 
-/// heap: random_heap_workload(seed); bitmap: random_bitmap_workload(seed); turnover: the one
-/// fixed turnover_workload() (for the exhaustive search); heap-weak: random_heap_workload(seed)
-/// with observed object words (HeapWorkload::observed_objects), the workload of the weak-memory
-/// mode (sched::MemoryModel::release_acquire; docs/explorer.md "Weak memory").
-enum class WorkloadKind : std::uint8_t { heap, bitmap, turnover, heap_weak };
+/// heap: random_heap_workload(seed); heap_k: the same with k-slot requests of 1..8 objects
+/// (k_slot_limits()); bitmap: random_bitmap_workload(seed); turnover: the one fixed
+/// turnover_workload() (for the exhaustive search); heap-weak: random_heap_workload(seed) with
+/// observed object words (HeapWorkload::observed_objects), the workload of the weak-memory mode
+/// (sched::MemoryModel::release_acquire; docs/explorer.md "Weak memory").
+enum class WorkloadKind : std::uint8_t { heap, heap_k, bitmap, turnover, heap_weak };
 
 inline WorkloadKind workload_kind_from_string(std::string const& s) {
   if (s == "heap") return WorkloadKind::heap;
+  if (s == "heap_k") return WorkloadKind::heap_k;
   if (s == "bitmap") return WorkloadKind::bitmap;
   if (s == "turnover") return WorkloadKind::turnover;
   if (s == "heap-weak") return WorkloadKind::heap_weak;
   throw std::invalid_argument("unknown workload '" + s +
-                              "' (expected heap, bitmap, turnover or heap-weak)");
+                              "' (expected heap, heap_k, bitmap, turnover or heap-weak)");
 }
 
 /// The heap-weak workload of a seed.
@@ -46,6 +48,8 @@ inline sched::ProgramFactory workload_factory(
     switch (kind) {
       case WorkloadKind::heap:
         return make_heap_program(random_heap_workload(ws));
+      case WorkloadKind::heap_k:
+        return make_heap_program(random_heap_workload(ws, k_slot_limits()));
       case WorkloadKind::bitmap:
         return make_bitmap_program(random_bitmap_workload(ws));
       case WorkloadKind::heap_weak:
@@ -62,6 +66,8 @@ inline std::string describe_workload(WorkloadKind kind, std::uint64_t workload_s
   std::ostringstream os;
   if (kind == WorkloadKind::heap)
     os << random_heap_workload(workload_seed);
+  else if (kind == WorkloadKind::heap_k)
+    os << random_heap_workload(workload_seed, k_slot_limits());
   else if (kind == WorkloadKind::bitmap)
     os << random_bitmap_workload(workload_seed);
   else if (kind == WorkloadKind::heap_weak)

@@ -38,7 +38,17 @@ struct WorkloadLimits {
   std::uint32_t min_threads = 2;
   std::uint32_t max_threads = 6;
   std::uint32_t max_ops     = 8;  // per thread, 1..max_ops
+  /// Objects per allocation op, 1..max_k (k > 1: a coalesced k-slot request, reserve_slots).
+  /// Drawn from a second generator, so max_k = 1 gives exactly the workloads of before.
+  std::uint32_t max_k = 1;
 };
+
+/// The limits of the heap_k workloads: k-slot requests of 1..8 objects (issue 15 item 5).
+inline WorkloadLimits k_slot_limits() {
+  WorkloadLimits lim;
+  lim.max_k = 8;
+  return lim;
+}
 
 /// A workload drawn from `seed` alone, biased towards the contention patterns of DynaSOAr
 /// App. A (few threads and blocks, objects freed right after allocation so that blocks empty,
@@ -83,6 +93,13 @@ inline HeapWorkload random_heap_workload(std::uint64_t seed, WorkloadLimits cons
             ThreadOp{ThreadOp::Kind::take_and_free, static_cast<std::uint32_t>(rng.below(64))});
       }
     }
+  }
+  if (lim.max_k > 1) {
+    sched::SplitMix64 krng(seed ^ 0x6b5107a11c0c0a1eull);
+    for (auto& ops : w.threads)
+      for (auto& op : ops)
+        if (op.kind == ThreadOp::Kind::allocate)
+          op.k = 1 + static_cast<std::uint32_t>(krng.below(lim.max_k));
   }
   assign_mailbox_cells(w);
   return w;

@@ -94,11 +94,7 @@ std::vector<Violation> check_defrag_postconditions(HeapSnapshot const& after,
 
 std::uint32_t worst_case_passes(std::uint32_t d, std::uint32_t n, std::uint32_t k1) {
   HEAPLAB_EXPECTS(n >= 1, "the defragmentation factor n must be at least 1");
-  std::uint32_t passes = 0;
-  for (std::uint64_t r = d; r > k1 && r / (n + std::uint64_t{1}) >= 1;
-       r -= r / (n + std::uint64_t{1}))
-    ++passes;
-  return passes;
+  return core::worst_case_passes_with_cap(d, n, k1, core::kUnlimitedSources);
 }
 
 double paper_pass_bound(std::uint32_t d, std::uint32_t n, std::uint32_t k1) {
@@ -111,18 +107,58 @@ double paper_pass_bound(std::uint32_t d, std::uint32_t n, std::uint32_t k1) {
 std::vector<Violation> check_pass_bound(std::uint32_t passes,
                                         std::uint32_t d,
                                         std::uint32_t n,
-                                        std::uint32_t k1) {
+                                        std::uint32_t k1,
+                                        std::uint32_t source_cap) {
+  HEAPLAB_EXPECTS(n >= 1, "the defragmentation factor n must be at least 1");
+  HEAPLAB_EXPECTS(source_cap >= 1, "the source cap must be at least 1");
   std::vector<Violation> out;
-  std::uint32_t const bound = worst_case_passes(d, n, k1);
+  std::uint32_t const bound = core::worst_case_passes_with_cap(d, n, k1, source_cap);
   if (passes > bound) {
+    bool const capped = source_cap != core::kUnlimitedSources;
     Violation v;
     v.invariant = "defrag-pass-bound";
     v.message   = std::to_string(passes) + " passes, but from d=" + std::to_string(d) +
                 " candidates with n=" + std::to_string(n) + ", k1=" + std::to_string(k1) +
-                " at most " + std::to_string(bound) +
-                " can run (r <- r - floor(r/(n+1)) while r > k1 and r > n; CompactGpu sec. 3.6)";
+                (capped ? " and at most " + std::to_string(source_cap) + " sources per pass"
+                        : std::string()) +
+                " at most " + std::to_string(bound) + " can run (r <- r - " +
+                (capped ? "min(floor(r/(n+1)), cap)" : "floor(r/(n+1))") +
+                " while r > k1 and r > n; CompactGpu sec. 3.6, 3.8)";
     out.push_back(std::move(v));
   }
+  return out;
+}
+
+std::uint32_t count_candidates(HeapSnapshot const& snapshot, std::uint32_t type, std::uint32_t n) {
+  std::uint32_t count = 0;
+  for_each_allocated_of(snapshot, type, [&](std::uint32_t b, std::uint32_t t) {
+    std::uint32_t const cap = snapshot.config.capacity(t);
+    if (core::is_defrag_fill(used_slots(snapshot.blocks[b].alloc_bitmap, cap), cap, n)) ++count;
+  });
+  return count;
+}
+
+std::vector<Violation> check_defrag_obligations(HeapSnapshot const& after, DefragCall const& call) {
+  HEAPLAB_EXPECTS(call.n >= 1, "the defragmentation factor n must be at least 1");
+  std::vector<Violation> out;
+  std::uint32_t const left = count_candidates(after, call.type, call.n);
+  if (call.n == after.config.defrag_factor) {
+    out = check_defrag_postconditions(after, call.type, call.n, call.k1);
+  } else if (std::uint32_t const allowed = std::max(call.k1, call.n); left > allowed) {
+    // n-override (docs/model.md): defrag[T] follows the config's n, so only the candidate count
+    // of this call's n can be checked.
+    Violation v;
+    v.invariant = "defrag-post-candidates";
+    v.message   = std::to_string(left) + " blocks of " + type_name(after.config, call.type) +
+                " have fill <= n/(n+1) (n=" + std::to_string(call.n) +
+                ") after defragmentation; at most max(k1, n) = " + std::to_string(allowed) +
+                " may remain";
+    v.type = call.type;
+    out.push_back(std::move(v));
+  }
+  for (auto& v :
+       check_pass_bound(call.passes, call.candidates_before, call.n, call.k1, call.source_cap))
+    out.push_back(std::move(v));
   return out;
 }
 

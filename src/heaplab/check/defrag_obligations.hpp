@@ -8,6 +8,7 @@
 
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/check/snapshot.hpp"
+#include "heaplab/core/defrag_limits.hpp"
 
 namespace heaplab::check {
 
@@ -42,10 +43,12 @@ std::vector<Violation> check_defrag_postconditions(HeapSnapshot const& after,
                                                    std::uint32_t k1);
 
 /// The exact worst-case number of passes of the CompactGpu sec. 3.6 loop that starts with d
-/// candidates: a pass runs while r > k1 and B = floor(r/(n+1)) >= 1; it removes its B sources
-/// (targets may lose candidacy too, and no block becomes a candidate during defragmentation, so
-/// at least B candidates go). The worst case removes exactly B, so the count is the number of
-/// steps of r <- r - floor(r/(n+1)) from r = d until r <= k1 or r <= n.
+/// candidates, without a source cap (the forwarding variant): core::worst_case_passes_with_cap
+/// with cap = kUnlimitedSources, the one definition (core/defrag_limits.hpp); this wrapper only
+/// adds the precondition check. A pass runs while r > k1 and B = floor(r/(n+1)) >= 1; it removes
+/// its B sources (targets may lose candidacy too, and no block becomes a candidate during
+/// defragmentation, so at least B candidates go). The worst case removes exactly B, so the count
+/// is the number of steps of r <- r - floor(r/(n+1)) from r = d until r <= k1 or r <= n.
 ///
 /// Why this and not the paper's log_{(n+1)/n}(d/k1): the paper assumes every pass keeps at most
 /// n/(n+1) of the candidates, but B is floored, so for small r a pass may remove a much smaller
@@ -62,10 +65,43 @@ std::uint32_t worst_case_passes(std::uint32_t d, std::uint32_t n, std::uint32_t 
 double paper_pass_bound(std::uint32_t d, std::uint32_t n, std::uint32_t k1);
 
 /// defrag-pass-bound: one violation if a defragmentation that started with d candidates ran more
-/// than worst_case_passes(d, n, k1) passes; empty otherwise.
+/// than core::worst_case_passes_with_cap(d, n, k1, source_cap) passes; empty otherwise. Pass the
+/// variant's cap (core::sources_per_pass, or the DefragResult's source_cap): a capped pass
+/// removes fewer candidates, so the uncapped bound is too small for the recompute variants
+/// (n = 1, Recompute-Shared: d = 6145 takes 14 passes in the worst case, the uncapped bound is
+/// 13). Preconditions: n >= 1, source_cap >= 1.
 std::vector<Violation> check_pass_bound(std::uint32_t passes,
                                         std::uint32_t d,
                                         std::uint32_t n,
-                                        std::uint32_t k1);
+                                        std::uint32_t k1,
+                                        std::uint32_t source_cap = core::kUnlimitedSources);
+
+/// Allocated blocks of exactly `type` whose fill is <= n/(n+1) (core::is_defrag_fill), counted
+/// from the allocation bitmaps: the candidates of a defragmentation with factor n (CompactGpu
+/// sec. 3.2), whatever defrag[type] says.
+std::uint32_t count_candidates(HeapSnapshot const& snapshot, std::uint32_t type, std::uint32_t n);
+
+/// One complete defragmentation call of one type, as every implementation reports it.
+struct DefragCall {
+  std::uint32_t type              = 0;
+  std::uint32_t n                 = 1;  // the factor this call used (may differ from config's)
+  std::uint32_t k1                = 0;
+  std::uint32_t source_cap        = core::kUnlimitedSources;  // core::sources_per_pass
+  std::uint32_t candidates_before = 0;                        // d
+  std::uint32_t passes            = 0;                        // passes run
+};
+
+/// Every obligation of CompactGpu after a complete defragmentation call, on the snapshot after
+/// it. The one implementation used by the model interpreter, the differential runner (GPU runner
+/// and differential-model) and the GPU compaction tests (docs/invariants.md "Defragmentation
+/// obligations"):
+///   - call.n == config n: check_defrag_postconditions (defrag-post-fill, defrag-post-candidates);
+///     otherwise (the n-override rule, docs/model.md: defrag[T] follows the config's n) only
+///     defrag-post-candidates, counted with the call's n: at most max(k1, n) candidates remain;
+///   - defrag-pass-bound: check_pass_bound with the call's source cap.
+/// CompactGpu's F <= 1/(n+1) (sec. 3) is not a separate check: it follows from the candidate
+/// count by arithmetic (a non-candidate has free level < 1/(n+1); with c candidates left among
+/// B blocks, F <= (c + (B - c)/(n+1)) / B), so a separate check could never fail on its own.
+std::vector<Violation> check_defrag_obligations(HeapSnapshot const& after, DefragCall const& call);
 
 }  // namespace heaplab::check

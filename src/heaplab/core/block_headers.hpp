@@ -170,7 +170,13 @@ class BlockHeadersRef {
       std::uint64_t const before = Atomics::fetch_or(alloc_ + b, want, MemoryOrder::acquire);
 #endif
       std::uint64_t const got = want & ~before;
+#if defined(HEAPLAB_MUTANT_RESERVE_K_UPDATE_ONE_SLOT)
+      // MUTANT reserve_k_update_one_slot: a k-slot reservation reports its RMW as if it had set
+      // only its lowest slot, so fill crossings of the other k-1 slots are lost (docs/mutants.md).
+      if (got != 0) return ReserveResult{got, SlotUpdate{before, before | (got & (~got + 1u))}};
+#else
       if (got != 0) return ReserveResult{got, SlotUpdate{before, before | want}};
+#endif
       cur = before;  // lost every aimed-at slot; retry with the fresher value
     }
   }

@@ -79,17 +79,24 @@ HEAPLAB_HD_INLINE constexpr std::uint32_t capped_sources(std::uint32_t sources_a
   return sources_allowed < cap ? sources_allowed : cap;
 }
 
+/// THE pass bound of heaplab: the one definition that the model interpreter, the differential
+/// runner (GPU runner and differential-model) and the GPU compaction tests all check against,
+/// through check::check_pass_bound / check::check_defrag_obligations (issue 15 item 7: three
+/// copies had diverged, and the uncapped one reported false `defrag-pass-bound` failures for the
+/// recompute variants).
+///
 /// The exact worst-case number of passes from d candidates when every pass uses at most `cap`
-/// sources (check::worst_case_passes is the case cap = kUnlimitedSources): a pass runs while
-/// r > k1 and B = floor(r / (n + 1)) >= 1 and removes at least its B' = min(B, cap) sources (no
-/// block becomes a candidate during defragmentation), so the count is the number of steps of
-/// r <- r - min(floor(r / (n + 1)), cap) until r <= k1 or r <= n. The step function is
-/// nondecreasing in r, so removing more than B' never leads to more passes. Preconditions: n >= 1,
-/// cap >= 1.
-HEAPLAB_HD_INLINE constexpr std::uint32_t worst_case_passes_with_cap(std::uint32_t d,
-                                                                     std::uint32_t n,
-                                                                     std::uint32_t k1,
-                                                                     std::uint32_t cap) {
+/// sources (cap = kUnlimitedSources: the forwarding variant, CompactGpu sec. 3.3; otherwise the
+/// cap of a recompute variant, sec. 3.8, sources_per_pass above). A pass runs while r > k1 and
+/// B = floor(r / (n + 1)) >= 1 and removes at least its B' = min(B, cap) sources (no block
+/// becomes a candidate during defragmentation: targets only gain objects, sources become free),
+/// so the count is the number of steps of r <- r - min(floor(r / (n + 1)), cap) until r <= k1 or
+/// r <= n. The step function is nondecreasing in r, so removing more than B' never leads to
+/// more passes; removing exactly B' happens when no target leaves the candidates, so the bound
+/// is attained. It exceeds the paper's log_{(n+1)/n}(d/k1) (CompactGpu sec. 3.6) because B is
+/// floored and capped (docs/invariants.md "Pass bound"). Preconditions: n >= 1, cap >= 1.
+HEAPLAB_HD_INLINE constexpr std::uint32_t worst_case_passes_with_cap(
+    std::uint32_t d, std::uint32_t n, std::uint32_t k1, std::uint32_t cap = kUnlimitedSources) {
   std::uint32_t passes = 0;
   for (std::uint64_t r = d; r > k1 && r / (n + std::uint64_t{1}) >= 1; ++passes) {
     std::uint64_t const b = r / (n + std::uint64_t{1});

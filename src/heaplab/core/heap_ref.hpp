@@ -77,6 +77,14 @@ struct SlotRef {
   HEAPLAB_HD_INLINE constexpr bool is_null() const { return block == kNotFound; }
 };
 
+/// Slots reserved in one block by one coalescing round (HeapRef::reserve_slots): bit s of
+/// `slots` is slot s. block == kNotFound (slots 0) is the null result (out of memory).
+struct SlotsRef {
+  std::uint32_t block = kNotFound;
+  std::uint64_t slots = 0;
+  HEAPLAB_HD_INLINE constexpr bool is_null() const { return block == kNotFound; }
+};
+
 template <class Atomics>
 class HeapRef {
  public:
@@ -113,7 +121,8 @@ class HeapRef {
   //   bid = find_or_claim_block(T, seed)        kNotFound: out of memory
   //   r   = blocks().try_reserve(bid, k, seed)  up to k slots; r.ok() false: pick a block again
   //   if (commit_reservation(T, bid, r)) ...    false: the block had changed type; rolled back
-  // allocate() below is exactly this loop for one object.
+  // reserve_slots() below is this loop for up to k slots (the leader's round), allocate() its
+  // k = 1 case.
 
   /// Up to active_lookups searches of active[T] with fresh rotations (sec. 4.2, Alg. 1 line 2).
   /// The block may be full, invalid or of another type by the time the caller reserves in it
@@ -173,6 +182,34 @@ class HeapRef {
     return false;
   }
 
+  /// One coalescing round of Alg. 1 for up to k objects of concrete type t in one block (DynaSOAr
+  /// sec. 4.2 request coalescing; the GPU warp leader's reservation, soa/heap_ref.cuh
+  /// reserve_for_group, and the CPU explorer's k-slot workloads call it; allocate() is k = 1).
+  /// Rounds r = `round`, `round` + 1, ... (seed mix_seed(seed, r)) pick a block and reserve up to
+  /// k slots in it (try_reserve), until a reservation commits: returns the block and the 1..k
+  /// slots reserved (fewer than k when other threads took the rest); `round` is left at the
+  /// committing round. Returns the null SlotsRef, `round` at the round that found no block, when
+  /// find_or_claim_block finds none (out of memory). A round fails only because another thread
+  /// completed an operation (lock-free, as allocate()).
+  HEAPLAB_HD SlotsRef reserve_slots(std::uint32_t t,
+                                    std::uint32_t k,
+                                    std::uint64_t seed,
+                                    std::uint64_t& round) const {
+    for (;; ++round) {
+      std::uint64_t const s = detail::mix_seed(seed, round);
+      std::uint32_t const b = find_or_claim_block(t, s);
+      if (b == kNotFound) return SlotsRef{};
+      ReserveResult const r = blocks().try_reserve(b, k, s);
+      if (r.ok() && commit_reservation(t, b, r)) return SlotsRef{b, r.slots};
+#if defined(HEAPLAB_MUTANT_ALLOC_NULL_AFTER_LOST_ROUND)
+      // MUTANT alloc_null_after_lost_round: gives up when the selected block filled up, was
+      // deleted or changed type under it, instead of selecting another one (docs/mutants.md).
+      return SlotsRef{};
+#endif
+      Atomics::backoff(Backoff::retry);
+    }
+  }
+
   /// Alg. 1 with A.3's rollback and a clean out-of-memory result: one object of concrete type t.
   /// Returns the null SlotRef when find_or_claim_block finds no block. Lock-free: a round fails
   /// only because the selected block filled up, was deleted or changed type, i.e. another
@@ -183,21 +220,15 @@ class HeapRef {
     HEAPLAB_EXPECTS(t < s_.num_types && s_.capacities[t] >= 2,
                     "allocate: type id out of range or not a concrete type");
     for (std::uint64_t round = 0;; ++round) {
-      std::uint64_t const s = detail::mix_seed(seed, round);
-      std::uint32_t const b = find_or_claim_block(t, s);
-      if (b == kNotFound) {
+      SlotsRef const r = reserve_slots(t, 1, seed, round);
+      if (!r.is_null())
+        return SlotRef{r.block, static_cast<std::uint32_t>(find_first_set(r.slots))};
 #if defined(HEAPLAB_MUTANT_ALLOC_RETRY_FOREVER_ON_OOM)
-        // MUTANT alloc_retry_forever_on_oom: Alg. 1 as printed ("infinite loop if OOM").
-        Atomics::backoff(Backoff::retry);
-        continue;
-#else
-        return SlotRef{};
-#endif
-      }
-      ReserveResult const r = blocks().try_reserve(b, 1, s);
-      if (r.ok() && commit_reservation(t, b, r))
-        return SlotRef{b, static_cast<std::uint32_t>(find_first_set(r.slots))};
+      // MUTANT alloc_retry_forever_on_oom: Alg. 1 as printed ("infinite loop if OOM").
       Atomics::backoff(Backoff::retry);
+#else
+      return SlotRef{};
+#endif
     }
   }
 

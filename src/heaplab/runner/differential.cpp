@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "heaplab/check/defrag_obligations.hpp"
+#include "heaplab/check/oom_obligations.hpp"
 #include "heaplab/check/snapshot_utils.hpp"
 #include "heaplab/model/interpreter.hpp"
 #include "heaplab/runner/detail/reports.hpp"
@@ -24,41 +25,6 @@ check::Violation violation(std::string name, std::string message) {
 
 std::string ref_text(std::optional<check::ObjRef> const& r) {
   return r ? std::to_string(r->block) + ":" + std::to_string(r->slot) : "null";
-}
-
-/// Allocated blocks of exactly `type` whose fill is <= n/(n+1), counted from the snapshot's
-/// allocation bitmaps (the candidates of a defragmentation with factor n, CompactGpu sec. 3).
-std::uint32_t candidates_in(check::HeapSnapshot const& s, std::uint32_t type, std::uint32_t n) {
-  std::uint32_t const cap = s.config.capacity(type);
-  std::uint32_t count     = 0;
-  for (std::uint32_t b = 0; b < s.blocks.size(); ++b)
-    if (check::allocated_type(s, b) == type &&
-        core::is_defrag_fill(check::used_slots(s.blocks[b].alloc_bitmap, cap), cap, n))
-      ++count;
-  return count;
-}
-
-/// CompactGpu's obligations after a defrag step, on the implementation's snapshot; the same
-/// rules as the model interpreter (docs/model.md "The n-override rule").
-std::vector<check::Violation> defrag_obligations(core::HeapConfig const& config,
-                                                 schedule::Defrag const& d,
-                                                 model::DefragResult const& r,
-                                                 std::uint32_t passes,
-                                                 check::HeapSnapshot const& after) {
-  std::vector<check::Violation> out;
-  if (r.n == config.defrag_factor) {
-    out = check::check_defrag_postconditions(after, d.type, r.n, r.k1);
-  } else {
-    std::uint32_t const left  = candidates_in(after, d.type, r.n);
-    std::uint32_t const bound = std::max(r.k1, r.n);
-    if (left > bound)
-      out.push_back(violation("defrag-post-candidates",
-                              std::to_string(left) + " candidates for n=" + std::to_string(r.n) +
-                                  " remain, more than max(k1, n) = " + std::to_string(bound)));
-  }
-  for (auto& v : check::check_pass_bound(passes, r.candidates_before, r.n, r.k1))
-    out.push_back(std::move(v));
-  return out;
 }
 
 }  // namespace
@@ -174,28 +140,32 @@ RunOutcome DifferentialRunner::run(schedule::Schedule const& schedule,
         model::apply_deletes(mirror, plan);
       }
       if (allocates && refinement.empty()) {
+        // oom-justified (check/oom_obligations.hpp) needs the heap before the wave: the mirror,
+        // which equals the implementation's heap after the previous step (else that step failed).
+        // Only allocation-only waves: an alloc wave, or a parallel_do that deletes nothing (its
+        // action is allocate_child). With deletes in the wave a block may be emptied, invalidated
+        // and re-claimed during it, and no two snapshots can tell whether a slot stayed free.
+        bool const allocation_only =
+            std::holds_alternative<schedule::AllocWave>(step) || plan.deletes.empty();
+        std::size_t const failed = plan.allocations.size() >= got.placements.size()
+                                       ? plan.allocations.size() - got.placements.size()
+                                       : 0;
+        std::optional<check::HeapSnapshot> before;
+        if (allocation_only && failed > 0 && options_.check_out_of_memory)
+          before = mirror.snapshot();
         if (auto error = model::apply_placements(mirror, plan, got.placements)) {
           refinement.push_back(violation(checks::kPlacement, error->to_string()));
         } else {
           report.created       = got.placements.size();
-          report.out_of_memory = plan.allocations.size() - got.placements.size();
-          if (std::holds_alternative<schedule::AllocWave>(step) && report.out_of_memory > 0 &&
-              options_.check_out_of_memory && !mirror.free_blocks().empty()) {
+          report.out_of_memory = failed;
+          if (before) {
             std::set<schedule::ObjectId> placed;
             for (auto const& p : got.placements) placed.insert(p.id);
-            schedule::ObjectId first_missing = 0;
+            std::vector<std::uint64_t> nulls(config.num_types(), 0);
             for (auto const& a : plan.allocations)
-              if (!placed.count(a.id)) {
-                first_missing = a.id;
-                break;
-              }
-            refinement.push_back(violation(
-                checks::kOutOfMemory,
-                std::to_string(report.out_of_memory) + " allocations failed (first: object " +
-                    std::to_string(first_missing) + ") although " +
-                    std::to_string(mirror.free_blocks().size()) + " blocks are free after the " +
-                    "wave (lowest: block " + std::to_string(*mirror.free_blocks().begin()) +
-                    "); an allocation may fail only when no block is free (DynaSOAr Alg. 1)"));
+              if (!placed.count(a.id)) ++nulls.at(a.type);
+            for (auto& v : check::check_oom_justified(*before, got.snapshot, nulls))
+              refinement.push_back(std::move(v));
           }
         }
       }
@@ -224,7 +194,10 @@ RunOutcome DifferentialRunner::run(schedule::Schedule const& schedule,
     if (auto const* d = std::get_if<schedule::Defrag>(&step)) {
       std::uint32_t const passes =
           got.defrag_passes.value_or(static_cast<std::uint32_t>(defrag_result->passes.size()));
-      for (auto& v : defrag_obligations(config, *d, *defrag_result, passes, got.snapshot))
+      // The one implementation of CompactGpu's obligations, with the variant's source cap
+      // (model::defrag_call takes it from the mirror's result).
+      for (auto& v : check::check_defrag_obligations(
+               got.snapshot, model::defrag_call(d->type, *defrag_result, passes)))
         invariants.push_back(std::move(v));
     }
     check::SnapshotDiff diff = check::diff(expected, got.snapshot, options_.diff);

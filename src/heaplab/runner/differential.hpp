@@ -16,21 +16,25 @@
 //      - alloc: model::apply_placements(mirror, plan, placements): every placement must be one
 //        the allocator may make (refinement, docs/model.md); an illegal one is a divergence
 //        "placement-refinement". Allocations of the plan missing from `placements` ran out of
-//        memory; for an alloc wave that is legal only if no block is free after the step
-//        ("out-of-memory-refinement"; blocks only leave the free set during an alloc wave, and
-//        DynaSOAr Alg. 1 fails an allocation only when it finds no free block).
+//        memory, which must be justified ("oom-justified", check/oom_obligations.hpp): after the
+//        wave no block may be free that was free before it, and no block of the requested type
+//        may have a slot that was free before and after it (DynaSOAr Alg. 1 fails an
+//        allocation only when it finds no free block and no active block of its type).
 //      - free: model::apply_nulling, model::apply_deletes: predicted exactly.
-//      - parallel_do: nulling and deletes, then the children's placements as for alloc (no
-//        out-of-memory rule: concurrent deletes may free blocks after a failure).
+//      - parallel_do: nulling and deletes, then the children's placements as for alloc; the
+//        out-of-memory rule applies when the step deletes nothing (allocate_child), because
+//        with concurrent deletes a block may be emptied and re-claimed during the step.
 //      - defrag: mirror.defrag(type, n, k1): predicted exactly; if the executor reports its
 //        pass count, it must equal the model's ("defrag-passes").
 //      - check: nothing changes; the graph digest is compared on the mirror's id graph (equal to
 //        the implementation's once its placements are accepted). Snapshot digests are
 //        placement-dependent (docs/schedules.md "check") and are not compared here.
 //   4. Checks on the implementation's snapshot: the whole catalog (invariant_violation); after a
-//      defrag step CompactGpu's obligations and the pass bound; then check::diff(mirror snapshot,
-//      implementation snapshot) must be empty ("snapshot-diff": placements, bitmaps, state
-//      bitmaps, payloads, pointer targets); reported roots must equal mirror.root_locations().
+//      defrag step CompactGpu's obligations and the pass bound with the variant's source cap
+//      (check::check_defrag_obligations, the implementation the model interpreter uses); then
+//      check::diff(mirror snapshot, implementation snapshot) must be empty ("snapshot-diff":
+//      placements, bitmaps, state bitmaps, payloads, pointer targets); reported roots must equal
+//      mirror.root_locations().
 //   Priority when several fail: crash, hang, placement/out-of-memory/passes, catalog and
 //   obligations, snapshot diff, roots, digest. The failure keeps every violation, the diff and
 //   both snapshots.
@@ -85,7 +89,7 @@ class StepExecutor {
 };
 
 struct DifferentialOptions {
-  /// Check that an alloc wave ran out of memory only when no block was free (see above).
+  /// Check that allocation-only waves run out of memory only when justified (oom-justified).
   bool check_out_of_memory = true;
   /// Passed to check::diff.
   check::DiffOptions diff;

@@ -44,15 +44,15 @@ using schedule::FailureKind;
 /// check::catalog(); CompactGpu's obligations are "defrag-post-fill", "defrag-post-candidates",
 /// "defrag-pass-bound").
 namespace checks {
-inline constexpr char const* kSnapshotDiff   = "snapshot-diff";             // divergence
-inline constexpr char const* kPlacement      = "placement-refinement";      // divergence
-inline constexpr char const* kOutOfMemory    = "out-of-memory-refinement";  // divergence
-inline constexpr char const* kRoots          = "roots";                     // divergence
-inline constexpr char const* kDefragPasses   = "defrag-passes";             // divergence
-inline constexpr char const* kGraphDigest    = "graph-digest";              // digest_mismatch
-inline constexpr char const* kSnapshotDigest = "snapshot-digest";           // digest_mismatch
-inline constexpr char const* kWatchdog       = "watchdog";                  // hang
-inline constexpr char const* kException      = "exception";                 // crash
+inline constexpr char const* kSnapshotDiff = "snapshot-diff";         // divergence
+inline constexpr char const* kPlacement    = "placement-refinement";  // divergence
+inline constexpr char const* kOutOfMemory  = "oom-justified";  // divergence (check::kOomJustified)
+inline constexpr char const* kRoots        = "roots";          // divergence
+inline constexpr char const* kDefragPasses = "defrag-passes";  // divergence
+inline constexpr char const* kGraphDigest  = "graph-digest";   // digest_mismatch
+inline constexpr char const* kSnapshotDigest = "snapshot-digest";  // digest_mismatch
+inline constexpr char const* kWatchdog       = "watchdog";         // hang
+inline constexpr char const* kException      = "exception";        // crash
 }  // namespace checks
 
 /// What one step did, as the per-step callback sees it (stress progress, replay's step lines).

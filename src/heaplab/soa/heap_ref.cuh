@@ -384,12 +384,13 @@ class HeapRef {
   }
 
   /// The leader's part of one coalescing round: reserve up to `want` slots of `type` in one
-  /// block through the core's steps (find_or_claim_block, try_reserve with k = want,
-  /// commit_reservation). block = kNotFound after 1 + oom_retries_ consecutive "no block"
-  /// answers: near exhaustion a block that another thread is initializing (between its header
-  /// store and its active[T] set, core initialize_block) or deleting is briefly invisible, so a
-  /// single observation can be spurious; the retries (with a short sleep) make that unlikely
-  /// but cannot exclude it.
+  /// block through the core's k-slot reservation (core::HeapRef::reserve_slots, k = want: the
+  /// rounds of find_or_claim_block, try_reserve, commit_reservation, the same code the CPU
+  /// explorer runs). block = kNotFound after 1 + oom_retries_ consecutive "no block" answers:
+  /// near exhaustion a block that another thread is initializing (between its header store and
+  /// its active[T] set, core initialize_block) or deleting is briefly invisible, so a single
+  /// observation can be spurious; the retries (with a short sleep) make that unlikely but cannot
+  /// exclude it.
   __device__ void reserve_for_group(std::uint32_t type,
                                     unsigned want,
                                     std::uint64_t seed,
@@ -399,30 +400,25 @@ class HeapRef {
     std::uint32_t const k = want < 64u ? want : 64u;
     std::uint32_t misses  = 0;
     for (;; ++round) {
-      std::uint64_t const s = core::detail::mix_seed(seed, round);
-      std::uint32_t const b = core_.find_or_claim_block(type, s);
-      if (b == core::kNotFound) {
-#if defined(HEAPLAB_MUTANT_ALLOC_RETRY_FOREVER_ON_OOM)
-        // MUTANT alloc_retry_forever_on_oom (the GPU leader path too): never gives up, so a
-        // group that finds the heap full spins until the watchdog reports the hang.
-        bool const give_up = false;
-#else
-        bool const give_up = misses++ >= oom_retries_;
-#endif
-        if (give_up) {
-          block = core::kNotFound;
-          slots = 0;
-          return;
-        }
-        __nanosleep(256u << (misses < 4 ? misses : 4));
-        continue;
-      }
-      core::ReserveResult const r = core_.blocks().try_reserve(b, k, s);
-      if (r.ok() && core_.commit_reservation(type, b, r)) {
-        block = b;
+      core::SlotsRef const r = core_.reserve_slots(type, k, seed, round);
+      if (!r.is_null()) {
+        block = r.block;
         slots = r.slots;
         return;
       }
+#if defined(HEAPLAB_MUTANT_ALLOC_RETRY_FOREVER_ON_OOM)
+      // MUTANT alloc_retry_forever_on_oom (the GPU leader path too): never gives up, so a
+      // group that finds the heap full spins until the watchdog reports the hang.
+      bool const give_up = false;
+#else
+      bool const give_up = misses++ >= oom_retries_;
+#endif
+      if (give_up) {
+        block = core::kNotFound;
+        slots = 0;
+        return;
+      }
+      __nanosleep(256u << (misses < 4 ? misses : 4));
     }
   }
 
