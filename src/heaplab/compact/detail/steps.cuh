@@ -202,6 +202,17 @@ HEAPLAB_HD_INLINE void copy_object(Table const& table,
     soa::FieldLayout const& f = table.field(type, j);
     for (std::uint32_t e = 0; e < f.elements; ++e) {
       std::uint64_t const unit = std::uint64_t{f.offset} + std::uint64_t{e} * f.stride;
+#if defined(HEAPLAB_MUTANT_COPY_WIDENS_NARROW_FIELDS)
+      // MUTANT copy_widens_narrow_fields: every element is copied as 8 bytes (a width mix-up),
+      // so a field narrower than 8 bytes also overwrites the next slots' elements and, from the
+      // last slots of its array, the start of the next field's array (docs/mutants.md).
+      if (f.element_bytes < 8u) {
+        unsigned char* to         = to_block + unit + std::uint64_t{to_slot} * f.element_bytes;
+        unsigned char const* from = from_block + unit + std::uint64_t{from_slot} * f.element_bytes;
+        for (std::uint32_t k = 0; k < 8u; ++k) to[k] = from[k];
+        continue;
+      }
+#endif
       copy_element(to_block + unit + std::uint64_t{to_slot} * f.element_bytes,
                    from_block + unit + std::uint64_t{from_slot} * f.element_bytes,
                    f.element_bytes);
