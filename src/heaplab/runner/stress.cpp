@@ -220,16 +220,27 @@ rc::Gen<schedule::Schedule> mixed_schedule(std::uint32_t heap_mib,
       core::HeapConfig c = *configs;
       // The class is drawn at the nominal size (inRange scales with the size, and stress runs
       // small sizes first), so every depth is drawn at every size.
-      int const pick          = *rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, 10));
-      DepthClass const& d     = pick < 5   ? kDepthClasses[0]
-                                : pick < 8 ? kDepthClasses[1]
-                                           : kDepthClasses[2];
+      int const pick      = *rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, 10));
+      DepthClass const& d = pick < 5   ? kDepthClasses[0]
+                            : pick < 8 ? kDepthClasses[1]
+                                       : kDepthClasses[2];
+      if (pick < 5) {
+        // One-level heaps get the property tests' schedules (the small profile's, whose step
+        // mix keeps parallel_do and every divergence pattern frequent) with M up to 64.
+        c.num_blocks = std::min<std::uint32_t>(
+            *rc::gen::inRange<std::uint32_t>(d.lo, d.hi + 1),
+            std::max<std::uint32_t>(2, std::min(blocks_for_heap(c, heap_mib), max_blocks)));
+        return *schedule::gen::schedule_for(c);
+      }
       std::uint32_t const cap = std::max<std::uint32_t>(
           2, std::min({blocks_for_heap(c, heap_mib), max_blocks, schedule::kMaxBlocks}));
       std::uint32_t const hi = std::min(d.hi, cap);
       std::uint32_t const lo = std::min(d.lo, hi);
-      c.num_blocks =
-          *rc::gen::resize(rc::kNominalSize, rc::gen::inRange<std::uint32_t>(lo, hi + 1));
+      // Log-uniform in [lo, hi]: small 2-level heaps (65..512) are as likely as large ones, and
+      // cheaper for the model, which follows every step.
+      double const u = *rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, 1001)) / 1000.0;
+      c.num_blocks   = std::clamp<std::uint32_t>(
+          static_cast<std::uint32_t>(std::lround(lo * std::pow(double(hi) / lo, u))), lo, hi);
       auto const types = concrete(c);
       schedule::Schedule s;
       s.config     = c;
@@ -239,16 +250,19 @@ rc::Gen<schedule::Schedule> mixed_schedule(std::uint32_t heap_mib,
       std::uint32_t const episodes = 2 + static_cast<std::uint32_t>(size) / 12;
       for (std::uint32_t e = 0; e < episodes; ++e) {
         std::uint32_t const t = one_of(types);
-        switch (*rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, 8))) {
+        switch (*rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, 10))) {
           case 0:
           case 1:
-            s.steps.push_back(*schedule::gen::step(c));
-            break;
           case 2:
-          case 3:
-            s.steps.push_back(wave_of(t, heap_capacity(c, t) * *rc::gen::inRange(1, 5) / 16));
+          case 3:  // parallel_do actions, relinks, divergent waves, checks, ... (gen::step's
+                   // kinds scale with the size: drawn at the nominal size, all are frequent)
+            s.steps.push_back(*rc::gen::resize(rc::kNominalSize, schedule::gen::step(c)));
             break;
           case 4:
+          case 5:
+            s.steps.push_back(wave_of(t, heap_capacity(c, t) * *rc::gen::inRange(1, 5) / 16));
+            break;
+          case 6:
             s.steps.push_back(thinning(t));
             break;
           default:  // fill, thin, defragment

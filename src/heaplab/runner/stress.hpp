@@ -40,9 +40,11 @@ namespace heaplab::runner {
 /// near-oom: small heaps (M in [2, 48]) driven to and past exhaustion: waves asking for 90-130%
 ///        of the remaining capacity, child allocations, frees and defrags near full.
 /// mixed: the default of the GPU runner: 1-, 2- and 3-level bitmap hierarchies (M in [2, 64],
-///        [65, 4096], [4097, 8192], drawn 5:3:2, capped by --max-blocks and --heap-mib), random
-///        steps, waves of up to 1/4 of the heap (at most 6144 objects), thinning frees and
-///        fill-thin-defrag episodes; every case ends with a defragmentation.
+///        [65, 4096], [4097, 8192], drawn 5:3:2, log-uniform within a class, capped by
+///        --max-blocks and --heap-mib). One-level
+///        heaps get the small profile's schedules (gen::schedule_for); deeper ones random steps,
+///        waves of up to 1/4 of the heap (at most 6144 objects), thinning frees and
+///        fill-thin-defrag episodes, and end with a defragmentation.
 enum class Profile { small, large, near_oom, mixed };
 char const* to_string(Profile profile);
 std::optional<Profile> profile_from_string(std::string const& s);
