@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "heaplab/schedule/json.hpp"
+#include "heaplab/schedule/text.hpp"
 
 namespace heaplab::schedule {
 
@@ -49,22 +50,6 @@ std::string joined(std::vector<std::string> const& items) {
   return out;
 }
 
-/// Keys that differ by at most two edits are suggested ("did you mean").
-bool close(std::string const& a, std::string const& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0]           = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t const up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag   = up;
-    }
-  }
-  return row[b.size()] <= 2;
-}
-
 /// An object whose keys must all be in `allowed`.
 class Obj {
  public:
@@ -73,12 +58,9 @@ class Obj {
     if (!j.is_object()) fail(path_, "expected an object, got " + show(j));
     for (auto const& item : j.items()) {
       if (std::find(allowed.begin(), allowed.end(), item.key()) != allowed.end()) continue;
-      std::string reason = "unknown key '" + item.key() + "'";
-      for (auto const& a : allowed)
-        if (close(item.key(), a)) {
-          reason += " (did you mean '" + a + "'?)";
-          break;
-        }
+      std::string reason     = "unknown key '" + item.key() + "'";
+      std::string const best = closest(item.key(), allowed, 2);  // only close matches
+      if (!best.empty()) reason += " (did you mean '" + best + "'?)";
       fail(child(path_, item.key()), reason + "; allowed here: " + joined(allowed));
     }
   }

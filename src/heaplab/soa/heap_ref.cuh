@@ -173,7 +173,7 @@ class HeapRef {
     HEAPLAB_EXPECTS(is_tracked_type(core::pointer_type(p)),
                     "initialize_tracked: the object's type does not derive from Tracked");
 #endif
-    constexpr TrackedFields fields = tracked_fields_of<Types>();
+    constexpr TrackedFields fields                                = tracked_fields_of<Types>();
     *static_cast<std::uint64_t*>(field_address(p, fields.id))     = id;
     *static_cast<std::uint64_t*>(field_address(p, fields.cookie)) = core::cookie_of(id);
     for (std::uint32_t k = 0, n = num_pointer_slots(core::pointer_type(p)); k < n; ++k)
@@ -181,8 +181,7 @@ class HeapRef {
   }
   /// The id of a Tracked object (see initialize_tracked).
   __host__ __device__ std::uint64_t tracked_id(std::uint64_t p) const {
-    return *static_cast<std::uint64_t const*>(
-        field_address(p, tracked_fields_of<Types>().id));
+    return *static_cast<std::uint64_t const*>(field_address(p, tracked_fields_of<Types>().id));
   }
   /// Whether type t derives from the list's tracked root (Tracked or its own root, tracked.hpp;
   /// false if the list has none).

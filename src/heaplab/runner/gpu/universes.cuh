@@ -179,39 +179,36 @@ static_assert(Types::capacity<Inner> == 32 && Types::capacity<Leaf> == 64 &&
 // overwrites the heads of eight slots and, for higher slots, ids and cookies of other objects: a
 // mutant that stores it before every object of the block was copied (fused_forwarding_store)
 // corrupts objects here, while with Tracked first it only ever hits the object's own id.
-#define HEAPLAB_LAYOUT_UNIVERSE(NS, HEAD)                                                        \
-  namespace NS {                                                                                 \
-  class A;                                                                                       \
-  class C;                                                                                       \
-  class Root {                                                                                   \
-   public:                                                                                       \
-    HEAPLAB_SOA_ABSTRACT(Root);                                                                  \
-    HEAPLAB_SOA_FIELDS(Root, (HEAD, head_), (std::uint64_t, id_), (std::uint64_t, cookie_));     \
-    static constexpr soa::TrackedFields heaplab_tracked_fields{1, 2};                            \
-  };                                                                                             \
-  class A : public Root {                                                                        \
-   public:                                                                                       \
-    HEAPLAB_SOA_DERIVED_FIELDS(A, Root, (std::uint16_t, a_), (A*, next_));                       \
-    HEAPLAB_GPU_RUNNER_SCHEDULE_ACTION()                                                         \
-  };                                                                                             \
-  class B : public A {                                                                           \
-   public:                                                                                       \
-    HEAPLAB_SOA_DERIVED_FIELDS(B, A, (std::uint32_t, b_), (B* [3], kids_));                      \
-  };                                                                                             \
-  class C : public B {                                                                           \
-   public:                                                                                       \
-    HEAPLAB_SOA_DERIVED_FIELDS(C, B, (std::uint8_t, c_), (A*, back_));                           \
-  };                                                                                             \
-  class D : public Root {                                                                        \
-   public:                                                                                       \
-    HEAPLAB_SOA_DERIVED_FIELDS(D,                                                                \
-                               Root,                                                             \
-                               (std::uint8_t[3], bytes_),                                        \
-                               (C*, ref_),                                                       \
-                               (std::uint64_t[2], data_));                                       \
-    HEAPLAB_GPU_RUNNER_SCHEDULE_ACTION()                                                         \
-  };                                                                                             \
-  using Types = soa::HeapTypes<Root, A, B, C, D>;                                                \
+#define HEAPLAB_LAYOUT_UNIVERSE(NS, HEAD)                                                    \
+  namespace NS {                                                                             \
+  class A;                                                                                   \
+  class C;                                                                                   \
+  class Root {                                                                               \
+   public:                                                                                   \
+    HEAPLAB_SOA_ABSTRACT(Root);                                                              \
+    HEAPLAB_SOA_FIELDS(Root, (HEAD, head_), (std::uint64_t, id_), (std::uint64_t, cookie_)); \
+    static constexpr soa::TrackedFields heaplab_tracked_fields{1, 2};                        \
+  };                                                                                         \
+  class A : public Root {                                                                    \
+   public:                                                                                   \
+    HEAPLAB_SOA_DERIVED_FIELDS(A, Root, (std::uint16_t, a_), (A*, next_));                   \
+    HEAPLAB_GPU_RUNNER_SCHEDULE_ACTION()                                                     \
+  };                                                                                         \
+  class B : public A {                                                                       \
+   public:                                                                                   \
+    HEAPLAB_SOA_DERIVED_FIELDS(B, A, (std::uint32_t, b_), (B* [3], kids_));                  \
+  };                                                                                         \
+  class C : public B {                                                                       \
+   public:                                                                                   \
+    HEAPLAB_SOA_DERIVED_FIELDS(C, B, (std::uint8_t, c_), (A*, back_));                       \
+  };                                                                                         \
+  class D : public Root {                                                                    \
+   public:                                                                                   \
+    HEAPLAB_SOA_DERIVED_FIELDS(                                                              \
+        D, Root, (std::uint8_t[3], bytes_), (C*, ref_), (std::uint64_t[2], data_));          \
+    HEAPLAB_GPU_RUNNER_SCHEDULE_ACTION()                                                     \
+  };                                                                                         \
+  using Types = soa::HeapTypes<Root, A, B, C, D>;                                            \
   }
 
 HEAPLAB_LAYOUT_UNIVERSE(head8, std::uint8_t)

@@ -513,10 +513,10 @@ class UniverseBackend final : public Backend {
   // ========================= CompactGpu hook =========================
   // The one place a defrag step reaches the GPU: compact::defragment (src/heaplab/compact) on the
   // schedule's type (GPU id), with the step's n, k1 and variant, and the root array registered
-  // (pointee the tracked root: every root may point to any type). It runs on a thread of its own because
-  // it synchronizes once per pass; execute() waits for it with the watchdog. Without CompactGpu
-  // (HEAPLAB_HAVE_COMPACT_GPU unset) a defrag step fails as a crash of that step with the
-  // message below, and the GPU tests run schedules without defrag steps (docs/gpu-runner.md
+  // (pointee the tracked root: every root may point to any type). It runs on a thread of its own
+  // because it synchronizes once per pass; execute() waits for it with the watchdog. Without
+  // CompactGpu (HEAPLAB_HAVE_COMPACT_GPU unset) a defrag step fails as a crash of that step with
+  // the message below, and the GPU tests run schedules without defrag steps (docs/gpu-runner.md
   // "Defragmentation").
   std::future<std::uint32_t> start_defrag([[maybe_unused]] schedule::Defrag const& d) {
 #if defined(HEAPLAB_HAVE_COMPACT_GPU)
@@ -536,8 +536,7 @@ class UniverseBackend final : public Backend {
     }
     std::vector<compact::ExternalRoots> roots;
     if (num_roots_ != 0)
-      roots.push_back(
-          {roots_.get(), num_roots_, soa::tracked_root_of<Types>(Types::num_types)});
+      roots.push_back({roots_.get(), num_roots_, soa::tracked_root_of<Types>(Types::num_types)});
     int device = 0;
     HEAPLAB_CUDA_TRY(cudaGetDevice(&device));
     std::promise<std::uint32_t> done;
