@@ -215,16 +215,11 @@ std::string option_problem(StressCli const& cli) {
   return {};
 }
 
-int stress(StressCli const& cli) {
-  auto const profile = runner::profile_from_string(!cli.profile.empty()  ? cli.profile
-                                                   : cli.runner == "gpu" ? "mixed"
-                                                                         : "small");
-  auto const shard   = parse_shard(cli.shard);
-  if (!profile || !shard) return kExitUsage;  // the option checks let neither through
-  if (auto const why = option_problem(cli); !why.empty()) {
-    std::fprintf(stderr, "heaplab stress: error: %s\n", why.c_str());
-    return kExitUsage;
-  }
+/// The run's options from the command line (already checked by option_problem and the option
+/// validators).
+runner::StressOptions stress_options(StressCli const& cli,
+                                     runner::Profile profile,
+                                     std::pair<std::uint32_t, std::uint32_t> shard) {
   runner::StressOptions o;
   o.seconds      = cli.seconds >= 0 ? cli.seconds : cli.minutes * 60.0;
   o.seed         = cli.seed_given ? cli.seed
@@ -232,12 +227,12 @@ int stress(StressCli const& cli) {
                                 std::chrono::system_clock::now().time_since_epoch().count()) %
                                 1000000007ull;
   o.heap_mib     = cli.heap_mib;
-  o.profile      = *profile;
+  o.profile      = profile;
   o.max_cases    = cli.cases;
   o.max_failures = cli.max_failures;
   o.out_dir      = cli.out_dir;
-  o.shard_index  = shard->first;
-  o.shard_count  = shard->second;
+  o.shard_index  = shard.first;
+  o.shard_count  = shard.second;
   if (cli.case_given) o.only_case = cli.only_case;
   o.interrupt    = &g_interrupt;
   bool const gpu = cli.runner == "gpu";
@@ -248,54 +243,37 @@ int stress(StressCli const& cli) {
   o.tick_seconds = 0.25;
   // Configs the runner supports: the GPU runner only runs its type universes (docs/gpu-runner.md).
   o.configs = [runner_name = cli.runner] { return runner::config_gen_for(runner_name); };
+  return o;
+}
 
-  if (cli.dump) {
-    // The case's schedule, exactly as the run would generate it; no runner is needed, but the
-    // runner's config generator is (the GPU runner draws from its type universes).
-    if (!runner::runner_built(cli.runner)) {
-      std::fprintf(stderr,
-                   "heaplab stress: error: --dump --runner %s: %s, so its cases cannot be "
-                   "regenerated here\n",
-                   cli.runner.c_str(),
-                   runner::unavailable_reason(cli.runner).c_str());
-      return kExitUsage;
-    }
-    try {
-      auto const ks = runner::cases_of_shard(o, 1);  // checks the case against the shard
-      (void)ks;
-      auto const c             = runner::make_case(o, *o.only_case);
-      schedule::Schedule sched = c.schedule;
-      sched.description        = "heaplab stress --seed " + std::to_string(o.seed) + " --profile " +
-                          runner::to_string(o.profile) + " --heap-mib " +
-                          std::to_string(o.heap_mib) + " --runner " + cli.runner + ", case " +
-                          std::to_string(c.index);
-      std::cout << schedule::dump(sched);
-      return kExitPassed;
-    } catch (std::exception const& e) {
-      std::fprintf(stderr, "heaplab stress: error: %s\n", e.what());
-      return kExitUsage;
-    }
-  }
-
-  runner::RunnerOptions ro;
-  ro.placement_seed = cli.placement_seed;
-  if (cli.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(cli.watchdog_ms);
-  auto factory = [&](unsigned worker) {
-    runner::RunnerOptions per = ro;
-    per.device                = static_cast<int>(worker);
-    return runner::make_runner(cli.runner, per);
-  };
-  // Fail early and clearly when the runner cannot run here.
-  std::string device;
-  try {
-    device = factory(0)->device_name();
-  } catch (std::exception const& e) {
-    std::fprintf(stderr, "heaplab stress: error: --runner %s: %s\n", cli.runner.c_str(), e.what());
+/// `--dump`: case K's schedule on stdout, exactly as the run would generate it. No runner is
+/// needed, but the runner's config generator is (the GPU runner draws from its universes).
+int dump_case(StressCli const& cli, runner::StressOptions const& o) {
+  if (!runner::runner_built(cli.runner)) {
+    std::fprintf(stderr,
+                 "heaplab stress: error: --dump --runner %s: %s, so its cases cannot be "
+                 "regenerated here\n",
+                 cli.runner.c_str(),
+                 runner::unavailable_reason(cli.runner).c_str());
     return kExitUsage;
   }
-  std::string const started = utc_now();
+  try {
+    (void)runner::cases_of_shard(o, 1);  // checks the case against the shard
+    auto const c             = runner::make_case(o, *o.only_case);
+    schedule::Schedule sched = c.schedule;
+    sched.description        = "heaplab stress --seed " + std::to_string(o.seed) + " --profile " +
+                        runner::to_string(o.profile) + " --heap-mib " + std::to_string(o.heap_mib) +
+                        " --runner " + cli.runner + ", case " + std::to_string(c.index);
+    std::cout << schedule::dump(sched);
+    return kExitPassed;
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "heaplab stress: error: %s\n", e.what());
+    return kExitUsage;
+  }
+}
 
-  bool const tty               = isatty(fileno(stdout)) != 0;
+/// The first lines of a run: what runs, where failure files go, how to repeat it.
+void print_header(StressCli const& cli, runner::StressOptions const& o) {
   std::string const shard_text = o.shard_count > 1
                                      ? ", shard " + cli.shard + " (cases k with k % " +
                                            std::to_string(o.shard_count) +
@@ -322,32 +300,51 @@ int stress(StressCli const& cli) {
     std::printf("heaplab stress: (no --seed given; repeat this run with --seed %llu)\n",
                 static_cast<unsigned long long>(o.seed));
   std::fflush(stdout);
+}
 
-  std::mutex print_mutex;
-  bool line_open                 = false;  // a \r progress line is on screen
-  double last_plain              = 0;
-  std::string const replay_extra = cli.runner == "model" ? "" : " --runner " + cli.runner;
+/// What the run prints while it runs: the progress line (in place on a terminal, else a plain
+/// line every --progress-every seconds), each failure with its replay command, a hang. The
+/// observer's callbacks come from the shards' threads; one mutex serializes the output.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(StressCli const& cli)
+      : cli_(cli),
+        tty_(isatty(fileno(stdout)) != 0),
+        replay_extra_(cli.runner == "model" ? "" : " --runner " + cli.runner) {}
 
-  auto end_line = [&] {
-    if (line_open) std::printf("\n");
-    line_open = false;
-  };
-  runner::StressObserver observer;
-  observer.on_tick = [&](runner::StressStats const& s) {
-    std::lock_guard<std::mutex> lock(print_mutex);
-    if (cli.quiet) return;
-    if (tty) {
+  runner::StressObserver observer() {
+    runner::StressObserver o;
+    o.on_tick    = [this](runner::StressStats const& s) { tick(s); };
+    o.on_failure = [this](runner::SavedFailure const& f) { failure(f); };
+    o.on_hang    = [this](runner::SavedFailure const&) { hang(); };
+    return o;
+  }
+  /// Ends an open progress line, so that what follows starts on a line of its own.
+  void end_line() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    end_line_locked();
+  }
+
+ private:
+  void end_line_locked() {
+    if (line_open_) std::printf("\n");
+    line_open_ = false;
+  }
+  void tick(runner::StressStats const& s) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (cli_.quiet) return;
+    if (tty_) {
       std::printf("\r%s   ", progress_text(s).c_str());
-      line_open = true;
-    } else if (s.elapsed - last_plain >= cli.progress_every) {
-      last_plain = s.elapsed;
+      line_open_ = true;
+    } else if (s.elapsed - last_plain_ >= cli_.progress_every) {
+      last_plain_ = s.elapsed;
       std::printf("stress: %s\n", progress_text(s).c_str());
     }
     std::fflush(stdout);
-  };
-  auto print_failure = [&](runner::SavedFailure const& f) {
-    std::lock_guard<std::mutex> lock(print_mutex);
-    end_line();
+  }
+  void failure(runner::SavedFailure const& f) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    end_line_locked();
     std::printf("FAILURE (worker %u) case %llu, seed %llu, at step %zu: %s, check %s: %s\n",
                 f.worker,
                 static_cast<unsigned long long>(f.file.origin.case_index.value_or(0)),
@@ -363,42 +360,31 @@ int stress(StressCli const& cli) {
                   f.path.c_str(),
                   program_path().c_str(),
                   f.path.c_str(),
-                  replay_extra.c_str());
+                  replay_extra_.c_str());
     }
     std::fflush(stdout);
-  };
-  observer.on_failure = print_failure;
-  observer.on_hang    = [&](runner::SavedFailure const&) {
-    std::lock_guard<std::mutex> lock(print_mutex);
+  }
+  [[noreturn]] void hang() {
+    std::lock_guard<std::mutex> lock(mutex_);
     std::printf(
         "heaplab stress: a kernel hung (watchdog); it cannot be cancelled, so the run ends here "
-           "(exit status %d)\n",
+        "(exit status %d)\n",
         kExitHang);
     std::fflush(stdout);
     std::fflush(stderr);
     std::_Exit(kExitHang);
-  };
-
-  struct sigaction action {};
-  action.sa_handler = on_sigint;
-  sigemptyset(&action.sa_mask);
-  struct sigaction previous {};
-  sigaction(SIGINT, &action, &previous);
-
-  runner::StressResult result;
-  try {
-    result = runner::run_stress(o, factory, observer);
-  } catch (std::exception const& e) {
-    sigaction(SIGINT, &previous, nullptr);
-    end_line();
-    std::fprintf(stderr, "heaplab stress: %s\n", e.what());
-    return kExitUsage;
   }
-  sigaction(SIGINT, &previous, nullptr);
-  {
-    std::lock_guard<std::mutex> lock(print_mutex);
-    end_line();
-  }
+
+  StressCli const& cli_;
+  bool const tty_;
+  std::string const replay_extra_;
+  std::mutex mutex_;
+  bool line_open_    = false;  // a \r progress line is on screen
+  double last_plain_ = 0;
+};
+
+/// The end of a run: counts, why it stopped, and what it covered.
+void print_summary(runner::StressResult const& result) {
   auto const& s = result.stats;
   std::printf("stress: %s\n", progress_text(s).c_str());
   std::printf(
@@ -423,29 +409,20 @@ int stress(StressCli const& cli) {
               counts_text(c.type_counts).c_str());
   if (s.cases > 0 && c.defrag_variants.empty())
     std::printf("heaplab stress: WARNING: this run exercised no defragmentation\n");
+}
 
-  int status          = kExitPassed;
-  std::string verdict = "PASSED";
-  if (!result.failures.empty()) {
-    status  = kExitFailed;
-    verdict = "FAILED";
-  } else if (result.stop_reason == "interrupted") {
-    status  = kExitInterrupted;
-    verdict = "INTERRUPTED";
-  } else if (s.cases == 0) {
-    status  = kExitNotChecked;
-    verdict = "NOTHING TESTED";
-  }
-  if (!cli.json_summary.empty()) {
-    try {
-      write_file_atomically(cli.json_summary,
-                            summary_json(cli, o, result, started, device, status, verdict));
-      std::printf("heaplab stress: JSON summary in %s\n", cli.json_summary.c_str());
-    } catch (std::exception const& e) {
-      std::fprintf(stderr, "heaplab stress: the JSON summary was not written: %s\n", e.what());
-    }
-  }
-  unsigned long long const seed = o.seed;
+/// The exit status and its word: failures first, then an interruption, then "nothing ran".
+std::pair<int, char const*> verdict_of(runner::StressResult const& result) {
+  if (!result.failures.empty()) return {kExitFailed, "FAILED"};
+  if (result.stop_reason == "interrupted") return {kExitInterrupted, "INTERRUPTED"};
+  if (result.stats.cases == 0) return {kExitNotChecked, "NOTHING TESTED"};
+  return {kExitPassed, "PASSED"};
+}
+
+/// The last line(s): the verdict, and the failure files for a failed run.
+void print_verdict(runner::StressResult const& result, int status, std::uint64_t run_seed) {
+  auto const seed = static_cast<unsigned long long>(run_seed);
+  auto const& s   = result.stats;
   if (status == kExitFailed) {
     std::printf("heaplab stress: FAILED, %zu failure%s (seed %llu):\n",
                 result.failures.size(),
@@ -472,6 +449,82 @@ int stress(StressCli const& cli) {
   } else {
     std::printf("heaplab stress: PASSED, no failures (seed %llu)\n", seed);
   }
+}
+
+/// SIGINT handled by on_sigint for the lifetime of this object.
+class InterruptScope {
+ public:
+  InterruptScope() {
+    struct sigaction action {};
+    action.sa_handler = on_sigint;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_);
+  }
+  ~InterruptScope() { sigaction(SIGINT, &previous_, nullptr); }
+  InterruptScope(InterruptScope const&)            = delete;
+  InterruptScope& operator=(InterruptScope const&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+};
+
+int stress(StressCli const& cli) {
+  auto const profile = runner::profile_from_string(!cli.profile.empty()  ? cli.profile
+                                                   : cli.runner == "gpu" ? "mixed"
+                                                                         : "small");
+  auto const shard   = parse_shard(cli.shard);
+  if (!profile || !shard) return kExitUsage;  // the option checks let neither through
+  if (auto const why = option_problem(cli); !why.empty()) {
+    std::fprintf(stderr, "heaplab stress: error: %s\n", why.c_str());
+    return kExitUsage;
+  }
+  runner::StressOptions const o = stress_options(cli, *profile, *shard);
+  if (cli.dump) return dump_case(cli, o);
+
+  runner::RunnerOptions ro;
+  ro.placement_seed = cli.placement_seed;
+  if (cli.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(cli.watchdog_ms);
+  auto factory = [&](unsigned worker) {
+    runner::RunnerOptions per = ro;
+    per.device                = static_cast<int>(worker);
+    return runner::make_runner(cli.runner, per);
+  };
+  // Fail early and clearly when the runner cannot run here.
+  std::string device;
+  try {
+    device = factory(0)->device_name();
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "heaplab stress: error: --runner %s: %s\n", cli.runner.c_str(), e.what());
+    return kExitUsage;
+  }
+  std::string const started = utc_now();
+  print_header(cli, o);
+
+  ProgressPrinter printer(cli);
+  runner::StressResult result;
+  {
+    InterruptScope const interrupts;
+    try {
+      result = runner::run_stress(o, factory, printer.observer());
+    } catch (std::exception const& e) {
+      printer.end_line();
+      std::fprintf(stderr, "heaplab stress: %s\n", e.what());
+      return kExitUsage;
+    }
+  }
+  printer.end_line();
+  print_summary(result);
+  auto const [status, verdict] = verdict_of(result);
+  if (!cli.json_summary.empty()) {
+    try {
+      write_file_atomically(cli.json_summary,
+                            summary_json(cli, o, result, started, device, status, verdict));
+      std::printf("heaplab stress: JSON summary in %s\n", cli.json_summary.c_str());
+    } catch (std::exception const& e) {
+      std::fprintf(stderr, "heaplab stress: the JSON summary was not written: %s\n", e.what());
+    }
+  }
+  print_verdict(result, status, o.seed);
   return status;
 }
 
