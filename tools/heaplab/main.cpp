@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
       "  heaplab stress --minutes 5 --seed 1          random schedules against the model\n"
       "  heaplab stress --runner gpu --minutes 10     the GPU allocator against the model\n"
       "  heaplab replay failures/                     replay every failure file in a folder\n"
-      "  heaplab minimize failures/case-12.json       shrink a failing schedule\n"
+      "  heaplab minimize failures/20261122T101112Z-9417744632.json   shrink a failing file\n"
       "  heaplab help stress                          a command's options and examples\n"
       "Exit statuses: 0 passed, 1 failed, 2 usage error or unreadable input, 3 a kernel hung,\n"
       "4 not checked (nothing ran, or not the side that failed), 130 interrupted (Ctrl-C).\n"
