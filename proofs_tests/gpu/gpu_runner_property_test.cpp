@@ -2,8 +2,9 @@
 // each type universe, random configs (the universe's types with random M, n, k1) and random
 // schedules (schedule::gen::schedule_for) run on the "gpu" runner, a DifferentialRunner over the
 // GPU allocator. After every step the runner checks that the whole invariant catalog holds on the
-// GPU's snapshot, that the model accepts the GPU's placements by refinement (and an out-of-memory
-// answer of an alloc wave only when no block is free), and that the GPU's snapshot equals the
+// GPU's snapshot, that the model accepts the GPU's placements by refinement (and a null
+// allocation only when it was justified: oom-justified, docs/invariants.md), and that the GPU's
+// snapshot equals the
 // model's: placements, bitmaps, state bitmaps, and the live-object graph (ids, cookies, pointer
 // targets), plus the external roots.
 //
@@ -80,6 +81,22 @@ TEST(GpuRunnerProperty, SizesUniverseMatchesTheModelAfterEveryStep) {
 TEST(GpuRunnerProperty, TreeUniverseMatchesTheModelAfterEveryStep) {
   HEAPLAB_REQUIRE_GPU();
   run_property("tree");
+}
+
+// The layout universes: objects that do not start with their id (docs/gpu-runner.md).
+TEST(GpuRunnerProperty, Head8UniverseMatchesTheModelAfterEveryStep) {
+  HEAPLAB_REQUIRE_GPU();
+  run_property("head8");
+}
+
+TEST(GpuRunnerProperty, Head16UniverseMatchesTheModelAfterEveryStep) {
+  HEAPLAB_REQUIRE_GPU();
+  run_property("head16");
+}
+
+TEST(GpuRunnerProperty, Head32UniverseMatchesTheModelAfterEveryStep) {
+  HEAPLAB_REQUIRE_GPU();
+  run_property("head32");
 }
 
 }  // namespace
