@@ -4,9 +4,8 @@
 // GPU allocator. After every step the runner checks that the whole invariant catalog holds on the
 // GPU's snapshot, that the model accepts the GPU's placements by refinement (and a null
 // allocation only when it was justified: oom-justified, docs/invariants.md), and that the GPU's
-// snapshot equals the
-// model's: placements, bitmaps, state bitmaps, and the live-object graph (ids, cookies, pointer
-// targets), plus the external roots.
+// snapshot equals the model's: placements, bitmaps, state bitmaps, and the live-object graph
+// (ids, cookies, pointer targets), plus the external roots.
 //
 // GPU runs are nondeterministic, so shrinking is off; a failing case is written as a failure file
 // under $HEAPLAB_FAILURE_DIR (default failures/) and the test prints its path and the replay
