@@ -40,6 +40,7 @@
 #include "heaplab/compact/policy.hpp"
 #include "heaplab/core/defrag_limits.hpp"
 #include "heaplab/core/expects.hpp"
+#include "heaplab/core/perturb.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/soa/set_bit_indices.cuh"
 
@@ -195,6 +196,7 @@ class Compactor {
         if (r.count > 0 && ref_type::layout().is_subtype(plan.type, r.pointee)) roots_.push_back(r);
       if (plan.variant != RewriteVariant::forwarding) c_.ensure_records();
       build_candidates_ = plan.n != plan.heap_n;
+      pass_             = 0;
     }
 
     detail::ScanResult scan() {
@@ -218,6 +220,7 @@ class Compactor {
 
     void copy(PassDecision const& d) {
       view_ = make_view(d);
+      ++pass_;
       c_.record(copy0);
       if (plan_.variant != RewriteVariant::forwarding) {
         std::uint64_t const entries = std::uint64_t{plan_.n + 1u} * d.sources;
@@ -335,7 +338,8 @@ class Compactor {
       v.call_candidates = plan_.n != plan_.heap_n ? c_.call_candidates() : nullptr;
       v.record_bitmaps =
           plan_.variant != RewriteVariant::forwarding ? c_.record_bitmaps() : nullptr;
-      v.counters = &c_.device_words()->counters;
+      v.counters     = &c_.device_words()->counters;
+      v.perturb_seed = core::perturb_seed_for(plan_.perturb_seed, pass_);
       return v;
     }
 
@@ -396,6 +400,7 @@ class Compactor {
     std::vector<bool> holder_ready_;
     std::vector<ExternalRoots> roots_;
     bool build_candidates_ = false;
+    std::uint32_t pass_    = 0;  // passes of this call begun so far
   };
 
   detail::CallPlan make_plan(std::uint32_t type, DefragOptions const& options) const {

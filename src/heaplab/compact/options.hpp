@@ -30,6 +30,9 @@ struct DefragOptions {
   /// At most this many sources per pass, on top of the variant's cap (tests use it to exercise
   /// the capped pass geometry with small heaps). >= 1 when given.
   std::optional<std::uint32_t> source_cap;
+  /// Warp-order perturbation of the call's kernels (core/perturb.hpp; test-only, beyond the
+  /// paper): 0 is off; otherwise each pass's kernels delay warps by a hash of this seed.
+  std::uint64_t perturb_seed = 0;
 };
 
 /// A registered array of object pointers kept outside the heap (beyond the paper: CompactGpu

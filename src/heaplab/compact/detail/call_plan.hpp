@@ -22,6 +22,7 @@ struct CallPlan {
   RewriteVariant variant     = RewriteVariant::forwarding;
   std::uint32_t capacity     = 0;  // N_T
   std::uint32_t object_bytes = 0;  // size(T)
+  std::uint64_t perturb_seed = 0;  // DefragOptions::perturb_seed
 };
 
 /// Throws core::precondition_error for a type id that is out of range or abstract, n outside
@@ -57,6 +58,7 @@ CallPlan make_call_plan(core::HeapConfig const& config,
     plan.source_cap = core::capped_sources(plan.source_cap, *options.source_cap);
   plan.capacity     = cap;
   plan.object_bytes = table.types[type].size_bytes;
+  plan.perturb_seed = options.perturb_seed;
   return plan;
 }
 

@@ -18,8 +18,10 @@ inline constexpr unsigned kThreadsPerBlock = 256;
 /// parallelism; see rewrite_kernel).
 inline constexpr unsigned kRewriteBatch = 4;
 
+using core::PerturbPoint;
 using soa::detail::global_thread_1d;
 using soa::detail::grid_stride_1d;
+using soa::detail::perturb_warp;
 
 /// Adds each lane's value into *counter with one atomic per warp. Every lane of the warp must
 /// call it (kernels end with it, after their grid-stride loops, with full warps).
@@ -72,6 +74,7 @@ __global__ void move_kernel(PassView<soa::HeapRef<Types>> v) {
   auto const& table         = soa::HeapRef<Types>::layout();
   std::uint64_t const total = std::uint64_t{v.sources} * kThreadsPerSource;
   for (std::uint64_t i = global_thread_1d(); i < total; i += grid_stride_1d()) {
+    perturb_warp(v.perturb_seed, i / 32u, PerturbPoint::move);
     move_object(v, table, i);
 #if defined(HEAPLAB_MUTANT_FUSED_FORWARDING_STORE)
     // MUTANT fused_forwarding_store: the forwarding pointer is stored right after the object's
@@ -87,22 +90,28 @@ __global__ void move_kernel(PassView<soa::HeapRef<Types>> v) {
 template <class Types>
 __global__ void forwarding_kernel(PassView<soa::HeapRef<Types>> v) {
   std::uint64_t const total = std::uint64_t{v.sources} * kThreadsPerSource;
-  for (std::uint64_t i = global_thread_1d(); i < total; i += grid_stride_1d())
+  for (std::uint64_t i = global_thread_1d(); i < total; i += grid_stride_1d()) {
+    perturb_warp(v.perturb_seed, i / 32u, PerturbPoint::forwarding);
     place_forwarding_pointer(v, i);
+  }
 }
 
 template <class Types>
 __global__ void commit_targets_kernel(PassView<soa::HeapRef<Types>> v) {
   unsigned moved = 0;
-  for (std::uint64_t s = global_thread_1d(); s < v.sources; s += grid_stride_1d())
+  for (std::uint64_t s = global_thread_1d(); s < v.sources; s += grid_stride_1d()) {
+    perturb_warp(v.perturb_seed, s / 32u, PerturbPoint::commit);
     moved += commit_targets(v, static_cast<std::uint32_t>(s));
+  }
   add_warp_total(&v.counters->objects_moved, moved);
 }
 
 template <class Types>
 __global__ void release_sources_kernel(PassView<soa::HeapRef<Types>> v) {
-  for (std::uint64_t s = global_thread_1d(); s < v.sources; s += grid_stride_1d())
+  for (std::uint64_t s = global_thread_1d(); s < v.sources; s += grid_stride_1d()) {
+    perturb_warp(v.perturb_seed, s / 32u, PerturbPoint::release);
     release_source(v, static_cast<std::uint32_t>(s));
+  }
 }
 
 template <class Types>
@@ -150,6 +159,7 @@ __global__ void rewrite_kernel(PassView<soa::HeapRef<Types>> v,
       std::uint64_t const stride = grid_stride_1d();
       for (std::uint64_t first = global_thread_1d(); first < total;
            first += stride * kRewriteBatch) {
+        perturb_warp(v.perturb_seed, first / 32u, PerturbPoint::rewrite);
         LoadedPointer p[kRewriteBatch];
         std::uint64_t q[kRewriteBatch];
 #pragma unroll

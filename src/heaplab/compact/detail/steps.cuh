@@ -117,6 +117,8 @@ struct PassView {
   /// bitmaps of the records (sec. 3.8 Fig. 7; the block ids of record s are R[s + i B']).
   std::uint64_t* record_bitmaps = nullptr;
   PassCounters* counters        = nullptr;
+  /// This pass's warp-order perturbation seed (core/perturb.hpp); 0: off.
+  std::uint64_t perturb_seed = 0;
 
   HEAPLAB_HD_INLINE std::uint32_t source(std::uint32_t s) const { return R[s]; }
   HEAPLAB_HD_INLINE std::uint32_t target(std::uint32_t s, std::uint32_t i) const {

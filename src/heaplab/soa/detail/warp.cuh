@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "heaplab/core/perturb.hpp"
+
 namespace heaplab::soa::detail {
 
 /// This thread's lane (0..31), independent of the block shape.
@@ -41,6 +43,17 @@ __device__ __forceinline__ std::uint64_t global_thread_1d() {
 }
 __device__ __forceinline__ std::uint64_t grid_stride_1d() {
   return std::uint64_t{gridDim.x} * blockDim.x;
+}
+
+/// Warp-order perturbation (core/perturb.hpp): warp `warp` sleeps at `point` for the delay the
+/// seed gives it. Every lane of the warp must pass the same seed, warp and point (the lanes then
+/// sleep together); seed 0 returns at once.
+__device__ __forceinline__ void perturb_warp(std::uint64_t seed,
+                                             std::uint64_t warp,
+                                             core::PerturbPoint point) {
+  if (seed == 0) return;
+  std::uint32_t const ns = core::perturb_delay_ns(seed, warp, point);
+  if (ns != 0) __nanosleep(ns);
 }
 
 }  // namespace heaplab::soa::detail
