@@ -341,6 +341,20 @@ TEST(DifferentialRunner, AnExceptionIsACrashOfThatStep) {
   EXPECT_TRUE(r.run(tiny_schedule(4)).ok());  // the next run starts afresh
 }
 
+TEST(DifferentialRunner, AnExecutorsOwnCheckIsAnInvariantViolationNotACrash) {
+  schedule::Schedule s = tiny_schedule(4);
+  s.steps              = {alloc(3), alloc(3), alloc(3)};
+  runner::DifferentialRunner r(std::make_unique<SelfCheckFailingExecutor>(2));
+  auto const outcome = r.run(s);
+  ASSERT_TRUE(outcome.failure.has_value());
+  EXPECT_EQ(outcome.failure->step, 2u);
+  EXPECT_EQ(outcome.failure->kind, FailureKind::invariant_violation);
+  EXPECT_EQ(outcome.failure->check, "parallel-do-visits");
+  ASSERT_EQ(outcome.failure->violations.size(), 1u);
+  EXPECT_NE(outcome.failure->message.find("not live at launch"), std::string::npos);
+  EXPECT_TRUE(r.usable());
+}
+
 TEST(DifferentialRunner, AHangMakesTheRunnerUnusable) {
   schedule::Schedule s = tiny_schedule(4);
   s.steps              = {alloc(3), alloc(3)};

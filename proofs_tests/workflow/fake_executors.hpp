@@ -312,6 +312,26 @@ class ThrowingExecutor final : public TamperingExecutor {
   std::size_t at_;
 };
 
+/// Reports at step `at` that its own check failed (as the GPU executor does when a parallel_do
+/// visits an object that was not live at launch).
+class SelfCheckFailingExecutor final : public TamperingExecutor {
+ public:
+  explicit SelfCheckFailingExecutor(std::size_t at) : at_(at) {}
+  [[nodiscard]] std::string bug() const override { return "fails its own check"; }
+
+ protected:
+  ExecutedStep before(schedule::Step const& step, schedule::StepPlan const& plan) override {
+    if (step_ == at_)
+      throw runner::execution_check_failed(runner::checks::kParallelDoVisits,
+                                           "planted: visited 3 objects not live at launch");
+    return inner_.execute(step, plan);
+  }
+
+ private:
+  void tamper(schedule::Step const&, schedule::StepPlan const&, ExecutedStep&) override {}
+  std::size_t at_;
+};
+
 /// Reports a hang at step `at` (as the watchdog would).
 class HangingExecutor final : public TamperingExecutor {
  public:

@@ -40,6 +40,7 @@ struct ReplayOptions {
   bool model   = false;
   std::vector<std::string> runners;
   bool quiet                   = false;
+  bool no_perturb              = false;
   bool full_dump               = false;
   std::size_t max_violations   = 10;
   std::uint64_t placement_seed = 1;
@@ -321,6 +322,7 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
     };
     runner::RunnerOptions ro;
     ro.placement_seed = opt.placement_seed;
+    ro.perturb        = !opt.no_perturb;
     if (opt.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(opt.watchdog_ms);
     std::unique_ptr<runner::ScheduleRunner> r;
     try {
@@ -686,6 +688,10 @@ void add_replay(CLI::App& app) {
                   "gpu: budget of one step's kernels in ms (default HEAPLAB_WATCHDOG_MS or 5000)")
       ->check(unsigned_integer(1, 86400000))
       ->default_str("");
+  cmd->add_flag(
+      "--no-perturb",
+      opt->no_perturb,
+      "gpu: no warp-order perturbation (stress perturbs unless it was given --no-perturb)");
   cmd->callback([opt] { std::exit(replay(*opt)); });
 }
 

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <ctime>
 #include <iostream>
@@ -19,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -56,6 +58,7 @@ struct StressCli {
   std::uint64_t placement_seed = 1;
   int watchdog_ms              = 0;
   bool quiet                   = false;
+  bool no_perturb              = false;
 };
 
 /// Set by SIGINT; the stress loop finishes the cases in flight and stops. A second SIGINT ends
@@ -142,6 +145,47 @@ std::string progress_text(runner::StressStats const& s) {
   return buf;
 }
 
+/// Cases whose heap has M > 64 blocks (2- and 3-level bitmap hierarchies).
+std::uint64_t deep_cases(runner::Coverage const& c) {
+  std::uint64_t deep = 0;
+  for (auto const& [depth, n] : c.hierarchy_depths)
+    if (depth.rfind("1 ", 0) != 0) deep += n;
+  return deep;
+}
+
+double per_second(std::uint64_t n, double seconds) {
+  return seconds > 0 ? static_cast<double>(n) / seconds : 0.0;
+}
+
+std::string rate_text(runner::StressStats const& s) {
+  char buf[256];
+  std::snprintf(buf,
+                sizeof buf,
+                "%.1f cases/s (%.1f cases/s with M > 64: 2- and 3-level hierarchies), %.0f steps/s",
+                per_second(s.cases, s.elapsed),
+                per_second(deep_cases(s.coverage), s.elapsed),
+                per_second(s.steps, s.elapsed));
+  return buf;
+}
+
+std::string times_text(runner::StepTimes const& t) {
+  double const total = t.implementation + t.model + t.checks;
+  if (total <= 0) return "not measured by this runner";
+  auto share = [&](double x) { return total > 0 ? 100.0 * x / total : 0.0; };
+  char buf[256];
+  std::snprintf(buf,
+                sizeof buf,
+                "implementation %.1f s (%.0f%%), model %.1f s (%.0f%%), checks and diff %.1f s "
+                "(%.0f%%)",
+                t.implementation,
+                share(t.implementation),
+                t.model,
+                share(t.model),
+                t.checks,
+                share(t.checks));
+  return buf;
+}
+
 /// The JSON summary of a run (`--json-summary`, docs/cli.md "Machine-readable results").
 std::string summary_json(StressCli const& cli,
                          runner::StressOptions const& o,
@@ -152,35 +196,42 @@ std::string summary_json(StressCli const& cli,
                          std::string const& verdict) {
   auto const& s = result.stats;
   nlohmann::ordered_json j;
-  j["format"]        = "heaplab-stress-summary";
-  j["version"]       = 1;
-  j["heaplab"]       = {{"version", runner::version()}, {"commit", runner::git_commit()}};
-  j["started"]       = started;
-  j["ended"]         = utc_now();
-  j["device"]        = device;
-  j["seed"]          = o.seed;
-  j["options"]       = {{"runner", cli.runner},
-                        {"profile", runner::to_string(o.profile)},
-                        {"heap_mib", o.heap_mib},
-                        {"max_blocks", o.max_blocks},
-                        {"seconds", o.seconds},
-                        {"cases", o.max_cases ? nlohmann::ordered_json(o.max_cases) : nullptr},
-                        {"case", o.only_case ? nlohmann::ordered_json(*o.only_case) : nullptr},
-                        {"shard", std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count)},
-                        {"jobs", o.workers},
-                        {"max_failures", o.max_failures},
-                        {"placement_seed", cli.placement_seed},
-                        {"out_dir", o.out_dir.string()}};
-  j["result"]        = verdict;
-  j["exit_status"]   = exit_status;
-  j["stop_reason"]   = result.stop_reason;
-  j["elapsed_s"]     = s.elapsed;
-  j["cases"]         = s.cases;
-  j["skipped"]       = s.skipped;
-  j["steps"]         = s.steps;
-  j["defrags"]       = s.defrags;
-  j["out_of_memory"] = s.out_of_memory;
-  j["coverage"]      = coverage_json(s.coverage);
+  j["format"]           = "heaplab-stress-summary";
+  j["version"]          = 1;
+  j["heaplab"]          = {{"version", runner::version()}, {"commit", runner::git_commit()}};
+  j["started"]          = started;
+  j["ended"]            = utc_now();
+  j["device"]           = device;
+  j["seed"]             = o.seed;
+  j["options"]          = {{"runner", cli.runner},
+                           {"profile", runner::to_string(o.profile)},
+                           {"heap_mib", o.heap_mib},
+                           {"max_blocks", o.max_blocks},
+                           {"seconds", o.seconds},
+                           {"cases", o.max_cases ? nlohmann::ordered_json(o.max_cases) : nullptr},
+                           {"case", o.only_case ? nlohmann::ordered_json(*o.only_case) : nullptr},
+                           {"shard", std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count)},
+                           {"jobs", o.workers},
+                           {"max_failures", o.max_failures},
+                           {"placement_seed", cli.placement_seed},
+                           {"perturb", !cli.no_perturb},
+                           {"out_dir", o.out_dir.string()}};
+  j["result"]           = verdict;
+  j["exit_status"]      = exit_status;
+  j["stop_reason"]      = result.stop_reason;
+  j["elapsed_s"]        = s.elapsed;
+  j["cases"]            = s.cases;
+  j["skipped"]          = s.skipped;
+  j["steps"]            = s.steps;
+  j["defrags"]          = s.defrags;
+  j["out_of_memory"]    = s.out_of_memory;
+  j["cases_per_s"]      = per_second(s.cases, s.elapsed);
+  j["deep_cases_per_s"] = per_second(deep_cases(s.coverage), s.elapsed);
+  j["steps_per_s"]      = per_second(s.steps, s.elapsed);
+  j["time_by_part_s"]   = {{"implementation", s.times.implementation},
+                           {"model", s.times.model},
+                           {"checks", s.times.checks}};
+  j["coverage"]         = coverage_json(s.coverage);
   auto& failures = j["failures"] = nlohmann::ordered_json::array();
   for (auto const& f : result.failures)
     failures.push_back({{"file",
@@ -215,6 +266,15 @@ std::string option_problem(StressCli const& cli) {
   return {};
 }
 
+/// `--runner gpu` without --jobs: per visible GPU one worker per two hardware threads, 1 to 8.
+/// A GPU runner's step spends most of its time on the host (snapshot translation, the model,
+/// the checks), so several workers share one GPU; worker w uses GPU w % gpus.
+unsigned default_gpu_workers() {
+  unsigned const gpus    = static_cast<unsigned>(std::max(1, runner::visible_gpu_count()));
+  unsigned const threads = std::max(1u, std::thread::hardware_concurrency());
+  return gpus * std::clamp(threads / (2 * gpus), 1u, 8u);
+}
+
 /// The run's options from the command line (already checked by option_problem and the option
 /// validators).
 runner::StressOptions stress_options(StressCli const& cli,
@@ -237,9 +297,7 @@ runner::StressOptions stress_options(StressCli const& cli,
   o.interrupt    = &g_interrupt;
   bool const gpu = cli.runner == "gpu";
   o.max_blocks   = cli.max_blocks ? cli.max_blocks : (gpu ? schedule::kMaxBlocks : 512u);
-  o.workers      = cli.jobs
-                       ? cli.jobs
-                       : (gpu ? static_cast<unsigned>(std::max(1, runner::visible_gpu_count())) : 1u);
+  o.workers      = cli.jobs ? cli.jobs : (gpu ? default_gpu_workers() : 1u);
   o.tick_seconds = 0.25;
   // Configs the runner supports: the GPU runner only runs its type universes (docs/gpu-runner.md).
   o.configs = [runner_name = cli.runner] { return runner::config_gen_for(runner_name); };
@@ -407,6 +465,8 @@ void print_summary(runner::StressResult const& result) {
               counts_text(c.heap_sizes).c_str(),
               counts_text(c.hierarchy_depths).c_str(),
               counts_text(c.type_counts).c_str());
+  std::printf("rate: %s\n", rate_text(s).c_str());
+  std::printf("time by part (summed over the workers' steps): %s\n", times_text(s.times).c_str());
   if (s.cases > 0 && c.defrag_variants.empty())
     std::printf("heaplab stress: WARNING: this run exercised no defragmentation\n");
 }
@@ -483,10 +543,13 @@ int stress(StressCli const& cli) {
 
   runner::RunnerOptions ro;
   ro.placement_seed = cli.placement_seed;
+  ro.perturb        = !cli.no_perturb;
   if (cli.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(cli.watchdog_ms);
-  auto factory = [&](unsigned worker) {
+  unsigned const gpus   = static_cast<unsigned>(std::max(1, runner::visible_gpu_count()));
+  ro.runners_per_device = (o.workers + gpus - 1) / gpus;
+  auto factory          = [&](unsigned worker) {
     runner::RunnerOptions per = ro;
-    per.device                = static_cast<int>(worker);
+    per.device                = static_cast<int>(worker % gpus);
     return runner::make_runner(cli.runner, per);
   };
   // Fail early and clearly when the runner cannot run here.
@@ -615,8 +678,8 @@ void add_stress(CLI::App& app) {
                   "write a machine-readable summary here at the end (docs/cli.md)");
   cmd->add_option("--jobs",
                   cli->jobs,
-                  "workers in this process, each with its own runner (default 1; gpu: one per "
-                  "visible GPU)")
+                  "workers in this process, each with its own runner (default 1; gpu: per visible "
+                  "GPU one per two hardware threads, 1 to 8; worker w uses GPU w % GPUs)")
       ->check(unsigned_integer(1, 256))
       ->default_str("");
   cmd->add_option("--max-failures", cli->max_failures, "stop after this many failures")
@@ -639,6 +702,10 @@ void add_stress(CLI::App& app) {
       ->check(unsigned_integer(1, 86400000))
       ->default_str("");
   cmd->add_flag("--quiet,-q", cli->quiet, "no progress lines (failures and the summary only)");
+  cmd->add_flag("--no-perturb",
+                cli->no_perturb,
+                "gpu: no warp-order perturbation (seeded warp delays in every step's kernels, "
+                "docs/gpu-runner.md)");
   cmd->callback([cli] { std::exit(stress(*cli)); });
 }
 

@@ -2,6 +2,7 @@
 #include "heaplab/runner/differential.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 #include <sstream>
@@ -90,6 +91,13 @@ RunOutcome DifferentialRunner::run(schedule::Schedule const& schedule,
     report.op          = schedule::step_name(step);
     report.description = description;
     report.num_blocks  = config.num_blocks;
+    // Where the time goes (StepReport::times): each lap adds the time since the previous one.
+    auto mark = std::chrono::steady_clock::now();
+    auto lap  = [&mark](double& into) {
+      auto const now = std::chrono::steady_clock::now();
+      into += std::chrono::duration<double>(now - mark).count();
+      mark = now;
+    };
 
     auto finish = [&](std::optional<Failure> failure) {
       report.ok            = !failure.has_value();
@@ -103,15 +111,27 @@ RunOutcome DifferentialRunner::run(schedule::Schedule const& schedule,
     schedule::StepPlan const plan =
         schedule::plan_step(config, model::id_graph(mirror), step, next_id);
     next_id = plan.next_id;
+    lap(report.times.model);
 
     // 2. The implementation runs the step.
     ExecutedStep got;
     try {
       got = executor_->execute(step, plan);
+    } catch (execution_check_failed const& e) {
+      Failure f;
+      f.step             = i;
+      f.kind             = FailureKind::invariant_violation;
+      f.check            = e.check();
+      f.message          = std::string(executor_->name()) + ": " + e.what();
+      f.step_description = description;
+      f.violations.push_back(violation(e.check(), e.what()));
+      finish(std::move(f));
+      return outcome;
     } catch (std::exception const& e) {
       finish(crash(i, description, std::string(executor_->name()) + ": " + e.what()));
       return outcome;
     }
+    lap(report.times.implementation);
     if (got.hang) {
       usable_ = false;
       Failure f;
@@ -189,7 +209,8 @@ RunOutcome DifferentialRunner::run(schedule::Schedule const& schedule,
 
     // 4. Checks on the implementation's snapshot and the comparison with the mirror.
     // After a rejected placement the mirror is unchanged (apply_placements applies nothing).
-    check::HeapSnapshot expected             = mirror.snapshot();
+    check::HeapSnapshot expected = mirror.snapshot();
+    lap(report.times.model);
     std::vector<check::Violation> invariants = check::check_all(got.snapshot);
     if (auto const* d = std::get_if<schedule::Defrag>(&step)) {
       std::uint32_t const passes =
@@ -255,6 +276,7 @@ RunOutcome DifferentialRunner::run(schedule::Schedule const& schedule,
       failure->actual   = std::move(got.snapshot);
     }
     bool const failed = failure.has_value();
+    lap(report.times.checks);
     finish(std::move(failure));
     if (failed) return outcome;
   }

@@ -42,7 +42,9 @@
 
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "heaplab/model/heap_model.hpp"
@@ -76,7 +78,9 @@ struct ExecutedStep {
 /// its objects: `plan` names objects by id (deletes, pointer writes, link targets) and assigns
 /// the ids of new objects; the implementation must give new objects exactly those ids (their
 /// cookies are core::cookie_of(id)). It must not consult the model: placement is its own choice.
-/// Exceptions thrown by execute() are reported as crashes of that step.
+/// Exceptions thrown by execute() are reported as crashes of that step, except
+/// execution_check_failed: a rule the implementation checks on what it observed during the step
+/// (e.g. which objects a parallel_do visited), reported as an invariant violation of that check.
 class StepExecutor {
  public:
   virtual ~StepExecutor()                                                      = default;
@@ -86,6 +90,17 @@ class StepExecutor {
   [[nodiscard]] virtual std::string device_name() const { return "none"; }
   virtual void reset(core::HeapConfig const& config)                                       = 0;
   virtual ExecutedStep execute(schedule::Step const& step, schedule::StepPlan const& plan) = 0;
+};
+
+/// An executor's own check of the step failed (see StepExecutor); what() is the message.
+class execution_check_failed : public std::runtime_error {
+ public:
+  execution_check_failed(std::string check, std::string const& message)
+      : std::runtime_error(message), check_(std::move(check)) {}
+  [[nodiscard]] std::string const& check() const { return check_; }
+
+ private:
+  std::string check_;
 };
 
 struct DifferentialOptions {

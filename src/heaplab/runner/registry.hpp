@@ -25,8 +25,13 @@ namespace heaplab::runner {
 struct RunnerOptions {
   /// differential-model: seed of the random legal placements.
   std::uint64_t placement_seed = 1;
-  /// gpu: the CUDA device (stress gives shard i device i).
+  /// gpu: the CUDA device (stress gives worker w device w % GPUs).
   int device = 0;
+  /// gpu: how many runners share the device (each keeps its heaps under 1 / (2 x this) of the
+  /// device's free memory).
+  unsigned runners_per_device = 1;
+  /// gpu: warp-order perturbation in every step's kernels (GpuExecutorOptions::perturb).
+  bool perturb = true;
   /// gpu: the watchdog's budget for one step's kernels (cuda/watchdog.hpp).
   std::chrono::milliseconds watchdog_budget{5000};
 };

@@ -49,11 +49,29 @@ inline constexpr char const* kPlacement    = "placement-refinement";  // diverge
 inline constexpr char const* kOutOfMemory  = "oom-justified";  // divergence (check::kOomJustified)
 inline constexpr char const* kRoots        = "roots";          // divergence
 inline constexpr char const* kDefragPasses = "defrag-passes";  // divergence
-inline constexpr char const* kGraphDigest  = "graph-digest";   // digest_mismatch
-inline constexpr char const* kSnapshotDigest = "snapshot-digest";  // digest_mismatch
-inline constexpr char const* kWatchdog       = "watchdog";         // hang
-inline constexpr char const* kException      = "exception";        // crash
+/// parallel_do visits every object live at launch exactly once, and no other (DynaSOAr sec. 2.1)
+inline constexpr char const* kParallelDoVisits = "parallel-do-visits";  // invariant_violation
+/// An allocation returned a pointer that is not a slot of the requested type in this heap
+inline constexpr char const* kAllocationResult = "allocation-result";  // invariant_violation
+inline constexpr char const* kGraphDigest      = "graph-digest";       // digest_mismatch
+inline constexpr char const* kSnapshotDigest   = "snapshot-digest";    // digest_mismatch
+inline constexpr char const* kWatchdog         = "watchdog";           // hang
+inline constexpr char const* kException        = "exception";          // crash
 }  // namespace checks
+
+/// Wall time of one step's parts, in seconds (the differential runner measures them; other
+/// runners leave them 0). Where a stress run's time goes: `heaplab stress` prints the sums.
+struct StepTimes {
+  double implementation = 0;  // the executor: kernels, waiting, snapshot read-back and translation
+  double model          = 0;  // the mirror: refinement, prediction, its snapshot
+  double checks         = 0;  // invariant catalog, obligations, snapshot diff
+  StepTimes& operator+=(StepTimes const& o) {
+    implementation += o.implementation;
+    model += o.model;
+    checks += o.checks;
+    return *this;
+  }
+};
 
 /// What one step did, as the per-step callback sees it (stress progress, replay's step lines).
 struct StepReport {
@@ -70,6 +88,7 @@ struct StepReport {
   double fragmentation      = 0;  // F over all allocated blocks (CompactGpu sec. 2.2)
   std::size_t defrag_passes = 0;  // defrag steps: passes run
   std::uint64_t moved       = 0;  // defrag steps: objects moved
+  StepTimes times;
   /// One line: index, description, live objects, blocks in use, F, what the step did.
   [[nodiscard]] std::string summary() const;
 };

@@ -505,6 +505,8 @@ StressResult run_stress(StressOptions const& options,
   struct Shared {
     std::atomic<std::uint64_t> cases{0}, steps{0}, defrags{0}, oom{0}, skipped{0}, failures{0};
     std::atomic<std::uint64_t> live{0}, blocks{0}, num_blocks{0};
+    // StepTimes summed, in nanoseconds (implementation, model, checks).
+    std::atomic<std::uint64_t> ns_implementation{0}, ns_model{0}, ns_checks{0};
     std::atomic<bool> stop{false};
     std::atomic<int> running{0};
     std::atomic<unsigned> exhausted{0};  // workers that ran out of cases (--cases, --case)
@@ -553,6 +555,10 @@ StressResult run_stress(StressOptions const& options,
           shared.live       = r.live_objects;
           shared.blocks     = r.blocks_in_use;
           shared.num_blocks = r.num_blocks;
+          auto ns = [](double seconds) { return static_cast<std::uint64_t>(seconds * 1e9); };
+          shared.ns_implementation += ns(r.times.implementation);
+          shared.ns_model += ns(r.times.model);
+          shared.ns_checks += ns(r.times.checks);
         });
       } catch (std::exception const& e) {
         // Bad input from the generator: a bug in heaplab, reported as a crash of step 0.
@@ -608,17 +614,20 @@ StressResult run_stress(StressOptions const& options,
   // Called with shared.mutex held (coverage).
   auto stats = [&] {
     StressStats st;
-    st.elapsed       = elapsed();
-    st.cases         = shared.cases;
-    st.steps         = shared.steps;
-    st.defrags       = shared.defrags;
-    st.out_of_memory = shared.oom;
-    st.skipped       = shared.skipped;
-    st.failures      = shared.failures;
-    st.live_objects  = shared.live;
-    st.blocks_in_use = shared.blocks;
-    st.num_blocks    = shared.num_blocks;
-    st.coverage      = shared.coverage;
+    st.elapsed              = elapsed();
+    st.cases                = shared.cases;
+    st.steps                = shared.steps;
+    st.defrags              = shared.defrags;
+    st.out_of_memory        = shared.oom;
+    st.skipped              = shared.skipped;
+    st.failures             = shared.failures;
+    st.live_objects         = shared.live;
+    st.blocks_in_use        = shared.blocks;
+    st.num_blocks           = shared.num_blocks;
+    st.times.implementation = static_cast<double>(shared.ns_implementation.load()) / 1e9;
+    st.times.model          = static_cast<double>(shared.ns_model.load()) / 1e9;
+    st.times.checks         = static_cast<double>(shared.ns_checks.load()) / 1e9;
+    st.coverage             = shared.coverage;
     return st;
   };
   auto const tick = std::chrono::duration<double>(std::max(0.01, options.tick_seconds));

@@ -9,10 +9,10 @@
 // Shards and workers. A campaign can be split into N shards (`heaplab stress --shard K/N`, one
 // process each, on any machines): shard K owns the cases k with k % N == K. Inside one process the
 // shard's cases are dealt round-robin to `workers` threads, each with its own runner (the GPU
-// runner of worker w uses device w). Because a case's schedule depends only on (seed, k), the set
-// of schedules tried is the same for any number of shards, workers or GPUs; with --cases C the
-// union of the N shards' cases is exactly the unsharded run's cases 0..C-1. Only how many are
-// tried within a time budget changes.
+// runner of worker w uses device w % GPUs; several workers may share a GPU). Because a case's
+// schedule depends only on (seed, k), the set of schedules tried is the same for any number of
+// shards, workers or GPUs; with --cases C the union of the N shards' cases is exactly the unsharded
+// run's cases 0..C-1. Only how many are tried within a time budget changes.
 #pragma once
 
 #include <atomic>
@@ -137,6 +137,9 @@ struct StressStats {
   std::uint64_t live_objects  = 0;
   std::uint64_t blocks_in_use = 0;
   std::uint64_t num_blocks    = 0;
+  /// Step time by part, summed over the steps of every worker (StepReport::times): with W
+  /// workers it adds up to about W x elapsed.
+  StepTimes times;
   Coverage coverage;
 };
 
@@ -168,7 +171,7 @@ struct StressResult {
   std::string stop_reason;
 };
 
-/// Makes the runner of worker w (the GPU runner uses device w).
+/// Makes the runner of worker w (`heaplab stress` gives the GPU runner device w % GPUs).
 using RunnerFactory = std::function<std::unique_ptr<ScheduleRunner>(unsigned worker)>;
 
 /// The case indices a process with these options runs, in order, at most `limit` of them (for

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -114,13 +115,15 @@ Support GpuExecutor::supports(core::HeapConfig const& config) const {
     std::size_t free_bytes = 0, total_bytes = 0;
     if (cudaSetDevice(options_.device) == cudaSuccess &&
         cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-      std::uint64_t const need = heap_bytes_estimate(universes()[*m.index], config);
-      if (need > free_bytes / 2)
+      std::uint64_t const need  = heap_bytes_estimate(universes()[*m.index], config);
+      std::uint64_t const share = 2ull * std::max(1u, options_.runners_per_device);
+      if (need > free_bytes / share)
         return {false,
                 "a heap of M = " + std::to_string(config.num_blocks) + " blocks of universe '" +
                     universes()[*m.index].name + "' needs about " + std::to_string(need) +
                     " bytes; device " + std::to_string(options_.device) + " has " +
-                    std::to_string(free_bytes) + " bytes free (the runner uses at most half)"};
+                    std::to_string(free_bytes) + " bytes free (a runner uses at most 1/" +
+                    std::to_string(share) + " of it)"};
     } else {
       (void)cudaGetLastError();
     }
@@ -146,6 +149,7 @@ void GpuExecutor::reset(core::HeapConfig const& config) {
   detail::BackendOptions o;
   o.watchdog_budget = effective_watchdog_budget(options_);
   o.shape_seed      = options_.shape_seed;
+  o.perturb         = options_.perturb;
   o.fault           = options_.fault;
   backend_ =
       entry.make_backend(entry.type_map(config.num_blocks, config.defrag_factor, config.k1), o);
@@ -178,8 +182,10 @@ std::unique_ptr<ScheduleRunner> make_gpu_runner(RunnerOptions const& options) {
     throw runner_unavailable("no CUDA device " + std::to_string(options.device) + " (" +
                              std::to_string(count) + " visible)");
   GpuExecutorOptions o;
-  o.device          = options.device;
-  o.watchdog_budget = options.watchdog_budget;
+  o.device             = options.device;
+  o.runners_per_device = options.runners_per_device;
+  o.perturb            = options.perturb;
+  o.watchdog_budget    = options.watchdog_budget;
   return std::make_unique<DifferentialRunner>(std::make_unique<GpuExecutor>(o));
 }
 

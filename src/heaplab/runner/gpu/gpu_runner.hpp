@@ -70,6 +70,9 @@ enum class InjectedFault {
 
 struct GpuExecutorOptions {
   int device = 0;  // the CUDA device (cudaSetDevice before every call)
+  /// Executors sharing the device: supports() refuses a heap needing more than
+  /// free memory / (2 x runners_per_device).
+  unsigned runners_per_device = 1;
   /// Budget of one step's kernels (cuda/watchdog.hpp). When a CUDA tool is injected
   /// (CUDA_INJECTION64_PATH: compute-sanitizer) and HEAPLAB_WATCHDOG_MS is not set, it is
   /// multiplied by 30, as heaplab's GPU tests do.
@@ -77,6 +80,9 @@ struct GpuExecutorOptions {
   /// Seeds the warp shapes of free kernels (order of the frees, idle lanes, block sizes).
   std::uint64_t shape_seed = 1;
   InjectedFault fault      = InjectedFault::none;
+  /// Warp-order perturbation (core/perturb.hpp) in every step's kernels: allocation, free and
+  /// parallel_do warps and CompactGpu's kernels sleep by a hash of (shape_seed, step, warp).
+  bool perturb = true;
 };
 
 /// The watchdog budget actually used for `options` (after the tool scaling described above).

@@ -42,6 +42,7 @@
 #endif
 #include "heaplab/core/cookie.hpp"
 #include "heaplab/core/object_pointer.hpp"
+#include "heaplab/core/perturb.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/watchdog.hpp"
 #include "heaplab/runner/gpu/detail/backend.hpp"
@@ -227,6 +228,11 @@ class UniverseBackend final : public Backend {
   }
 
   [[nodiscard]] cudaStream_t stream() const { return stream_.get(); }
+  /// This step's warp-order perturbation seed (core/perturb.hpp): from shape_seed and the step
+  /// number, so a replay of the schedule draws the same delays; 0 when perturbation is off.
+  [[nodiscard]] std::uint64_t perturb_seed() const {
+    return options_.perturb ? core::perturb_seed_for(options_.shape_seed, step_number_) : 0;
+  }
   [[nodiscard]] Ref ref() const { return heap_->ref(); }
 
   std::uint32_t upload32(Pending& p,
@@ -317,6 +323,7 @@ class UniverseBackend final : public Backend {
     upload64(p, link_target, &args.link_target);
     p.results                 = StreamBuffer<std::uint64_t>::zeros(n, stream());
     args.result               = p.results.get();
+    args.perturb_seed         = perturb_seed();
     constexpr unsigned kBlock = 128;
     alloc_wave_kernel<Types>
         <<<blocks_for(wave.threads, kBlock), kBlock, 0, stream()>>>(ref(), args);
@@ -410,7 +417,7 @@ class UniverseBackend final : public Backend {
     upload64(p, objects, &d_objects);
     std::uint64_t const threads = std::uint64_t{n} * spacing;
     free_kernel<Types><<<blocks_for(threads, block), block, 0, stream()>>>(
-        ref(), d_objects, static_cast<std::uint32_t>(n), spacing);
+        ref(), d_objects, static_cast<std::uint32_t>(n), spacing, perturb_seed());
     HEAPLAB_CHECK_LAUNCH();
   }
 
@@ -473,6 +480,7 @@ class UniverseBackend final : public Backend {
     table.visit_count  = p.visit_count.get();
     p.unknown          = StreamBuffer<unsigned long long>::zeros(2, stream());
     table.unknown      = p.unknown.get();
+    table.perturb_seed = perturb_seed();
     p.parallel_do      = true;
     p.visited_type     = pdo.type;
     p.visit_ids        = std::move(ids);
@@ -521,8 +529,9 @@ class UniverseBackend final : public Backend {
   std::future<std::uint32_t> start_defrag([[maybe_unused]] schedule::Defrag const& d) {
 #if defined(HEAPLAB_HAVE_COMPACT_GPU)
     compact::DefragOptions options;
-    options.n  = d.n;
-    options.k1 = d.k1;
+    options.n            = d.n;
+    options.k1           = d.k1;
+    options.perturb_seed = perturb_seed();
     switch (d.variant) {
       case schedule::DefragVariant::forwarding:
         options.variant = compact::RewriteVariant::forwarding;
@@ -576,10 +585,11 @@ class UniverseBackend final : public Backend {
         if (!heap.contains(ptr) || core::pointer_type(ptr) != want) {
           char text[32];
           std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(ptr));
-          throw std::runtime_error("allocate_raw returned " + std::string(text) + " for object " +
-                                   std::to_string(p.ids[i]) + " of type '" +
-                                   map_.gpu().types[want].name +
-                                   "': not a pointer to a slot of that type in this heap");
+          throw execution_check_failed(checks::kAllocationResult,
+                                       "allocate_raw returned " + std::string(text) +
+                                           " for object " + std::to_string(p.ids[i]) +
+                                           " of type '" + map_.gpu().types[want].name +
+                                           "': not a pointer to a slot of that type in this heap");
         }
         soa::ObjectLocation const at = heap.locate(ptr);
         out.placements.push_back({p.ids[i], p.schedule_types[i], at.block, at.slot, {}});
@@ -590,16 +600,19 @@ class UniverseBackend final : public Backend {
           "parallel_do over '" + map_.schedule().types[p.visited_type].name + "'";
       std::vector<unsigned long long> const unknown = p.unknown.download(2);
       if (unknown[0] != 0)
-        throw std::runtime_error(type + " visited " + std::to_string(unknown[0]) +
-                                 " objects that were not live at launch (first: id " +
-                                 std::to_string(unknown[1]) + "); DynaSOAr sec. 2.1");
+        throw execution_check_failed(checks::kParallelDoVisits,
+                                     type + " visited " + std::to_string(unknown[0]) +
+                                         " objects that were not live at launch (first: id " +
+                                         std::to_string(unknown[1]) + "); DynaSOAr sec. 2.1");
       std::vector<std::uint32_t> const counts = p.visit_count.download(p.visit_ids.size());
       for (std::size_t v = 0; v < counts.size(); ++v)
         if (counts[v] != 1)
-          throw std::runtime_error(type + " visited object " + std::to_string(p.visit_ids[v]) +
-                                   " " + std::to_string(counts[v]) +
-                                   " times; every object live at launch must be visited exactly "
-                                   "once (DynaSOAr sec. 2.1)");
+          throw execution_check_failed(
+              checks::kParallelDoVisits,
+              type + " visited object " + std::to_string(p.visit_ids[v]) + " " +
+                  std::to_string(counts[v]) +
+                  " times; every object live at launch must be visited exactly "
+                  "once (DynaSOAr sec. 2.1)");
     }
     out.defrag_passes = p.defrag_passes;
   }

@@ -16,6 +16,7 @@ struct BackendOptions {
   std::chrono::milliseconds watchdog_budget{5000};
   std::uint64_t shape_seed = 1;
   InjectedFault fault      = InjectedFault::none;
+  bool perturb             = true;  // GpuExecutorOptions::perturb
 };
 
 /// One soa::Heap of a universe with the parameters of map.gpu(), plus the executor's state: the

@@ -13,6 +13,8 @@
 
 #include <cstdint>
 
+#include "heaplab/core/perturb.hpp"
+#include "heaplab/soa/detail/warp.cuh"
 #include "heaplab/soa/heap_ref.cuh"
 
 namespace heaplab::runner::gpu::detail {
@@ -36,6 +38,7 @@ struct AllocWaveArgs {
   std::uint32_t const* link_slot   = nullptr;
   std::uint64_t const* link_target = nullptr;
   std::uint64_t* result            = nullptr;
+  std::uint64_t perturb_seed       = 0;  // core/perturb.hpp; 0: off
 };
 
 /// The lanes of a warp run their own trip counts and types, so the warp really diverges inside
@@ -46,6 +49,7 @@ template <class Types>
 __global__ void alloc_wave_kernel(soa::HeapRef<Types> heap, AllocWaveArgs args) {
   std::uint64_t const t = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (t >= args.threads) return;
+  soa::detail::perturb_warp(args.perturb_seed, t / 32u, core::PerturbPoint::allocate);
   for (std::uint32_t i = args.first[t]; i < args.first[t + 1]; ++i) {
     std::uint64_t const p = heap.allocate_raw(args.type[i]);
     args.result[i]        = p;
@@ -88,8 +92,10 @@ template <class Types>
 __global__ void free_kernel(soa::HeapRef<Types> heap,
                             std::uint64_t const* object,
                             std::uint32_t count,
-                            std::uint32_t spacing) {
+                            std::uint32_t spacing,
+                            std::uint64_t perturb_seed) {
   std::uint64_t const t = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  soa::detail::perturb_warp(perturb_seed, t / 32u, core::PerturbPoint::free);
   if (t % spacing != 0) return;
   std::uint64_t const i = t / spacing;
   if (i < count) heap.destroy_raw(object[i]);
@@ -120,6 +126,7 @@ struct ActionTable {
   // observations
   std::uint32_t* visit_count  = nullptr;
   unsigned long long* unknown = nullptr;  // [0] count, [1] first unknown id
+  std::uint64_t perturb_seed  = 0;        // core/perturb.hpp; 0: off
 };
 
 inline constexpr std::uint32_t kActDeleteSelf = 1u;
@@ -131,6 +138,8 @@ inline constexpr std::uint32_t kActRelink     = 2u;
 /// is what DynaSOAr sec. 2.1 allows a parallel_do body to do.
 template <class Ref>
 __device__ void run_action(Ref const& heap, ActionTable const& table, std::uint64_t self) {
+  soa::detail::perturb_warp(
+      table.perturb_seed, soa::detail::global_warp_id(), core::PerturbPoint::parallel_do);
   std::uint64_t const id = heap.tracked_id(self);
   std::uint32_t lo = 0, hi = table.visits;
   while (lo < hi) {
