@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# tools/check-includes against planted trees: each upward include must be reported with its file
+# and line, a clean tree must pass, and the real repository must pass.
+#   include_rule_test.sh SOURCE_DIR
+set -uo pipefail
+src="$1"
+check="$src/tools/check-includes"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+expect() {  # expect STATUS PATTERN OUTPUT-FILE what
+  local want=$1 pattern=$2 out=$3 what=$4 status=$5
+  if [ "$status" -ne "$want" ] || ! grep -qE "$pattern" "$out"; then
+    echo "FAIL: $what (exit $status, wanted $want and /$pattern/):"; cat "$out"; failed=1
+  else
+    echo "ok: $what"
+  fi
+}
+plant() {  # plant FILE INCLUDE: a tree with one file holding one include
+  mkdir -p "$tmp/t/$(dirname "$1")"
+  printf '// planted\n#include <cstdint>\n#include "%s"\n' "$2" > "$tmp/t/$1"
+}
+
+"$check" "$src" > "$tmp/out" 2>&1
+expect 0 "rule holds" "$tmp/out" "the repository itself" $?
+
+cases=(
+  "src/heaplab/core/bitops.hpp|heaplab/check/snapshot.hpp|core includes heaplab/check"
+  "src/heaplab/check/invariants.cpp|heaplab/soa/heap.cuh|check includes heaplab/soa"
+  "models/heaplab/model/heap_model.cpp|heaplab/compact/options.hpp|models includes heaplab/compact"
+  "src/heaplab/runner/stress.cpp|heaplab/soa/heap.cuh|runner includes heaplab/soa"
+  "src/heaplab/compact/detail/kernels.cuh|heaplab/runner/runner.hpp|compact includes heaplab/runner"
+  "src/heaplab/schedule/json.cpp|heaplab/sched/explore.hpp|schedule includes heaplab/sched"
+)
+for c in "${cases[@]}"; do
+  IFS='|' read -r file include pattern <<< "$c"
+  rm -rf "$tmp/t"; mkdir -p "$tmp/t/src/heaplab"
+  plant "$file" "$include"
+  "$check" "$tmp/t" > "$tmp/out" 2>&1
+  expect 1 "^$file:3: $pattern" "$tmp/out" "planted: $file includes $include" $?
+done
+
+# Allowed includes pass, including the GPU runner's soa and compact.
+rm -rf "$tmp/t"; mkdir -p "$tmp/t/src/heaplab"
+plant src/heaplab/runner/gpu/x.cu heaplab/compact/compactor.cuh
+plant src/heaplab/soa/y.cuh heaplab/check/snapshot.hpp
+plant models/heaplab/model/z.cpp heaplab/schedule/plan.hpp
+"$check" "$tmp/t" > "$tmp/out" 2>&1
+expect 0 "rule holds" "$tmp/out" "a tree of allowed includes" $?
+exit $failed
