@@ -107,7 +107,7 @@ check::HeapSnapshot random_snapshot(core::HeapConfig const& config,
     if (check::test_bit(s.free_blocks, b) && rng() % 3 == 0)
       s.blocks[b].type = types[rng() % types.size()];
   if (payloads) {
-    std::vector<std::pair<check::ObjRef, std::uint32_t>> live;  // where, type
+    std::vector<std::pair<core::SlotRef, std::uint32_t>> live;  // where, type
     for (std::uint32_t b = 0; b < config.num_blocks; ++b) {
       auto const t = check::allocated_type(s, b);
       if (!t) continue;

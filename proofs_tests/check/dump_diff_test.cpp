@@ -122,9 +122,9 @@ TEST(Diff, UpperLevelsAreCompared) {
 TEST(Diff, NamesObjectFields) {
   auto const expected                  = valid_snapshot(true);
   auto actual                          = expected;
-  actual.blocks[1].objects[7]->id      = 999;                  // was 10
-  actual.blocks[3].objects[0]->refs[1] = check::ObjRef{0, 1};  // was 0:0
-  actual.blocks[2].objects[3].reset();                         // was id 70
+  actual.blocks[1].objects[7]->id      = 999;                           // was 10
+  actual.blocks[3].objects[0]->refs[1] = heaplab::core::SlotRef{0, 1};  // was 0:0
+  actual.blocks[2].objects[3].reset();                                  // was id 70
   auto const d = check::diff(expected, actual);
   ASSERT_EQ(d.total, 3u) << d.to_string();  // 2:3's allocation bit is unchanged
   EXPECT_EQ(d.differences[0].where, "block 1 slot 7");

@@ -291,37 +291,37 @@ TEST_F(Invariants, CookieMatchesId) {
 }
 
 TEST_F(Invariants, PointersDangling) {
-  s.blocks[0].objects[0]->refs[0] = check::ObjRef{4, 20};  // Cell slot 20 is free
+  s.blocks[0].objects[0]->refs[0] = core::SlotRef{4, 20};  // Cell slot 20 is free
   auto const v                    = expect_only(s, "pointers-valid", 0, 0, kFish);
   EXPECT_EQ(v.object_id, 0);
 }
 
 TEST_F(Invariants, PointersIntoPadding) {
-  s.blocks[65].objects[0]->refs[1] = check::ObjRef{3, 40};  // Shark capacity 32
+  s.blocks[65].objects[0]->refs[1] = core::SlotRef{3, 40};  // Shark capacity 32
   expect_only(s, "pointers-valid", 65, 0, kShark);
 }
 
 TEST_F(Invariants, PointersIntoFreeBlock) {
-  s.blocks[65].objects[0]->refs[1] = check::ObjRef{10, 0};
+  s.blocks[65].objects[0]->refs[1] = core::SlotRef{10, 0};
   expect_only(s, "pointers-valid", 65, 0, kShark);
 }
 
 TEST_F(Invariants, PointersOutsideHeap) {
-  s.blocks[4].objects[0]->refs[1] = check::ObjRef{500, 0};
+  s.blocks[4].objects[0]->refs[1] = core::SlotRef{500, 0};
   expect_only(s, "pointers-valid", 4, 0, kCell);
 }
 
 TEST_F(Invariants, PointersWrongTargetType) {
   // Shark.target points to Agent; a Cell is not an Agent.
-  s.blocks[65].objects[0]->refs[1] = check::ObjRef{4, 0};
+  s.blocks[65].objects[0]->refs[1] = core::SlotRef{4, 0};
   auto const v                     = expect_only(s, "pointers-valid", 65, 0, kShark);
   EXPECT_NE(v.message.find("Cell"), std::string::npos);
 }
 
 TEST_F(Invariants, PointersSubtypeTargetIsFine) {
   // Shark.target (Agent) may point to a Fish or a Shark; Cell.agents (Agent) likewise.
-  s.blocks[65].objects[0]->refs[1] = check::ObjRef{1, 63};
-  s.blocks[4].objects[0]->refs[1]  = check::ObjRef{2, 39};
+  s.blocks[65].objects[0]->refs[1] = core::SlotRef{1, 63};
+  s.blocks[4].objects[0]->refs[1]  = core::SlotRef{2, 39};
   EXPECT_TRUE(check::check_all(s).empty()) << describe(check::check_all(s));
 }
 

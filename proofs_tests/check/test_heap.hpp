@@ -66,11 +66,11 @@ inline HeapSnapshot valid_snapshot(bool with_payloads) {
   id               = make_block_allocated(s, 65, kShark, slot_range(0, 2), id);
   s.blocks[6].type = kFish;  // stale: free blocks keep their last type
   if (with_payloads) {
-    s.blocks[0].objects[0]->refs[0]  = ObjRef{4, 0};
-    s.blocks[3].objects[0]->refs[0]  = ObjRef{4, 1};
-    s.blocks[3].objects[0]->refs[1]  = ObjRef{0, 0};
-    s.blocks[65].objects[0]->refs[1] = ObjRef{3, 0};
-    s.blocks[4].objects[0]->refs[0]  = ObjRef{65, 1};
+    s.blocks[0].objects[0]->refs[0]  = core::SlotRef{4, 0};
+    s.blocks[3].objects[0]->refs[0]  = core::SlotRef{4, 1};
+    s.blocks[3].objects[0]->refs[1]  = core::SlotRef{0, 0};
+    s.blocks[65].objects[0]->refs[1] = core::SlotRef{3, 0};
+    s.blocks[4].objects[0]->refs[0]  = core::SlotRef{65, 1};
   }
   return s;
 }

@@ -189,8 +189,8 @@ TEST(CompactGpuApi, TheOneShotEntryPointRewritesRegisteredRoots) {
     if (q == 0) {
       after_roots.push_back(std::nullopt);
     } else {
-      soa::ObjectLocation const at = p.driver.heap().ref().locate(q);
-      after_roots.push_back(check::ObjRef{at.block, at.slot});
+      core::SlotRef const at = p.driver.heap().ref().locate(q);
+      after_roots.push_back(at);
     }
   }
   // The driver's own root arrays were not passed, so compare the graph without them.

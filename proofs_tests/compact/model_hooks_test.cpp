@@ -69,7 +69,7 @@ TEST(ModelFromSnapshot, RejectsSnapshotsItCannotTrust) {
   model::HeapModel const m = fragmented(4, 10);
   check::HeapSnapshot s    = m.snapshot();
   auto const error_of      = [](check::HeapSnapshot const& snap,
-                           std::vector<std::optional<check::ObjRef>> roots) {
+                           std::vector<std::optional<core::SlotRef>> roots) {
     try {
       (void)model::HeapModel::from_snapshot(snap, roots);
     } catch (core::precondition_error const& e) {
@@ -83,8 +83,8 @@ TEST(ModelFromSnapshot, RejectsSnapshotsItCannotTrust) {
   check::HeapSnapshot torn = s;
   torn.blocks[0].objects[1]->cookie ^= 1;
   EXPECT_NE(error_of(torn, {}).find("cookie-matches-id"), std::string::npos);
-  EXPECT_NE(error_of(s, {check::ObjRef{0, 0}}).find("root 0"), std::string::npos);  // empty slot
-  EXPECT_EQ(error_of(s, {check::ObjRef{0, 1}}), "accepted");
+  EXPECT_NE(error_of(s, {core::SlotRef{0, 0}}).find("root 0"), std::string::npos);  // empty slot
+  EXPECT_EQ(error_of(s, {core::SlotRef{0, 1}}), "accepted");
 }
 
 TEST(ModelDefragHooks, TheObserverSeesTheStateAfterEveryPass) {
@@ -134,14 +134,14 @@ TEST(ModelDefragHooks, TheSourceCapLimitsEveryPassAndStridesTheTargets) {
 TEST(ModelDefragHooks, AScheduleStepGetsTheCapOfItsVariant) {
   heaplab::schedule::Defrag step;
   step.type                = kT;
-  step.variant             = heaplab::schedule::DefragVariant::recompute_shared;
+  step.variant             = heaplab::core::RewriteVariant::recompute_shared;
   core::HeapConfig const c = config(40, 3);
   EXPECT_EQ(model::defrag_options(step, c).source_cap, 1024u);  // config n = 3
   step.n = 1;
   EXPECT_EQ(model::defrag_options(step, c).source_cap, 2048u);
-  step.variant = heaplab::schedule::DefragVariant::recompute_global;
+  step.variant = heaplab::core::RewriteVariant::recompute_global;
   EXPECT_EQ(model::defrag_options(step, c).source_cap, 12288u);
-  step.variant = heaplab::schedule::DefragVariant::forwarding;
+  step.variant = heaplab::core::RewriteVariant::forwarding;
   EXPECT_EQ(model::defrag_options(step, c).source_cap, core::kUnlimitedSources);
   EXPECT_EQ(model::defrag_options(step, c).n, std::optional<std::uint32_t>(1));
 }

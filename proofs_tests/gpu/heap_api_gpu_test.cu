@@ -108,10 +108,7 @@ __global__ void walk_ring(Fat* start, std::uint64_t* out, std::size_t steps) {
   }
 }
 
-check::ObjRef ref_of(Ref const& heap, void const* p) {
-  auto const at = heap.locate(bits(p));
-  return check::ObjRef{at.block, at.slot};
-}
+heaplab::core::SlotRef ref_of(Ref const& heap, void const* p) { return heap.locate(bits(p)); }
 
 }  // namespace
 
@@ -352,15 +349,15 @@ TEST(HeapGpu, PointerFieldsRoundTripAcrossTypes) {
   expect_catalog_holds(snap, "after linking");
   auto const ref = heap.ref();
   for (std::size_t i = 0; i < 40; ++i) {
-    check::ObjRef const at{ref.locate(fats[i]).block, ref.locate(fats[i]).slot};
-    auto const& record = snap.blocks[at.block].objects[at.slot];
+    heaplab::core::SlotRef const at = ref.locate(fats[i]);
+    auto const& record              = snap.blocks[at.block].objects[at.slot];
     ASSERT_TRUE(record.has_value());
     ASSERT_EQ(record->refs.size(), 3u);
     auto const next = ref.locate(fats[(i + 1) % 40]);
     auto const leaf = ref.locate(leaves[i]);
-    EXPECT_EQ(record->refs[0], (check::ObjRef{next.block, next.slot}));
+    EXPECT_EQ(record->refs[0], (heaplab::core::SlotRef{next.block, next.slot}));
     EXPECT_FALSE(record->refs[1].has_value());
-    EXPECT_EQ(record->refs[2], (check::ObjRef{leaf.block, leaf.slot}));
+    EXPECT_EQ(record->refs[2], (heaplab::core::SlotRef{leaf.block, leaf.slot}));
     auto const& leaf_record = snap.blocks[leaf.block].objects[leaf.slot];
     ASSERT_TRUE(leaf_record.has_value());
     EXPECT_EQ(leaf_record->id, 100 + i);

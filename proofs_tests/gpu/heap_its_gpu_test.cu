@@ -173,8 +173,7 @@ void run_round(soa::Heap<Types>& heap,
     auto const it = objects.find(id);
     ASSERT_NE(it, objects.end()) << "object " << id << " missing";
     EXPECT_EQ(it->second.record->cookie, heaplab::core::cookie_of(id));
-    auto const at = heap.ref().locate(out[id]);
-    EXPECT_EQ(it->second.at, (check::ObjRef{at.block, at.slot})) << "object " << id;
+    EXPECT_EQ(it->second.at, heap.ref().locate(out[id])) << "object " << id;
   }
   auto const by_type = count_by_type(snap);
   EXPECT_EQ(by_type[kLeaf], want.per_type[0]);

@@ -146,8 +146,7 @@ TEST(HeapOomGpu, AllocateUntilNullFreeAllAndRefillTheFullCapacity) {
       auto const it = objects.find(id);
       ASSERT_NE(it, objects.end()) << "object " << id << " handed out but not in the heap";
       EXPECT_EQ(it->second.record->cookie, heaplab::core::cookie_of(id));
-      auto const at = heap.ref().locate(out[id]);
-      EXPECT_EQ(it->second.at, (check::ObjRef{at.block, at.slot}));
+      EXPECT_EQ(it->second.at, heap.ref().locate(out[id]));
       EXPECT_EQ(it->second.type,
                 static_cast<std::uint32_t>((id / kPerThread) % 3u == 0   ? kLeaf
                                            : (id / kPerThread) % 3u == 1 ? kNode

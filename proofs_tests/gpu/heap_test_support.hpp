@@ -92,7 +92,7 @@ inline void expect_catalog_holds(heaplab::check::HeapSnapshot const& snap, char 
 }
 
 struct LiveObject {
-  heaplab::check::ObjRef at;
+  heaplab::core::SlotRef at;
   std::uint32_t type                         = 0;
   heaplab::check::ObjectRecord const* record = nullptr;
 };

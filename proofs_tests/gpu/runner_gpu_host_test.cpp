@@ -226,8 +226,8 @@ TEST(GpuTypeMap, TranslatesAGpuSnapshotToTheModelsShape) {
   id2 = check::make_block_allocated(expected_snap, 2, 0, 1, id2);
   ASSERT_EQ(id, id2);
   // A pointer: the Cell's agent (slot 0) refers to the Fish at 1:3 (same slots on both sides).
-  gpu_snap.blocks[2].objects[0]->refs[0]      = check::ObjRef{1, 3};
-  expected_snap.blocks[2].objects[0]->refs[0] = check::ObjRef{1, 3};
+  gpu_snap.blocks[2].objects[0]->refs[0]      = core::SlotRef{1, 3};
+  expected_snap.blocks[2].objects[0]->refs[0] = core::SlotRef{1, 3};
   gpu_snap.producer = expected_snap.producer = "gpu";
   ASSERT_TRUE(check::check_all(gpu_snap).empty());
 

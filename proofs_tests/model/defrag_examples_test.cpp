@@ -103,7 +103,7 @@ TEST_F(Figure5, TheWholeCallRewritesPointersAndUpdatesStates) {
   ASSERT_EQ(r.passes.size(), 2u);
   EXPECT_EQ(r.passes[0].candidates, 6u);
   EXPECT_EQ(r.passes[0].sources, 2u);
-  EXPECT_EQ(r.passes[0].moved_objects, 34u);
+  EXPECT_EQ(r.passes[0].objects_moved, 34u);
   EXPECT_EQ(r.passes[0].pointers_rewritten, 3u);
   EXPECT_EQ(r.passes[0].roots_rewritten, 1u);
   // Then 7 has 39, 14 is full, 16 has 30, 19 has 26: R = [7, 16, 19], B = 1. Pass 2 moves block
@@ -111,7 +111,7 @@ TEST_F(Figure5, TheWholeCallRewritesPointersAndUpdatesStates) {
   // 16's free slots 30..63, the other 5 (7034, 2000..2003) take 19's free slots 16, 17, 18, 19, 30.
   EXPECT_EQ(r.passes[1].candidates, 3u);
   EXPECT_EQ(r.passes[1].sources, 1u);
-  EXPECT_EQ(r.passes[1].moved_objects, 39u);
+  EXPECT_EQ(r.passes[1].objects_moved, 39u);
   EXPECT_EQ(r.passes[1].pointers_rewritten, 1u);  // the cell that points to 2003
   // 16 is full and 19 holds 31 <= 42: one candidate left, r = 1 <= n, B = 0.
   EXPECT_EQ(r.stop, DefragStop::no_progress);
@@ -125,9 +125,9 @@ TEST_F(Figure5, TheWholeCallRewritesPointersAndUpdatesStates) {
   EXPECT_EQ(m.object(2000).where, (Location{19, 17}));
   // Pointers and the root follow their objects (checked on the snapshot, by location).
   auto const s = m.snapshot();
-  EXPECT_EQ(s.blocks[23].objects[0]->refs[0], std::optional<check::ObjRef>(check::ObjRef{14, 20}));
-  EXPECT_EQ(s.blocks[23].objects[1]->refs[0], std::optional<check::ObjRef>(check::ObjRef{19, 15}));
-  EXPECT_EQ(s.blocks[23].objects[2]->refs[0], std::optional<check::ObjRef>(check::ObjRef{19, 30}));
+  EXPECT_EQ(s.blocks[23].objects[0]->refs[0], std::optional<core::SlotRef>(core::SlotRef{14, 20}));
+  EXPECT_EQ(s.blocks[23].objects[1]->refs[0], std::optional<core::SlotRef>(core::SlotRef{19, 15}));
+  EXPECT_EQ(s.blocks[23].objects[2]->refs[0], std::optional<core::SlotRef>(core::SlotRef{19, 30}));
   EXPECT_EQ(m.root_locations()[root], std::optional<Location>(Location{19, 10}));  // 25th object
   EXPECT_TRUE(check::check_all(s).empty());
   EXPECT_TRUE(check::check_defrag_postconditions(s, kT, 2, 0).empty());
@@ -221,10 +221,10 @@ TEST(DefragPasses, TwoPassesAndTheRelocationHistogram) {
   DefragResult const r = m.defrag(kT);
   ASSERT_EQ(r.passes.size(), 2u);
   EXPECT_EQ(r.passes[0].sources, 4u);
-  EXPECT_EQ(r.passes[0].moved_objects, 4u);
+  EXPECT_EQ(r.passes[0].objects_moved, 4u);
   EXPECT_EQ(r.passes[1].candidates, 4u);
   EXPECT_EQ(r.passes[1].sources, 2u);
-  EXPECT_EQ(r.passes[1].moved_objects, 4u);
+  EXPECT_EQ(r.passes[1].objects_moved, 4u);
   EXPECT_EQ(r.stop, DefragStop::k1_reached);
   EXPECT_EQ(r.candidates_after, 0u);
   // Objects of blocks 0 and 1 moved twice (0 -> 4 -> 6); of 2, 3, 4, 5 once; of 6, 7 never.

@@ -125,7 +125,7 @@ TEST(ModelProperties, CatalogHoldsAfterEveryStepOfRandomSchedules) {
     while (!in.finished()) {
       StepOutcome const out = in.step();
       if (out.defrag)
-        for (auto const& p : out.defrag->passes) moved_by_defrag += p.moved_objects;
+        for (auto const& p : out.defrag->passes) moved_by_defrag += p.objects_moved;
       if (!out.ok())
         RC_FAIL("step " + std::to_string(out.index) + " (" + out.description + "): " + out.error +
                 "\n" + violations_text(out.violations));
@@ -212,7 +212,7 @@ TEST(ModelProperties, DefragPreservesPayloadsAndTheIdGraph) {
       RC_ASSERT(rec->id == *roots_before[i]);
     }
     std::uint64_t moved = 0;
-    for (auto const& p : r.passes) moved += p.moved_objects;
+    for (auto const& p : r.passes) moved += p.objects_moved;
     std::uint64_t counted = 0;
     for (auto const& [id, k] : r.relocations) counted += k;
     RC_ASSERT(moved == counted);

@@ -302,7 +302,7 @@ TEST(ModelSnapshot, FreeBlocksAreInvalidatedAndAllocatedBlocksPadded) {
   EXPECT_EQ(cell.id, 2u);
   EXPECT_EQ(cell.cookie, core::cookie_of(2));
   ASSERT_EQ(cell.refs.size(), 3u);
-  EXPECT_EQ(cell.refs[0], std::optional<check::ObjRef>(check::ObjRef{0, 0}));
+  EXPECT_EQ(cell.refs[0], std::optional<core::SlotRef>(core::SlotRef{0, 0}));
   EXPECT_EQ(cell.refs[1], std::nullopt);
   EXPECT_TRUE(s.allocated[kAgent].levels.empty());  // abstract: absent bitmaps
   EXPECT_TRUE(check::check_all(s).empty());

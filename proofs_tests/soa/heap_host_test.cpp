@@ -223,12 +223,12 @@ TEST(HeapHostPayloads, IdsCookiesAndPointerTargetsFromHostMemory) {
   // Node i: next = node (i + 1) % 60, kids = leaves 2i, 2i+1 (for i < 50). Fat j: next = node j,
   // kids_[1] = leaf 99 - j.
   std::vector<std::uint64_t> leaves, nodes, fats;
-  std::map<std::uint64_t, check::ObjRef> where;  // id -> location
+  std::map<std::uint64_t, core::SlotRef> where;  // id -> location
   std::uint64_t seed = 1;
   auto make          = [&](std::uint32_t t, std::uint64_t id) {
     core::SlotRef const r = heap.allocate(t, seed++);
     EXPECT_FALSE(r.is_null());
-    where[id] = check::ObjRef{r.block, r.slot};
+    where[id] = core::SlotRef{r.block, r.slot};
     return pointer(t, r);
   };
   for (std::uint64_t i = 0; i < 100; ++i) {
@@ -273,9 +273,9 @@ TEST(HeapHostPayloads, IdsCookiesAndPointerTargetsFromHostMemory) {
       auto const& o = snap.blocks[b].objects[s];
       if (!o) continue;
       ++records;
-      ASSERT_EQ(where.at(o->id), (check::ObjRef{b, s})) << "object " << o->id;
+      ASSERT_EQ(where.at(o->id), (core::SlotRef{b, s})) << "object " << o->id;
       EXPECT_EQ(o->cookie, core::cookie_of(o->id));
-      std::vector<std::optional<check::ObjRef>> want;
+      std::vector<std::optional<core::SlotRef>> want;
       if (o->id < 1000) {
         EXPECT_TRUE(o->refs.empty());
         continue;
@@ -283,8 +283,8 @@ TEST(HeapHostPayloads, IdsCookiesAndPointerTargetsFromHostMemory) {
       if (o->id < 2000) {
         std::uint64_t const i = o->id - 1000;
         want.push_back(where.at(1000 + (i + 1) % 60));
-        want.push_back(i < 50 ? std::optional<check::ObjRef>(where.at(2 * i)) : std::nullopt);
-        want.push_back(i < 50 ? std::optional<check::ObjRef>(where.at(2 * i + 1)) : std::nullopt);
+        want.push_back(i < 50 ? std::optional<core::SlotRef>(where.at(2 * i)) : std::nullopt);
+        want.push_back(i < 50 ? std::optional<core::SlotRef>(where.at(2 * i + 1)) : std::nullopt);
       } else {
         std::uint64_t const j = o->id - 2000;
         want.push_back(where.at(1000 + j));
@@ -319,7 +319,7 @@ TEST(HeapHostPayloads, DecodeObjectPointer) {
   auto const in = soa::decode_object_pointer(
       core::encode_object_pointer(base + 3 * 1408, 7, 29, 2), base, 1408, 10);
   ASSERT_TRUE(in.has_value());
-  EXPECT_EQ(*in, (check::ObjRef{3, 7}));
+  EXPECT_EQ(*in, (core::SlotRef{3, 7}));
   EXPECT_EQ(soa::decode_object_pointer(
                 core::encode_object_pointer(base + 10 * 1408, 0, 29, 2), base, 1408, 10)
                 ->block,

@@ -245,7 +245,7 @@ TEST(DifferentialRunner, TheRecomputeSharedCapRaisesThePassBound) {
   schedule::Defrag shared;
   shared.type    = 1;
   shared.k1      = 2049;
-  shared.variant = schedule::DefragVariant::recompute_shared;
+  shared.variant = core::RewriteVariant::recompute_shared;
   s.steps        = {alloc(4 * d, std::nullopt, 1), halve, halve, shared};
 
   std::uint32_t const cap = core::sources_per_pass(core::RewriteVariant::recompute_shared, 1);

@@ -76,7 +76,7 @@ class WrongPointerExecutor final : public TamperingExecutor {
   [[nodiscard]] std::string bug() const override { return "wrong-pointer"; }
   struct Planted {
     std::uint32_t block = 0, slot = 0, ref = 0;
-    check::ObjRef was, now;
+    core::SlotRef was, now;
   };
   std::optional<Planted> planted;
 
@@ -90,12 +90,12 @@ class WrongPointerExecutor final : public TamperingExecutor {
         if (!rec) continue;
         for (std::uint32_t r = 0; r < rec->refs.size() && !planted; ++r) {
           if (!rec->refs[r]) continue;
-          check::ObjRef const was = *rec->refs[r];
+          core::SlotRef const was = *rec->refs[r];
           // Another live object in the target's block (same type), other than the target.
           for (std::uint32_t other = 0; other < 64; ++other) {
             if (other == was.slot || !s.blocks[was.block].objects[other]) continue;
-            rec->refs[r] = check::ObjRef{was.block, other};
-            planted      = Planted{b, slot, r, was, check::ObjRef{was.block, other}};
+            rec->refs[r] = core::SlotRef{was.block, other};
+            planted      = Planted{b, slot, r, was, core::SlotRef{was.block, other}};
             break;
           }
         }

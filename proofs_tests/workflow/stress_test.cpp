@@ -317,7 +317,7 @@ TEST(Stress, CoverageCountsTheStepsThatRanAndTheConfigs) {
   alt.divergence          = schedule::Divergence::alternate;
   s.steps.push_back(alt);
   schedule::Defrag d;
-  d.variant = schedule::DefragVariant::recompute_shared;
+  d.variant = core::RewriteVariant::recompute_shared;
   s.steps.push_back(d);
   s.steps.push_back(schedule::Check{});
   runner::Coverage c;

@@ -12,6 +12,7 @@
 
 #include "baselines.hpp"
 #include "defrag_bench.hpp"
+#include "heaplab/core/mix.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/soa/field.hpp"
 #include "heaplab/soa/heap_types.hpp"
@@ -50,15 +51,9 @@ using Ref                        = soa::HeapRef<Types>;
 constexpr std::uint32_t kA       = Types::type_id<DefragBenchA>;
 constexpr std::uint64_t kObjects = 32768000;  // per class (CompactGpu sec. 4.4)
 
-__host__ __device__ std::uint64_t mix64(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 /// Whether object i of class A is deleted (a pseudo-random fraction of them).
 __host__ __device__ bool deleted(std::uint64_t i, std::uint64_t seed, double fraction) {
-  return static_cast<double>(mix64(i ^ (seed << 40)) >> 11) * 0x1.0p-53 < fraction;
+  return static_cast<double>(core::splitmix64(i ^ (seed << 40)) >> 11) * 0x1.0p-53 < fraction;
 }
 
 __global__ void make_objects(
@@ -76,8 +71,8 @@ __global__ void link_objects(
     std::uint64_t count, std::uint64_t seed, double fraction, DefragBenchA** a, DefragBenchB** b) {
   for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < count;
        i += std::uint64_t{gridDim.x} * blockDim.x) {
-    a[i]->other_          = b[mix64(i * 2 + seed) % count];
-    std::uint64_t const k = mix64(i * 2 + 1 + seed) % count;
+    a[i]->other_          = b[core::splitmix64(i * 2 + seed) % count];
+    std::uint64_t const k = core::splitmix64(i * 2 + 1 + seed) % count;
     bool const gone       = deleted(k, seed, fraction);
     b[i]->other_          = gone ? nullptr : a[k];
     b[i]->payload_        = gone ? 0 : 2 * k + 1;
@@ -279,7 +274,7 @@ int run_defrag_bench(DefragBenchOptions const& o) {
         static_cast<unsigned long long>(s.objects_moved),
         static_cast<unsigned long long>(s.pointers_rewritten),
         static_cast<unsigned long long>(s.pointers_scanned),
-        compact::to_string(s.stop),
+        core::to_string(s.stop),
         s.candidates_before,
         s.candidates_after);
     std::printf("  %-8s %10s %12s %10s %9s   %s\n",

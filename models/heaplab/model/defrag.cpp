@@ -83,7 +83,7 @@ void HeapModel::apply_defrag_pass(DefragPassPlan const& plan,
       std::uint32_t const k = ++relocations[m.id];
       if (relocations_by_ordinal.size() < k) relocations_by_ordinal.resize(k, 0);
       ++relocations_by_ordinal[k - 1];
-      ++stats.moved_objects;
+      ++stats.objects_moved;
     }
   }
 
@@ -99,7 +99,7 @@ void HeapModel::apply_defrag_pass(DefragPassPlan const& plan,
         Object const& obj = objects_.at(*id);
         for (std::size_t k = 0; k < slots.size(); ++k) {
           if (!config_.slot_may_point_to(slots[k], T)) continue;
-          ++stats.slots_scanned;
+          ++stats.pointers_scanned;
           if (obj.refs[k] && moved.count(*obj.refs[k])) ++stats.pointers_rewritten;
         }
       }

@@ -13,8 +13,8 @@ namespace heaplab::model {
 /// One object relocation of a pass: object `id` moves from `from` to `to`.
 struct Relocation {
   std::uint64_t id = 0;
-  check::ObjRef from;
-  check::ObjRef to;
+  core::SlotRef from;
+  core::SlotRef to;
 };
 
 /// The source block R[s] and its targets R[s + i*B], i = 1..n, with the moves of Alg. 1: the
@@ -43,16 +43,13 @@ struct DefragPassStats {
   std::uint32_t candidates         = 0;  // r at the start of the pass
   std::uint32_t sources_allowed    = 0;  // floor(r / (n + 1))
   std::uint32_t sources            = 0;  // B = min(sources_allowed, source cap)
-  std::uint64_t moved_objects      = 0;
+  std::uint64_t objects_moved      = 0;
   std::uint64_t pointers_rewritten = 0;  // pointer slots that referred to a moved object
   std::uint64_t roots_rewritten    = 0;
-  std::uint64_t slots_scanned      = 0;  // pointer slots of the types that may point to T
+  std::uint64_t pointers_scanned   = 0;  // pointer slots of the types that may point to T
 };
 
-enum class DefragStop {
-  k1_reached,   // at most k1 candidates remain
-  no_progress,  // fewer than n + 1 candidates: B = 0 (CompactGpu sec. 3 footnote 4)
-};
+using core::DefragStop;  // why the call stopped (core/defrag_limits.hpp)
 
 struct DefragResult {
   std::uint32_t type = 0;

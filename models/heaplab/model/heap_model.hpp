@@ -34,7 +34,7 @@ namespace heaplab::model {
 using ObjectId = std::uint64_t;
 using TypeId   = std::uint32_t;
 /// Where an object lives: (block, slot), the same as in a snapshot.
-using Location = check::ObjRef;
+using Location = core::SlotRef;
 
 /// One live object.
 struct Object {

@@ -15,24 +15,12 @@ namespace heaplab::model {
 
 DefragOptions defrag_options(schedule::Defrag const& step, core::HeapConfig const& config) {
   DefragOptions options;
-  options.n                    = step.n;
-  options.k1                   = step.k1;
-  core::RewriteVariant variant = core::RewriteVariant::forwarding;
-  switch (step.variant) {
-    case schedule::DefragVariant::forwarding:
-      variant = core::RewriteVariant::forwarding;
-      break;
-    case schedule::DefragVariant::recompute_global:
-      variant = core::RewriteVariant::recompute_global;
-      break;
-    case schedule::DefragVariant::recompute_shared:
-      variant = core::RewriteVariant::recompute_shared;
-      break;
-  }
+  options.n  = step.n;
+  options.k1 = step.k1;
   // The cap depends on the factor the step uses; an invalid n (0) is reported by
   // HeapModel::defrag, so it only has to leave the cap well-defined here.
   std::uint32_t const n = step.n.value_or(config.defrag_factor);
-  options.source_cap    = n == 0 ? core::kUnlimitedSources : core::sources_per_pass(variant, n);
+  options.source_cap = n == 0 ? core::kUnlimitedSources : core::sources_per_pass(step.variant, n);
   return options;
 }
 
@@ -177,7 +165,7 @@ std::string StepOutcome::summary() const {
   if (relinked) out << " | relinked " << relinked;
   if (defrag) {
     std::uint64_t moved = 0;
-    for (auto const& p : defrag->passes) moved += p.moved_objects;
+    for (auto const& p : defrag->passes) moved += p.objects_moved;
     char buf[200];
     std::snprintf(buf,
                   sizeof buf,

@@ -9,7 +9,7 @@
 //   void link(std::vector<Link> const&)
 //   void destroy(std::vector<std::uint64_t> const& ids)
 //   void add_root_array(RootArray const&)
-//   std::vector<std::optional<check::ObjRef>> root_locations()   all arrays, in order
+//   std::vector<std::optional<core::SlotRef>> root_locations()   all arrays, in order
 //   compact::DefragStats defragment(type, compact::DefragOptions const&, compact::PassObserver
 //   const&) std::uint64_t pattern_mismatches()                  objects whose plain fields are not
 //                                                       compact_test::pattern_byte(id, ...)
@@ -42,7 +42,7 @@ namespace compact_test {
 namespace compact = heaplab::compact;
 namespace model   = heaplab::model;
 
-using RootLocations = std::vector<std::optional<check::ObjRef>>;
+using RootLocations = std::vector<std::optional<core::SlotRef>>;
 
 inline std::string violations_text(std::vector<check::Violation> const& v) {
   std::string text;
@@ -142,8 +142,8 @@ void run_differential_case(Driver& heap,
     model::DefragPassStats const& e = expected.passes[i];
     bool const same_numbers =
         p.candidates == e.candidates && p.sources_allowed == e.sources_allowed &&
-        p.sources == e.sources && p.objects_moved == e.moved_objects &&
-        p.pointers_scanned == e.slots_scanned && p.pointers_rewritten == e.pointers_rewritten &&
+        p.sources == e.sources && p.objects_moved == e.objects_moved &&
+        p.pointers_scanned == e.pointers_scanned && p.pointers_rewritten == e.pointers_rewritten &&
         p.roots_rewritten == e.roots_rewritten;
     if (!d.empty() || roots != model_roots[i] || !same_numbers) {
       diverged = true;
@@ -152,8 +152,8 @@ void run_differential_case(Driver& heap,
                     << "\nroots actual:   " << roots_text(roots)
                     << "\nnumbers (expected/actual): r " << e.candidates << "/" << p.candidates
                     << ", B " << e.sources_allowed << "/" << p.sources_allowed << ", B' "
-                    << e.sources << "/" << p.sources << ", moved " << e.moved_objects << "/"
-                    << p.objects_moved << ", scanned " << e.slots_scanned << "/"
+                    << e.sources << "/" << p.sources << ", moved " << e.objects_moved << "/"
+                    << p.objects_moved << ", scanned " << e.pointers_scanned << "/"
                     << p.pointers_scanned << ", rewritten " << e.pointers_rewritten << "/"
                     << p.pointers_rewritten << ", roots rewritten " << e.roots_rewritten << "/"
                     << p.roots_rewritten;
@@ -176,7 +176,7 @@ void run_differential_case(Driver& heap,
         stats.candidates_before,
         stats.candidates_after,
         stats.passes.size(),
-        compact::to_string(stats.stop),
+        heaplab::core::to_string(stats.stop),
         static_cast<unsigned long long>(moved),
         static_cast<unsigned long long>(rewritten),
         static_cast<unsigned long long>(roots));

@@ -215,15 +215,15 @@ class GpuDriver {
     roots_.push_back(std::make_unique<DeviceArray<std::uint64_t>>(entries));
     compactor_.add_roots({roots_.back()->get(), entries.size(), r.pointee});
   }
-  std::vector<std::optional<check::ObjRef>> root_locations() const {
-    std::vector<std::optional<check::ObjRef>> out;
+  std::vector<std::optional<core::SlotRef>> root_locations() const {
+    std::vector<std::optional<core::SlotRef>> out;
     for (auto const& r : roots_)
       for (std::uint64_t p : r->download()) {
         if (p == 0) {
           out.push_back(std::nullopt);
         } else {
-          soa::ObjectLocation const at = heap_.ref().locate(p);
-          out.push_back(check::ObjRef{at.block, at.slot});
+          core::SlotRef const at = heap_.ref().locate(p);
+          out.push_back(at);
         }
       }
     return out;

@@ -73,8 +73,8 @@ class HostObjectHeap {
     return p;
   }
   void destroy(std::uint64_t p) {
-    soa::ObjectLocation const at = ref_.locate(p);
-    ref_.core().deallocate(core::pointer_type(p), core::SlotRef{at.block, at.slot});
+    core::SlotRef const at = ref_.locate(p);
+    ref_.core().deallocate(core::pointer_type(p), at);
   }
 
   [[nodiscard]] check::HeapSnapshot snapshot() {
@@ -312,15 +312,15 @@ class HostDriver {
     roots_.push_back({entries->data(), entries->size(), r.pointee});
     storage_.push_back(std::move(entries));
   }
-  std::vector<std::optional<check::ObjRef>> root_locations() const {
-    std::vector<std::optional<check::ObjRef>> out;
+  std::vector<std::optional<core::SlotRef>> root_locations() const {
+    std::vector<std::optional<core::SlotRef>> out;
     for (auto const& r : roots_)
       for (std::uint64_t i = 0; i < r.count; ++i) {
         if (r.pointers[i] == 0) {
           out.push_back(std::nullopt);
         } else {
-          soa::ObjectLocation const at = heap_.ref().locate(r.pointers[i]);
-          out.push_back(check::ObjRef{at.block, at.slot});
+          core::SlotRef const at = heap_.ref().locate(r.pointers[i]);
+          out.push_back(at);
         }
       }
     return out;

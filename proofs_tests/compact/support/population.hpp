@@ -208,12 +208,12 @@ struct IdGraph {
 };
 
 inline IdGraph id_graph(check::HeapSnapshot const& s,
-                        std::vector<std::optional<check::ObjRef>> const& roots) {
-  std::map<check::ObjRef, std::uint64_t> at;
+                        std::vector<std::optional<core::SlotRef>> const& roots) {
+  std::map<core::SlotRef, std::uint64_t> at;
   for (std::uint32_t b = 0; b < s.blocks.size(); ++b)
     for (std::uint32_t slot = 0; slot < s.blocks[b].objects.size(); ++slot)
       if (s.blocks[b].objects[slot]) at[{b, slot}] = s.blocks[b].objects[slot]->id;
-  auto id_of = [&](std::optional<check::ObjRef> const& r) -> std::uint64_t {
+  auto id_of = [&](std::optional<core::SlotRef> const& r) -> std::uint64_t {
     if (!r) return 0;
     auto it = at.find(*r);
     return it == at.end() ? IdGraph::kDangling : it->second;

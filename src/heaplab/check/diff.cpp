@@ -8,16 +8,13 @@
 #include <tuple>
 
 #include "heaplab/check/snapshot_utils.hpp"
+#include "heaplab/core/hex.hpp"
 
 namespace heaplab::check {
 
 namespace {
 
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+std::string hex(std::uint64_t v) { return core::hex64(v); }
 
 /// "{3, 7}": the positions of the set bits of x, offset by `base`.
 std::string bit_list(std::uint64_t x, std::uint64_t base = 0) {
@@ -31,7 +28,7 @@ std::string bit_list(std::uint64_t x, std::uint64_t base = 0) {
   return out + "}";
 }
 
-std::string ref_string(std::optional<ObjRef> const& r) {
+std::string ref_string(std::optional<core::SlotRef> const& r) {
   return r ? std::to_string(r->block) + ":" + std::to_string(r->slot) : "null";
 }
 

@@ -8,16 +8,13 @@
 #include "heaplab/check/snapshot_utils.hpp"
 #include "heaplab/core/cookie.hpp"
 #include "heaplab/core/expects.hpp"
+#include "heaplab/core/hex.hpp"
 
 namespace heaplab::check {
 
 namespace {
 
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+std::string hex(std::uint64_t v) { return core::hex64(v); }
 
 std::string pad(std::string s, std::size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');

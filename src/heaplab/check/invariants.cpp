@@ -22,6 +22,7 @@
 #include "heaplab/core/bitops.hpp"
 #include "heaplab/core/cookie.hpp"
 #include "heaplab/core/expects.hpp"
+#include "heaplab/core/hex.hpp"
 
 namespace heaplab::check {
 
@@ -29,11 +30,7 @@ namespace {
 
 using Out = std::vector<Violation>;
 
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+std::string hex(std::uint64_t v) { return core::hex64(v); }
 
 /// A violation's location, built by chaining: At().block(b).bit(s).type(t). Unset fields are -1.
 struct At {
@@ -96,7 +93,9 @@ std::string block_fill(HeapSnapshot const& s, std::uint32_t b, std::uint32_t t) 
   return std::to_string(used_slots(s.blocks[b].alloc_bitmap, cap)) + "/" + std::to_string(cap);
 }
 
-std::string ref_string(ObjRef r) { return std::to_string(r.block) + ":" + std::to_string(r.slot); }
+std::string ref_string(core::SlotRef r) {
+  return std::to_string(r.block) + ":" + std::to_string(r.slot);
+}
 
 // ================================================================ structural
 
@@ -464,13 +463,13 @@ void check_payload_matches_bitmap(HeapSnapshot const& s, Out& out) {
 /// a distinct id, so the live-object graph is comparable by id; CompactGpu sec. 3: defragmentation
 /// moves objects, it never duplicates them). Reports every occurrence after the first.
 void check_object_ids_unique(HeapSnapshot const& s, Out& out) {
-  std::map<std::uint64_t, ObjRef> first_seen;
+  std::map<std::uint64_t, core::SlotRef> first_seen;
   for (std::uint32_t b = 0; b < num_blocks(s); ++b) {
     auto const& objects = s.blocks[b].objects;
     for (std::uint32_t slot = 0; slot < objects.size(); ++slot) {
       if (!objects[slot]) continue;
       std::uint64_t const id = objects[slot]->id;
-      auto const [it, fresh] = first_seen.emplace(id, ObjRef{b, slot});
+      auto const [it, fresh] = first_seen.emplace(id, core::SlotRef{b, slot});
       if (!fresh)
         report(out,
                "object-ids-unique",
@@ -530,10 +529,10 @@ void check_pointers_valid(HeapSnapshot const& s, Out& out) {
       }
       for (std::size_t i = 0; i < slots.size(); ++i) {
         if (!r.refs[i]) continue;
-        ObjRef const target     = *r.refs[i];
-        auto const& ps          = slots[i];
-        std::string const field = cfg(s).types[ps.declaring_type].pointer_fields[ps.field].name;
-        std::string const what  = here + " field " + field + "[" + std::to_string(ps.element) +
+        core::SlotRef const target = *r.refs[i];
+        auto const& ps             = slots[i];
+        std::string const field    = cfg(s).types[ps.declaring_type].pointer_fields[ps.field].name;
+        std::string const what     = here + " field " + field + "[" + std::to_string(ps.element) +
                                  "] -> " + ref_string(target);
         auto const bad = [&](std::string const& why) {
           report(out, kName, what + ": " + why, At().block(b).bit(slot).type(*type).object_id(oid));

@@ -16,28 +16,16 @@
 #include <vector>
 
 #include "heaplab/core/heap_config.hpp"
+#include "heaplab/core/slot_ref.hpp"
 
 namespace heaplab::check {
-
-/// Where an object lives: block index and slot within the block.
-struct ObjRef {
-  std::uint32_t block = 0;
-  std::uint32_t slot  = 0;
-  friend bool operator==(ObjRef const& a, ObjRef const& b) {
-    return a.block == b.block && a.slot == b.slot;
-  }
-  friend bool operator!=(ObjRef const& a, ObjRef const& b) { return !(a == b); }
-  friend bool operator<(ObjRef const& a, ObjRef const& b) {
-    return a.block != b.block ? a.block < b.block : a.slot < b.slot;
-  }
-};
 
 /// The payload of one live object.
 struct ObjectRecord {
   std::uint64_t id     = 0;
   std::uint64_t cookie = 0;  // core::cookie_of(id) when intact
   /// One entry per config.pointer_slots(type), in that order; nullopt is a null pointer.
-  std::vector<std::optional<ObjRef>> refs;
+  std::vector<std::optional<core::SlotRef>> refs;
 };
 
 struct BlockSnapshot {

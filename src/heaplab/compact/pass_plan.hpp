@@ -16,15 +16,7 @@ namespace heaplab::compact {
 /// to every source block"; a block holds at most 64 objects).
 inline constexpr std::uint32_t kThreadsPerSource = 64;
 
-/// Why a defragmentation call stopped (CompactGpu sec. 3.6).
-enum class DefragStop : std::uint8_t {
-  k1_reached,   // at most k1 candidates remain
-  no_progress,  // B = floor(r / (n + 1)) = 0: fewer than n + 1 candidates (sec. 3 footnote 4)
-};
-
-HEAPLAB_HD_INLINE constexpr char const* to_string(DefragStop s) {
-  return s == DefragStop::k1_reached ? "k1-reached" : "no-progress";
-}
+using core::DefragStop;
 
 /// What the candidates of one scan allow: stop, or run a pass with these numbers.
 struct PassDecision {

@@ -6,16 +6,12 @@
 #include <cstdint>
 
 #include "heaplab/core/host_device.hpp"
+#include "heaplab/core/mix.hpp"
 
 namespace heaplab::core {
 
-/// A bijective 64-bit mix of the id (the splitmix64 finalizer), never equal to the id itself
-/// for small ids, so that a slot holding (id, id) or zeros is caught.
-HEAPLAB_HD_INLINE constexpr std::uint64_t cookie_of(std::uint64_t id) {
-  std::uint64_t z = id + 0x9E3779B97F4A7C15ull;
-  z               = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z               = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+/// A bijective 64-bit mix of the id (splitmix64), never equal to the id itself for small ids,
+/// so that a slot holding (id, id) or zeros is caught.
+HEAPLAB_HD_INLINE constexpr std::uint64_t cookie_of(std::uint64_t id) { return splitmix64(id); }
 
 }  // namespace heaplab::core

@@ -47,6 +47,16 @@ HEAPLAB_HD_INLINE constexpr char const* to_string(RewriteVariant v) {
   return "?";
 }
 
+/// Why a defragmentation call stopped (CompactGpu sec. 3.6); the model and the GPU report the same.
+enum class DefragStop : std::uint8_t {
+  k1_reached,   // at most k1 candidates remain
+  no_progress,  // B = floor(r / (n + 1)) = 0: fewer than n + 1 candidates (sec. 3 footnote 4)
+};
+
+HEAPLAB_HD_INLINE constexpr char const* to_string(DefragStop s) {
+  return s == DefragStop::k1_reached ? "k1-reached" : "no-progress";
+}
+
 /// Recompute-Global: only the 4-byte source block id of each record lives in shared memory:
 /// 48 KiB / 4 B = 12288 sources per pass, whatever n is (the paper's number).
 HEAPLAB_HD_INLINE constexpr std::uint32_t recompute_global_sources_per_pass() {

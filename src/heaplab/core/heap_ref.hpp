@@ -43,6 +43,7 @@
 #include "heaplab/core/hierarchical_bitmap.hpp"
 #include "heaplab/core/host_device.hpp"
 #include "heaplab/core/protocol_check.hpp"
+#include "heaplab/core/slot_ref.hpp"
 
 namespace heaplab::core {
 
@@ -68,14 +69,6 @@ struct HeapStorage {
   std::uint32_t active_lookups = kDefaultActiveLookups;
 };
 static_assert(std::is_trivially_copyable_v<HeapStorage>);
-
-/// An object's location: block id and slot. block == kNotFound is the null result (out of
-/// memory). The GPU layer turns it into an object pointer (object_pointer.hpp).
-struct SlotRef {
-  std::uint32_t block = kNotFound;
-  std::uint32_t slot  = 0;
-  HEAPLAB_HD_INLINE constexpr bool is_null() const { return block == kNotFound; }
-};
 
 /// Slots reserved in one block by one coalescing round (HeapRef::reserve_slots): bit s of
 /// `slots` is slot s. block == kNotFound (slots 0) is the null result (out of memory).

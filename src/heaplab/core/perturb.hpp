@@ -13,8 +13,8 @@
 
 #include <cstdint>
 
-#include "heaplab/core/cookie.hpp"
 #include "heaplab/core/host_device.hpp"
+#include "heaplab/core/mix.hpp"
 
 namespace heaplab::core {
 
@@ -25,10 +25,10 @@ enum class PerturbPoint : std::uint32_t {
   free        = 2,  // before a warp's frees
   parallel_do = 3,  // before a warp's parallel_do actions
   move        = 4,  // CompactGpu Alg. 1: before a warp copies its objects
-  forwarding  = 5,  // Alg. 2: before a warp stores its forwarding pointers
-  rewrite     = 6,  // Alg. 3: before a warp rewrites a batch of pointers
-  commit      = 7,  // sec. 3.5: before a warp commits target block states
-  release     = 8,  // sec. 3.5: before a warp releases source blocks
+  forwarding  = 5,  // CompactGpu Alg. 2: before a warp stores its forwarding pointers
+  rewrite     = 6,  // CompactGpu Alg. 3: before a warp rewrites a batch of pointers
+  commit      = 7,  // CompactGpu sec. 3.5: before a warp commits target block states
+  release     = 8,  // CompactGpu sec. 3.5: before a warp releases source blocks
 };
 
 /// Longest delay, in nanoseconds (well below any watchdog budget, above the time one warp takes
@@ -42,7 +42,7 @@ HEAPLAB_HD_INLINE constexpr std::uint32_t perturb_delay_ns(std::uint64_t seed,
                                                            PerturbPoint point) {
   if (seed == 0) return 0;
   std::uint64_t const h =
-      cookie_of(seed ^ cookie_of(warp * 0x100000001B3ull + static_cast<std::uint32_t>(point)));
+      splitmix64(seed ^ splitmix64(warp * 0x100000001B3ull + static_cast<std::uint32_t>(point)));
   if ((h & 3u) != 0) return 0;
   return 256u + static_cast<std::uint32_t>((h >> 2) % (kPerturbMaxDelayNs - 256u));
 }
@@ -50,7 +50,7 @@ HEAPLAB_HD_INLINE constexpr std::uint32_t perturb_delay_ns(std::uint64_t seed,
 /// A different seed for each part of a run (step, pass) drawn from one seed; 0 stays 0 (off).
 HEAPLAB_HD_INLINE constexpr std::uint64_t perturb_seed_for(std::uint64_t seed, std::uint64_t part) {
   if (seed == 0) return 0;
-  std::uint64_t const s = cookie_of(seed + 0x9E3779B97F4A7C15ull * (part + 1));
+  std::uint64_t const s = splitmix64(seed + kGoldenGamma * (part + 1));
   return s == 0 ? 1 : s;
 }
 

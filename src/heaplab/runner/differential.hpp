@@ -63,7 +63,7 @@ struct ExecutedStep {
   /// The heap after the step, with payloads (ids, cookies, pointer targets as block:slot).
   check::HeapSnapshot snapshot;
   /// The external roots as locations, if the implementation keeps them (nullopt: not compared).
-  std::optional<std::vector<std::optional<check::ObjRef>>> roots;
+  std::optional<std::vector<std::optional<core::SlotRef>>> roots;
   /// defrag steps: the number of passes run (nullopt: not compared).
   std::optional<std::uint32_t> defrag_passes;
   /// Set when the watchdog reported a hang (which kernel, how long); nothing else is valid then.

@@ -308,10 +308,10 @@ class Minimizer {
     try_edit<schedule::Defrag>(
         i,
         [](schedule::Defrag& d) {
-          if (!d.n && !d.k1 && d.variant == schedule::DefragVariant::forwarding) return false;
+          if (!d.n && !d.k1 && d.variant == core::RewriteVariant::forwarding) return false;
           d.n.reset();
           d.k1.reset();
-          d.variant = schedule::DefragVariant::forwarding;
+          d.variant = core::RewriteVariant::forwarding;
           return true;
         },
         "defrag overrides dropped");

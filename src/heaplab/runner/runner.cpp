@@ -51,7 +51,7 @@ StepReport report_of(model::StepOutcome const& out, model::HeapModel const& mode
   r.fragmentation = out.fragmentation;
   if (out.defrag) {
     r.defrag_passes = out.defrag->passes.size();
-    for (auto const& p : out.defrag->passes) r.moved += p.moved_objects;
+    for (auto const& p : out.defrag->passes) r.moved += p.objects_moved;
   }
   return r;
 }

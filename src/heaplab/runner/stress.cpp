@@ -94,7 +94,7 @@ FreeWave thinning(std::uint32_t type) {
 Defrag defrag_of(core::HeapConfig const& c, std::uint32_t type) {
   Defrag d;
   d.type    = type;
-  d.variant = static_cast<schedule::DefragVariant>(*rc::gen::inRange(0, 3));
+  d.variant = static_cast<core::RewriteVariant>(*rc::gen::inRange(0, 3));
   if (*rc::gen::inRange(0, 4) == 0) {
     std::uint32_t const max_n = std::min<std::uint32_t>(c.capacity(type) - 1, 4);
     if (max_n >= 1) d.n = *rc::gen::inRange<std::uint32_t>(1, max_n + 1);
@@ -408,7 +408,9 @@ struct StepCoverage {
   void operator()(schedule::ParallelDo const& p) const {
     ++c.parallel_do_actions[to_string(p.action)];
   }
-  void operator()(schedule::Defrag const& d) const { ++c.defrag_variants[to_string(d.variant)]; }
+  void operator()(schedule::Defrag const& d) const {
+    ++c.defrag_variants[schedule::variant_name(d.variant)];
+  }
   void operator()(schedule::Check const&) const {}
 };
 

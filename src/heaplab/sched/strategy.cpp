@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "heaplab/core/mix.hpp"
+
 namespace heaplab::sched {
 
 std::uint64_t SplitMix64::next() {
-  std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-  z               = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z               = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  std::uint64_t const z = core::splitmix64(state_);
+  state_ += core::kGoldenGamma;
+  return z;
 }
 
 std::uint64_t SplitMix64::below(std::uint64_t bound) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "heaplab/schedule/detail/strict_json.hpp"
 #include "heaplab/schedule/json.hpp"
 #include "heaplab/schedule/text.hpp"
 
@@ -28,84 +29,16 @@ constexpr std::pair<FailureKind, char const*> kKindNames[] = {
     {FailureKind::crash, "crash"},
 };
 
-[[noreturn]] void fail(std::string const& path, std::string const& reason) {
-  throw schedule_error(path, reason);
-}
-
-std::string child(std::string const& path, std::string const& key) {
-  return path.empty() ? key : path + "." + key;
-}
-
-std::string show(json const& j) {
-  if (j.is_object()) return "an object";
-  if (j.is_array()) return "an array";
-  std::string text = j.dump();
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
-  return std::string(j.type_name()) + " " + text;
-}
-
-std::string joined(std::vector<std::string> const& items) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-  return out;
-}
-
-/// An object whose keys must all be in `allowed`.
-class Obj {
- public:
-  Obj(json const& j, std::string path, std::vector<std::string> allowed)
-      : j_(j), path_(std::move(path)) {
-    if (!j.is_object()) fail(path_, "expected an object, got " + show(j));
-    for (auto const& item : j.items()) {
-      if (std::find(allowed.begin(), allowed.end(), item.key()) != allowed.end()) continue;
-      std::string reason     = "unknown key '" + item.key() + "'";
-      std::string const best = closest(item.key(), allowed, 2);  // only close matches
-      if (!best.empty()) reason += " (did you mean '" + best + "'?)";
-      fail(child(path_, item.key()), reason + "; allowed here: " + joined(allowed));
-    }
-  }
-  [[nodiscard]] json const* find(std::string const& key) const {
-    auto it = j_.find(key);
-    return it == j_.end() ? nullptr : &*it;
-  }
-  [[nodiscard]] json const& at(std::string const& key) const {
-    if (auto const* v = find(key)) return *v;
-    fail(child(path_, key), "missing required field '" + key + "'");
-  }
-  [[nodiscard]] std::string path(std::string const& key) const { return child(path_, key); }
-
- private:
-  json const& j_;
-  std::string path_;
-};
-
-std::uint64_t as_u64(json const& j, std::string const& path) {
-  if (j.is_number_unsigned()) return j.get<std::uint64_t>();
-  if (j.is_number_integer()) fail(path, "must not be negative, got " + show(j));
-  // nlohmann-json reads an integer beyond 64 bits as a double.
-  if (j.is_number_float() && j.get<double>() >= 18446744073709551616.0)
-    fail(path, "out of range: must be at most 18446744073709551615 (2^64 - 1), got " + show(j));
-  if (j.is_number_float() && j.get<double>() <= -9223372036854775808.0)
-    fail(path, "must not be negative, got " + show(j));
-  fail(path, "expected a non-negative integer, got " + show(j));
-}
-
-std::uint32_t as_u32(json const& j, std::string const& path) {
-  std::uint64_t const v = as_u64(j, path);
-  if (v > 0xFFFFFFFFull) fail(path, "must be at most 4294967295, got " + std::to_string(v));
-  return static_cast<std::uint32_t>(v);
-}
-
-std::string as_string(json const& j, std::string const& path) {
-  if (!j.is_string()) fail(path, "expected a string, got " + show(j));
-  return j.get<std::string>();
-}
-
-std::string as_nonempty(json const& j, std::string const& path) {
-  std::string s = as_string(j, path);
-  if (s.empty()) fail(path, "must not be empty");
-  return s;
-}
+// Strict reading (detail/strict_json.hpp, shared with schedule files).
+using detail::as_nonempty;
+using detail::as_string;
+using detail::as_u32;
+using detail::as_u64;
+using detail::child_path;
+using detail::comma_list;
+using detail::fail;
+using detail::show;
+using Obj = detail::StrictObject;
 
 /// failure_from_json with errors located in `text`.
 FailureFile failure_from_document(std::string_view text, json const& document);
@@ -152,7 +85,7 @@ void validate(FailureFile const& f) {
   try {
     validate(f.schedule);
   } catch (schedule_error const& e) {
-    throw schedule_error(child("schedule", e.path()), e.reason());
+    throw schedule_error(child_path("schedule", e.path()), e.reason());
   }
   if (f.failure.step >= f.schedule.steps.size())
     fail("failure.step",
@@ -242,7 +175,7 @@ FailureFile failure_from_json(json const& document) {
       std::vector<std::string> names;
       for (auto const& [k, name] : kKindNames) names.push_back(name);
       fail(fo.path("kind"),
-           "unknown failure kind '" + kind + "'; expected one of: " + joined(names));
+           "unknown failure kind '" + kind + "'; expected one of: " + comma_list(names));
     }
     f.failure.kind    = *parsed_kind;
     f.failure.check   = as_nonempty(fo.at("check"), fo.path("check"));
@@ -251,7 +184,7 @@ FailureFile failure_from_json(json const& document) {
   try {
     f.schedule = from_json(o.at("schedule"));
   } catch (schedule_error const& e) {
-    throw schedule_error(child("schedule", e.path()), e.reason());
+    throw schedule_error(child_path("schedule", e.path()), e.reason());
   }
   validate(f);
   return f;

@@ -159,7 +159,7 @@ Defrag gen_defrag(core::HeapConfig const& config) {
   d.type = one_of(concrete_types(config));
   if (*rc::gen::inRange(0, 3) == 0) d.n = small_factor(config.capacity(d.type));
   if (*rc::gen::inRange(0, 2)) d.k1 = small_k1();
-  d.variant = static_cast<DefragVariant>(*rc::gen::inRange(0, 3));
+  d.variant = static_cast<core::RewriteVariant>(*rc::gen::inRange(0, 3));
   return d;
 }
 

@@ -16,6 +16,7 @@
 #include <set>
 #include <variant>
 
+#include "heaplab/schedule/detail/strict_json.hpp"
 #include "heaplab/schedule/plan.hpp"
 #include "heaplab/schedule/text.hpp"
 
@@ -28,114 +29,20 @@ namespace {
 
 // ------------------------------------------------------------------------------------- helpers
 
-[[noreturn]] void fail(std::string const& path, std::string const& reason) {
-  throw schedule_error(path, reason);
-}
-
-std::string child_path(std::string const& path, std::string const& key) {
-  return path.empty() ? key : path + "." + key;
-}
-std::string index_path(std::string const& path, std::size_t i) {
-  return path + "[" + std::to_string(i) + "]";
-}
-
-/// A short rendering of a value for error messages (never recurses into containers).
-std::string show(json const& j) {
-  if (j.is_object()) return "an object";
-  if (j.is_array()) return "an array";
-  std::string text = j.dump();
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
-  return std::string(j.type_name()) + " " + text;
-}
-
-std::string list(std::vector<std::string> const& items) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-  return out;
-}
-
-/// An object whose keys must all be in `allowed`.
-class Obj {
- public:
-  Obj(json const& j, std::string path, std::vector<std::string> allowed)
-      : j_(j), path_(std::move(path)), allowed_(std::move(allowed)) {
-    if (!j.is_object()) fail(path_, "expected an object, got " + show(j));
-    for (auto const& item : j.items()) {
-      if (std::find(allowed_.begin(), allowed_.end(), item.key()) != allowed_.end()) continue;
-      std::string reason     = "unknown key '" + item.key() + "'";
-      std::string const best = closest(item.key(), allowed_, 2);  // only close matches
-      if (!best.empty()) reason += " (did you mean '" + best + "'?)";
-      fail(child_path(path_, item.key()), reason + "; allowed here: " + list(allowed_));
-    }
-  }
-
-  [[nodiscard]] json const* find(std::string const& key) const {
-    auto it = j_.find(key);
-    return it == j_.end() ? nullptr : &*it;
-  }
-  [[nodiscard]] json const& at(std::string const& key) const {
-    if (auto const* v = find(key)) return *v;
-    fail(child_path(path_, key), "missing required field '" + key + "'");
-  }
-  [[nodiscard]] std::string path(std::string const& key) const { return child_path(path_, key); }
-  [[nodiscard]] std::string const& path() const { return path_; }
-
- private:
-  json const& j_;
-  std::string path_;
-  std::vector<std::string> allowed_;
-};
-
-std::uint64_t as_u64(json const& j, std::string const& path) {
-  if (j.is_number_unsigned()) return j.get<std::uint64_t>();
-  if (j.is_number_integer()) fail(path, "must not be negative, got " + show(j));
-  // nlohmann-json reads an integer beyond 64 bits as a double.
-  if (j.is_number_float() && j.get<double>() >= 18446744073709551616.0)
-    fail(path, "out of range: must be at most 18446744073709551615 (2^64 - 1), got " + show(j));
-  if (j.is_number_float() && j.get<double>() <= -9223372036854775808.0)
-    fail(path, "must not be negative, got " + show(j));
-  fail(path, "expected a non-negative integer, got " + show(j));
-}
-
-std::uint32_t as_u32(json const& j,
-                     std::string const& path,
-                     std::uint64_t max = std::numeric_limits<std::uint32_t>::max()) {
-  std::uint64_t const v = as_u64(j, path);
-  if (v > max) fail(path, "must be at most " + std::to_string(max) + ", got " + std::to_string(v));
-  return static_cast<std::uint32_t>(v);
-}
-
-double as_unit(json const& j, std::string const& path) {
-  if (!j.is_number()) fail(path, "expected a number in [0, 1], got " + show(j));
-  double const v = j.get<double>();
-  if (!(v >= 0.0 && v <= 1.0)) fail(path, "must be in [0, 1], got " + j.dump());
-  return v;
-}
-
-bool as_bool(json const& j, std::string const& path) {
-  if (!j.is_boolean()) fail(path, "expected true or false, got " + show(j));
-  return j.get<bool>();
-}
-
-std::string as_string(json const& j, std::string const& path) {
-  if (!j.is_string()) fail(path, "expected a string, got " + show(j));
-  return j.get<std::string>();
-}
-
-json const& as_array(json const& j, std::string const& path) {
-  if (!j.is_array()) fail(path, "expected an array, got " + show(j));
-  return j;
-}
-
-template <class E>
-E as_enum(json const& j,
-          std::string const& path,
-          std::optional<E> (*from)(std::string const&),
-          std::vector<std::string> const& names) {
-  std::string const s = as_string(j, path);
-  if (auto v = from(s)) return *v;
-  fail(path, "unknown value '" + s + "'; expected one of: " + list(names));
-}
+// Strict reading (detail/strict_json.hpp, shared with failure files).
+using detail::as_array;
+using detail::as_bool;
+using detail::as_enum;
+using detail::as_string;
+using detail::as_u32;
+using detail::as_u64;
+using detail::as_unit;
+using detail::child_path;
+using detail::comma_list;
+using detail::fail;
+using detail::index_path;
+using detail::show;
+using Obj = detail::StrictObject;
 
 std::vector<std::string> type_names(core::HeapConfig const& config) {
   std::vector<std::string> out;
@@ -146,7 +53,7 @@ std::vector<std::string> type_names(core::HeapConfig const& config) {
 std::uint32_t as_type(json const& j, std::string const& path, core::HeapConfig const& config) {
   std::string const name = as_string(j, path);
   if (auto t = config.type_by_name(name)) return *t;
-  fail(path, "unknown type '" + name + "'; types: " + list(type_names(config)));
+  fail(path, "unknown type '" + name + "'; types: " + comma_list(type_names(config)));
 }
 
 std::uint64_t as_digest(json const& j, std::string const& path) {
@@ -351,8 +258,8 @@ Defrag read_defrag(json const& j, std::string const& path, core::HeapConfig cons
   if (auto const* n = o.find("n")) d.n = as_u32(*n, o.path("n"));
   if (auto const* k = o.find("k1")) d.k1 = as_u32(*k, o.path("k1"));
   if (auto const* v = o.find("variant"))
-    d.variant =
-        as_enum<DefragVariant>(*v, o.path("variant"), defrag_variant_from_string, kVariantNames);
+    d.variant = as_enum<core::RewriteVariant>(
+        *v, o.path("variant"), rewrite_variant_from_string, kVariantNames);
   return d;
 }
 
@@ -373,7 +280,8 @@ Step read_step(json const& j, std::string const& path, core::HeapConfig const& c
   if (op == "parallel_do") return read_parallel_do(j, path, config);
   if (op == "defrag") return read_defrag(j, path, config);
   if (op == "check") return read_check(j, path);
-  fail(child_path(path, "op"), "unknown step '" + op + "'; expected one of: " + list(kOpNames));
+  fail(child_path(path, "op"),
+       "unknown step '" + op + "'; expected one of: " + comma_list(kOpNames));
 }
 
 // ------------------------------------------------------------------------------------ writing
@@ -743,7 +651,7 @@ ordered step_to_json(core::HeapConfig const& config, Step const& step) {
     j["type"] = tn(d->type);
     if (d->n) j["n"] = *d->n;
     if (d->k1) j["k1"] = *d->k1;
-    j["variant"] = to_string(d->variant);
+    j["variant"] = variant_name(d->variant);
   } else if (auto const* c = std::get_if<Check>(&step)) {
     if (c->graph_digest) j["graph_digest"] = format_digest(*c->graph_digest);
     if (c->snapshot_digest) j["snapshot_digest"] = format_digest(*c->snapshot_digest);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "heaplab/core/hex.hpp"
 #include "heaplab/schedule/choice.hpp"
 
 namespace heaplab::schedule {
@@ -229,11 +230,7 @@ std::uint64_t graph_digest(IdGraph const& graph) {
   return f.h;
 }
 
-std::string format_digest(std::uint64_t digest) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(digest));
-  return buf;
-}
+std::string format_digest(std::uint64_t digest) { return core::hex64(digest); }
 
 std::optional<std::uint64_t> parse_digest(std::string const& text) {
   if (text.size() != 18 || text[0] != '0' || text[1] != 'x') return std::nullopt;

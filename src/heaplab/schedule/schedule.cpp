@@ -7,6 +7,8 @@
 #include <sstream>
 #include <utility>
 
+#include "heaplab/core/hex.hpp"
+
 namespace heaplab::schedule {
 
 namespace {
@@ -69,10 +71,10 @@ constexpr NameTable<Action> kActionNames[] = {
     {Action::delete_other_type, "delete_other_type"},
     {Action::relink, "relink"},
 };
-constexpr NameTable<DefragVariant> kVariantNames[] = {
-    {DefragVariant::forwarding, "forwarding"},
-    {DefragVariant::recompute_global, "recompute_global"},
-    {DefragVariant::recompute_shared, "recompute_shared"},
+constexpr NameTable<core::RewriteVariant> kVariantNames[] = {
+    {core::RewriteVariant::forwarding, "forwarding"},
+    {core::RewriteVariant::recompute_global, "recompute_global"},
+    {core::RewriteVariant::recompute_shared, "recompute_shared"},
 };
 
 template <class E, std::size_t N>
@@ -103,7 +105,7 @@ schedule_error::schedule_error(
 char const* to_string(Divergence d) { return name_of(kDivergenceNames, d); }
 char const* to_string(SelectPattern p) { return name_of(kSelectNames, p); }
 char const* to_string(Action a) { return name_of(kActionNames, a); }
-char const* to_string(DefragVariant v) { return name_of(kVariantNames, v); }
+char const* variant_name(core::RewriteVariant v) { return name_of(kVariantNames, v); }
 std::optional<Divergence> divergence_from_string(std::string const& s) {
   return value_of(kDivergenceNames, s);
 }
@@ -111,7 +113,7 @@ std::optional<SelectPattern> select_pattern_from_string(std::string const& s) {
   return value_of(kSelectNames, s);
 }
 std::optional<Action> action_from_string(std::string const& s) { return value_of(kActionNames, s); }
-std::optional<DefragVariant> defrag_variant_from_string(std::string const& s) {
+std::optional<core::RewriteVariant> rewrite_variant_from_string(std::string const& s) {
   return value_of(kVariantNames, s);
 }
 
@@ -193,20 +195,11 @@ std::string describe(core::HeapConfig const& config, Step const& step) {
     out << "defrag " << tn(d->type) << " n="
         << (d->n ? std::to_string(*d->n) : std::to_string(config.defrag_factor) + "(config)")
         << " k1=" << (d->k1 ? std::to_string(*d->k1) : std::to_string(config.k1) + "(config)")
-        << " variant=" << to_string(d->variant);
+        << " variant=" << variant_name(d->variant);
   } else if (auto const* c = std::get_if<Check>(&step)) {
     out << "check";
-    char buf[32];
-    if (c->graph_digest) {
-      std::snprintf(
-          buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(*c->graph_digest));
-      out << " graph_digest=" << buf;
-    }
-    if (c->snapshot_digest) {
-      std::snprintf(
-          buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(*c->snapshot_digest));
-      out << " snapshot_digest=" << buf;
-    }
+    if (c->graph_digest) out << " graph_digest=" << core::hex64(*c->graph_digest);
+    if (c->snapshot_digest) out << " snapshot_digest=" << core::hex64(*c->snapshot_digest);
   }
   return out.str();
 }

@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "heaplab/core/defrag_limits.hpp"
 #include "heaplab/core/heap_config.hpp"
 
 namespace heaplab::schedule {
@@ -136,15 +137,16 @@ struct ParallelDo {
 
 // -------------------------------------------------------------------------------------- defrag
 
-/// CompactGpu sec. 3.3 (forwarding pointers) and sec. 3.8 (the two recompute alternatives). The
-/// resulting heap is the same for all three; only the GPU's mechanism differs.
-enum class DefragVariant { forwarding, recompute_global, recompute_shared };
+/// A defragmentation of one type. `variant`: CompactGpu sec. 3.3 (forwarding pointers) or sec. 3.8
+/// (the two recompute alternatives); the resulting heap is the same for all three, only the
+/// GPU's mechanism differs. Schedule files name the variants forwarding, recompute_global,
+/// recompute_shared (variant_name).
 
 struct Defrag {
   std::uint32_t type = 0;
   std::optional<std::uint32_t> n;   // default: config.defrag_factor
   std::optional<std::uint32_t> k1;  // default: config.k1
-  DefragVariant variant = DefragVariant::forwarding;
+  core::RewriteVariant variant = core::RewriteVariant::forwarding;
   friend bool operator==(Defrag const& a, Defrag const& b) {
     return a.type == b.type && a.n == b.n && a.k1 == b.k1 && a.variant == b.variant;
   }
@@ -202,11 +204,13 @@ class schedule_error : public core::precondition_error {
 char const* to_string(Divergence d);
 char const* to_string(SelectPattern p);
 char const* to_string(Action a);
-char const* to_string(DefragVariant v);
+/// The schedule format's name of a rewriting variant: forwarding, recompute_global,
+/// recompute_shared.
+char const* variant_name(core::RewriteVariant v);
 std::optional<Divergence> divergence_from_string(std::string const& s);
 std::optional<SelectPattern> select_pattern_from_string(std::string const& s);
 std::optional<Action> action_from_string(std::string const& s);
-std::optional<DefragVariant> defrag_variant_from_string(std::string const& s);
+std::optional<core::RewriteVariant> rewrite_variant_from_string(std::string const& s);
 
 /// "alloc", "free", "parallel_do", "defrag", "check".
 char const* step_name(Step const& step);

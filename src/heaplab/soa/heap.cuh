@@ -32,6 +32,7 @@
 #include "heaplab/core/expects.hpp"
 #include "heaplab/core/heap_config.hpp"
 #include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/hex.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/soa/detail/device_control.hpp"
 #include "heaplab/soa/detail/heap_kernels.cuh"
@@ -355,15 +356,12 @@ class Heap {
         "heaplab heap: " + std::to_string(c.error_count) + " error report(s) (" + kinds + ")";
     if (c.first_ready != 0) {
       detail::ErrorReport const& r = c.first;
-      char pointer[32];
-      std::snprintf(
-          pointer, sizeof pointer, "0x%016llx", static_cast<unsigned long long>(r.pointer));
       msg += "; first: " +
              std::string(r.kind == static_cast<std::uint32_t>(detail::HeapErrorKind::double_free)
                              ? "double free"
                              : "pointer not from this heap") +
-             " of " + pointer + " by thread (" + std::to_string(r.thread_idx[0]) + "," +
-             std::to_string(r.thread_idx[1]) + "," + std::to_string(r.thread_idx[2]) +
+             " of " + core::hex64(r.pointer) + " by thread (" + std::to_string(r.thread_idx[0]) +
+             "," + std::to_string(r.thread_idx[1]) + "," + std::to_string(r.thread_idx[2]) +
              ") of block (" + std::to_string(r.block_idx[0]) + "," +
              std::to_string(r.block_idx[1]) + "," + std::to_string(r.block_idx[2]) + ")";
       if (r.heap_block != core::kNotFound) msg += ", heap block " + std::to_string(r.heap_block);

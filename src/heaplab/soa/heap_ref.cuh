@@ -39,12 +39,6 @@
 
 namespace heaplab::soa {
 
-/// Where an object lives: block index and slot (what snapshots call an ObjRef).
-struct ObjectLocation {
-  std::uint32_t block = core::kNotFound;
-  std::uint32_t slot  = 0;
-};
-
 /// Extra rounds an allocation makes after the core reported "no block" before it answers
 /// nullptr (see allocate_raw).
 inline constexpr std::uint32_t kDefaultOomRetries = 2;
@@ -105,13 +99,13 @@ class HeapRef {
                                        type);
   }
   /// Block and slot of an object pointer of this heap (no validity check; see contains()).
-  __host__ __device__ ObjectLocation locate(std::uint64_t p) const {
-    return ObjectLocation{static_cast<std::uint32_t>(
-                              (core::pointer_block_address(p) - block_base_) / Types::block_bytes),
-                          core::pointer_slot(p)};
+  __host__ __device__ core::SlotRef locate(std::uint64_t p) const {
+    return core::SlotRef{static_cast<std::uint32_t>((core::pointer_block_address(p) - block_base_) /
+                                                    Types::block_bytes),
+                         core::pointer_slot(p)};
   }
   template <class T>
-  __host__ __device__ ObjectLocation locate(T const* p) const {
+  __host__ __device__ core::SlotRef locate(T const* p) const {
     return locate(bits_of(p));
   }
   /// Whether p is a well-formed object pointer into this heap: block address inside the block
@@ -422,8 +416,7 @@ class HeapRef {
   }
 
   __device__ void free_unchecked(std::uint64_t p) const {
-    ObjectLocation const at = locate(p);
-    core_.deallocate(core::pointer_type(p), core::SlotRef{at.block, at.slot});
+    core_.deallocate(core::pointer_type(p), locate(p));
   }
 
   template <class T, std::size_t... I>
@@ -463,10 +456,10 @@ class HeapRef {
       report(detail::HeapErrorKind::foreign_pointer, p, core::kNotFound);
       return false;
     }
-    ObjectLocation const at = locate(p);
-    bool const block_free   = core_.free_blocks().get(at.block, core::MemoryOrder::relaxed);
-    std::uint32_t const t   = core_.blocks().load_type(at.block);
-    std::uint64_t const a = core_.blocks().load_alloc_bitmap(at.block, core::MemoryOrder::relaxed);
+    core::SlotRef const at = locate(p);
+    bool const block_free  = core_.free_blocks().get(at.block, core::MemoryOrder::relaxed);
+    std::uint32_t const t  = core_.blocks().load_type(at.block);
+    std::uint64_t const a  = core_.blocks().load_alloc_bitmap(at.block, core::MemoryOrder::relaxed);
     if (block_free || t != core::pointer_type(p) || ((a >> at.slot) & 1u) == 0) {
       report(detail::HeapErrorKind::double_free, p, at.block);
       return false;

@@ -56,16 +56,16 @@ void expect_payload_support() {
                       "\"Snapshots\"); use snapshot() or derive them from Tracked");
 }
 
-/// Where an encoded object pointer points, as a snapshot ObjRef; nullopt for the null pointer.
+/// Where an encoded object pointer points (block, slot); nullopt for the null pointer.
 /// A pointer that is not a block address of the heap at `block_base` decodes to block
 /// 0xFFFFFFFF, which the catalog's pointers-valid invariant reports as "outside the heap".
-inline std::optional<check::ObjRef> decode_object_pointer(std::uint64_t p,
+inline std::optional<core::SlotRef> decode_object_pointer(std::uint64_t p,
                                                           std::uint64_t block_base,
                                                           std::uint32_t block_bytes,
                                                           std::uint32_t num_blocks) {
   if (p == 0) return std::nullopt;
   std::uint64_t const address = core::pointer_block_address(p);
-  check::ObjRef ref{core::kNotFound, core::pointer_slot(p)};
+  core::SlotRef ref{core::kNotFound, core::pointer_slot(p)};
   if (address >= block_base && (address - block_base) % block_bytes == 0 &&
       (address - block_base) / block_bytes < num_blocks) {
     ref.block = static_cast<std::uint32_t>((address - block_base) / block_bytes);

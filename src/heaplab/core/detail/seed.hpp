@@ -6,15 +6,13 @@
 #include <cstdint>
 
 #include "heaplab/core/host_device.hpp"
+#include "heaplab/core/mix.hpp"
 
 namespace heaplab::core::detail {
 
 /// splitmix64 of (seed, salt): a well-mixed 64-bit value for each (seed, retry) pair.
 HEAPLAB_HD_INLINE constexpr std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t salt) {
-  std::uint64_t z = seed + (salt + 1u) * 0x9E3779B97F4A7C15ull;
-  z               = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z               = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  return splitmix64(seed + salt * kGoldenGamma);
 }
 
 /// The rotation (0..63) a search uses on hierarchy level `level`.

@@ -41,6 +41,7 @@
 #include "heaplab/compact/compactor.cuh"
 #endif
 #include "heaplab/core/cookie.hpp"
+#include "heaplab/core/hex.hpp"
 #include "heaplab/core/object_pointer.hpp"
 #include "heaplab/core/perturb.hpp"
 #include "heaplab/cuda/error.hpp"
@@ -532,17 +533,7 @@ class UniverseBackend final : public Backend {
     options.n            = d.n;
     options.k1           = d.k1;
     options.perturb_seed = perturb_seed();
-    switch (d.variant) {
-      case schedule::DefragVariant::forwarding:
-        options.variant = compact::RewriteVariant::forwarding;
-        break;
-      case schedule::DefragVariant::recompute_global:
-        options.variant = compact::RewriteVariant::recompute_global;
-        break;
-      case schedule::DefragVariant::recompute_shared:
-        options.variant = compact::RewriteVariant::recompute_shared;
-        break;
-    }
+    options.variant      = d.variant;
     std::vector<compact::ExternalRoots> roots;
     if (num_roots_ != 0)
       roots.push_back({roots_.get(), num_roots_, soa::tracked_root_of<Types>(Types::num_types)});
@@ -583,15 +574,13 @@ class UniverseBackend final : public Backend {
         if (ptr == 0) continue;  // out of memory
         std::uint32_t const want = map_.to_gpu(p.schedule_types[i]);
         if (!heap.contains(ptr) || core::pointer_type(ptr) != want) {
-          char text[32];
-          std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(ptr));
           throw execution_check_failed(checks::kAllocationResult,
-                                       "allocate_raw returned " + std::string(text) +
+                                       "allocate_raw returned " + core::hex64(ptr) +
                                            " for object " + std::to_string(p.ids[i]) +
                                            " of type '" + map_.gpu().types[want].name +
                                            "': not a pointer to a slot of that type in this heap");
         }
-        soa::ObjectLocation const at = heap.locate(ptr);
+        core::SlotRef const at = heap.locate(ptr);
         out.placements.push_back({p.ids[i], p.schedule_types[i], at.block, at.slot, {}});
       }
     }
@@ -632,8 +621,8 @@ class UniverseBackend final : public Backend {
     }
   }
 
-  std::vector<std::optional<check::ObjRef>> read_roots() const {
-    std::vector<std::optional<check::ObjRef>> out;
+  std::vector<std::optional<core::SlotRef>> read_roots() const {
+    std::vector<std::optional<core::SlotRef>> out;
     if (num_roots_ == 0) return out;
     std::vector<std::uint64_t> const roots = roots_.download(num_roots_);
     Ref const heap                         = ref();
@@ -641,10 +630,9 @@ class UniverseBackend final : public Backend {
       if (p == 0) {
         out.emplace_back();
       } else if (heap.contains(p)) {
-        soa::ObjectLocation const at = heap.locate(p);
-        out.push_back(check::ObjRef{at.block, at.slot});
+        out.push_back(heap.locate(p));
       } else {
-        out.push_back(check::ObjRef{core::kNotFound, 0});  // not a pointer into this heap
+        out.push_back(core::SlotRef{core::kNotFound, 0});  // not a pointer into this heap
       }
     }
     return out;
