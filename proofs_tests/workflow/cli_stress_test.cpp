@@ -266,6 +266,42 @@ TEST(CliStress, JsonSummaryAndCoverageAgreeWithTheRun) {
   EXPECT_NE(r.output.find(std::to_string(steps) + " steps"), std::string::npos) << r.output;
 }
 
+TEST(CliStress, RatesAndTimeByPartAreReported) {
+  TempDir dir;
+  auto const summary = dir.path() / "summary.json";
+  // differential-model measures the parts (a second model stands in for the implementation);
+  // --max-blocks 4096 with the mixed profile draws 2-level heaps too.
+  Result const r =
+      run("stress --runner differential-model --profile mixed --max-blocks 4096 --seed 5 "
+          "--cases 12 --no-perturb --json-summary '" +
+          summary.string() + "' --out-dir '" + (dir.path() / "f").string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("rate: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cases/s with M > 64"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("time by part (summed over the workers' steps): implementation "),
+            std::string::npos)
+      << r.output;
+  auto const j      = read_json(summary);
+  double const secs = j.at("elapsed_s").get<double>();
+  ASSERT_GT(secs, 0.0);
+  EXPECT_NEAR(j.at("cases_per_s").get<double>(), 12.0 / secs, 1e-6 * (1 + 12.0 / secs));
+  std::uint64_t deep = 0;
+  for (auto const& [depth, n] : j.at("coverage").at("hierarchy_depths").items())
+    if (depth != "1 level") deep += n.get<std::uint64_t>();
+  EXPECT_GT(deep, 0u) << "the mixed profile draws 2- and 3-level heaps";
+  EXPECT_NEAR(j.at("deep_cases_per_s").get<double>(),
+              static_cast<double>(deep) / secs,
+              1e-6 * (1 + static_cast<double>(deep) / secs));
+  auto const& t      = j.at("time_by_part_s");
+  double const parts = t.at("implementation").get<double>() + t.at("model").get<double>() +
+                       t.at("checks").get<double>();
+  EXPECT_GT(t.at("implementation").get<double>(), 0.0);
+  EXPECT_GT(t.at("model").get<double>(), 0.0);
+  EXPECT_GT(t.at("checks").get<double>(), 0.0);
+  EXPECT_LE(parts, secs * 1.05) << "one worker: the parts add up to at most the run's time";
+  EXPECT_EQ(j.at("options").at("perturb"), false);
+}
+
 TEST(CliStress, ShardsOfACampaignAddUpToTheWholeRun) {
   TempDir dir;
   std::uint64_t cases = 0, steps = 0;

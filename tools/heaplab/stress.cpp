@@ -171,7 +171,7 @@ std::string rate_text(runner::StressStats const& s) {
 std::string times_text(runner::StepTimes const& t) {
   double const total = t.implementation + t.model + t.checks;
   if (total <= 0) return "not measured by this runner";
-  auto share = [&](double x) { return total > 0 ? 100.0 * x / total : 0.0; };
+  auto share = [&](double x) { return 100.0 * x / total; };
   char buf[256];
   std::snprintf(buf,
                 sizeof buf,

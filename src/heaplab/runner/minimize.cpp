@@ -198,10 +198,41 @@ class Minimizer {
         break;
   }
 
-  void reduce_step(std::size_t i) {
+  /// Resets an optional part of step i (an optional, a flag, a fraction) if it is set.
+  template <class StepType, class Member>
+  void drop(std::size_t i, Member StepType::*member, std::string const& what) {
+    try_edit<StepType>(
+        i,
+        [member](StepType& s) {
+          if (!(s.*member)) return false;
+          s.*member = Member{};
+          return true;
+        },
+        what);
+  }
+
+  /// Removes the elements of a list of step i one at a time, keeping at least `keep`.
+  template <class StepType, class Element>
+  void remove_each(std::size_t i,
+                   std::vector<Element> StepType::*list,
+                   std::size_t keep,
+                   std::string const& what) {
+    for (std::size_t e = 0;; ++e) {
+      auto const* s = i < best_.steps.size() ? std::get_if<StepType>(&best_.steps[i]) : nullptr;
+      if (!s || (s->*list).size() <= keep || e >= (s->*list).size()) break;
+      auto const erase = [&](StepType& w) {
+        (w.*list).erase((w.*list).begin() + static_cast<std::ptrdiff_t>(e));
+        return true;
+      };
+      if (try_edit<StepType>(i, erase, what)) --e;  // the next element moved to index e
+    }
+  }
+
+  /// An alloc wave: fewer threads, fewer objects, no divergence, fewer link rules and lane
+  /// types, no roots.
+  void reduce_alloc_wave(std::size_t i) {
     using schedule::AllocWave;
     using schedule::Divergence;
-    // alloc: threads, count, divergence, links, lane types, roots
     shrink_field<AllocWave>(
         i,
         1,
@@ -239,72 +270,37 @@ class Minimizer {
           return true;
         },
         "divergence -> all");
-    for (std::size_t l = 0;; ++l) {
-      auto const* a = i < best_.steps.size() ? std::get_if<AllocWave>(&best_.steps[i]) : nullptr;
-      if (!a || l >= a->links.size()) break;
-      if (try_edit<AllocWave>(
+    remove_each(i, &AllocWave::links, 0, "link rule removed");
+    remove_each(i, &AllocWave::lane_types, 1, "lane type removed");
+    drop(i, &AllocWave::roots, "roots off");
+  }
+
+  /// A free wave that frees a fraction: the fraction halved, up to six times.
+  void reduce_free_wave(std::size_t i) {
+    if (i >= best_.steps.size()) return;
+    auto const* f = std::get_if<schedule::FreeWave>(&best_.steps[i]);
+    if (!f || f->select.pattern != schedule::SelectPattern::fraction) return;
+    for (int k = 0; k < 6; ++k)
+      if (!try_edit<schedule::FreeWave>(
               i,
-              [&](AllocWave& w) {
-                w.links.erase(w.links.begin() + static_cast<std::ptrdiff_t>(l));
+              [](schedule::FreeWave& w) {
+                if (w.select.fraction <= 0) return false;
+                w.select.fraction /= 2;
                 return true;
               },
-              "link rule removed"))
-        --l;
-    }
-    for (std::size_t t = 0;; ++t) {
-      auto const* a = i < best_.steps.size() ? std::get_if<AllocWave>(&best_.steps[i]) : nullptr;
-      if (!a || a->lane_types.size() <= 1 || t >= a->lane_types.size()) break;
-      if (try_edit<AllocWave>(
-              i,
-              [&](AllocWave& w) {
-                w.lane_types.erase(w.lane_types.begin() + static_cast<std::ptrdiff_t>(t));
-                return true;
-              },
-              "lane type removed"))
-        --t;
-    }
-    try_edit<AllocWave>(
-        i,
-        [](AllocWave& a) {
-          if (!a.roots) return false;
-          a.roots = false;
-          return true;
-        },
-        "roots off");
-    // free / parallel_do: fractions
-    if (i < best_.steps.size())
-      if (auto const* f = std::get_if<schedule::FreeWave>(&best_.steps[i]);
-          f && f->select.pattern == schedule::SelectPattern::fraction) {
-        for (int k = 0; k < 6; ++k)
-          if (!try_edit<schedule::FreeWave>(
-                  i,
-                  [](schedule::FreeWave& w) {
-                    if (w.select.fraction <= 0) return false;
-                    w.select.fraction /= 2;
-                    return true;
-                  },
-                  "free fraction halved"))
-            break;
-      }
+              "free fraction halved"))
+        break;
+  }
+
+  /// Every reduction of one step, in this order (each kept only if the schedule still fails
+  /// the same way; a reduction of another kind of step does nothing).
+  void reduce_step(std::size_t i) {
+    reduce_alloc_wave(i);
+    reduce_free_wave(i);
     halve_fraction<schedule::ParallelDo>(
         i, &schedule::ParallelDo::fraction, "parallel_do fraction");
-    try_edit<schedule::ParallelDo>(
-        i,
-        [](schedule::ParallelDo& p) {
-          if (p.null_fraction == 0) return false;
-          p.null_fraction = 0;
-          return true;
-        },
-        "null_fraction -> 0");
-    try_edit<schedule::ParallelDo>(
-        i,
-        [](schedule::ParallelDo& p) {
-          if (!p.child_slot) return false;
-          p.child_slot.reset();
-          return true;
-        },
-        "child_slot removed");
-    // defrag: overrides
+    drop(i, &schedule::ParallelDo::null_fraction, "null_fraction -> 0");
+    drop(i, &schedule::ParallelDo::child_slot, "child_slot removed");
     try_edit<schedule::Defrag>(
         i,
         [](schedule::Defrag& d) {
@@ -315,23 +311,8 @@ class Minimizer {
           return true;
         },
         "defrag overrides dropped");
-    // check: digests
-    try_edit<schedule::Check>(
-        i,
-        [](schedule::Check& c) {
-          if (!c.snapshot_digest) return false;
-          c.snapshot_digest.reset();
-          return true;
-        },
-        "snapshot digest dropped");
-    try_edit<schedule::Check>(
-        i,
-        [](schedule::Check& c) {
-          if (!c.graph_digest) return false;
-          c.graph_digest.reset();
-          return true;
-        },
-        "graph digest dropped");
+    drop(i, &schedule::Check::snapshot_digest, "snapshot digest dropped");
+    drop(i, &schedule::Check::graph_digest, "graph digest dropped");
   }
 
   MinimizeResult run(Schedule const& input,

@@ -65,12 +65,6 @@ struct StepTimes {
   double implementation = 0;  // the executor: kernels, waiting, snapshot read-back and translation
   double model          = 0;  // the mirror: refinement, prediction, its snapshot
   double checks         = 0;  // invariant catalog, obligations, snapshot diff
-  StepTimes& operator+=(StepTimes const& o) {
-    implementation += o.implementation;
-    model += o.model;
-    checks += o.checks;
-    return *this;
-  }
 };
 
 /// What one step did, as the per-step callback sees it (stress progress, replay's step lines).

@@ -518,6 +518,20 @@ StressResult run_stress(StressOptions const& options,
     std::string stop_reason;
     Coverage coverage;
     bool hang = false;
+
+    /// Adds one step's counters (from any worker's thread).
+    void count_step(StepReport const& r) {
+      ++steps;
+      if (r.op == "defrag") ++defrags;
+      oom += r.out_of_memory;
+      live       = r.live_objects;
+      blocks     = r.blocks_in_use;
+      num_blocks = r.num_blocks;
+      auto ns    = [](double seconds) { return static_cast<std::uint64_t>(seconds * 1e9); };
+      ns_implementation += ns(r.times.implementation);
+      ns_model += ns(r.times.model);
+      ns_checks += ns(r.times.checks);
+    }
   } shared;
 
   auto request_stop = [&](std::string const& reason) {
@@ -527,6 +541,45 @@ StressResult run_stress(StressOptions const& options,
   auto interrupted = [&] {
     return options.interrupt && options.interrupt->load(std::memory_order_relaxed);
   };
+
+  // One case on `runner`; a schedule the runner rejects is a crash of step 0 (a heaplab bug).
+  auto run_case = [&](ScheduleRunner& runner, StressCase const& c) {
+    RunOutcome outcome;
+    try {
+      outcome = runner.run(c.schedule, [&](StepReport const& r) { shared.count_step(r); });
+    } catch (std::exception const& e) {
+      Failure f;
+      f.kind          = FailureKind::crash;
+      f.check         = checks::kException;
+      f.message       = std::string("the runner rejected the generated schedule: ") + e.what();
+      outcome.failure = f;
+    }
+    return outcome;
+  };
+
+  // Writes the failure file of case c, tells the observer and applies --max-failures.
+  auto record_failure =
+      [&](unsigned w, StressCase const& c, ScheduleRunner const& runner, Failure const& failure) {
+        ++shared.failures;
+        SavedFailure saved;
+        saved.failure = failure;
+        saved.worker  = w;
+        std::lock_guard<std::mutex> lock(shared.mutex);
+        try {
+          saved.file = failure_file_for(options, c, runner, failure);
+          saved.path = schedule::save_failure(saved.file, options.out_dir);
+        } catch (std::exception const& e) {
+          saved.save_error = e.what();
+        }
+        shared.saved.push_back(saved);
+        if (observer.on_failure) observer.on_failure(saved);
+        if (shared.failures >= options.max_failures) request_stop("--max-failures reached");
+        if (failure.kind == FailureKind::hang) {
+          shared.hang = true;
+          request_stop("hang");
+        }
+        return saved;
+      };
 
   auto worker = [&](unsigned w) {
     ScheduleRunner& runner = *runners[w];
@@ -548,57 +601,16 @@ StressResult run_stress(StressOptions const& options,
         ++shared.skipped;
         continue;
       }
-      RunOutcome outcome;
-      try {
-        outcome = runner.run(c.schedule, [&](StepReport const& r) {
-          ++shared.steps;
-          if (r.op == "defrag") ++shared.defrags;
-          shared.oom += r.out_of_memory;
-          shared.live       = r.live_objects;
-          shared.blocks     = r.blocks_in_use;
-          shared.num_blocks = r.num_blocks;
-          auto ns = [](double seconds) { return static_cast<std::uint64_t>(seconds * 1e9); };
-          shared.ns_implementation += ns(r.times.implementation);
-          shared.ns_model += ns(r.times.model);
-          shared.ns_checks += ns(r.times.checks);
-        });
-      } catch (std::exception const& e) {
-        // Bad input from the generator: a bug in heaplab, reported as a crash of step 0.
-        Failure f;
-        f.kind          = FailureKind::crash;
-        f.check         = checks::kException;
-        f.message       = std::string("the runner rejected the generated schedule: ") + e.what();
-        outcome.failure = f;
-      }
+      RunOutcome const outcome = run_case(runner, c);
       ++shared.cases;
       {
         std::lock_guard<std::mutex> lock(shared.mutex);
         shared.coverage.add(c.schedule, outcome.steps_run);
       }
       if (!outcome.failure) continue;
-      ++shared.failures;
-      SavedFailure saved;
-      saved.failure   = *outcome.failure;
-      saved.worker    = w;
-      bool const hang = outcome.failure->kind == FailureKind::hang;
-      {
-        std::lock_guard<std::mutex> lock(shared.mutex);
-        try {
-          saved.file = failure_file_for(options, c, runner, *outcome.failure);
-          saved.path = schedule::save_failure(saved.file, options.out_dir);
-        } catch (std::exception const& e) {
-          saved.save_error = e.what();
-        }
-        shared.saved.push_back(saved);
-        if (observer.on_failure) observer.on_failure(saved);
-        if (shared.failures >= options.max_failures) request_stop("--max-failures reached");
-        if (hang) {
-          shared.hang = true;
-          request_stop("hang");
-        }
-      }
-      if (hang) {
-        if (observer.on_hang) observer.on_hang(saved);
+      SavedFailure const saved = record_failure(w, c, runner, *outcome.failure);
+      if (outcome.failure->kind == FailureKind::hang) {
+        if (observer.on_hang) observer.on_hang(saved);  // outside the lock: it may end the process
         break;
       }
     }
