@@ -27,6 +27,7 @@
 #include "heaplab/schedule/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
 #include "heaplab/schedule/schedule.hpp"
+#include "property.hpp"
 
 #if !defined(HEAPLAB_TOOL_RELATIVE)
 #error "HEAPLAB_TOOL_RELATIVE must name the heaplab executable (proofs_tests/gpu/CMakeLists.txt)"
@@ -259,30 +260,11 @@ struct StepStats {
   }
 };
 
-/// Runs a RapidCheck property inside the current GoogleTest with at least `min_cases` cases,
-/// max_size <= 100 (docs/testing.md) and shrinking off: GPU runs are nondeterministic, so a
-/// shrunk schedule need not fail again (the failure file is the reproduction). RC_PARAMS still
-/// applies (seed, more cases).
+/// check_property (property.hpp) with shrinking off: GPU runs are nondeterministic, so a shrunk
+/// schedule need not fail again (the failure file is the reproduction).
 template <class Testable>
 void check_property_noshrink(int min_cases, Testable&& testable) {
-  auto const* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  rc::detail::TestMetadata metadata;
-  metadata.id                   = std::string(info->test_suite_name()) + "/" + info->name();
-  metadata.description          = info->name();
-  rc::detail::TestParams params = rc::detail::configuration().testParams;
-  params.maxSuccess             = std::max(params.maxSuccess, min_cases);
-  params.maxSize                = std::min(params.maxSize, 100);
-  params.disableShrinking       = true;
-  auto const result             = rc::detail::checkProperty(
-      rc::detail::toProperty(std::forward<Testable>(testable)), metadata, params);
-  std::ostringstream message;
-  rc::detail::printResultMessage(result, message);
-  if (!result.template is<rc::detail::SuccessResult>()) {
-    FAIL() << message.str();
-  } else {
-    EXPECT_GE(result.template get<rc::detail::SuccessResult>().numSuccess, min_cases);
-    std::cout << message.str() << "\n";
-  }
+  heaplab::testing::check_property(min_cases, std::forward<Testable>(testable), {false, true});
 }
 
 }  // namespace gpu_runner_test

@@ -14,6 +14,7 @@
 
 #include "heaplab/core/heap_config.hpp"
 #include "heaplab/model/heap_model.hpp"
+#include "property.hpp"
 
 namespace heaplab::model::testing {
 
@@ -69,29 +70,6 @@ inline std::vector<std::uint32_t> concat(std::initializer_list<std::vector<std::
   return out;
 }
 
-/// Runs a RapidCheck property inside the current GoogleTest with at least `min_cases` successful
-/// cases and max_size <= 100 (docs/testing.md); RC_PARAMS (seed, reproduce, more cases) still
-/// applies.
-template <class Testable>
-void check_property(int min_cases, Testable&& testable) {
-  auto const* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  rc::detail::TestMetadata metadata;
-  metadata.id                   = std::string(info->test_suite_name()) + "/" + info->name();
-  metadata.description          = info->name();
-  rc::detail::TestParams params = rc::detail::configuration().testParams;
-  params.maxSuccess             = std::max(params.maxSuccess, min_cases);
-  params.maxSize                = std::min(params.maxSize, 100);
-  auto const result             = rc::detail::checkProperty(
-      rc::detail::toProperty(std::forward<Testable>(testable)), metadata, params);
-  std::ostringstream message;
-  rc::detail::printResultMessage(result, message);
-  if (!result.template is<rc::detail::SuccessResult>()) {
-    FAIL() << message.str();
-  } else {
-    auto const success = result.template get<rc::detail::SuccessResult>();
-    EXPECT_GE(success.numSuccess, min_cases);
-    std::cout << message.str() << "\n";
-  }
-}
+using heaplab::testing::check_property;  // property.hpp
 
 }  // namespace heaplab::model::testing

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "heaplab/schedule/schedule.hpp"
+#include "property.hpp"
 
 #if !defined(HEAPLAB_SOURCE_DIR)
 #error "HEAPLAB_SOURCE_DIR must name the source tree (proofs_tests/workflow/CMakeLists.txt)"
@@ -73,26 +74,10 @@ inline schedule::Step defrag(std::uint32_t type) {
   return d;
 }
 
-/// Runs a RapidCheck property inside the current GoogleTest with at least `min_cases` cases and
-/// max_size <= 100 (docs/testing.md); RC_PARAMS still applies.
+/// check_property (property.hpp) without the success line.
 template <class Testable>
 void check_property(int min_cases, Testable&& testable) {
-  auto const* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  rc::detail::TestMetadata metadata;
-  metadata.id                   = std::string(info->test_suite_name()) + "/" + info->name();
-  metadata.description          = info->name();
-  rc::detail::TestParams params = rc::detail::configuration().testParams;
-  params.maxSuccess             = std::max(params.maxSuccess, min_cases);
-  params.maxSize                = std::min(params.maxSize, 100);
-  auto const result             = rc::detail::checkProperty(
-      rc::detail::toProperty(std::forward<Testable>(testable)), metadata, params);
-  std::ostringstream message;
-  rc::detail::printResultMessage(result, message);
-  if (!result.template is<rc::detail::SuccessResult>()) {
-    FAIL() << message.str();
-  } else {
-    EXPECT_GE(result.template get<rc::detail::SuccessResult>().numSuccess, min_cases);
-  }
+  heaplab::testing::check_property(min_cases, std::forward<Testable>(testable), {true, false});
 }
 
 /// A fresh empty directory under the system temp dir, removed when the object goes.
