@@ -64,30 +64,22 @@ std::string slot_map(std::uint64_t alloc_bitmap, std::uint32_t capacity) {
   return map;
 }
 
-std::string dump(HeapSnapshot const& s) {
-  auto const& config = s.config;
-  std::ostringstream os;
-  std::uint32_t const m = static_cast<std::uint32_t>(s.blocks.size());
-  os << "HeapSnapshot from '" << (s.producer.empty() ? "?" : s.producer) << "': M=" << m
-     << " blocks";
-  if (m != config.num_blocks) os << " (config says M=" << config.num_blocks << ")";
-  os << ", n=" << config.defrag_factor << ", k1=" << config.k1 << ", payloads "
-     << (s.has_payloads ? "yes" : "no") << "\n";
+namespace {
 
-  try {
-    config.validate();
-  } catch (core::precondition_error const& e) {
-    // Capacities are undefined for an invalid config: show the raw headers only.
-    os << "config INVALID: " << e.what() << "\nblocks (raw):\n";
-    for (std::uint32_t b = 0; b < m; ++b)
-      os << "  block " << lpad(std::to_string(b), 5) << "  type " << s.blocks[b].type << "  "
-         << hex(s.blocks[b].alloc_bitmap) << (test_bit(s.free_blocks, b) ? "  free" : "") << "\n";
-    return os.str();
-  }
+std::size_t type_name_width(core::HeapConfig const& config) {
+  std::size_t width = 4;
+  for (auto const& ty : config.types) width = std::max(width, ty.name.size());
+  return width;
+}
 
-  std::size_t name_width = 4;
-  for (auto const& ty : config.types) name_width = std::max(name_width, ty.name.size());
+/// An invalid config has no capacities: the raw headers only.
+void dump_raw_blocks(std::ostream& os, HeapSnapshot const& s) {
+  for (std::uint32_t b = 0; b < s.blocks.size(); ++b)
+    os << "  block " << lpad(std::to_string(b), 5) << "  type " << s.blocks[b].type << "  "
+       << hex(s.blocks[b].alloc_bitmap) << (test_bit(s.free_blocks, b) ? "  free" : "") << "\n";
+}
 
+void dump_types(std::ostream& os, core::HeapConfig const& config, std::size_t name_width) {
   os << "types:\n";
   for (std::uint32_t t = 0; t < config.num_types(); ++t) {
     auto const& ty = config.types[t];
@@ -111,7 +103,12 @@ std::string dump(HeapSnapshot const& s) {
     }
     os << "\n";
   }
+}
 
+/// One line per block that is not free: type, fill, bitmap, slot map, state bits.
+void dump_blocks(std::ostream& os, HeapSnapshot const& s, std::size_t name_width) {
+  auto const& config     = s.config;
+  std::uint32_t const m  = static_cast<std::uint32_t>(s.blocks.size());
   std::uint32_t non_free = 0;
   for (std::uint32_t b = 0; b < m; ++b)
     if (!test_bit(s.free_blocks, b)) ++non_free;
@@ -141,7 +138,12 @@ std::string dump(HeapSnapshot const& s) {
     if (!any) os << " unallocated";
     os << "\n";
   }
+}
 
+/// Blocks, objects, active and defrag counts per concrete type, and the free blocks.
+void dump_per_type(std::ostream& os, HeapSnapshot const& s, std::size_t name_width) {
+  auto const& config    = s.config;
+  std::uint32_t const m = static_cast<std::uint32_t>(s.blocks.size());
   os << "per type:\n";
   for (std::uint32_t t = 0; t < config.num_types(); ++t) {
     if (config.types[t].is_abstract || t >= s.allocated.size()) continue;
@@ -156,25 +158,51 @@ std::string dump(HeapSnapshot const& s) {
        << (t < s.defrag.size() ? count_set(s.defrag[t]) : 0) << " defrag\n";
   }
   os << "free blocks: " << count_set(s.free_blocks) << " of " << m << "\n";
+}
 
-  if (s.has_payloads) {
-    os << "objects (slot, id, cookie, refs as block:slot):\n";
-    for (std::uint32_t b = 0; b < m; ++b) {
-      auto const& objects = s.blocks[b].objects;
-      bool header_done    = false;
-      for (std::uint32_t slot = 0; slot < objects.size(); ++slot) {
-        if (!objects[slot]) continue;
-        if (!header_done) {
-          os << "  block " << b << ":\n";
-          header_done = true;
-        }
-        auto const& r = *objects[slot];
-        os << "    slot " << lpad(std::to_string(slot), 2) << "  id " << r.id << "  cookie "
-           << (r.cookie == core::cookie_of(r.id) ? "ok" : "BAD(" + hex(r.cookie) + ")") << "  refs "
-           << refs_string(r) << "\n";
+/// Every live object's slot, id, cookie and pointer targets, block by block.
+void dump_objects(std::ostream& os, HeapSnapshot const& s) {
+  os << "objects (slot, id, cookie, refs as block:slot):\n";
+  for (std::uint32_t b = 0; b < s.blocks.size(); ++b) {
+    auto const& objects = s.blocks[b].objects;
+    bool header_done    = false;
+    for (std::uint32_t slot = 0; slot < objects.size(); ++slot) {
+      if (!objects[slot]) continue;
+      if (!header_done) {
+        os << "  block " << b << ":\n";
+        header_done = true;
       }
+      auto const& r = *objects[slot];
+      os << "    slot " << lpad(std::to_string(slot), 2) << "  id " << r.id << "  cookie "
+         << (r.cookie == core::cookie_of(r.id) ? "ok" : "BAD(" + hex(r.cookie) + ")") << "  refs "
+         << refs_string(r) << "\n";
     }
   }
+}
+
+}  // namespace
+
+std::string dump(HeapSnapshot const& s) {
+  auto const& config = s.config;
+  std::ostringstream os;
+  std::uint32_t const m = static_cast<std::uint32_t>(s.blocks.size());
+  os << "HeapSnapshot from '" << (s.producer.empty() ? "?" : s.producer) << "': M=" << m
+     << " blocks";
+  if (m != config.num_blocks) os << " (config says M=" << config.num_blocks << ")";
+  os << ", n=" << config.defrag_factor << ", k1=" << config.k1 << ", payloads "
+     << (s.has_payloads ? "yes" : "no") << "\n";
+  try {
+    config.validate();
+  } catch (core::precondition_error const& e) {
+    os << "config INVALID: " << e.what() << "\nblocks (raw):\n";
+    dump_raw_blocks(os, s);
+    return os.str();
+  }
+  std::size_t const name_width = type_name_width(config);
+  dump_types(os, config, name_width);
+  dump_blocks(os, s, name_width);
+  dump_per_type(os, s, name_width);
+  if (s.has_payloads) dump_objects(os, s);
   return os.str();
 }
 
