@@ -275,6 +275,107 @@ void report_error(bool detailed, char const* message) {
 /// Replays one file on every runner it asks for. `detailed`: today's output (steps, the first
 /// failure in full); otherwise one line per side. A hang returns at once (Verdict::hang); the
 /// caller ends the process.
+/// The file's first lines: what it is, its steps, its config (and a failure file's header).
+void print_loaded(std::string const& file,
+                  schedule::Schedule const& sched,
+                  schedule::FailureFile const* failure_file,
+                  std::string const& recorded,
+                  bool detailed) {
+  if (detailed) {
+    std::printf("replay %s: %s, %zu step%s; %s\n",
+                file.c_str(),
+                failure_file ? "failure file" : "schedule file",
+                sched.steps.size(),
+                sched.steps.size() == 1 ? "" : "s",
+                config_summary(sched.config).c_str());
+    if (failure_file) std::printf("%s", failure_header(*failure_file).c_str());
+  } else {
+    std::printf("  %s, %zu step%s\n",
+                failure_file ? ("failure file (" + recorded + ")").c_str() : "schedule file",
+                sched.steps.size(),
+                sched.steps.size() == 1 ? "" : "s");
+  }
+}
+
+void print_passed(std::string const& name,
+                  std::size_t steps,
+                  schedule::FailureFile const* failure_file,
+                  bool detailed) {
+  if (!detailed) {
+    std::printf("  %s side: passed, %zu steps\n", name.c_str(), steps);
+  } else if (failure_file) {
+    std::printf("%s side passed: %zu steps, the invariant catalog held after every step\n",
+                name.c_str(),
+                steps);
+    std::printf("the recorded failure (runner %s) did not reproduce on %s\n",
+                failure_file->runner.c_str(),
+                name.c_str());
+  } else {
+    std::printf("replay passed: %zu steps, the invariant catalog held after every step (%s)\n",
+                steps,
+                name.c_str());
+  }
+}
+
+/// "reproduced: the recorded failure (step 3, divergence, roots)" and its variants.
+std::string comparison_text(schedule::FailureRecord const& rec,
+                            runner::Failure const& f,
+                            bool same_as_recorded) {
+  std::ostringstream c;
+  c << (same_as_recorded ? (rec.step == f.step ? "reproduced:" : "reproduced (at another step):")
+                         : "failed differently from")
+    << " the recorded failure (step " << rec.step << ", " << schedule::to_string(rec.kind) << ", "
+    << rec.check << ")";
+  return c.str();
+}
+
+void print_failed(std::string const& name,
+                  runner::Failure const& f,
+                  std::size_t steps,
+                  std::string const& comparison,
+                  ReplayOptions const& opt,
+                  bool detailed) {
+  if (detailed) {
+    runner::ReportOptions report;
+    report.max_violations = opt.max_violations;
+    report.full_dump      = opt.full_dump;
+    report.runner         = name;
+    std::printf("\n%s", runner::format_failure(f, report).c_str());
+    std::printf("\nreplay FAILED at step %zu of %zu (%s)\n", f.step, steps, name.c_str());
+    if (!comparison.empty()) std::printf("%s\n", comparison.c_str());
+  } else {
+    std::printf("  %s side: FAILED at step %zu: %s, check %s: %s\n",
+                name.c_str(),
+                f.step,
+                schedule::to_string(f.kind),
+                f.check.c_str(),
+                f.message.c_str());
+    if (!comparison.empty()) std::printf("    %s\n", comparison.c_str());
+  }
+}
+
+/// The file's verdict from its sides (docs/cli.md "replay"); returns the exit status it implies.
+int decide_verdict(FileResult& res, schedule::FailureFile const* failure_file) {
+  bool any_failed = false, any_same = false, recorded_ran = false, any_passed = false;
+  for (auto const& s : res.sides) {
+    any_failed = any_failed || s.state == Side::State::failed;
+    any_passed = any_passed || s.state == Side::State::passed;
+    any_same   = any_same || (s.state == Side::State::failed && s.same_as_recorded);
+    if (failure_file && s.name == failure_file->runner && s.state != Side::State::not_run)
+      recorded_ran = true;
+  }
+  if (!failure_file) {
+    res.verdict = any_failed ? Verdict::fails : any_passed ? Verdict::passes : Verdict::not_checked;
+    return any_failed ? kExitFailed : any_passed ? 0 : kExitNotChecked;
+  }
+  if (any_failed) {
+    res.verdict = any_same ? Verdict::still_fails : Verdict::fails_differently;
+    return kExitFailed;
+  }
+  res.verdict = recorded_ran ? Verdict::fixed : Verdict::not_checked;
+  return recorded_ran ? 0 : kExitNotChecked;
+}
+
 FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool detailed) {
   FileResult res;
   res.file = file;
@@ -292,20 +393,7 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
   if (failure_file)
     res.recorded = failure_file->runner + ": " + schedule::to_string(failure_file->failure.kind) +
                    ", check " + failure_file->failure.check;
-  if (detailed) {
-    std::printf("replay %s: %s, %zu step%s; %s\n",
-                file.c_str(),
-                failure_file ? "failure file" : "schedule file",
-                sched.steps.size(),
-                sched.steps.size() == 1 ? "" : "s",
-                config_summary(sched.config).c_str());
-    if (failure_file) std::printf("%s", failure_header(*failure_file).c_str());
-  } else {
-    std::printf("  %s, %zu step%s\n",
-                failure_file ? ("failure file (" + res.recorded + ")").c_str() : "schedule file",
-                sched.steps.size(),
-                sched.steps.size() == 1 ? "" : "s");
-  }
+  print_loaded(file, sched, failure_file, res.recorded, detailed);
 
   bool const explicit_runners = opt.model || !opt.runners.empty();
   int explicit_status         = 0;  // kExitUsage when a runner asked for cannot run
@@ -370,57 +458,19 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
     if (outcome.ok()) {
       side.state = Side::State::passed;
       res.sides.push_back(side);
-      if (!detailed) {
-        std::printf("  %s side: passed, %zu steps\n", name.c_str(), outcome.steps_run);
-        continue;
-      }
-      if (failure_file) {
-        std::printf("%s side passed: %zu steps, the invariant catalog held after every step\n",
-                    name.c_str(),
-                    outcome.steps_run);
-        std::printf("the recorded failure (runner %s) did not reproduce on %s\n",
-                    failure_file->runner.c_str(),
-                    name.c_str());
-      } else {
-        std::printf("replay passed: %zu steps, the invariant catalog held after every step (%s)\n",
-                    outcome.steps_run,
-                    name.c_str());
-      }
+      print_passed(name, outcome.steps_run, failure_file, detailed);
       continue;
     }
     runner::Failure const& f = *outcome.failure;
     side.state               = Side::State::failed;
     std::string comparison;
     if (failure_file) {
-      auto const& rec       = failure_file->failure;
-      side.same_as_recorded = rec.kind == f.kind && rec.check == f.check;
-      std::ostringstream c;
-      c << (side.same_as_recorded
-                ? (rec.step == f.step ? "reproduced:" : "reproduced (at another step):")
-                : "failed differently from")
-        << " the recorded failure (step " << rec.step << ", " << schedule::to_string(rec.kind)
-        << ", " << rec.check << ")";
-      comparison = c.str();
+      side.same_as_recorded =
+          failure_file->failure.kind == f.kind && failure_file->failure.check == f.check;
+      comparison = comparison_text(failure_file->failure, f, side.same_as_recorded);
     }
     res.sides.push_back(side);
-    if (detailed) {
-      runner::ReportOptions report;
-      report.max_violations = opt.max_violations;
-      report.full_dump      = opt.full_dump;
-      report.runner         = name;
-      std::printf("\n%s", runner::format_failure(f, report).c_str());
-      std::printf(
-          "\nreplay FAILED at step %zu of %zu (%s)\n", f.step, sched.steps.size(), name.c_str());
-      if (!comparison.empty()) std::printf("%s\n", comparison.c_str());
-    } else {
-      std::printf("  %s side: FAILED at step %zu: %s, check %s: %s\n",
-                  name.c_str(),
-                  f.step,
-                  schedule::to_string(f.kind),
-                  f.check.c_str(),
-                  f.message.c_str());
-      if (!comparison.empty()) std::printf("    %s\n", comparison.c_str());
-    }
+    print_failed(name, f, sched.steps.size(), comparison, opt, detailed);
     if (f.kind == runner::FailureKind::hang || !r->usable()) {
       res.verdict = Verdict::hang;
       res.status  = kExitHang;
@@ -428,28 +478,7 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
     }
   }
 
-  bool any_failed = false, any_same = false, recorded_ran = false;
-  for (auto const& s : res.sides) {
-    any_failed = any_failed || s.state == Side::State::failed;
-    any_same   = any_same || (s.state == Side::State::failed && s.same_as_recorded);
-    if (failure_file && s.name == failure_file->runner && s.state != Side::State::not_run)
-      recorded_ran = true;
-  }
-  int status = 0;
-  if (!failure_file) {
-    bool const any_passed = std::any_of(res.sides.begin(), res.sides.end(), [](Side const& s) {
-      return s.state == Side::State::passed;
-    });
-    res.verdict = any_failed ? Verdict::fails : any_passed ? Verdict::passes : Verdict::not_checked;
-    status      = any_failed ? kExitFailed : any_passed ? 0 : kExitNotChecked;
-  } else if (any_failed) {
-    res.verdict = any_same ? Verdict::still_fails : Verdict::fails_differently;
-    status      = kExitFailed;
-  } else {
-    res.verdict = recorded_ran ? Verdict::fixed : Verdict::not_checked;
-    status      = recorded_ran ? 0 : kExitNotChecked;
-  }
-  res.status = worse(status, explicit_status);
+  res.status = worse(decide_verdict(res, failure_file), explicit_status);
   bool const recorded_asked =
       failure_file && std::find(names.begin(), names.end(), failure_file->runner) != names.end();
   std::string const line = verdict_line(res, failure_file, recorded_asked);
