@@ -302,6 +302,19 @@ TEST(CliStress, RatesAndTimeByPartAreReported) {
   EXPECT_EQ(j.at("options").at("perturb"), false);
 }
 
+TEST(CliStress, CasesPerWorkerFollowTheRoundRobinDeal) {
+  TempDir dir;
+  auto const summary = dir.path() / "summary.json";
+  // --cases 30 dealt round-robin to 3 workers: cases 0, 3, 6, ... to worker 0, and so on.
+  Result const r = run("stress --seed 4 --cases 30 --jobs 3 --json-summary '" + summary.string() +
+                       "' --out-dir '" + (dir.path() / "f").string() + "'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("cases per worker: 0: 10, 1: 10, 2: 10"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("cases per GPU"), std::string::npos) << "the model runner has no GPUs";
+  auto const j = read_json(summary);
+  EXPECT_EQ(j.at("cases_per_worker"), nlohmann::json::parse("[10, 10, 10]"));
+}
+
 TEST(CliStress, ShardsOfACampaignAddUpToTheWholeRun) {
   TempDir dir;
   std::uint64_t cases = 0, steps = 0;

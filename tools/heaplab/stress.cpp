@@ -227,6 +227,7 @@ std::string summary_json(StressCli const& cli,
   j["out_of_memory"]    = s.out_of_memory;
   j["cases_per_s"]      = per_second(s.cases, s.elapsed);
   j["deep_cases_per_s"] = per_second(deep_cases(s.coverage), s.elapsed);
+  j["cases_per_worker"] = s.cases_per_worker;
   j["steps_per_s"]      = per_second(s.steps, s.elapsed);
   j["time_by_part_s"]   = {{"implementation", s.times.implementation},
                            {"model", s.times.model},
@@ -442,7 +443,16 @@ class ProgressPrinter {
 };
 
 /// The end of a run: counts, why it stopped, and what it covered.
-void print_summary(runner::StressResult const& result) {
+/// "0: 12, 1: 11" (counts by index).
+std::string indexed_counts(std::vector<std::uint64_t> const& counts) {
+  std::string out;
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(i) + ": " + with_commas(counts[i]);
+  return out;
+}
+
+/// `gpus` > 0 for the GPU runner: the cases are also summed per GPU (worker w runs on w % gpus).
+void print_summary(runner::StressResult const& result, unsigned gpus) {
   auto const& s = result.stats;
   std::printf("stress: %s\n", progress_text(s).c_str());
   std::printf(
@@ -466,6 +476,13 @@ void print_summary(runner::StressResult const& result) {
               counts_text(c.hierarchy_depths).c_str(),
               counts_text(c.type_counts).c_str());
   std::printf("rate: %s\n", rate_text(s).c_str());
+  std::printf("cases per worker: %s\n", indexed_counts(s.cases_per_worker).c_str());
+  if (gpus > 0) {
+    std::vector<std::uint64_t> per_gpu(gpus, 0);
+    for (std::size_t w = 0; w < s.cases_per_worker.size(); ++w)
+      per_gpu[w % gpus] += s.cases_per_worker[w];
+    std::printf("cases per GPU: %s\n", indexed_counts(per_gpu).c_str());
+  }
   std::printf("time by part (summed over the workers' steps): %s\n", times_text(s.times).c_str());
   if (s.cases > 0 && c.defrag_variants.empty())
     std::printf("heaplab stress: WARNING: this run exercised no defragmentation\n");
@@ -576,7 +593,7 @@ int stress(StressCli const& cli) {
     }
   }
   printer.end_line();
-  print_summary(result);
+  print_summary(result, cli.runner == "gpu" ? gpus : 0);
   auto const [status, verdict] = verdict_of(result);
   if (!cli.json_summary.empty()) {
     try {

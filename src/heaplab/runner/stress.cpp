@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <variant>
@@ -509,6 +510,7 @@ StressResult run_stress(StressOptions const& options,
     std::atomic<std::uint64_t> live{0}, blocks{0}, num_blocks{0};
     // StepTimes summed, in nanoseconds (implementation, model, checks).
     std::atomic<std::uint64_t> ns_implementation{0}, ns_model{0}, ns_checks{0};
+    std::unique_ptr<std::atomic<std::uint64_t>[]> worker_cases;  // one counter per worker
     std::atomic<bool> stop{false};
     std::atomic<int> running{0};
     std::atomic<unsigned> exhausted{0};  // workers that ran out of cases (--cases, --case)
@@ -603,6 +605,7 @@ StressResult run_stress(StressOptions const& options,
       }
       RunOutcome const outcome = run_case(runner, c);
       ++shared.cases;
+      ++shared.worker_cases[w];
       {
         std::lock_guard<std::mutex> lock(shared.mutex);
         shared.coverage.add(c.schedule, outcome.steps_run);
@@ -622,7 +625,8 @@ StressResult run_stress(StressOptions const& options,
   };
 
   std::vector<std::thread> threads;
-  shared.running = static_cast<int>(options.workers);
+  shared.worker_cases = std::make_unique<std::atomic<std::uint64_t>[]>(options.workers);
+  shared.running      = static_cast<int>(options.workers);
   for (unsigned w = 0; w < options.workers; ++w) threads.emplace_back(worker, w);
 
   // Called with shared.mutex held (coverage).
@@ -642,6 +646,8 @@ StressResult run_stress(StressOptions const& options,
     st.times.model          = static_cast<double>(shared.ns_model.load()) / 1e9;
     st.times.checks         = static_cast<double>(shared.ns_checks.load()) / 1e9;
     st.coverage             = shared.coverage;
+    for (unsigned w = 0; w < options.workers; ++w)
+      st.cases_per_worker.push_back(shared.worker_cases[w].load());
     return st;
   };
   auto const tick = std::chrono::duration<double>(std::max(0.01, options.tick_seconds));

@@ -134,6 +134,8 @@ struct StressStats {
   std::uint64_t out_of_memory = 0;  // allocations that found no memory
   std::uint64_t skipped       = 0;  // cases whose config the runner does not support
   std::uint64_t failures      = 0;
+  /// Cases run by each worker (index w; the GPU runner's worker w runs on GPU w % GPUs).
+  std::vector<std::uint64_t> cases_per_worker;
   std::uint64_t live_objects  = 0;
   std::uint64_t blocks_in_use = 0;
   std::uint64_t num_blocks    = 0;
