@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.hpp"
@@ -178,6 +179,155 @@ std::string junit_xml(std::vector<SuiteRow> const& rows, std::string const& gpu_
   return out + "</testsuites>\n";
 }
 
+/// Whether a CUDA device is present, and the line that says which (or why not).
+std::pair<bool, std::string> probe_gpu() {
+#if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
+  auto const dev = heaplab::cuda::probe_device();
+  if (!dev.available) return {false, dev.reason};
+  return {true,
+          "GPU: " + dev.name + " (sm_" + std::to_string(dev.cc_major) +
+              std::to_string(dev.cc_minor) + ")"};
+#else
+  return {false,
+          "no CUDA device (this build has no CUDA runtime: nvcc was absent at configure time)"};
+#endif
+}
+
+/// The suites of one `heaplab run`, as rows of the summary table.
+class MainJob {
+ public:
+  MainJob(RunOptions const& opt, fs::path build)
+      : opt_(opt), build_(std::move(build)), logdir_(build_ / "run-logs") {
+    fs::create_directories(logdir_);
+    std::error_code ec;
+    auto const self = fs::read_symlink("/proc/self/exe", ec);
+    self_           = ec ? std::string("heaplab") : self.string();
+  }
+
+  /// Every binary of <tier>-tier.txt, one row each.
+  void run_tier(std::string const& tier) {
+    for (auto const& rel : read_list(build_ / (tier + "-tier.txt"))) {
+      std::printf("heaplab run: [%s] %s ...\n", tier.c_str(), rel.c_str());
+      std::fflush(stdout);
+      rows_.push_back(run_suite(build_, rel, tier, logdir_, opt_.budget_seconds));
+      print_done(rows_.back());
+    }
+  }
+
+  /// `heaplab stress` for `seconds` on `runner_name` (seed 1: the same cases every run).
+  void stress_smoke(std::string const& tier, std::string const& runner_name, int seconds) {
+    run_command("stress (" + runner_name + ", " + std::to_string(seconds) + " s)",
+                tier,
+                "stress-" + runner_name + ".log",
+                {self_,
+                 "stress",
+                 "--runner",
+                 runner_name,
+                 "--seconds",
+                 std::to_string(seconds),
+                 "--seed",
+                 "1",
+                 "--progress-every",
+                 "5",
+                 "--out-dir",
+                 (logdir_ / ("failures-" + runner_name)).string()},
+                seconds + 120);
+  }
+
+  /// A small CompactGpu Table 1 run with every rewriting variant and the pointer check.
+  void bench_smoke() {
+    auto const bench = build_ / "stress" / "heaplab_bench";
+    if (!fs::exists(bench)) {
+      rows_.push_back({"defrag bench", "gpu", "MISSING", 0, 0, 1, 0, bench.string()});
+      return;
+    }
+    run_command("defrag bench (scale 0.05, 3 variants)",
+                "gpu",
+                "defrag-bench.log",
+                {bench.string(),
+                 "defrag",
+                 "--scale",
+                 "0.05",
+                 "--warmup",
+                 "0",
+                 "--repeats",
+                 "1",
+                 "--verify",
+                 "true",
+                 "--variant",
+                 "forwarding",
+                 "recompute-global",
+                 "recompute-shared"},
+                opt_.budget_seconds);
+  }
+
+  /// The summary table; returns the number of rows that did not pass.
+  int print_table() const {
+    int failures = 0;
+    std::printf("\n%-36s %-4s %-8s %7s %8s %7s %8s\n",
+                "suite",
+                "tier",
+                "result",
+                "passed",
+                "skipped",
+                "failed",
+                "seconds");
+    for (auto const& r : rows_) {
+      std::printf("%-36s %-4s %-8s %7d %8d %7d %8.1f\n",
+                  r.name.c_str(),
+                  r.tier.c_str(),
+                  r.result.c_str(),
+                  r.passed,
+                  r.skipped,
+                  r.failed,
+                  r.seconds);
+      if (r.result != "PASS") {
+        ++failures;
+        std::printf("    log: %s\n", r.log.c_str());
+      }
+    }
+    return failures;
+  }
+
+  [[nodiscard]] std::vector<SuiteRow> const& rows() const { return rows_; }
+
+ private:
+  static void print_done(SuiteRow const& r) {
+    std::printf("heaplab run: [%s] %s %s (%.1f s)\n",
+                r.tier.c_str(),
+                r.name.c_str(),
+                r.result.c_str(),
+                r.seconds);
+  }
+
+  /// A command (stress smoke, bench smoke) as one row: PASS when it exits 0.
+  void run_command(std::string const& name,
+                   std::string const& tier,
+                   std::string const& log_name,
+                   std::vector<std::string> const& argv,
+                   int timeout_seconds) {
+    std::printf("heaplab run: [%s] %s ...\n", tier.c_str(), name.c_str());
+    std::fflush(stdout);
+    SuiteRow row;
+    row.name = name;
+    row.tier = tier;
+    row.log  = (logdir_ / log_name).string();
+    fs::remove(row.log);
+    auto const r = run_process(argv, {}, row.log, std::chrono::seconds(timeout_seconds));
+    row.seconds  = r.seconds;
+    row.result   = r.timed_out ? "TIMEOUT" : (r.exit_code == 0 ? "PASS" : "FAIL");
+    (r.exit_code == 0 ? row.passed : row.failed) = 1;
+    rows_.push_back(row);
+    print_done(row);
+  }
+
+  RunOptions const& opt_;
+  fs::path build_;
+  fs::path logdir_;
+  std::string self_;
+  std::vector<SuiteRow> rows_;
+};
+
 int run_main_job(RunOptions const& opt) {
   if (!opt.junit.empty()) {
     if (auto const why = output_file_problem(opt.junit); !why.empty()) {
@@ -194,146 +344,29 @@ int run_main_job(RunOptions const& opt) {
         build.c_str());
     return 2;
   }
-  fs::path const logdir = build / "run-logs";
-  fs::create_directories(logdir);
-
-  std::string gpu_line;
-  bool gpu = false;
-#if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
-  auto const dev = heaplab::cuda::probe_device();
-  gpu            = dev.available;
-  gpu_line       = dev.available ? "GPU: " + dev.name + " (sm_" + std::to_string(dev.cc_major) +
-                                 std::to_string(dev.cc_minor) + ")"
-                                 : dev.reason;
-#else
-  gpu_line = "no CUDA device (this build has no CUDA runtime: nvcc was absent at configure time)";
-#endif
+  MainJob job(opt, build);
+  auto const [gpu, gpu_line] = probe_gpu();
   std::printf("heaplab run: build folder %s\nheaplab run: %s\n", build.c_str(), gpu_line.c_str());
 
-  std::vector<SuiteRow> rows;
-  auto run_tier = [&](std::string const& tier) {
-    auto const list = read_list(build / (tier + "-tier.txt"));
-    for (auto const& rel : list) {
-      std::printf("heaplab run: [%s] %s ...\n", tier.c_str(), rel.c_str());
-      std::fflush(stdout);
-      rows.push_back(run_suite(build, rel, tier, logdir, opt.budget_seconds));
-      auto const& r = rows.back();
-      std::printf("heaplab run: [%s] %s %s (%.1f s)\n",
-                  tier.c_str(),
-                  r.name.c_str(),
-                  r.result.c_str(),
-                  r.seconds);
-    }
-  };
-  // A command (stress smoke, bench smoke) as one row: PASS when it exits 0.
-  std::error_code self_ec;
-  auto const self_path   = fs::read_symlink("/proc/self/exe", self_ec);
-  std::string const self = self_ec ? std::string("heaplab") : self_path.string();
-  auto run_command       = [&](std::string const& name,
-                         std::string const& tier,
-                         std::string const& log_name,
-                         std::vector<std::string> const& argv,
-                         int timeout_seconds) {
-    std::printf("heaplab run: [%s] %s ...\n", tier.c_str(), name.c_str());
-    std::fflush(stdout);
-    SuiteRow row;
-    row.name = name;
-    row.tier = tier;
-    row.log  = (logdir / log_name).string();
-    fs::remove(row.log);
-    auto const r = run_process(argv, {}, row.log, std::chrono::seconds(timeout_seconds));
-    row.seconds  = r.seconds;
-    row.result   = r.timed_out ? "TIMEOUT" : (r.exit_code == 0 ? "PASS" : "FAIL");
-    (r.exit_code == 0 ? row.passed : row.failed) = 1;
-    rows.push_back(row);
-    std::printf("heaplab run: [%s] %s %s (%.1f s)\n",
-                tier.c_str(),
-                row.name.c_str(),
-                row.result.c_str(),
-                row.seconds);
-  };
-  // `heaplab stress` for `seconds` on `runner_name` (seed 1: the same cases every run).
-  auto stress_smoke = [&](std::string const& tier, std::string const& runner_name, int seconds) {
-    run_command("stress (" + runner_name + ", " + std::to_string(seconds) + " s)",
-                tier,
-                "stress-" + runner_name + ".log",
-                {self,
-                 "stress",
-                 "--runner",
-                 runner_name,
-                 "--seconds",
-                 std::to_string(seconds),
-                 "--seed",
-                 "1",
-                 "--progress-every",
-                 "5",
-                 "--out-dir",
-                 (logdir / ("failures-" + runner_name)).string()},
-                seconds + 120);
-  };
-
-  run_tier("cpu");
+  job.run_tier("cpu");
   // A short model stress smoke (docs/workflow.md): random schedules on the reference model.
-  if (opt.stress_seconds > 0) stress_smoke("cpu", "model", opt.stress_seconds);
+  if (opt.stress_seconds > 0) job.stress_smoke("cpu", "model", opt.stress_seconds);
   std::string gpu_status;
   if (opt.cpu_only) {
     gpu_status = "GPU tier skipped: --cpu-only";
   } else if (!gpu) {
     gpu_status = "GPU tier skipped: " + gpu_line;
   } else {
-    run_tier("gpu");
+    job.run_tier("gpu");
     // The GPU runner against the model on random schedules, then a small CompactGpu Table 1 run
-    // with every rewriting variant and the pointer check (docs/workflow.md "The main job").
-    if (opt.gpu_stress_seconds > 0) stress_smoke("gpu", "gpu", opt.gpu_stress_seconds);
-    auto const bench = build / "stress" / "heaplab_bench";
-    if (opt.bench_smoke && fs::exists(bench)) {
-      run_command("defrag bench (scale 0.05, 3 variants)",
-                  "gpu",
-                  "defrag-bench.log",
-                  {bench.string(),
-                   "defrag",
-                   "--scale",
-                   "0.05",
-                   "--warmup",
-                   "0",
-                   "--repeats",
-                   "1",
-                   "--verify",
-                   "true",
-                   "--variant",
-                   "forwarding",
-                   "recompute-global",
-                   "recompute-shared"},
-                  opt.budget_seconds);
-    } else if (opt.bench_smoke) {
-      rows.push_back({"defrag bench", "gpu", "MISSING", 0, 0, 1, 0, bench.string()});
-    }
+    // (docs/workflow.md "The main job").
+    if (opt.gpu_stress_seconds > 0) job.stress_smoke("gpu", "gpu", opt.gpu_stress_seconds);
+    if (opt.bench_smoke) job.bench_smoke();
     gpu_status = "GPU tier ran on " + gpu_line.substr(5);
   }
 
-  int failures = 0;
-  std::printf("\n%-36s %-4s %-8s %7s %8s %7s %8s\n",
-              "suite",
-              "tier",
-              "result",
-              "passed",
-              "skipped",
-              "failed",
-              "seconds");
-  for (auto const& r : rows) {
-    std::printf("%-36s %-4s %-8s %7d %8d %7d %8.1f\n",
-                r.name.c_str(),
-                r.tier.c_str(),
-                r.result.c_str(),
-                r.passed,
-                r.skipped,
-                r.failed,
-                r.seconds);
-    if (r.result != "PASS") {
-      ++failures;
-      std::printf("    log: %s\n", r.log.c_str());
-    }
-  }
+  int const failures = job.print_table();
+  auto const& rows   = job.rows();
   std::printf("\nheaplab run: CPU tier ran (%zu suites). %s\n",
               static_cast<std::size_t>(std::count_if(
                   rows.begin(), rows.end(), [](auto const& r) { return r.tier == "cpu"; })),
