@@ -20,11 +20,11 @@ endif()
 
 # ---------------------------------------------------------------- mutants (docs/mutants.md)
 # One named bug planted at compile time: -DHEAPLAB_MUTANT=invalidate_no_rollback defines
-# HEAPLAB_MUTANT_INVALIDATE_NO_ROLLBACK for every heaplab target.
+# HEAPLAB_MUTANT_NAME="invalidate_no_rollback" for every heaplab target; core/mutants.hpp turns
+# it into the constexpr switch mutant::invalidate_no_rollback (an unknown name fails to compile).
 set(HEAPLAB_MUTANT_DEFINE "")
 if(NOT HEAPLAB_MUTANT STREQUAL "")
-  string(TOUPPER "${HEAPLAB_MUTANT}" _mutant_upper)
-  set(HEAPLAB_MUTANT_DEFINE "HEAPLAB_MUTANT_${_mutant_upper}=1")
+  set(HEAPLAB_MUTANT_DEFINE "HEAPLAB_MUTANT_NAME=\"${HEAPLAB_MUTANT}\"")
   message(WARNING "heaplab: MUTANT BUILD: planted bug '${HEAPLAB_MUTANT}' is compiled in")
 endif()
 

@@ -1,6 +1,6 @@
 // A planted bug (docs/mutants.md) must be found by the explorer within its default budget, and
 // its failure must replay to the identical trace. Compiled once per mutant with
-// HEAPLAB_MUTANT_<NAME>=1, HEAPLAB_MUTANT_LABEL="<name>" and HEAPLAB_MUTANT_WORKLOAD =
+// HEAPLAB_MUTANT_NAME="<name>" (heaplab::core::mutant::kPlanted) and HEAPLAB_MUTANT_WORKLOAD =
 //   "heap"      random heap workloads, default exploration (mixed random/PCT, 2000 runs)
 //   "bitmap"    random bitmap token workloads, default exploration
 //   "turnover"  the fixed block-turnover workload, exhaustive search (preemption bound 2)
@@ -16,8 +16,9 @@
 #include <string>
 
 #include "harness/programs.hpp"
+#include "heaplab/core/mutants.hpp"
 
-#if !defined(HEAPLAB_MUTANT_LABEL) || !defined(HEAPLAB_MUTANT_WORKLOAD)
+#if !defined(HEAPLAB_MUTANT_NAME) || !defined(HEAPLAB_MUTANT_WORKLOAD)
 #error "mutant_test.cpp is built per mutant by proofs_tests/core/CMakeLists.txt"
 #endif
 
@@ -51,10 +52,10 @@ TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
   if (weak) options.run.memory_model = sched::MemoryModel::release_acquire;
   sched::ExploreReport const report = sched::explore(factory, options);
   ASSERT_TRUE(report.failure.has_value())
-      << "planted bug '" << HEAPLAB_MUTANT_LABEL << "' was not found in " << report.runs
+      << "planted bug '" << heaplab::core::mutant::kPlanted << "' was not found in " << report.runs
       << " runs (" << report.seconds << " s)";
   std::printf("planted bug '%s' found (%s) by %s%s after %llu runs in %.3f s: %s\n",
-              HEAPLAB_MUTANT_LABEL,
+              heaplab::core::mutant::kPlanted,
               sched::to_string(options.run.memory_model),
               report.failure->strategy.c_str(),
               kind == harness::WorkloadKind::turnover

@@ -1,4 +1,4 @@
-// Block header protocol (DynaSOAr sec. 3.1, 3.5, 3.6, App. A.1, A.2; Alg. 6-9).
+// Block header protocol (DynaSOAr sec. 3.1, 3.5, 3.6, App. A.1, A.2; DynaSOAr Alg. 6-9).
 //
 // Every block has a type id, a 64-bit object allocation bitmap and a 64-bit object iteration
 // bitmap. DEVIATION from the paper (docs/core.md "Header arrays"): the headers are not stored at
@@ -25,6 +25,7 @@
 #include "heaplab/core/detail/seed.hpp"
 #include "heaplab/core/expects.hpp"
 #include "heaplab/core/host_device.hpp"
+#include "heaplab/core/mutants.hpp"
 
 namespace heaplab::core {
 
@@ -49,15 +50,17 @@ struct SlotUpdate {
   std::uint64_t before = kFullBitmap;
   std::uint64_t after  = kFullBitmap;
 
-  /// This RMW set the last zero bit (Alg. 6 line 10, FULL): the block leaves active[T].
+  /// This RMW set the last zero bit (DynaSOAr Alg. 6 line 10, FULL): the block leaves active[T].
   HEAPLAB_HD_INLINE constexpr bool filled() const {
     return before != kFullBitmap && after == kFullBitmap;
   }
-  /// This RMW cleared a bit of a full block (Alg. 7 line 7, FIRST): the block re-enters active[T].
+  /// This RMW cleared a bit of a full block (DynaSOAr Alg. 7 line 7, FIRST): the block re-enters
+  /// active[T].
   HEAPLAB_HD_INLINE constexpr bool unfilled() const {
     return before == kFullBitmap && after != kFullBitmap;
   }
-  /// This RMW freed the last object (Alg. 7 line 5, EMPTY): the block is to be invalidated.
+  /// This RMW freed the last object (DynaSOAr Alg. 7 line 5, EMPTY): the block is to be
+  /// invalidated.
   HEAPLAB_HD_INLINE constexpr bool emptied(std::uint32_t capacity) const {
     return after == padding_bits(capacity) && before != after;
   }
@@ -71,14 +74,15 @@ struct SlotUpdate {
 };
 
 /// Result of a reservation attempt: `slots` are the slots this call reserved (0: it reserved
-/// nothing because the block is full or invalidated, Alg. 6 FAIL), `update` the RMW that did it.
+/// nothing because the block is full or invalidated, DynaSOAr Alg. 6 FAIL), `update` the RMW that
+/// did it.
 struct ReserveResult {
   std::uint64_t slots = 0;
   SlotUpdate update{};
   HEAPLAB_HD_INLINE constexpr bool ok() const { return slots != 0; }
 };
 
-/// Alg. 7's result for a single slot.
+/// DynaSOAr Alg. 7's result for a single slot.
 enum class DeallocState : std::uint8_t {
   regular,  // neither of the two below
   first,    // the block was full before (FIRST): re-activate it
@@ -119,35 +123,33 @@ class BlockHeadersRef {
     return Atomics::load(alloc_ + b, order);
   }
 
-  /// Alg. 8: makes a free block an empty block of type t and capacity N. Precondition: the
+  /// DynaSOAr Alg. 8: makes a free block an empty block of type t and capacity N. Precondition: the
   /// caller owns the block (it cleared its free bit), so its bitmap is all ones and no other
   /// thread writes it. The type is published before the bitmap: type and iteration bitmap are
   /// relaxed stores sequenced before the RELEASE store of the allocation bitmap; every thread
   /// that later reserves or invalidates a slot does so with an ACQUIRE RMW that reads this store
-  /// or a later RMW of its release sequence, so it sees type t (replaces Alg. 8's
+  /// or a later RMW of its release sequence, so it sees type t (replaces DynaSOAr Alg. 8's
   /// __threadfence). Linearizes at the bitmap store. The iteration bitmap is cleared so that a
   /// parallel_do running while the block is re-created enumerates none of its new objects.
   HEAPLAB_HD void initialize(std::uint32_t b, std::uint32_t t, std::uint32_t capacity) const {
-#if defined(HEAPLAB_MUTANT_INIT_BITMAP_BEFORE_TYPE)
-    // MUTANT init_bitmap_before_type: slots open before the type is written (docs/mutants.md).
-    Atomics::store(alloc_ + b, padding_bits(capacity), MemoryOrder::release);
-    Atomics::store(types_ + b, t, MemoryOrder::relaxed);
-    Atomics::store(iter_ + b, std::uint64_t{0}, MemoryOrder::relaxed);
-#elif defined(HEAPLAB_MUTANT_WEAK_PUBLISH_RELEASE)
-    // MUTANT weak_publish_release: the publishing store is relaxed (docs/mutants.md; found by
-    // the explorer's weak-memory mode only).
-    Atomics::store(types_ + b, t, MemoryOrder::relaxed);
-    Atomics::store(iter_ + b, std::uint64_t{0}, MemoryOrder::relaxed);
-    Atomics::store(alloc_ + b, padding_bits(capacity), MemoryOrder::relaxed);
-#else
-    Atomics::store(types_ + b, t, MemoryOrder::relaxed);
-    Atomics::store(iter_ + b, std::uint64_t{0}, MemoryOrder::relaxed);
-    Atomics::store(alloc_ + b, padding_bits(capacity), MemoryOrder::release);
-#endif
+    if constexpr (mutant::init_bitmap_before_type) {
+      // MUTANT init_bitmap_before_type: slots open before the type is written (docs/mutants.md).
+      Atomics::store(alloc_ + b, padding_bits(capacity), MemoryOrder::release);
+      Atomics::store(types_ + b, t, MemoryOrder::relaxed);
+      Atomics::store(iter_ + b, std::uint64_t{0}, MemoryOrder::relaxed);
+    } else {
+      // MUTANT weak_publish_release: the publishing store is relaxed (docs/mutants.md; found by
+      // the explorer's weak-memory mode only).
+      constexpr MemoryOrder publish =
+          mutant::weak_publish_release ? MemoryOrder::relaxed : MemoryOrder::release;
+      Atomics::store(types_ + b, t, MemoryOrder::relaxed);
+      Atomics::store(iter_ + b, std::uint64_t{0}, MemoryOrder::relaxed);
+      Atomics::store(alloc_ + b, padding_bits(capacity), publish);
+    }
   }
 
-  /// Alg. 6, generalized to k slots for request coalescing (sec. 4.2): reserves up to k free
-  /// slots, chosen as the lowest zero bits at or after a rotation of `seed`. Returns the slots
+  /// DynaSOAr Alg. 6, generalized to k slots for request coalescing (sec. 4.2): reserves up to k
+  /// free slots, chosen as the lowest zero bits at or after a rotation of `seed`. Returns the slots
   /// reserved (possibly fewer than k: other threads took some; 0: the block is full or
   /// invalidated) and the RMW's before/after values. Loops only while its RMW lost every slot it
   /// aimed at to other threads (they made progress) and free slots remain.
@@ -162,27 +164,22 @@ class BlockHeadersRef {
       std::uint64_t const zeros = ~cur;
       if (zeros == 0) return ReserveResult{0, SlotUpdate{cur, cur}};
       std::uint64_t const want = rotate_left(lowest_set_bits(rotate_right(zeros, rot), k), rot);
-#if defined(HEAPLAB_MUTANT_WEAK_RESERVE_ACQUIRE)
       // MUTANT weak_reserve_acquire: the reservation does not acquire (docs/mutants.md; found
       // by the explorer's weak-memory mode only).
-      std::uint64_t const before = Atomics::fetch_or(alloc_ + b, want, MemoryOrder::relaxed);
-#else
-      std::uint64_t const before = Atomics::fetch_or(alloc_ + b, want, MemoryOrder::acquire);
-#endif
-      std::uint64_t const got = want & ~before;
-#if defined(HEAPLAB_MUTANT_RESERVE_K_UPDATE_ONE_SLOT)
+      constexpr MemoryOrder reserve =
+          mutant::weak_reserve_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
+      std::uint64_t const before = Atomics::fetch_or(alloc_ + b, want, reserve);
+      std::uint64_t const got    = want & ~before;
       // MUTANT reserve_k_update_one_slot: a k-slot reservation reports its RMW as if it had set
       // only its lowest slot, so fill crossings of the other k-1 slots are lost (docs/mutants.md).
-      if (got != 0) return ReserveResult{got, SlotUpdate{before, before | (got & (~got + 1u))}};
-#else
-      if (got != 0) return ReserveResult{got, SlotUpdate{before, before | want}};
-#endif
+      std::uint64_t const reported = mutant::reserve_k_update_one_slot ? got & (~got + 1u) : want;
+      if (got != 0) return ReserveResult{got, SlotUpdate{before, before | reported}};
       cur = before;  // lost every aimed-at slot; retry with the fresher value
     }
   }
 
-  /// Alg. 7 for one slot: frees `slot`; the state tells the caller what it is responsible for.
-  /// Precondition (App. A.1.2): the slot is allocated (checked: a double free throws /traps).
+  /// DynaSOAr Alg. 7 for one slot: frees `slot`; the state tells the caller what it is responsible
+  /// for. Precondition (App. A.1.2): the slot is allocated (checked: a double free throws /traps).
   /// Capacity >= 2, so a single free is never FIRST and EMPTY at once.
   HEAPLAB_HD DeallocResult deallocate(std::uint32_t b,
                                       std::uint32_t slot,
@@ -199,37 +196,33 @@ class BlockHeadersRef {
   /// accesses to the objects happen before the next owner's (its reserve is an acquire RMW) and
   /// before the block's reuse (invalidation is an acquire RMW).
   HEAPLAB_HD SlotUpdate release_slots(std::uint32_t b, std::uint64_t slots) const {
-#if defined(HEAPLAB_MUTANT_FREE_RELAXED)
     // MUTANT free_relaxed: no release (docs/mutants.md; found by ThreadSanitizer and by the
     // explorer's weak-memory mode).
-    std::uint64_t const before = Atomics::fetch_and(alloc_ + b, ~slots, MemoryOrder::relaxed);
-#else
-    std::uint64_t const before = Atomics::fetch_and(alloc_ + b, ~slots, MemoryOrder::release);
-#endif
+    constexpr MemoryOrder free_order =
+        mutant::free_relaxed ? MemoryOrder::relaxed : MemoryOrder::release;
+    std::uint64_t const before = Atomics::fetch_and(alloc_ + b, ~slots, free_order);
     HEAPLAB_EXPECTS((before & slots) == slots,
                     "deallocate: a slot was not allocated (double free or foreign pointer)");
     return SlotUpdate{before, before & ~slots};
   }
 
-  /// Alg. 9 line 2: sets every bit. The zero bits of `before` are the slots this call
+  /// DynaSOAr Alg. 9 line 2: sets every bit. The zero bits of `before` are the slots this call
   /// invalidated; before == padding means it invalidated the whole (empty) block, before == all
   /// ones that it invalidated nothing. ACQUIRE: the invalidator reads the type next, and the
   /// previous owners' release frees happen before the block's reuse via this RMW.
   HEAPLAB_HD SlotUpdate invalidate_free_slots(std::uint32_t b) const {
-#if defined(HEAPLAB_MUTANT_WEAK_INVALIDATE_ACQUIRE)
     // MUTANT weak_invalidate_acquire: the invalidation does not acquire (docs/mutants.md; found
     // by the explorer's weak-memory mode only).
-    std::uint64_t const before = Atomics::fetch_or(alloc_ + b, kFullBitmap, MemoryOrder::relaxed);
-#else
-    std::uint64_t const before = Atomics::fetch_or(alloc_ + b, kFullBitmap, MemoryOrder::acquire);
-#endif
+    constexpr MemoryOrder invalidate =
+        mutant::weak_invalidate_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
+    std::uint64_t const before = Atomics::fetch_or(alloc_ + b, kFullBitmap, invalidate);
     return SlotUpdate{before, kFullBitmap};
   }
 
-  /// Alg. 9 line 8: clears exactly the bits the invalidation with result `invalidation.before`
-  /// set (its zero bits). RELEASE: the invalidator's type read happens before a later
-  /// re-initialization's type store (which happens after a later successful invalidation, an
-  /// acquire RMW reading this value or a later one).
+  /// DynaSOAr Alg. 9 line 8: clears exactly the bits the invalidation with result
+  /// `invalidation.before` set (its zero bits). RELEASE: the invalidator's type read happens before
+  /// a later re-initialization's type store (which happens after a later successful invalidation,
+  /// an acquire RMW reading this value or a later one).
   HEAPLAB_HD SlotUpdate rollback_invalidation(std::uint32_t b,
                                               std::uint64_t invalidated_before) const {
     std::uint64_t const before =

@@ -37,6 +37,7 @@
 #include "heaplab/core/bitops.hpp"
 #include "heaplab/core/detail/seed.hpp"
 #include "heaplab/core/host_device.hpp"
+#include "heaplab/core/mutants.hpp"
 
 #if !HEAPLAB_DEVICE_CODE
 #include <vector>
@@ -108,7 +109,7 @@ class BitmapRef {
   HEAPLAB_HD bool try_set(std::uint32_t pos, MemoryOrder order) const {
     return try_set_at(0, pos, order);
   }
-  /// Clears bit pos; true iff this call changed it from 1 to 0 (Alg. 3).
+  /// Clears bit pos; true iff this call changed it from 1 to 0 (DynaSOAr Alg. 3).
   HEAPLAB_HD bool try_clear(std::uint32_t pos, MemoryOrder order) const {
     return try_clear_at(0, pos, order);
   }
@@ -119,9 +120,9 @@ class BitmapRef {
   /// Switches bit pos from 1 to 0, retrying until this call changed it (sec. 4.1.2).
   HEAPLAB_HD void clear(std::uint32_t pos, MemoryOrder order) const { clear_at(0, pos, order); }
 
-  /// Position of some set bit or kNotFound (Alg. 4): a top-down descent, at each level taking
-  /// the first set bit at or after a rotation derived from `seed` (sec. 4.2). May fail although
-  /// bits are set: an upper level can lag behind its containers while other operations run
+  /// Position of some set bit or kNotFound (DynaSOAr Alg. 4): a top-down descent, at each level
+  /// taking the first set bit at or after a rotation derived from `seed` (sec. 4.2). May fail
+  /// although bits are set: an upper level can lag behind its containers while other operations run
   /// (sec. 4.1.4). The result may be stale by the time the caller uses it.
   HEAPLAB_HD std::uint32_t try_find_set(std::uint64_t seed) const {
     if (layout_.num_levels == 0) return kNotFound;
@@ -168,8 +169,8 @@ class BitmapRef {
   }
 
 #if !HEAPLAB_DEVICE_CODE
-  /// Positions of all set bits, ascending (Alg. 5, sequentially). Host only, quiescent: levels
-  /// are consistent, so only containers whose summary bit is set are read.
+  /// Positions of all set bits, ascending (DynaSOAr Alg. 5, sequentially). Host only, quiescent:
+  /// levels are consistent, so only containers whose summary bit is set are read.
   std::vector<std::uint32_t> indices() const {
     std::vector<std::uint32_t> selected;
     if (layout_.num_levels == 0) return selected;
@@ -197,26 +198,23 @@ class BitmapRef {
     std::uint64_t const mask = std::uint64_t{1} << (pos % 64u);
     std::uint64_t const prev = Atomics::fetch_or(container(level, pos / 64u), mask, order);
     bool const changed       = (prev & mask) == 0;
-#if defined(HEAPLAB_MUTANT_HIERARCHY_SKIP_SET_FIRST)
     // MUTANT hierarchy_skip_set_first: the summary bit is never set (docs/mutants.md).
-    return changed;
-#else
-    if (changed && prev == 0 && has_upper(level)) {  // set-first SF^l (Def. 2)
-#if defined(HEAPLAB_MUTANT_HIERARCHY_DEEP_SET_STOPS)
+    bool const set_first = changed && prev == 0 && !mutant::hierarchy_skip_set_first;
+    if (set_first && has_upper(level)) {  // set-first SF^l (Def. 2)
       // MUTANT hierarchy_deep_set_stops: set-first propagates from level 0 to level 1 only; a
       // level-1 set-first leaves level 2 stale. Only bitmaps of 3+ levels (M > 4096) are
       // affected (docs/mutants.md).
-      if (level >= 1u) return changed;
-#endif
-#if defined(HEAPLAB_MUTANT_HIERARCHY_TRY_PROPAGATE)
-      // MUTANT hierarchy_try_propagate: the mandatory update may be dropped (sec. 4.1.3).
-      try_set_at(level + 1u, pos / 64u, MemoryOrder::relaxed);
-#else
-      set_at(level + 1u, pos / 64u, MemoryOrder::relaxed);
-#endif
+      if constexpr (mutant::hierarchy_deep_set_stops) {
+        if (level >= 1u) return changed;
+      }
+      if constexpr (mutant::hierarchy_try_propagate) {
+        // MUTANT hierarchy_try_propagate: the mandatory update may be dropped (sec. 4.1.3).
+        try_set_at(level + 1u, pos / 64u, MemoryOrder::relaxed);
+      } else {
+        set_at(level + 1u, pos / 64u, MemoryOrder::relaxed);
+      }
     }
     return changed;
-#endif
   }
 
   HEAPLAB_HD bool try_clear_at(std::uint32_t level, std::uint32_t pos, MemoryOrder order) const {
@@ -224,16 +222,16 @@ class BitmapRef {
     std::uint64_t const prev = Atomics::fetch_and(container(level, pos / 64u), ~mask, order);
     bool const changed       = (prev & mask) != 0;
     if (changed && prev == mask && has_upper(level)) {  // clear-last CL^l (Def. 2)
-#if defined(HEAPLAB_MUTANT_HIERARCHY_DEEP_CLEAR_STOPS)
       // MUTANT hierarchy_deep_clear_stops: clear-last propagates from level 0 to level 1 only;
       // an emptied level-1 container leaves its level-2 summary bit set (3+ levels only).
-      if (level >= 1u) return changed;
-#endif
-#if defined(HEAPLAB_MUTANT_HIERARCHY_TRY_PROPAGATE)
-      try_clear_at(level + 1u, pos / 64u, MemoryOrder::relaxed);
-#else
-      clear_at(level + 1u, pos / 64u, MemoryOrder::relaxed);
-#endif
+      if constexpr (mutant::hierarchy_deep_clear_stops) {
+        if (level >= 1u) return changed;
+      }
+      if constexpr (mutant::hierarchy_try_propagate) {
+        try_clear_at(level + 1u, pos / 64u, MemoryOrder::relaxed);  // MUTANT (above)
+      } else {
+        clear_at(level + 1u, pos / 64u, MemoryOrder::relaxed);
+      }
     }
     return changed;
   }

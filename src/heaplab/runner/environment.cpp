@@ -2,6 +2,8 @@
 // build_info.inc (cmake/BuildInfo.cmake).
 #include "heaplab/runner/environment.hpp"
 
+#include "heaplab/core/mutants.hpp"
+
 #include "build_info.inc"
 
 #if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
@@ -25,8 +27,8 @@ std::string version() { return HEAPLAB_VERSION; }
 std::string build_description() {
   std::string out = std::string("build: ") + HEAPLAB_BUILD_TYPE + ", " + HEAPLAB_CXX_COMPILER +
                     ", C++17\n" + "cuda: " + HEAPLAB_CUDA_BUILD + "\n";
-  std::string const mutant = HEAPLAB_MUTANT_NAME;
-  if (!mutant.empty()) out += "MUTANT BUILD: planted bug '" + mutant + "' (docs/mutants.md)\n";
+  std::string const planted = core::mutant::kPlanted;
+  if (!planted.empty()) out += "MUTANT BUILD: planted bug '" + planted + "' (docs/mutants.md)\n";
   return out;
 }
 

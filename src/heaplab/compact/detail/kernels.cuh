@@ -8,6 +8,7 @@
 
 #include "heaplab/compact/detail/steps.cuh"
 #include "heaplab/core/defrag_limits.hpp"
+#include "heaplab/core/mutants.hpp"
 #include "heaplab/soa/detail/warp.cuh"
 #include "heaplab/soa/heap_ref.cuh"
 
@@ -68,7 +69,7 @@ __global__ void record_bitmaps_kernel(PassView<soa::HeapRef<Types>> v) {
     snapshot_record_bitmap(v, static_cast<std::uint32_t>(j));
 }
 
-/// Alg. 1: 64 threads per source block.
+/// CompactGpu Alg. 1: 64 threads per source block.
 template <class Types>
 __global__ void move_kernel(PassView<soa::HeapRef<Types>> v) {
   auto const& table         = soa::HeapRef<Types>::layout();
@@ -76,17 +77,15 @@ __global__ void move_kernel(PassView<soa::HeapRef<Types>> v) {
   for (std::uint64_t i = global_thread_1d(); i < total; i += grid_stride_1d()) {
     perturb_warp(v.perturb_seed, i / 32u, PerturbPoint::move);
     move_object(v, table, i);
-#if defined(HEAPLAB_MUTANT_FUSED_FORWARDING_STORE)
     // MUTANT fused_forwarding_store: the forwarding pointer is stored right after the object's
     // own copy, in the move kernel, instead of in a kernel of its own (CompactGpu sec. 3.3
     // footnote 6): it may overwrite bytes of other objects of the source block that other
     // threads have not copied yet (docs/mutants.md).
-    place_forwarding_pointer(v, i);
-#endif
+    if constexpr (core::mutant::fused_forwarding_store) place_forwarding_pointer(v, i);
   }
 }
 
-/// Alg. 2: a separate kernel (sec. 3.3 footnote 6).
+/// CompactGpu Alg. 2: a separate kernel (sec. 3.3 footnote 6).
 template <class Types>
 __global__ void forwarding_kernel(PassView<soa::HeapRef<Types>> v) {
   std::uint64_t const total = std::uint64_t{v.sources} * kThreadsPerSource;

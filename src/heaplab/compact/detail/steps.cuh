@@ -25,6 +25,7 @@
 #include "heaplab/core/defrag_fill.hpp"
 #include "heaplab/core/expects.hpp"
 #include "heaplab/core/host_device.hpp"
+#include "heaplab/core/mutants.hpp"
 #include "heaplab/core/object_pointer.hpp"
 #include "heaplab/soa/heap_types.hpp"
 
@@ -138,14 +139,14 @@ struct PassView {
         core::DeviceAtomics::load(candidates + b / 64u, MemoryOrder::relaxed);
     return ((word >> (b % 64u)) & 1u) != 0;
   }
-  /// Alg. 3 line 2: block b is a source of this pass. `bound` = source_bound().
+  /// CompactGpu Alg. 3 line 2: block b is a source of this pass. `bound` = source_bound().
   HEAPLAB_HD_INLINE bool is_source(std::uint32_t b, std::uint32_t bound) const {
     return b < bound && is_candidate(b);
   }
 };
 
 /// The block id of p if p is a non-null pointer to a T object in a block below `bound`
-/// (the part of Alg. 3 line 2 that needs no memory access); false otherwise.
+/// (the part of CompactGpu Alg. 3 line 2 that needs no memory access); false otherwise.
 template <class Ref>
 HEAPLAB_HD_INLINE bool block_below_bound(PassView<Ref> const& v,
                                          std::uint64_t p,
@@ -156,19 +157,17 @@ HEAPLAB_HD_INLINE bool block_below_bound(PassView<Ref> const& v,
   std::uint64_t const base    = v.heap.block_base();
   if (address < base) return false;
   std::uint64_t const b = (address - base) / Ref::block_bytes();
-#if defined(HEAPLAB_MUTANT_REWRITE_FILTER_OFF_BY_ONE)
   // MUTANT rewrite_filter_off_by_one: pointers into R[B] (the first target) pass the filter too.
-  if (b > bound) return false;
-#else
-  if (b >= bound) return false;
-#endif
+  std::uint64_t const end =
+      core::mutant::rewrite_filter_off_by_one ? std::uint64_t{bound} + 1u : std::uint64_t{bound};
+  if (b >= end) return false;
   block = static_cast<std::uint32_t>(b);
   return true;
 }
 
-/// Alg. 1 for the thread that handles live object `loc` of source s: its slot in the source and
-/// its destination (target block id and slot), from the current allocation bitmaps (the pass
-/// has not changed any yet). False if the source has at most `loc` live objects.
+/// CompactGpu Alg. 1 for the thread that handles live object `loc` of source s: its slot in the
+/// source and its destination (target block id and slot), from the current allocation bitmaps (the
+/// pass has not changed any yet). False if the source has at most `loc` live objects.
 template <class Ref>
 HEAPLAB_HD_INLINE bool relocation_of(PassView<Ref> const& v,
                                      std::uint32_t s,
@@ -204,17 +203,19 @@ HEAPLAB_HD_INLINE void copy_object(Table const& table,
     soa::FieldLayout const& f = table.field(type, j);
     for (std::uint32_t e = 0; e < f.elements; ++e) {
       std::uint64_t const unit = std::uint64_t{f.offset} + std::uint64_t{e} * f.stride;
-#if defined(HEAPLAB_MUTANT_COPY_WIDENS_NARROW_FIELDS)
-      // MUTANT copy_widens_narrow_fields: every element is copied as 8 bytes (a width mix-up),
-      // so a field narrower than 8 bytes also overwrites the next slots' elements and, from the
-      // last slots of its array, the start of the next field's array (docs/mutants.md).
-      if (f.element_bytes < 8u) {
-        unsigned char* to         = to_block + unit + std::uint64_t{to_slot} * f.element_bytes;
-        unsigned char const* from = from_block + unit + std::uint64_t{from_slot} * f.element_bytes;
-        for (std::uint32_t k = 0; k < 8u; ++k) to[k] = from[k];
-        continue;
+      if constexpr (core::mutant::copy_widens_narrow_fields) {
+        // MUTANT copy_widens_narrow_fields: every element is copied as 8 bytes (a width
+        // mix-up), so a field narrower than 8 bytes also overwrites the next slots' elements
+        // and, from the last slots of its array, the start of the next field's array
+        // (docs/mutants.md).
+        if (f.element_bytes < 8u) {
+          unsigned char* to = to_block + unit + std::uint64_t{to_slot} * f.element_bytes;
+          unsigned char const* from =
+              from_block + unit + std::uint64_t{from_slot} * f.element_bytes;
+          for (std::uint32_t k = 0; k < 8u; ++k) to[k] = from[k];
+          continue;
+        }
       }
-#endif
       copy_element(to_block + unit + std::uint64_t{to_slot} * f.element_bytes,
                    from_block + unit + std::uint64_t{from_slot} * f.element_bytes,
                    f.element_bytes);
@@ -256,8 +257,8 @@ HEAPLAB_HD_INLINE void snapshot_record_bitmap(PassView<Ref> const& v, std::uint3
   v.record_bitmaps[j] = v.alloc_bitmap(v.R[j]);
 }
 
-/// Alg. 1 (move_objects), thread index i < 64 B': thread i copies live object i % 64 of source
-/// i / 64 to its destination.
+/// CompactGpu Alg. 1 (move_objects), thread index i < 64 B': thread i copies live object i % 64 of
+/// source i / 64 to its destination.
 template <class Ref, class Table>
 HEAPLAB_HD_INLINE void move_object(PassView<Ref> const& v, Table const& table, std::uint64_t i) {
   auto const s            = static_cast<std::uint32_t>(i / kThreadsPerSource);
@@ -267,9 +268,9 @@ HEAPLAB_HD_INLINE void move_object(PassView<Ref> const& v, Table const& table, s
   copy_object(table, v.type, v.block(v.source(s)), from_slot, v.block(to_block), to_slot);
 }
 
-/// Alg. 2 (place_forwarding_ptrs), same indices as move_object: stores the new location of the
-/// object into forwarding_ptr[slot] of the source block, i.e. the 8 bytes at offset 8 * slot of
-/// its data segment (Listing 1: the block is a union of the data segment and N_T forwarding
+/// CompactGpu Alg. 2 (place_forwarding_ptrs), same indices as move_object: stores the new location
+/// of the object into forwarding_ptr[slot] of the source block, i.e. the 8 bytes at offset 8 * slot
+/// of its data segment (Listing 1: the block is a union of the data segment and N_T forwarding
 /// pointers; block sizes reserve N_T * 8 bytes, soa/heap_types.hpp block_bytes).
 template <class Ref>
 HEAPLAB_HD_INLINE void place_forwarding_pointer(PassView<Ref> const& v, std::uint64_t i) {
@@ -307,14 +308,11 @@ HEAPLAB_HD_INLINE std::uint32_t commit_targets(PassView<Ref> const& v, std::uint
     std::uint32_t const used_before = core::used_slots(before, cap);
     std::uint32_t const used_after  = used_before + take;
     core::DeviceAtomics::store(state.blocks().alloc_bitmap_address(b), after, MemoryOrder::relaxed);
-#if defined(HEAPLAB_MUTANT_FULL_TARGET_STAYS_ACTIVE)
     // MUTANT full_target_stays_active: a target that the pass filled stays in active[T].
-#else
-    if (after == core::kFullBitmap) {
+    if (after == core::kFullBitmap && !core::mutant::full_target_stays_active) {
       bool const cleared = state.active(v.type).try_clear(b, MemoryOrder::relaxed);
       HEAPLAB_EXPECTS(cleared, "CompactGpu: a target that filled up was not in active[T]");
     }
-#endif
     if (core::is_defrag_fill(used_before, cap, v.heap_n) &&
         !core::is_defrag_fill(used_after, cap, v.heap_n)) {
       bool const cleared = state.defrag(v.type).try_clear(b, MemoryOrder::relaxed);
@@ -379,9 +377,9 @@ HEAPLAB_HD_INLINE std::uint32_t resync_defrag_bit(Ref const& heap,
 
 // --------------------------------------------------------------------------------- rewrite
 
-/// Alg. 3 with forwarding pointers: p's new value, or p if it does not point to a source.
-/// Reads memory only for a pointer whose block is a source: the candidate bit (likely cached)
-/// and then the forwarding pointer.
+/// CompactGpu Alg. 3 with forwarding pointers: p's new value, or p if it does not point to a
+/// source. Reads memory only for a pointer whose block is a source: the candidate bit (likely
+/// cached) and then the forwarding pointer.
 template <class Ref>
 struct ForwardingLookup {
   PassView<Ref> view;
@@ -399,7 +397,8 @@ struct ForwardingLookup {
 /// index s of a source is found by binary search, which replaces the candidate-bit test.
 /// `ids` = R[0 .. (n + 1) B') and `bitmaps` = the record bitmaps (global memory for
 /// Recompute-Global, shared memory for Recompute-Shared). The rank j of the object among the
-/// source's live objects and Alg. 1 over the targets' record bitmaps give the destination.
+/// source's live objects and CompactGpu Alg. 1 over the targets' record bitmaps give the
+/// destination.
 template <class Ref>
 struct RecomputeLookup {
   PassView<Ref> view;

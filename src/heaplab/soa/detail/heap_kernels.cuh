@@ -8,6 +8,7 @@
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/bitops.hpp"
 #include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/mutants.hpp"
 #include "heaplab/soa/detail/warp.cuh"
 #include "heaplab/soa/heap_ref.cuh"
 #include "heaplab/soa/storage_plan.hpp"
@@ -75,17 +76,17 @@ __global__ void parallel_do_kernel(HeapRef<Types> heap,
   for (std::uint64_t i = global_thread_1d(); i < total; i += grid_stride_1d()) {
     std::uint32_t const b    = blocks[i / n];
     std::uint32_t const slot = static_cast<std::uint32_t>(i % n);
-#if defined(HEAPLAB_MUTANT_PARALLEL_DO_READS_ALLOC_BITMAP)
-    // MUTANT parallel_do_reads_alloc_bitmap: the allocation bitmap instead of the iteration
-    // bitmap decides, so objects created by the methods in blocks of R are visited too.
-    std::uint64_t const iter =
-        core::DeviceAtomics::load(heap.core().blocks().alloc_bitmap_address(b),
-                                  core::MemoryOrder::relaxed) &
-        core::low_bits(n);
-#else
-    std::uint64_t const iter = core::DeviceAtomics::load(
-        heap.core().blocks().iter_bitmap_address(b), core::MemoryOrder::relaxed);
-#endif
+    std::uint64_t iter       = 0;
+    if constexpr (core::mutant::parallel_do_reads_alloc_bitmap) {
+      // MUTANT parallel_do_reads_alloc_bitmap: the allocation bitmap instead of the iteration
+      // bitmap decides, so objects created by the methods in blocks of R are visited too.
+      iter = core::DeviceAtomics::load(heap.core().blocks().alloc_bitmap_address(b),
+                                       core::MemoryOrder::relaxed) &
+             core::low_bits(n);
+    } else {
+      iter = core::DeviceAtomics::load(heap.core().blocks().iter_bitmap_address(b),
+                                       core::MemoryOrder::relaxed);
+    }
     if (((iter >> slot) & 1u) == 0) continue;
     U* const object =
         reinterpret_cast<U*>(static_cast<std::uintptr_t>(heap.object_pointer(b, slot, u)));

@@ -1,0 +1,82 @@
+// Planted bugs (docs/mutants.md): one `constexpr bool` per named bug, true only in a build that
+// plants it. A build plants at most one: CMake's -DHEAPLAB_MUTANT=<name> defines
+// HEAPLAB_MUTANT_NAME="<name>" for every heaplab target (cmake/HeaplabTargets.cmake), and a
+// per-mutant test target defines it for itself (proofs_tests/core/CMakeLists.txt).
+//
+// The algorithms select a bug with `if constexpr (mutant::<name>)` or a constexpr choice of
+// memory order, so both the bug and the real code compile in every build, and the real path
+// is never hidden in an `#else`. A name that is not in HEAPLAB_PLANTED_BUGS below fails to
+// compile (static_assert), so a misspelled -DHEAPLAB_MUTANT cannot build the real code silently.
+//
+// Adding a planted bug: add X(name) to the list, use mutant::name where the bug goes (with a
+// `// MUTANT name: ...` comment saying what it breaks), add its row to docs/mutants.md and
+// tools/mutant-sweep.
+#pragma once
+
+#if defined(HEAPLAB_MUTANT_NAME)
+#define HEAPLAB_PLANTED_BUG_NAME HEAPLAB_MUTANT_NAME
+#else
+#define HEAPLAB_PLANTED_BUG_NAME ""
+#endif
+
+// Every planted bug, by name; one X(name) per bug (docs/mutants.md has a row for each).
+#define HEAPLAB_PLANTED_BUGS(X)      \
+  X(invalidate_no_rollback)          \
+  X(init_bitmap_before_type)         \
+  X(dealloc_no_reactivate)           \
+  X(rollback_no_deferred_deactivate) \
+  X(defrag_crossing_from_reload)     \
+  X(alloc_retry_forever_on_oom)      \
+  X(alloc_null_after_lost_round)     \
+  X(reserve_k_update_one_slot)       \
+  X(delete_keeps_defrag_bit)         \
+  X(hierarchy_skip_set_first)        \
+  X(hierarchy_try_propagate)         \
+  X(hierarchy_deep_set_stops)        \
+  X(hierarchy_deep_clear_stops)      \
+  X(free_relaxed)                    \
+  X(weak_publish_release)            \
+  X(weak_reserve_acquire)            \
+  X(weak_invalidate_acquire)         \
+  X(weak_delete_release)             \
+  X(weak_claim_acquire)              \
+  X(coalesce_lockstep_mask)          \
+  X(parallel_do_reads_alloc_bitmap)  \
+  X(rewrite_filter_off_by_one)       \
+  X(full_target_stays_active)        \
+  X(fused_forwarding_store)          \
+  X(copy_widens_narrow_fields)
+
+namespace heaplab::core::mutant {
+namespace detail {
+
+constexpr bool same_name(char const* a, char const* b) {
+  while (*a != '\0' && *a == *b) {
+    ++a;
+    ++b;
+  }
+  return *a == *b;
+}
+
+#define HEAPLAB_PLANTED_BUG_IS_KNOWN(name) || same_name(HEAPLAB_PLANTED_BUG_NAME, #name)
+constexpr bool planted_name_is_known() {
+  return same_name(HEAPLAB_PLANTED_BUG_NAME, "") HEAPLAB_PLANTED_BUGS(HEAPLAB_PLANTED_BUG_IS_KNOWN);
+}
+#undef HEAPLAB_PLANTED_BUG_IS_KNOWN
+
+}  // namespace detail
+
+/// The planted bug's name; "" in the real build.
+inline constexpr char const* kPlanted = HEAPLAB_PLANTED_BUG_NAME;
+
+static_assert(detail::planted_name_is_known(),
+              "HEAPLAB_MUTANT names no planted bug (src/heaplab/core/mutants.hpp lists them; "
+              "docs/mutants.md says what each one breaks)");
+
+/// mutant::<name>: true iff this build plants that bug.
+#define HEAPLAB_PLANTED_BUG_SWITCH(name) \
+  inline constexpr bool name = detail::same_name(HEAPLAB_PLANTED_BUG_NAME, #name);
+HEAPLAB_PLANTED_BUGS(HEAPLAB_PLANTED_BUG_SWITCH)
+#undef HEAPLAB_PLANTED_BUG_SWITCH
+
+}  // namespace heaplab::core::mutant
