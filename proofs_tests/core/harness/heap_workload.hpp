@@ -25,9 +25,10 @@
 //     never held an object during the whole run (it was free throughout, so every allocation
 //     attempt's level-0 scan of the free bitmap had to see it).
 // An allocation op may ask for k objects at once (k-slot workloads, heap_k): it runs the GPU
-// warp leader's rounds (core::HeapRef::reserve_slots with k = the objects still missing) until
-// all k are served or the heap is out of memory, so multi-slot reservation bookkeeping is
-// explored on the CPU too.
+// warp leader's rounds (core::HeapRef::reserve_slots_or_oom with k = the objects still missing
+// and the workload's oom_retries) until all k are served or the heap is out of memory, so
+// multi-slot reservation bookkeeping and the leader's out-of-memory retries are explored on the
+// CPU too.
 //
 // The harness is header-only on purpose: it contains the protocol code, and mutant test targets
 // compile it with their HEAPLAB_MUTANT_* definition.
@@ -82,6 +83,9 @@ struct HeapWorkload {
   /// Object payload words are relaxed atomics through the policy, checked for stale reads at
   /// every change of owner (the heap-weak workload; see the file comment).
   bool observed_objects = false;
+  /// k-slot allocations: out-of-memory answers retried before they are believed (the GPU
+  /// leader's soa::HeapOptions::oom_retries; 0 = believe the first).
+  std::uint32_t oom_retries = 0;
 };
 
 inline std::ostream& operator<<(std::ostream& os, HeapWorkload const& w) {
@@ -92,6 +96,7 @@ inline std::ostream& operator<<(std::ostream& os, HeapWorkload const& w) {
        << w.config.capacity(t);
   os << "], barrier=" << w.barrier << ", drain=" << w.drain;
   if (w.observed_objects) os << ", objects=observed";
+  if (w.oom_retries != 0) os << ", oom_retries=" << w.oom_retries;
   os << ", threads:";
   for (std::size_t i = 0; i < w.threads.size(); ++i) {
     os << "\n  T" << i << ":";
@@ -181,11 +186,14 @@ class HeapRun {
             break;
           }
           // The GPU leader's loop (soa/heap_ref.cuh allocate_raw / reserve_for_group, without
-          // the warp): rounds of reserve_slots for the objects still missing.
+          // the warp): reserve_slots_or_oom for the objects still missing.
           std::uint32_t served = 0;
           std::uint64_t round  = 0;
           while (served < op.k) {
-            core::SlotsRef const r = ref_.reserve_slots(op.arg, op.k - served, seed, round);
+            core::SlotsRef const r = ref_.reserve_slots_or_oom(
+                op.arg, op.k - served, seed, round, w_.oom_retries, [](std::uint32_t) {
+                  A::backoff(core::Backoff::retry);
+                });
             if (r.is_null()) {
               note_null(i, k, op.arg, op.k - served);
               break;

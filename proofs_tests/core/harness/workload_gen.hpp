@@ -100,6 +100,7 @@ inline HeapWorkload random_heap_workload(std::uint64_t seed, WorkloadLimits cons
       for (auto& op : ops)
         if (op.kind == ThreadOp::Kind::allocate)
           op.k = 1 + static_cast<std::uint32_t>(krng.below(lim.max_k));
+    w.oom_retries = static_cast<std::uint32_t>(krng.below(3));  // the GPU default is 2
   }
   assign_mailbox_cells(w);
   return w;

@@ -15,10 +15,10 @@
 // of block b are changed only by threads that derive the change from the before/after values of
 // their own RMW on b's allocation bitmap (SlotUpdate), using the block's type at that RMW, which
 // is fixed while they hold a bit of the block:
-//   filled()          -> active[t].clear(b)                     (Alg. 1 line 12)
-//   unfilled()        -> active[t].set(b)                       (Alg. 2 line 5)
+//   filled()          -> active[t].clear(b)                     (DynaSOAr Alg. 1 line 12)
+//   unfilled()        -> active[t].set(b)                       (DynaSOAr Alg. 2 line 5)
 //   defrag_crossing   -> defrag[t].set(b) / .clear(b)          (CompactGpu sec. 3)
-//   emptied()         -> invalidate the block                   (Alg. 2 line 7)
+//   emptied()         -> invalidate the block                   (DynaSOAr Alg. 2 line 7)
 // initialize_block's bitmap store counts as an RMW from "invalidated" (all ones: full, not a
 // candidate) to "empty" (a candidate): it sets allocated, active and defrag; a successful
 // invalidation is the reverse and clears all three. Along the modification order of b's bitmap,
@@ -42,6 +42,7 @@
 #include "heaplab/core/expects.hpp"
 #include "heaplab/core/hierarchical_bitmap.hpp"
 #include "heaplab/core/host_device.hpp"
+#include "heaplab/core/mutants.hpp"
 #include "heaplab/core/protocol_check.hpp"
 #include "heaplab/core/slot_ref.hpp"
 
@@ -117,9 +118,9 @@ class HeapRef {
   // reserve_slots() below is this loop for up to k slots (the leader's round), allocate() its
   // k = 1 case.
 
-  /// Up to active_lookups searches of active[T] with fresh rotations (sec. 4.2, Alg. 1 line 2).
-  /// The block may be full, invalid or of another type by the time the caller reserves in it
-  /// (App. A.3); try_reserve / commit_reservation handle every case.
+  /// Up to active_lookups searches of active[T] with fresh rotations (sec. 4.2, DynaSOAr Alg. 1
+  /// line 2). The block may be full, invalid or of another type by the time the caller reserves in
+  /// it (App. A.3); try_reserve / commit_reservation handle every case.
   HEAPLAB_HD std::uint32_t find_active_block(std::uint32_t t, std::uint64_t seed) const {
     BitmapRef<Atomics> const act = active(t);
     for (std::uint32_t i = 0; i < s_.active_lookups; ++i) {
@@ -129,17 +130,15 @@ class HeapRef {
     return kNotFound;
   }
 
-  /// Slow path (Alg. 1 lines 4-7): takes a free block (acquire: after its previous lifetime's
-  /// release free.set) and initializes it for type t. kNotFound iff a level-0 scan of the free
-  /// bitmap observed no set bit.
+  /// Slow path (DynaSOAr Alg. 1 lines 4-7): takes a free block (acquire: after its previous
+  /// lifetime's release free.set) and initializes it for type t. kNotFound iff a level-0 scan of
+  /// the free bitmap observed no set bit.
   HEAPLAB_HD std::uint32_t claim_free_block(std::uint32_t t, std::uint64_t seed) const {
-#if defined(HEAPLAB_MUTANT_WEAK_CLAIM_ACQUIRE)
     // MUTANT weak_claim_acquire: taking a free block does not acquire (docs/mutants.md; found
     // by the explorer's weak-memory mode only).
-    std::uint32_t const b = free_blocks().clear_any(seed, MemoryOrder::relaxed);
-#else
-    std::uint32_t const b = free_blocks().clear_any(seed, MemoryOrder::acquire);
-#endif
+    constexpr MemoryOrder claim =
+        mutant::weak_claim_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
+    std::uint32_t const b = free_blocks().clear_any(seed, claim);
     if (b != kNotFound) initialize_block(t, b);
     return b;
   }
@@ -160,8 +159,8 @@ class HeapRef {
   /// check of A.3: true if b has type t (the slots are t objects now); false if the block had
   /// been deleted and re-initialized with another type u since it was selected ("Block Replaced
   /// (Different Type)"), in which case the updates were made for u and the slots are released
-  /// again (Alg. 1 line 14). The type read is stable: we hold the reserved slots, so b cannot be
-  /// invalidated (A.3 last paragraph).
+  /// again (DynaSOAr Alg. 1 line 14). The type read is stable: we hold the reserved slots, so b
+  /// cannot be invalidated (A.3 last paragraph).
   HEAPLAB_HD bool commit_reservation(std::uint32_t t,
                                      std::uint32_t b,
                                      ReserveResult const& r) const {
@@ -175,8 +174,8 @@ class HeapRef {
     return false;
   }
 
-  /// One coalescing round of Alg. 1 for up to k objects of concrete type t in one block (DynaSOAr
-  /// sec. 4.2 request coalescing; the GPU warp leader's reservation, soa/heap_ref.cuh
+  /// One coalescing round of DynaSOAr Alg. 1 for up to k objects of concrete type t in one block
+  /// (DynaSOAr sec. 4.2 request coalescing; the GPU warp leader's reservation, soa/heap_ref.cuh
   /// reserve_for_group, and the CPU explorer's k-slot workloads call it; allocate() is k = 1).
   /// Rounds r = `round`, `round` + 1, ... (seed mix_seed(seed, r)) pick a block and reserve up to
   /// k slots in it (try_reserve), until a reservation commits: returns the block and the 1..k
@@ -194,18 +193,47 @@ class HeapRef {
       if (b == kNotFound) return SlotsRef{};
       ReserveResult const r = blocks().try_reserve(b, k, s);
       if (r.ok() && commit_reservation(t, b, r)) return SlotsRef{b, r.slots};
-#if defined(HEAPLAB_MUTANT_ALLOC_NULL_AFTER_LOST_ROUND)
-      // MUTANT alloc_null_after_lost_round: gives up when the selected block filled up, was
-      // deleted or changed type under it, instead of selecting another one (docs/mutants.md).
-      return SlotsRef{};
-#endif
-      Atomics::backoff(Backoff::retry);
+      if constexpr (mutant::alloc_null_after_lost_round) {
+        // MUTANT alloc_null_after_lost_round: gives up when the selected block filled up, was
+        // deleted or changed type under it, instead of selecting another one (docs/mutants.md).
+        return SlotsRef{};
+      } else {
+        Atomics::backoff(Backoff::retry);
+      }
     }
   }
 
-  /// Alg. 1 with A.3's rollback and a clean out-of-memory result: one object of concrete type t.
-  /// Returns the null SlotRef when find_or_claim_block finds no block. Lock-free: a round fails
-  /// only because the selected block filled up, was deleted or changed type, i.e. another
+  /// The GPU warp leader's reservation (soa/heap_ref.cuh allocate_raw): reserve_slots rounds for
+  /// up to k objects, where an out-of-memory answer is retried `oom_retries` times before it is
+  /// believed. Near exhaustion a block that another thread is initializing (between its header
+  /// store and its active[T] set, initialize_block) or deleting is briefly invisible, so a single
+  /// "no block" observation can be spurious; the retries make that unlikely but cannot exclude it
+  /// (the result stays a legal out-of-memory answer, check::check_oom_justified). Before retry m
+  /// (1, 2, ...) it calls pause(m): the GPU sleeps, the CPU explorer backs off. Returns the block
+  /// and 1..k slots as reserve_slots, or the null SlotsRef after 1 + oom_retries misses. The CPU
+  /// explorer's k-slot workloads run this function, so it checks the GPU's loop.
+  template <class Pause>
+  HEAPLAB_HD SlotsRef reserve_slots_or_oom(std::uint32_t t,
+                                           std::uint32_t k,
+                                           std::uint64_t seed,
+                                           std::uint64_t& round,
+                                           std::uint32_t oom_retries,
+                                           Pause&& pause) const {
+    std::uint32_t misses = 0;
+    for (;; ++round) {
+      SlotsRef const r = reserve_slots(t, k, seed, round);
+      if (!r.is_null()) return r;
+      // MUTANT alloc_retry_forever_on_oom (the GPU leader path too): never gives up, so a
+      // group that finds the heap full spins until the watchdog reports the hang.
+      bool const give_up = misses++ >= oom_retries && !mutant::alloc_retry_forever_on_oom;
+      if (give_up) return SlotsRef{};
+      pause(misses);
+    }
+  }
+
+  /// DynaSOAr Alg. 1 with A.3's rollback and a clean out-of-memory result: one object of concrete
+  /// type t. Returns the null SlotRef when find_or_claim_block finds no block. Lock-free: a round
+  /// fails only because the selected block filled up, was deleted or changed type, i.e. another
   /// thread completed an operation. Linearizes at the fetch_or of the reservation it keeps
   /// (App. A.1.1); a null result at the level-0 scans that observed no free block and no active
   /// block of t.
@@ -216,23 +244,23 @@ class HeapRef {
       SlotsRef const r = reserve_slots(t, 1, seed, round);
       if (!r.is_null())
         return SlotRef{r.block, static_cast<std::uint32_t>(find_first_set(r.slots))};
-#if defined(HEAPLAB_MUTANT_ALLOC_RETRY_FOREVER_ON_OOM)
-      // MUTANT alloc_retry_forever_on_oom: Alg. 1 as printed ("infinite loop if OOM").
-      Atomics::backoff(Backoff::retry);
-#else
-      return SlotRef{};
-#endif
+      if constexpr (mutant::alloc_retry_forever_on_oom) {
+        // MUTANT alloc_retry_forever_on_oom: DynaSOAr Alg. 1 as printed ("infinite loop if OOM").
+        Atomics::backoff(Backoff::retry);
+      } else {
+        return SlotRef{};
+      }
     }
   }
 
-  /// Alg. 2: frees the object of concrete type t at `ref`. Precondition: the caller owns it.
-  /// Linearizes at the slot's fetch_and (App. A.1.2); the state updates and a possible deletion
+  /// DynaSOAr Alg. 2: frees the object of concrete type t at `ref`. Precondition: the caller owns
+  /// it. Linearizes at the slot's fetch_and (App. A.1.2); the state updates and a possible deletion
   /// follow (A.4).
   HEAPLAB_HD void deallocate(std::uint32_t t, SlotRef ref) const {
     release_slots(t, ref.block, std::uint64_t{1} << ref.slot);
   }
 
-  /// Alg. 2 for a set of slots of one block of type t (all owned by the caller), with one
+  /// DynaSOAr Alg. 2 for a set of slots of one block of type t (all owned by the caller), with one
   /// fetch_and; the coalesced form of deallocate and the rollback of commit_reservation.
   HEAPLAB_HD void release_slots(std::uint32_t t, std::uint32_t b, std::uint64_t slots) const {
 #if HEAPLAB_DEBUG_CHECKS || !HEAPLAB_DEVICE_CODE
@@ -241,16 +269,16 @@ class HeapRef {
 #endif
     SlotUpdate const u = blocks().release_slots(b, slots);
     apply_fill_updates(t, b, u, slots, /*reserved=*/false);
-    if (u.emptied(s_.capacities[t])) invalidate_block(b);  // Alg. 2 line 7
+    if (u.emptied(s_.capacities[t])) invalidate_block(b);  // DynaSOAr Alg. 2 line 7
   }
 
   // ---------------------------------------------------------------- block lifetime
 
-  /// Alg. 8 plus Alg. 1 lines 5-7 and CompactGpu's new-candidate rule. Precondition: the caller
-  /// cleared b's free bit. The header store publishes the block (block_headers.hpp initialize);
-  /// then b enters allocated[t], active[t] and defrag[t] (an empty block is not full and is a
-  /// candidate). A thread that reserves in b before these sets land and fills or empties it
-  /// waits in its clear() until they do (A.4 "Allocate After Delete-First" pattern).
+  /// DynaSOAr Alg. 8 plus Alg. 1 lines 5-7 and CompactGpu's new-candidate rule. Precondition: the
+  /// caller cleared b's free bit. The header store publishes the block (block_headers.hpp
+  /// initialize); then b enters allocated[t], active[t] and defrag[t] (an empty block is not full
+  /// and is a candidate). A thread that reserves in b before these sets land and fills or empties
+  /// it waits in its clear() until they do (A.4 "Allocate After Delete-First" pattern).
   HEAPLAB_HD void initialize_block(std::uint32_t t, std::uint32_t b) const {
     blocks().initialize(b, t, s_.capacities[t]);
     allocated(t).set(b, MemoryOrder::relaxed);
@@ -258,8 +286,9 @@ class HeapRef {
     defrag(t).set(b, MemoryOrder::relaxed);
   }
 
-  /// Alg. 9 (iterative instead of recursive, footnote 10) followed on success by Alg. 2 lines
-  /// 8-11. Called by the thread whose free emptied b. Returns true if it deleted the block.
+  /// DynaSOAr Alg. 9 (iterative instead of recursive, footnote 10) followed on success by DynaSOAr
+  /// Alg. 2 lines 8-11. Called by the thread whose free emptied b. Returns true if it deleted the
+  /// block.
   ///
   /// The invalidating fetch_or sets every bit; its zero bits are the slots it invalidated.
   ///  - none (all ones before): another thread reserved a slot (block full) or already deleted
@@ -291,36 +320,30 @@ class HeapRef {
       HEAPLAB_PROTOCOL_CHECK((inv.before & pad) == pad,
                              "an initialized block lost a padding bit of its allocation bitmap");
       if (inv.before == pad) {  // every slot invalidated by this RMW: delete the block
-        active(t).clear(b, MemoryOrder::relaxed);  // Alg. 2 line 9
-#if defined(HEAPLAB_MUTANT_DELETE_KEEPS_DEFRAG_BIT)
+        active(t).clear(b, MemoryOrder::relaxed);  // DynaSOAr Alg. 2 line 9
         // MUTANT delete_keeps_defrag_bit: a deleted (free) block stays in defrag[t].
-#else
-        apply_defrag_crossing(t, b, inv);            // candidate -> not
-#endif
-        allocated(t).clear(b, MemoryOrder::relaxed);  // Alg. 2 line 10
-#if defined(HEAPLAB_MUTANT_WEAK_DELETE_RELEASE)
+        if constexpr (!mutant::delete_keeps_defrag_bit) apply_defrag_crossing(t, b, inv);
+        allocated(t).clear(b, MemoryOrder::relaxed);  // DynaSOAr Alg. 2 line 10
         // MUTANT weak_delete_release: publishing the deleted block does not release
         // (docs/mutants.md; found by the explorer's weak-memory mode only).
-        free_blocks().set(b, MemoryOrder::relaxed);  // Alg. 2 line 11
-#else
-        free_blocks().set(b, MemoryOrder::release);  // Alg. 2 line 11
-#endif
+        constexpr MemoryOrder publish =
+            mutant::weak_delete_release ? MemoryOrder::relaxed : MemoryOrder::release;
+        free_blocks().set(b, publish);  // DynaSOAr Alg. 2 line 11
         return true;
       }
       apply_defrag_crossing(t, b, inv);
-#if defined(HEAPLAB_MUTANT_INVALIDATE_NO_ROLLBACK)
       // MUTANT invalidate_no_rollback: the invalidated slots stay set forever (docs/mutants.md).
-      return false;
-#else
-      SlotUpdate const rb = hdr.rollback_invalidation(b, inv.before);
-#if defined(HEAPLAB_MUTANT_ROLLBACK_NO_DEFERRED_DEACTIVATE)
-      // MUTANT rollback_no_deferred_deactivate: the deferred deactivation is dropped.
-#else
-      if (rb.before != kFullBitmap) active(t).clear(b, MemoryOrder::relaxed);  // Alg. 9 line 10
-#endif
-      apply_defrag_crossing(t, b, rb);
-      if (rb.after != pad) return false;                       // Alg. 9 line 11: not empty again
-#endif
+      if constexpr (mutant::invalidate_no_rollback) {
+        return false;
+      } else {
+        SlotUpdate const rb = hdr.rollback_invalidation(b, inv.before);
+        // MUTANT rollback_no_deferred_deactivate: the deferred deactivation is dropped.
+        bool const deactivate =
+            rb.before != kFullBitmap && !mutant::rollback_no_deferred_deactivate;
+        if (deactivate) active(t).clear(b, MemoryOrder::relaxed);  // DynaSOAr Alg. 9 line 10
+        apply_defrag_crossing(t, b, rb);
+        if (rb.after != pad) return false;  // DynaSOAr Alg. 9 line 11: not empty again
+      }
     }
   }
 
@@ -329,21 +352,18 @@ class HeapRef {
   /// then defrag). `slots` are the bits the RMW reserved or released (used by a mutant only).
   HEAPLAB_HD void apply_fill_updates(
       std::uint32_t t, std::uint32_t b, SlotUpdate u, std::uint64_t slots, bool reserved) const {
-    if (u.filled()) active(t).clear(b, MemoryOrder::relaxed);  // Alg. 1 line 12
-#if defined(HEAPLAB_MUTANT_DEALLOC_NO_REACTIVATE)
-      // MUTANT dealloc_no_reactivate: Alg. 2 line 5 is missing (docs/mutants.md).
-#else
-    if (u.unfilled()) active(t).set(b, MemoryOrder::relaxed);  // Alg. 2 line 5
-#endif
-#if defined(HEAPLAB_MUTANT_DEFRAG_CROSSING_FROM_RELOAD)
-    // MUTANT defrag_crossing_from_reload: the crossing is judged from a fresh load instead of
-    // the RMW's own before/after values, so concurrent RMWs are double-counted or missed.
-    std::uint64_t const now = blocks().load_alloc_bitmap(b, MemoryOrder::relaxed);
-    u                       = SlotUpdate{reserved ? (now & ~slots) : (now | slots), now};
-#else
-    (void)slots;
+    if (u.filled()) active(t).clear(b, MemoryOrder::relaxed);  // DynaSOAr Alg. 1 line 12
+    // MUTANT dealloc_no_reactivate: DynaSOAr Alg. 2 line 5 is missing (docs/mutants.md).
+    bool const reactivate = u.unfilled() && !mutant::dealloc_no_reactivate;
+    if (reactivate) active(t).set(b, MemoryOrder::relaxed);  // DynaSOAr Alg. 2 line 5
+    (void)slots;                                             // used by a mutant only
     (void)reserved;
-#endif
+    if constexpr (mutant::defrag_crossing_from_reload) {
+      // MUTANT defrag_crossing_from_reload: the crossing is judged from a fresh load instead of
+      // the RMW's own before/after values, so concurrent RMWs are double-counted or missed.
+      std::uint64_t const now = blocks().load_alloc_bitmap(b, MemoryOrder::relaxed);
+      u                       = SlotUpdate{reserved ? (now & ~slots) : (now | slots), now};
+    }
     apply_defrag_crossing(t, b, u);
   }
 

@@ -31,6 +31,7 @@
 #include "heaplab/core/detail/seed.hpp"
 #include "heaplab/core/heap_ref.hpp"
 #include "heaplab/core/hierarchical_bitmap.hpp"
+#include "heaplab/core/mutants.hpp"
 #include "heaplab/core/object_pointer.hpp"
 #include "heaplab/soa/detail/device_control.hpp"
 #include "heaplab/soa/detail/warp.cuh"
@@ -272,14 +273,14 @@ class HeapRef {
       std::uint32_t block = core::kNotFound;
       std::uint64_t slots = 0;
       if (lane == leader) reserve_for_group(type, count - served, seed, round, block, slots);
-#if defined(HEAPLAB_MUTANT_COALESCE_LOCKSTEP_MASK)
-      // MUTANT coalesce_lockstep_mask: the original DynaSOAr's lock-step assumption, as its
-      // debug build states it (assert(__activemask() == active) after the leader's work): every
-      // lane of the group is taken to be converged with the others again here. Under
-      // independent thread scheduling the lanes need not be (the leader may still be in
-      // reserve_for_group); the shuffles below synchronize them, the assumption does not hold.
-      if ((__activemask() & group) != group) __trap();
-#endif
+      if constexpr (core::mutant::coalesce_lockstep_mask) {
+        // MUTANT coalesce_lockstep_mask: the original DynaSOAr's lock-step assumption, as its
+        // debug build states it (assert(__activemask() == active) after the leader's work):
+        // every lane of the group is taken to be converged with the others again here. Under
+        // independent thread scheduling the lanes need not be (the leader may still be in
+        // reserve_for_group); the shuffles below synchronize them, the assumption does not hold.
+        if ((__activemask() & group) != group) __trap();
+      }
       block = __shfl_sync(group, block, static_cast<int>(leader));
       slots = __shfl_sync(group, slots, static_cast<int>(leader));
       if (block == core::kNotFound) break;  // out of memory: the group leaves together
@@ -377,13 +378,11 @@ class HeapRef {
   }
 
   /// The leader's part of one coalescing round: reserve up to `want` slots of `type` in one
-  /// block through the core's k-slot reservation (core::HeapRef::reserve_slots, k = want: the
-  /// rounds of find_or_claim_block, try_reserve, commit_reservation, the same code the CPU
-  /// explorer runs). block = kNotFound after 1 + oom_retries_ consecutive "no block" answers:
-  /// near exhaustion a block that another thread is initializing (between its header store and
-  /// its active[T] set, core initialize_block) or deleting is briefly invisible, so a single
-  /// observation can be spurious; the retries (with a short sleep) make that unlikely but cannot
-  /// exclude it.
+  /// block through the core's k-slot reservation with out-of-memory retries
+  /// (core::HeapRef::reserve_slots_or_oom, k = want: the rounds of find_or_claim_block,
+  /// try_reserve, commit_reservation; the same code the CPU explorer runs). block = kNotFound
+  /// after 1 + oom_retries_ consecutive "no block" answers, with a short, growing sleep between
+  /// them.
   __device__ void reserve_for_group(std::uint32_t type,
                                     unsigned want,
                                     std::uint64_t seed,
@@ -391,28 +390,12 @@ class HeapRef {
                                     std::uint32_t& block,
                                     std::uint64_t& slots) const {
     std::uint32_t const k = want < 64u ? want : 64u;
-    std::uint32_t misses  = 0;
-    for (;; ++round) {
-      core::SlotsRef const r = core_.reserve_slots(type, k, seed, round);
-      if (!r.is_null()) {
-        block = r.block;
-        slots = r.slots;
-        return;
-      }
-#if defined(HEAPLAB_MUTANT_ALLOC_RETRY_FOREVER_ON_OOM)
-      // MUTANT alloc_retry_forever_on_oom (the GPU leader path too): never gives up, so a
-      // group that finds the heap full spins until the watchdog reports the hang.
-      bool const give_up = false;
-#else
-      bool const give_up = misses++ >= oom_retries_;
-#endif
-      if (give_up) {
-        block = core::kNotFound;
-        slots = 0;
-        return;
-      }
-      __nanosleep(256u << (misses < 4 ? misses : 4));
-    }
+    core::SlotsRef const r =
+        core_.reserve_slots_or_oom(type, k, seed, round, oom_retries_, [](std::uint32_t misses) {
+          __nanosleep(256u << (misses < 4 ? misses : 4));
+        });
+    block = r.block;
+    slots = r.slots;
   }
 
   __device__ void free_unchecked(std::uint64_t p) const {
