@@ -91,12 +91,11 @@ TEST(ModelDefragHooks, TheObserverSeesTheStateAfterEveryPass) {
   model::HeapModel m = fragmented(16, 20);  // 16 candidates for n = 1 (20/64 full)
   std::vector<check::HeapSnapshot> seen;
   std::vector<model::DefragPassStats> stats;
-  model::DefragOptions o;
-  o.on_pass = [&](model::HeapModel const& at, model::DefragPassStats const& p) {
-    seen.push_back(at.snapshot());
-    stats.push_back(p);
-  };
-  model::DefragResult const r = m.defrag(kT, o);
+  model::DefragResult const r =
+      m.defrag(kT, {}, [&](model::HeapModel const& at, model::DefragPassStats const& p) {
+        seen.push_back(at.snapshot());
+        stats.push_back(p);
+      });
   ASSERT_EQ(seen.size(), r.passes.size());
   ASSERT_FALSE(seen.empty());
   EXPECT_TRUE(check::diff(m.snapshot(), seen.back()).empty());  // the last pass is the end state
@@ -133,15 +132,27 @@ TEST(ModelDefragHooks, TheSourceCapLimitsEveryPassAndStridesTheTargets) {
 
 TEST(ModelDefragHooks, AScheduleStepGetsTheCapOfItsVariant) {
   heaplab::schedule::Defrag step;
-  step.type                = kT;
-  step.variant             = heaplab::core::RewriteVariant::recompute_shared;
-  core::HeapConfig const c = config(40, 3);
-  EXPECT_EQ(model::defrag_options(step, c).source_cap, 1024u);  // config n = 3
+  step.type    = kT;
+  step.variant = heaplab::core::RewriteVariant::recompute_shared;
+  // The model derives the cap from the step's variant and the effective n, as the GPU does
+  // (48 KiB of records: 48 * 1024 / (12 (n + 1)) for Recompute-Shared, / 4 for -Global).
+  auto cap_of = [&](std::uint32_t heap_n) {
+    model::HeapModel m(config(40, heap_n));
+    return m.defrag(kT, model::defrag_options(step)).source_cap;
+  };
+  EXPECT_EQ(cap_of(3), 1024u);  // the heap's n = 3
   step.n = 1;
-  EXPECT_EQ(model::defrag_options(step, c).source_cap, 2048u);
+  EXPECT_EQ(cap_of(3), 2048u);  // the step's n = 1 wins
   step.variant = heaplab::core::RewriteVariant::recompute_global;
-  EXPECT_EQ(model::defrag_options(step, c).source_cap, 12288u);
+  EXPECT_EQ(cap_of(3), 12288u);
   step.variant = heaplab::core::RewriteVariant::forwarding;
-  EXPECT_EQ(model::defrag_options(step, c).source_cap, core::kUnlimitedSources);
-  EXPECT_EQ(model::defrag_options(step, c).n, std::optional<std::uint32_t>(1));
+  EXPECT_EQ(cap_of(3), core::kUnlimitedSources);
+  EXPECT_EQ(model::defrag_options(step).n, std::optional<std::uint32_t>(1));
+  // A forced cap lowers the variant's, never raises it.
+  step.variant               = heaplab::core::RewriteVariant::recompute_shared;
+  core::DefragOptions forced = model::defrag_options(step);
+  forced.source_cap          = 5000;
+  EXPECT_EQ(core::effective_source_cap(forced, 1), 2048u);
+  forced.source_cap = 3;
+  EXPECT_EQ(core::effective_source_cap(forced, 1), 3u);
 }

@@ -43,7 +43,7 @@ DefragPassPlan HeapModel::plan_defrag_pass(TypeId type,
     a.source = plan.R[s];
     // The targets of source R[s] are R[s + i*B], i = 1..n.
     for (std::uint32_t i = 1; i <= n; ++i) a.targets.push_back(plan.R[s + i * plan.B]);
-    // Alg. 1: the free slots of the targets, target by target, each in slot order ...
+    // CompactGpu Alg. 1: the free slots of the targets, target by target, each in slot order ...
     std::vector<Location> free_slots;
     for (std::uint32_t t : a.targets)
       for (std::uint32_t slot = 0; slot < cap; ++slot)
@@ -137,11 +137,13 @@ DefragResult HeapModel::defrag(TypeId type,
   return defrag(type, options);
 }
 
-DefragResult HeapModel::defrag(TypeId type, DefragOptions const& options) {
+DefragResult HeapModel::defrag(TypeId type,
+                               DefragOptions const& options,
+                               PassObserver const& on_pass) {
   require_not_in_parallel_do("defrag");
   std::uint32_t const n   = options.n.value_or(config_.defrag_factor);
   std::uint32_t const k1  = options.k1.value_or(config_.k1);
-  std::uint32_t const cap = options.source_cap;
+  std::uint32_t const cap = core::effective_source_cap(options, n);
   DefragResult result;
   result.type       = type;
   result.n          = n;
@@ -179,7 +181,7 @@ DefragResult HeapModel::defrag(TypeId type, DefragOptions const& options) {
     DefragPassStats stats;
     apply_defrag_pass(plan, stats, result.relocations, result.relocations_by_ordinal);
     result.passes.push_back(stats);
-    if (options.on_pass) options.on_pass(*this, stats);
+    if (on_pass) on_pass(*this, stats);
   }
   // n-override rule (docs/model.md): this call used factor n for its candidates; the defrag[T]
   // sets always follow the config's factor. update_block_state already applies the config's n

@@ -71,19 +71,14 @@ struct PlacementError {
 
 class HeapModel;
 
-/// A defragmentation request (CompactGpu sec. 3): factor n and stop threshold k1 (default: the
-/// config's), the cap on sources per pass of the GPU variant being mirrored
-/// (core::sources_per_pass; core/defrag_limits.hpp), and an observer called after every pass.
-struct DefragOptions {
-  std::optional<std::uint32_t> n;
-  std::optional<std::uint32_t> k1;
-  /// B = min(floor(r / (n + 1)), source_cap) sources per pass; targets R[s + i*B]. >= 1.
-  std::uint32_t source_cap = core::kUnlimitedSources;
-  /// Called after every pass with the model in its state after that pass (sources free,
-  /// targets' states updated with the config's n) and the pass's statistics: the per-pass
-  /// observation point of the exact GPU differential (docs/compaction.md).
-  std::function<void(HeapModel const&, DefragPassStats const&)> on_pass;
-};
+/// Called after every pass of HeapModel::defrag with the model in its state after that pass
+/// (sources free, targets' states updated with the config's n) and the pass's statistics: the
+/// per-pass observation point of the exact GPU differential (docs/compaction.md).
+using PassObserver = std::function<void(HeapModel const&, DefragPassStats const&)>;
+
+/// A defragmentation request (CompactGpu sec. 3): the GPU compactor's options
+/// (core/defrag_limits.hpp); the model derives the same cap on sources per pass.
+using core::DefragOptions;
 
 /// What the body of a parallel_do may do for the object it is bound to (DynaSOAr sec. 2.1).
 class ParallelDoContext {
@@ -227,8 +222,9 @@ class HeapModel {
   DefragResult defrag(TypeId type,
                       std::optional<std::uint32_t> n  = std::nullopt,
                       std::optional<std::uint32_t> k1 = std::nullopt);
-  /// The same with a source cap per pass and a per-pass observer (DefragOptions).
-  DefragResult defrag(TypeId type, DefragOptions const& options);
+  /// The same for a full request (n, k1, the variant and a forced cap, which set the cap on
+  /// sources per pass as on the GPU: core::effective_source_cap) and a per-pass observer.
+  DefragResult defrag(TypeId type, DefragOptions const& options, PassObserver const& on_pass = {});
 
   // ------------------------------------------------------------------------------ snapshot
   /// The heap as a HeapSnapshot with payloads (producer "model"): free blocks have type kNoType

@@ -13,14 +13,11 @@
 
 namespace heaplab::model {
 
-DefragOptions defrag_options(schedule::Defrag const& step, core::HeapConfig const& config) {
+DefragOptions defrag_options(schedule::Defrag const& step) {
   DefragOptions options;
-  options.n  = step.n;
-  options.k1 = step.k1;
-  // The cap depends on the factor the step uses; an invalid n (0) is reported by
-  // HeapModel::defrag, so it only has to leave the cap well-defined here.
-  std::uint32_t const n = step.n.value_or(config.defrag_factor);
-  options.source_cap = n == 0 ? core::kUnlimitedSources : core::sources_per_pass(step.variant, n);
+  options.n       = step.n;
+  options.k1      = step.k1;
+  options.variant = step.variant;  // sets the cap on sources per pass, as on the GPU
   return options;
 }
 
@@ -257,7 +254,7 @@ void ModelInterpreter::execute(schedule::Step const& step, StepOutcome& out) {
       }
     });
   } else if (auto const* d = std::get_if<schedule::Defrag>(&step)) {
-    out.defrag = model_.defrag(d->type, defrag_options(*d, schedule_.config));
+    out.defrag = model_.defrag(d->type, defrag_options(*d));
   }
 }
 

@@ -52,12 +52,12 @@ std::optional<PlacementError> apply_placements(HeapModel& model,
                                                schedule::StepPlan const& plan,
                                                std::vector<ObservedAllocation> observed);
 
-/// The model side of a schedule's defrag step: its n and k1 and the source cap of its variant
-/// (core::sources_per_pass, core/defrag_limits.hpp), so that the model mirrors the GPU variant
-/// pass by pass (docs/compaction.md "Variants and their caps"). The caps bind only when a pass
-/// could use more sources than the variant's records allow (more than 4096 / (n + 1) sources for
-/// Recompute-Shared, 12288 for Recompute-Global).
-DefragOptions defrag_options(schedule::Defrag const& step, core::HeapConfig const& config);
+/// A schedule's defrag step as a request: its n, k1 and variant. The variant sets the cap on
+/// sources per pass (core::effective_source_cap, core/defrag_limits.hpp), so that the model
+/// mirrors the GPU variant pass by pass (docs/compaction.md "Variants and their caps"). The caps
+/// bind only when a pass could use more sources than the variant's records allow (more than
+/// 4096 / (n + 1) sources for Recompute-Shared, 12288 for Recompute-Global).
+DefragOptions defrag_options(schedule::Defrag const& step);
 
 /// The call a defragmentation result describes, for check::check_defrag_obligations (the one
 /// implementation of CompactGpu's obligations: the interpreter, the differential runner and the

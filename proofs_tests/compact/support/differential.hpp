@@ -109,23 +109,21 @@ void run_differential_case(Driver& heap,
   model::HeapModel predicted = model::HeapModel::from_snapshot(before, roots_before);
   std::vector<check::HeapSnapshot> model_passes;
   std::vector<RootLocations> model_roots;
-  model::DefragOptions mo;
-  mo.n          = c.n;
-  mo.k1         = c.k1;
-  mo.source_cap = c.effective_cap();
-  mo.on_pass    = [&](model::HeapModel const& m, model::DefragPassStats const&) {
-    if (model_passes.size() >= c.compared_passes) return;
-    model_passes.push_back(m.snapshot());
-    model_roots.push_back(m.root_locations());
-  };
-  model::DefragResult const expected = predicted.defrag(c.type, mo);
+  // One request for both sides (core::DefragOptions).
+  compact::DefragOptions options;
+  options.n                          = c.n;
+  options.k1                         = c.k1;
+  options.variant                    = c.variant;
+  options.source_cap                 = c.forced_cap;
+  model::DefragResult const expected = predicted.defrag(
+      c.type, options, [&](model::HeapModel const& m, model::DefragPassStats const&) {
+        if (model_passes.size() >= c.compared_passes) return;
+        model_passes.push_back(m.snapshot());
+        model_roots.push_back(m.root_locations());
+      });
+  EXPECT_EQ(expected.source_cap, c.effective_cap());
 
   // The implementation, compared after every pass.
-  compact::DefragOptions options;
-  options.n          = c.n;
-  options.k1         = c.k1;
-  options.variant    = c.variant;
-  options.source_cap = c.forced_cap;
   std::size_t pass   = 0;
   bool diverged      = false;
   auto const on_pass = [&](compact::PassStats const& p) {

@@ -18,22 +18,8 @@ namespace heaplab::compact {
 /// recompute variants use at most core::sources_per_pass(variant, n) sources per pass.
 using core::RewriteVariant;
 
-struct DefragOptions {
-  /// Defragmentation factor of this call; default: the heap's (HeapOptions::defrag_factor).
-  /// Another n computes this call's candidates from the block fills with that n; the heap's
-  /// defrag[T] bitmaps keep following the heap's n (docs/model.md "The n-override rule").
-  /// 1 <= n < N_T.
-  std::optional<std::uint32_t> n;
-  /// Stop once at most k1 candidates remain; default: the heap's (HeapOptions::k1).
-  std::optional<std::uint32_t> k1;
-  RewriteVariant variant = RewriteVariant::forwarding;
-  /// At most this many sources per pass, on top of the variant's cap (tests use it to exercise
-  /// the capped pass geometry with small heaps). >= 1 when given.
-  std::optional<std::uint32_t> source_cap;
-  /// Warp-order perturbation of the call's kernels (core/perturb.hpp; test-only, beyond the
-  /// paper): 0 is off; otherwise each pass's kernels delay warps by a hash of this seed.
-  std::uint64_t perturb_seed = 0;
-};
+/// What one call is asked to do: the one definition the model takes too (core/defrag_limits.hpp).
+using core::DefragOptions;
 
 /// A registered array of object pointers kept outside the heap (beyond the paper: CompactGpu
 /// leaves such pointers stale). `pointers` is device memory holding `count` encoded object

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "heaplab/core/host_device.hpp"
 
@@ -30,7 +31,7 @@ inline constexpr std::uint32_t kUnlimitedSources = 0xFFFFFFFFu;
 
 /// How pointers to moved objects find the new location (CompactGpu sec. 3.3, 3.8).
 enum class RewriteVariant : std::uint8_t {
-  forwarding,        // forwarding pointers in the source blocks (sec. 3.3, Alg. 2, 3)
+  forwarding,        // forwarding pointers in the source blocks (sec. 3.3, DynaSOAr Alg. 2, 3)
   recompute_global,  // source block ids in shared memory, the rest of each record global
   recompute_shared,  // whole records in shared memory
 };
@@ -83,10 +84,42 @@ HEAPLAB_HD_INLINE constexpr std::uint32_t sources_per_pass(RewriteVariant v, std
   return kUnlimitedSources;
 }
 
+/// What one defragmentation call is asked to do (CompactGpu sec. 3). The GPU compactor
+/// (compact::Compactor::defragment) and the reference model (model::HeapModel::defrag) take the
+/// same options and derive the same cap on sources per pass (effective_source_cap below), so a
+/// differential run hands both the one request. Host only.
+struct DefragOptions {
+  /// Defragmentation factor of this call; default: the heap's (HeapConfig::defrag_factor).
+  /// Another n computes this call's candidates from the block fills with that n; the heap's
+  /// defrag[T] bitmaps keep following the heap's n (docs/model.md "The n-override rule").
+  /// 1 <= n < N_T.
+  std::optional<std::uint32_t> n;
+  /// Stop once at most k1 candidates remain; default: the heap's (HeapConfig::k1).
+  std::optional<std::uint32_t> k1;
+  /// Forwarding pointers (sec. 3.3) or a recompute variant (sec. 3.8): the same heap results;
+  /// the recompute variants use at most sources_per_pass(variant, n) sources per pass.
+  RewriteVariant variant = RewriteVariant::forwarding;
+  /// At most this many sources per pass, on top of the variant's cap (tests use it to exercise
+  /// the capped pass geometry with small heaps). >= 1 when given.
+  std::optional<std::uint32_t> source_cap;
+  /// Warp-order perturbation of the call's kernels (core/perturb.hpp; test-only, beyond the
+  /// paper): 0 is off; otherwise each pass's kernels delay warps by a hash of this seed. The
+  /// model ignores it (it changes no result).
+  std::uint64_t perturb_seed = 0;
+};
+
 /// B' = min(B, cap): the sources one pass uses.
 HEAPLAB_HD_INLINE constexpr std::uint32_t capped_sources(std::uint32_t sources_allowed,
                                                          std::uint32_t cap) {
   return sources_allowed < cap ? sources_allowed : cap;
+}
+
+/// The cap on sources per pass of a call with `options` and effective factor n (the options' n
+/// or the heap's): the variant's (sources_per_pass), lowered to options.source_cap if given.
+/// n = 0 (invalid; the callers reject it) gives kUnlimitedSources.
+inline std::uint32_t effective_source_cap(DefragOptions const& options, std::uint32_t n) {
+  std::uint32_t const cap = n == 0 ? kUnlimitedSources : sources_per_pass(options.variant, n);
+  return options.source_cap ? capped_sources(cap, *options.source_cap) : cap;
 }
 
 /// THE pass bound of heaplab: the one definition that the model interpreter, the differential

@@ -85,7 +85,7 @@ class Mirror {
       accept_placements(step, plan, got, report, refinement);
     report.deleted = plan.deletes.size();
     if (auto const* d = std::get_if<schedule::Defrag>(&step)) {
-      defrag_result_       = model_.defrag(d->type, model::defrag_options(*d, config_));
+      defrag_result_       = model_.defrag(d->type, model::defrag_options(*d));
       report.defrag_passes = defrag_result_->passes.size();
       for (auto const& p : defrag_result_->passes) report.moved += p.objects_moved;
       if (got.defrag_passes && *got.defrag_passes != defrag_result_->passes.size())

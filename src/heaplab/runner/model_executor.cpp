@@ -95,8 +95,8 @@ ExecutedStep ModelExecutor::execute(schedule::Step const& step, schedule::StepPl
   model::HeapModel& m = *model_;
   ExecutedStep out;
   if (auto const* d = std::get_if<schedule::Defrag>(&step)) {
-    out.defrag_passes = static_cast<std::uint32_t>(
-        m.defrag(d->type, model::defrag_options(*d, m.config())).passes.size());
+    out.defrag_passes =
+        static_cast<std::uint32_t>(m.defrag(d->type, model::defrag_options(*d)).passes.size());
   } else if (!std::holds_alternative<schedule::Check>(step)) {
     model::apply_nulling(m, plan);
     model::apply_deletes(m, plan);

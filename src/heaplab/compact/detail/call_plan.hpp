@@ -27,7 +27,8 @@ struct CallPlan {
 
 /// Throws core::precondition_error for a type id that is out of range or abstract, n outside
 /// 1 <= n < N_T (CompactGpu sec. 3: a source must fit into n targets), or a forced cap of 0.
-/// The cap is the variant's (core::sources_per_pass), lowered to options.source_cap if given.
+/// The cap is core::effective_source_cap (the variant's, lowered to options.source_cap if given),
+/// the same as the model's.
 template <class Types>
 CallPlan make_call_plan(core::HeapConfig const& config,
                         std::uint32_t type,
@@ -48,14 +49,12 @@ CallPlan make_call_plan(core::HeapConfig const& config,
   HEAPLAB_EXPECTS(!options.source_cap || *options.source_cap >= 1,
                   "defragment: a forced source cap must be at least 1");
   CallPlan plan;
-  plan.type       = type;
-  plan.n          = n;
-  plan.heap_n     = config.defrag_factor;
-  plan.k1         = options.k1.value_or(config.k1);
-  plan.variant    = options.variant;
-  plan.source_cap = core::sources_per_pass(options.variant, n);
-  if (options.source_cap)
-    plan.source_cap = core::capped_sources(plan.source_cap, *options.source_cap);
+  plan.type         = type;
+  plan.n            = n;
+  plan.heap_n       = config.defrag_factor;
+  plan.k1           = options.k1.value_or(config.k1);
+  plan.variant      = options.variant;
+  plan.source_cap   = core::effective_source_cap(options, n);
   plan.capacity     = cap;
   plan.object_bytes = table.types[type].size_bytes;
   plan.perturb_seed = options.perturb_seed;

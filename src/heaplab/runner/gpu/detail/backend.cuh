@@ -46,6 +46,7 @@
 #include "heaplab/core/perturb.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/watchdog.hpp"
+#include "heaplab/model/interpreter.hpp"
 #include "heaplab/runner/gpu/detail/backend.hpp"
 #include "heaplab/runner/gpu/detail/step_kernels.cuh"
 #include "heaplab/schedule/plan.hpp"
@@ -529,11 +530,8 @@ class UniverseBackend final : public Backend {
   // "Defragmentation").
   std::future<std::uint32_t> start_defrag([[maybe_unused]] schedule::Defrag const& d) {
 #if defined(HEAPLAB_HAVE_COMPACT_GPU)
-    compact::DefragOptions options;
-    options.n            = d.n;
-    options.k1           = d.k1;
-    options.perturb_seed = perturb_seed();
-    options.variant      = d.variant;
+    compact::DefragOptions options = model::defrag_options(d);  // the model's request too
+    options.perturb_seed           = perturb_seed();
     std::vector<compact::ExternalRoots> roots;
     if (num_roots_ != 0)
       roots.push_back({roots_.get(), num_roots_, soa::tracked_root_of<Types>(Types::num_types)});
