@@ -41,7 +41,7 @@ namespace check = heaplab::check;
 
 namespace heap_host_test {
 
-// The GPU tests' types (proofs_tests/gpu/heap_test_types.hpp), without the device methods.
+// The GPU tests' types (heap_test_types.hpp, next to this file), without the device methods.
 class Leaf : public soa::Tracked {
  public:
   HEAPLAB_SOA_DERIVED_FIELDS(Leaf, soa::Tracked, (std::uint32_t, value_));

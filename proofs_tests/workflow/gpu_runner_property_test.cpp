@@ -18,6 +18,8 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "gpu_runner_test_support.hpp"
 #include "gpu_test.hpp"
@@ -67,36 +69,27 @@ void run_property(std::string const& universe_name) {
   EXPECT_GT(stats.deleted, 0u);
 }
 
-TEST(GpuRunnerProperty, WatorUniverseMatchesTheModelAfterEveryStep) {
+/// One instance per type universe of the GPU runner (gpu::universes(): wator, sizes, tree and
+/// the layout universes head8/16/32, whose objects do not start with their id).
+class GpuRunnerProperty : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuRunnerProperty, UniverseMatchesTheModelAfterEveryStep) {
   HEAPLAB_REQUIRE_GPU();
-  run_property("wator");
+  run_property(GetParam());
 }
 
-TEST(GpuRunnerProperty, SizesUniverseMatchesTheModelAfterEveryStep) {
-  HEAPLAB_REQUIRE_GPU();
-  run_property("sizes");
+std::vector<std::string> universe_names() {
+  std::vector<std::string> names;
+  for (auto const& u : gpu::universes()) names.push_back(u.name);
+  return names;
 }
 
-TEST(GpuRunnerProperty, TreeUniverseMatchesTheModelAfterEveryStep) {
-  HEAPLAB_REQUIRE_GPU();
-  run_property("tree");
-}
-
-// The layout universes: objects that do not start with their id (docs/gpu-runner.md).
-TEST(GpuRunnerProperty, Head8UniverseMatchesTheModelAfterEveryStep) {
-  HEAPLAB_REQUIRE_GPU();
-  run_property("head8");
-}
-
-TEST(GpuRunnerProperty, Head16UniverseMatchesTheModelAfterEveryStep) {
-  HEAPLAB_REQUIRE_GPU();
-  run_property("head16");
-}
-
-TEST(GpuRunnerProperty, Head32UniverseMatchesTheModelAfterEveryStep) {
-  HEAPLAB_REQUIRE_GPU();
-  run_property("head32");
-}
+INSTANTIATE_TEST_SUITE_P(Universes,
+                         GpuRunnerProperty,
+                         ::testing::ValuesIn(universe_names()),
+                         [](::testing::TestParamInfo<std::string> const& info) {
+                           return info.param;
+                         });
 
 }  // namespace
 }  // namespace gpu_runner_test

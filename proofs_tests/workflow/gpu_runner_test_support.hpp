@@ -30,7 +30,8 @@
 #include "property.hpp"
 
 #if !defined(HEAPLAB_TOOL_RELATIVE)
-#error "HEAPLAB_TOOL_RELATIVE must name the heaplab executable (proofs_tests/gpu/CMakeLists.txt)"
+#error \
+    "HEAPLAB_TOOL_RELATIVE must name the heaplab executable (proofs_tests/workflow/CMakeLists.txt)"
 #endif
 
 namespace gpu_runner_test {

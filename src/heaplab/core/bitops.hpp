@@ -7,7 +7,7 @@
 //
 // On the device they map to the hardware intrinsics (__ffsll, __popcll, funnel shifts); on the
 // host to the GCC builtins. proofs_tests/core/bitops_test.cpp checks each against a naive loop and
-// proofs_tests/gpu/bitops_gpu_test.cu checks the device versions against the host versions.
+// proofs_tests/core/bitops_gpu_test.cu checks the device versions against the host versions.
 #pragma once
 
 #include <cstdint>
