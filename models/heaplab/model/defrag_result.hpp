@@ -17,8 +17,8 @@ struct Relocation {
   core::SlotRef to;
 };
 
-/// The source block R[s] and its targets R[s + i*B], i = 1..n, with the moves of Alg. 1: the
-/// j-th live object of the source (slot order) goes to the j-th free slot across the targets,
+/// The source block R[s] and its targets R[s + i*B], i = 1..n, with the moves of CompactGpu Alg. 1:
+/// the j-th live object of the source (slot order) goes to the j-th free slot across the targets,
 /// taken in order (CompactGpu sec. 3.2, Fig. 5 and Fig. 6).
 struct SourceAssignment {
   std::uint32_t source = 0;

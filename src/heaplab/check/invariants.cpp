@@ -351,8 +351,8 @@ void check_capacity_padding_set(HeapSnapshot const& s, Out& out) {
 }
 
 /// type-id-matches (DynaSOAr sec. 3.1 "The type identifier is a unique ID for the type T of a
-/// block", Alg. 8 sets it before the block accepts reservations): an allocated block of T has
-/// header type T; every header type is kNoType or a type id of the config.
+/// block", DynaSOAr Alg. 8 sets it before the block accepts reservations): an allocated block of T
+/// has header type T; every header type is kNoType or a type id of the config.
 void check_type_id_matches(HeapSnapshot const& s, Out& out) {
   constexpr std::string_view kName = "type-id-matches";
   for (std::uint32_t b = 0; b < num_blocks(s); ++b) {

@@ -37,9 +37,9 @@ inline constexpr char const* kOomJustified = "oom-justified";
 /// free throughout, its free bit set at level 0 (and at every upper level: a summary bit is
 /// cleared only when its container becomes empty, sec. 4.1.1). A slot free before and after in a
 /// block of T before and after was free throughout, so the block was never full and stayed in
-/// active[T] (only the RMW that fills a block clears its active bit, Alg. 1 line 12). Every null
-/// follows a level-0 scan of free and of active[T] that saw no set bit, contradicting either.
-/// What the rule deliberately does not blame: blocks claimed during the wave (a block being
+/// active[T] (only the RMW that fills a block clears its active bit, DynaSOAr Alg. 1 line 12).
+/// Every null follows a level-0 scan of free and of active[T] that saw no set bit, contradicting
+/// either. What the rule deliberately does not blame: blocks claimed during the wave (a block being
 /// initialized is briefly invisible, soa/heap_ref.cuh reserve_for_group; its slots were not
 /// free T slots before), slots that concurrent allocations took, and free slots in blocks of
 /// other types (capacities differ; a U block never holds a T object, sec. 3). DynaSOAr's bounded

@@ -1,7 +1,7 @@
 // The arithmetic of one CompactGpu pass (CompactGpu sec. 3.2, 3.6; docs/compaction.md): when a
-// pass runs, how many sources it uses, which blocks are its targets, and where Alg. 1 puts the
-// j-th live object of a source. Host and device; plain C++17 (the GPU kernels, the CPU emulation
-// of the kernels and the CPU tests all call these very functions).
+// pass runs, how many sources it uses, which blocks are its targets, and where CompactGpu Alg. 1
+// puts the j-th live object of a source. Host and device; plain C++17 (the GPU kernels, the CPU
+// emulation of the kernels and the CPU tests all call these very functions).
 #pragma once
 
 #include <cstdint>
@@ -12,8 +12,8 @@
 
 namespace heaplab::compact {
 
-/// Threads per source block of the move and forwarding kernels (Alg. 1: "64 consecutive threads
-/// to every source block"; a block holds at most 64 objects).
+/// Threads per source block of the move and forwarding kernels (CompactGpu Alg. 1: "64 consecutive
+/// threads to every source block"; a block holds at most 64 objects).
 inline constexpr std::uint32_t kThreadsPerSource = 64;
 
 using core::DefragStop;
@@ -57,15 +57,16 @@ HEAPLAB_HD_INLINE constexpr std::uint32_t pass_block_index(std::uint32_t s,
   return s + i * sources;
 }
 
-/// Where Alg. 1 puts an object: target i (1..n) of its source, and the slot in that target.
-/// target == 0 means "does not fit" (impossible when every block of the record is a candidate).
+/// Where CompactGpu Alg. 1 puts an object: target i (1..n) of its source, and the slot in that
+/// target. target == 0 means "does not fit" (impossible when every block of the record is a
+/// candidate).
 struct Destination {
   std::uint32_t target = 0;
   std::uint32_t slot   = 0;
 };
 
-/// Alg. 1 lines 6-17: the j-th live object of a source (j = 0 for the lowest occupied slot) goes
-/// to the j-th free slot across the targets, taken in order 1..n and each in slot order.
+/// CompactGpu Alg. 1 lines 6-17: the j-th live object of a source (j = 0 for the lowest occupied
+/// slot) goes to the j-th free slot across the targets, taken in order 1..n and each in slot order.
 /// `target_bitmap(i)` returns the allocation bitmap of target i as it was before the pass (bits
 /// at and above the capacity set, DynaSOAr App. A.1, so its zero bits are exactly the free
 /// slots).

@@ -5,14 +5,14 @@
 //
 // One pass, in this order (each step sees the completed effects of the previous one):
 //   scan             R := the candidates of the call, ascending; r = |R|        (sec. 3.2)
-//   copy             [records] move objects; [forwarding pointers]               (Alg. 1, 2)
-//   commit_targets   targets' allocation bitmaps gain the moved slots; active[T],
+//   copy             [records] move objects; [forwarding pointers]               (CompactGpu Alg.
+//   1, 2) commit_targets   targets' allocation bitmaps gain the moved slots; active[T],
 //                    defrag[T] (heap's n) and the call's candidate bits follow   (sec. 3.5)
-//   rewrite          pointers to sources in the type-limited heap scan and roots (Alg. 3)
-//   release_sources  sources become free                                        (sec. 3.5)
+//   rewrite          pointers to sources in the type-limited heap scan and roots (CompactGpu Alg.
+//   3) release_sources  sources become free                                        (sec. 3.5)
 // Targets are committed before the rewrite so that the scan finds the moved objects' own
 // pointers (T may point to T), and sources are released after it because the rewrite still
-// identifies them by their candidate bit (Alg. 3: block id < R[B'] and the bit set).
+// identifies them by their candidate bit (CompactGpu Alg. 3: block id < R[B'] and the bit set).
 #pragma once
 
 #include <cstdint>
