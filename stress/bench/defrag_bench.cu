@@ -181,13 +181,8 @@ struct Workload {
 
 double gbps(double bytes, double ms) { return ms <= 0 ? 0.0 : bytes / (ms * 1e-3) / 1e9; }
 
-}  // namespace
-
-int run_defrag_bench(DefragBenchOptions const& o) {
-  auto const count = static_cast<std::uint64_t>(std::llround(o.scale * kObjects));
-  if (count < 64) throw std::runtime_error("defrag bench: --scale leaves fewer than 64 objects");
-  CopyResult const copy  = copy_bandwidth(o.copy_mib << 20, 1, 5);
-  double const copy_gbps = copy.memcpy_gbps;
+/// The benchmark's header: the workload, the copy bandwidth of this run, the byte accounting.
+void print_defrag_header(DefragBenchOptions const& o, std::uint64_t count, CopyResult const& copy) {
   std::printf(
       "\nTable 1 synthetic benchmark (CompactGpu sec. 4.4): 2 classes x %llu objects of 32 B "
       "(scale %.4g), %.0f%% of class A deleted, n=%u, k1=%u\n",
@@ -199,7 +194,7 @@ int run_defrag_bench(DefragBenchOptions const& o) {
   std::printf(
       "device-to-device copy in this run: %.1f GB/s (cudaMemcpyAsync, %zu MiB, bytes read + "
       "written); int4 kernel %.1f GB/s\n",
-      copy_gbps,
+      copy.memcpy_gbps,
       o.copy_mib,
       copy.kernel_gbps);
   std::printf(
@@ -210,6 +205,185 @@ int run_defrag_bench(DefragBenchOptions const& o) {
       "median of %d run(s) (by total) after %d warm-up; heap rebuilt before every run (untimed)\n",
       o.repeats,
       o.warmup);
+}
+
+/// After the last run of a variant: every pointer reaches its A, and the object counts are the
+/// survivors. Prints the verdict; returns whether it holds.
+bool verify_defrag(Workload& w, DefragBenchOptions const& o, std::string const& name) {
+  std::uint64_t const count    = w.count;
+  std::uint64_t const errors   = w.pointer_errors();
+  soa::HeapStatistics const st = w.heap.statistics();
+  std::uint64_t survivors      = 0;
+  for (std::uint64_t k = 0; k < count; ++k) survivors += deleted(k, o.seed, o.fraction) ? 0 : 1;
+  bool const ok =
+      errors == 0 && st.types[kA].used_slots == survivors && st.types[kA + 1].used_slots == count;
+  std::printf("verify %s: %llu wrong pointers, %llu of %llu A objects, %llu of %llu B: %s\n",
+              name.c_str(),
+              static_cast<unsigned long long>(errors),
+              static_cast<unsigned long long>(st.types[kA].used_slots),
+              static_cast<unsigned long long>(survivors),
+              static_cast<unsigned long long>(st.types[kA + 1].used_slots),
+              static_cast<unsigned long long>(count),
+              ok ? "ok" : "FAILED");
+  return ok;
+}
+
+/// The warm-up and timed runs of one variant, each on a rebuilt heap (the last one verified when
+/// o.verify); returns the median run by total time. `verified` becomes false if a check failed.
+compact::DefragStats median_defrag_run(Workload& w,
+                                       compact::Compactor<Types>& compactor,
+                                       DefragBenchOptions const& o,
+                                       std::string const& name,
+                                       bool& verified) {
+  compact::DefragOptions options;
+  options.n       = o.n;
+  options.k1      = o.k1;
+  options.variant = variant_from(name);
+  std::vector<compact::DefragStats> runs;
+  for (int i = 0; i < o.warmup + o.repeats; ++i) {
+    w.build(o.seed, o.fraction);
+    compact::DefragStats s = compactor.defragment(kA, options);
+    if (o.verify && i == o.warmup + o.repeats - 1 && !verify_defrag(w, o, name)) verified = false;
+    if (i >= o.warmup) runs.push_back(std::move(s));
+  }
+  std::sort(runs.begin(), runs.end(), [](auto const& x, auto const& y) {
+    return x.total_ms < y.total_ms;
+  });
+  return runs[runs.size() / 2];
+}
+
+/// One row of a variant's table: a phase, its time and bytes against the paper's figures.
+struct PhaseRow {
+  char const* phase;
+  double ms;
+  double bytes;  // < 0: not a bandwidth phase
+  char const* paper;
+};
+
+void print_phase_row(PhaseRow const& r, double copy_gbps) {
+  if (r.bytes < 0) {
+    std::printf("  %-8s %10.3f %12s %10s %9s   %s\n", r.phase, r.ms, "-", "-", "-", r.paper);
+    return;
+  }
+  double const g = gbps(r.bytes, r.ms);
+  std::printf("  %-8s %10.3f %12.1f %10.1f %8.1f%%   %s\n",
+              r.phase,
+              r.ms,
+              r.bytes / 1e6,
+              g,
+              100.0 * g / copy_gbps,
+              r.paper);
+}
+
+void write_phase_csv(std::FILE* csv,
+                     std::string const& name,
+                     PhaseRow const& r,
+                     double copy_gbps,
+                     compact::DefragStats const& s,
+                     std::uint64_t count) {
+  std::fprintf(csv,
+               "%s,%s,%.4f,%.0f,%.2f,%.4f,%zu,%llu\n",
+               name.c_str(),
+               r.phase,
+               r.ms,
+               r.bytes < 0 ? 0.0 : r.bytes,
+               r.bytes < 0 ? 0.0 : gbps(r.bytes, r.ms),
+               r.bytes < 0 ? 0.0 : gbps(r.bytes, r.ms) / copy_gbps,
+               s.passes.size(),
+               static_cast<unsigned long long>(count));
+}
+
+/// A variant's summary line and its phase table (and CSV rows when csv is open).
+void print_variant(std::string const& name,
+                   compact::DefragStats const& s,
+                   std::uint64_t count,
+                   double copy_gbps,
+                   std::FILE* csv) {
+  double const copy_bytes    = 2.0 * s.object_bytes_moved + s.forwarding_bytes;
+  double const rewrite_bytes = 8.0 * s.pointers_scanned + 16.0 * s.pointers_rewritten +
+                               8.0 * s.roots_scanned + 16.0 * s.roots_rewritten;
+  double const total_bytes = copy_bytes + rewrite_bytes;
+  PhaseRow const rows[]    = {{"scan", s.times.scan_ms, -1, "4.0 ms"},
+                              {"copy", s.times.copy_ms, copy_bytes, "6.7 ms, 352.6 MB, 17%"},
+                              {"rewrite", s.times.rewrite_ms, rewrite_bytes, "33.3 ms, 4858 MB, 27%"},
+                              {"state", s.times.state_ms, -1, "(in total)"},
+                              {"total", s.total_ms, total_bytes, "44.4 ms"}};
+  std::printf(
+      "\nvariant %s: %zu passes (paper: 18), %llu objects moved, %llu of %llu pointers "
+      "rewritten, stop: %s, candidates %u -> %u\n",
+      name.c_str(),
+      s.passes.size(),
+      static_cast<unsigned long long>(s.objects_moved),
+      static_cast<unsigned long long>(s.pointers_rewritten),
+      static_cast<unsigned long long>(s.pointers_scanned),
+      core::to_string(s.stop),
+      s.candidates_before,
+      s.candidates_after);
+  std::printf("  %-8s %10s %12s %10s %9s   %s\n",
+              "phase",
+              "ms",
+              "MB",
+              "GB/s",
+              "of copy",
+              "paper, TITAN Xp");
+  for (PhaseRow const& r : rows) {
+    print_phase_row(r, copy_gbps);
+    if (csv) write_phase_csv(csv, name, r, copy_gbps, s, count);
+  }
+}
+
+/// --per-pass: one line per pass of the median run.
+void print_passes(compact::DefragStats const& s) {
+  std::printf("  %5s %9s %9s %10s %9s %9s %9s\n",
+              "pass",
+              "r",
+              "B'",
+              "moved",
+              "copy ms",
+              "rewr ms",
+              "state ms");
+  for (auto const& p : s.passes)
+    std::printf("  %5u %9u %9u %10llu %9.3f %9.3f %9.3f\n",
+                p.index,
+                p.candidates,
+                p.sources,
+                static_cast<unsigned long long>(p.objects_moved),
+                p.times.copy_ms,
+                p.times.rewrite_ms,
+                p.times.state_ms);
+}
+
+/// Fig. 8: candidates and F after every pass, at passes_fraction deleted (pass 0 = before), as
+/// CSV rows of n; prints the number of passes against the worst case.
+void write_pass_curve(FragSweepOptions const& o,
+                      std::uint32_t n,
+                      Workload& w,
+                      compact::Compactor<Types>& compactor,
+                      std::FILE* fig8) {
+  auto fragmentation = [&] { return w.heap.statistics().types[kA].fragmentation; };
+  w.build(o.seed, o.passes_fraction);
+  std::fprintf(fig8, "%u,0,%u,%.6f\n", n, compactor.count_candidates(kA), fragmentation());
+  compact::DefragStats const s = compactor.defragment(kA, {}, [&](compact::PassStats const& p) {
+    std::fprintf(
+        fig8, "%u,%u,%u,%.6f\n", n, p.index + 1, compactor.count_candidates(kA), fragmentation());
+  });
+  std::printf("  n=%u at %.0f%% deleted: %zu passes (worst case %u), candidates %u -> %u\n",
+              n,
+              o.passes_fraction * 100,
+              s.passes.size(),
+              core::worst_case_passes_with_cap(s.candidates_before, n, 0, core::kUnlimitedSources),
+              s.candidates_before,
+              s.candidates_after);
+}
+
+}  // namespace
+
+int run_defrag_bench(DefragBenchOptions const& o) {
+  auto const count = static_cast<std::uint64_t>(std::llround(o.scale * kObjects));
+  if (count < 64) throw std::runtime_error("defrag bench: --scale leaves fewer than 64 objects");
+  CopyResult const copy  = copy_bandwidth(o.copy_mib << 20, 1, 5);
+  double const copy_gbps = copy.memcpy_gbps;
+  print_defrag_header(o, count, copy);
 
   std::FILE* csv = o.csv.empty() ? nullptr : std::fopen(o.csv.c_str(), "w");
   if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
@@ -217,120 +391,14 @@ int run_defrag_bench(DefragBenchOptions const& o) {
 
   Workload w(count, true, o.n, o.k1);
   compact::Compactor<Types> compactor(w.heap);
-  int status = 0;
+  bool verified = true;
   for (std::string const& name : o.variants) {
-    compact::DefragOptions options;
-    options.n       = o.n;
-    options.k1      = o.k1;
-    options.variant = variant_from(name);
-    std::vector<compact::DefragStats> runs;
-    for (int i = 0; i < o.warmup + o.repeats; ++i) {
-      w.build(o.seed, o.fraction);
-      compact::DefragStats s = compactor.defragment(kA, options);
-      if (o.verify && i == o.warmup + o.repeats - 1) {
-        std::uint64_t const errors   = w.pointer_errors();
-        soa::HeapStatistics const st = w.heap.statistics();
-        std::uint64_t survivors      = 0;
-        for (std::uint64_t k = 0; k < count; ++k)
-          survivors += deleted(k, o.seed, o.fraction) ? 0 : 1;
-        bool const ok = errors == 0 && st.types[kA].used_slots == survivors &&
-                        st.types[kA + 1].used_slots == count;
-        std::printf("verify %s: %llu wrong pointers, %llu of %llu A objects, %llu of %llu B: %s\n",
-                    name.c_str(),
-                    static_cast<unsigned long long>(errors),
-                    static_cast<unsigned long long>(st.types[kA].used_slots),
-                    static_cast<unsigned long long>(survivors),
-                    static_cast<unsigned long long>(st.types[kA + 1].used_slots),
-                    static_cast<unsigned long long>(count),
-                    ok ? "ok" : "FAILED");
-        if (!ok) status = 1;
-      }
-      if (i >= o.warmup) runs.push_back(std::move(s));
-    }
-    std::sort(runs.begin(), runs.end(), [](auto const& x, auto const& y) {
-      return x.total_ms < y.total_ms;
-    });
-    compact::DefragStats const& s = runs[runs.size() / 2];
-    double const copy_bytes       = 2.0 * s.object_bytes_moved + s.forwarding_bytes;
-    double const rewrite_bytes    = 8.0 * s.pointers_scanned + 16.0 * s.pointers_rewritten +
-                                 8.0 * s.roots_scanned + 16.0 * s.roots_rewritten;
-    double const total_bytes = copy_bytes + rewrite_bytes;
-    struct Row {
-      char const* phase;
-      double ms;
-      double bytes;  // < 0: not a bandwidth phase
-      char const* paper;
-    };
-    Row const rows[] = {{"scan", s.times.scan_ms, -1, "4.0 ms"},
-                        {"copy", s.times.copy_ms, copy_bytes, "6.7 ms, 352.6 MB, 17%"},
-                        {"rewrite", s.times.rewrite_ms, rewrite_bytes, "33.3 ms, 4858 MB, 27%"},
-                        {"state", s.times.state_ms, -1, "(in total)"},
-                        {"total", s.total_ms, total_bytes, "44.4 ms"}};
-    std::printf(
-        "\nvariant %s: %zu passes (paper: 18), %llu objects moved, %llu of %llu pointers "
-        "rewritten, stop: %s, candidates %u -> %u\n",
-        name.c_str(),
-        s.passes.size(),
-        static_cast<unsigned long long>(s.objects_moved),
-        static_cast<unsigned long long>(s.pointers_rewritten),
-        static_cast<unsigned long long>(s.pointers_scanned),
-        core::to_string(s.stop),
-        s.candidates_before,
-        s.candidates_after);
-    std::printf("  %-8s %10s %12s %10s %9s   %s\n",
-                "phase",
-                "ms",
-                "MB",
-                "GB/s",
-                "of copy",
-                "paper, TITAN Xp");
-    for (Row const& r : rows) {
-      if (r.bytes < 0) {
-        std::printf("  %-8s %10.3f %12s %10s %9s   %s\n", r.phase, r.ms, "-", "-", "-", r.paper);
-      } else {
-        double const g = gbps(r.bytes, r.ms);
-        std::printf("  %-8s %10.3f %12.1f %10.1f %8.1f%%   %s\n",
-                    r.phase,
-                    r.ms,
-                    r.bytes / 1e6,
-                    g,
-                    100.0 * g / copy_gbps,
-                    r.paper);
-      }
-      if (csv)
-        std::fprintf(csv,
-                     "%s,%s,%.4f,%.0f,%.2f,%.4f,%zu,%llu\n",
-                     name.c_str(),
-                     r.phase,
-                     r.ms,
-                     r.bytes < 0 ? 0.0 : r.bytes,
-                     r.bytes < 0 ? 0.0 : gbps(r.bytes, r.ms),
-                     r.bytes < 0 ? 0.0 : gbps(r.bytes, r.ms) / copy_gbps,
-                     s.passes.size(),
-                     static_cast<unsigned long long>(count));
-    }
-    if (o.per_pass) {
-      std::printf("  %5s %9s %9s %10s %9s %9s %9s\n",
-                  "pass",
-                  "r",
-                  "B'",
-                  "moved",
-                  "copy ms",
-                  "rewr ms",
-                  "state ms");
-      for (auto const& p : s.passes)
-        std::printf("  %5u %9u %9u %10llu %9.3f %9.3f %9.3f\n",
-                    p.index,
-                    p.candidates,
-                    p.sources,
-                    static_cast<unsigned long long>(p.objects_moved),
-                    p.times.copy_ms,
-                    p.times.rewrite_ms,
-                    p.times.state_ms);
-    }
+    compact::DefragStats const s = median_defrag_run(w, compactor, o, name, verified);
+    print_variant(name, s, count, copy_gbps, csv);
+    if (o.per_pass) print_passes(s);
   }
   if (csv) std::fclose(csv);
-  return status;
+  return verified ? 0 : 1;
 }
 
 int run_frag_sweep(FragSweepOptions const& o) {
@@ -383,21 +451,7 @@ int run_frag_sweep(FragSweepOptions const& o) {
                   1.0 / (n + 1),
                   s.passes.size());
     }
-    // Fig. 8: candidates and F after every pass, at passes_fraction deleted (pass 0 = before).
-    w.build(o.seed, o.passes_fraction);
-    std::fprintf(fig8, "%u,0,%u,%.6f\n", n, compactor.count_candidates(kA), fragmentation());
-    compact::DefragStats const s = compactor.defragment(kA, {}, [&](compact::PassStats const& p) {
-      std::fprintf(
-          fig8, "%u,%u,%u,%.6f\n", n, p.index + 1, compactor.count_candidates(kA), fragmentation());
-    });
-    std::printf(
-        "  n=%u at %.0f%% deleted: %zu passes (worst case %u), candidates %u -> %u\n",
-        n,
-        o.passes_fraction * 100,
-        s.passes.size(),
-        core::worst_case_passes_with_cap(s.candidates_before, n, 0, core::kUnlimitedSources),
-        s.candidates_before,
-        s.candidates_after);
+    write_pass_curve(o, n, w, compactor, fig8);
   }
   std::fclose(fig9);
   std::fclose(fig8);

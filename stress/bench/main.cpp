@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -103,19 +102,17 @@ struct AllocOptions {
   std::uint64_t wave_threads = std::uint64_t{1} << 20;
 };
 
-/// heaplab's allocator vs CUDA's device malloc: linux-scalability and one allocation wave.
-int run_alloc(Common const& c, AllocOptions const& o) {
-  print_device();
-  std::FILE* csv = c.csv.empty() ? nullptr : std::fopen(c.csv.c_str(), "w");
-  if (!c.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + c.csv);
-  if (csv) std::fprintf(csv, "benchmark,allocator,parameter,median_ms,min_ms,max_ms,failed\n");
-  auto csv_row = [&](char const* bench,
-                     char const* who,
-                     std::string const& param,
-                     heaplab::bench::Sample const& s,
-                     unsigned long long failed) {
-    if (csv)
-      std::fprintf(csv,
+/// The CSV file of `alloc` (none when --csv is not given): one row per measurement.
+struct AllocCsv {
+  std::FILE* file = nullptr;
+
+  void row(char const* bench,
+           char const* who,
+           std::string const& param,
+           heaplab::bench::Sample const& s,
+           unsigned long long failed) const {
+    if (file)
+      std::fprintf(file,
                    "%s,%s,%s,%.4f,%.4f,%.4f,%llu\n",
                    bench,
                    who,
@@ -124,8 +121,11 @@ int run_alloc(Common const& c, AllocOptions const& o) {
                    s.min_ms,
                    s.max_ms,
                    failed);
-  };
+  }
+};
 
+/// CUDA's device malloc heap, large enough for every baseline `alloc` runs.
+void reserve_for_alloc(AllocOptions const& o) {
   std::size_t reserve = 0;
   for (int n : o.ns)
     if (n <= o.cuda_malloc_max_n)
@@ -134,6 +134,45 @@ int run_alloc(Common const& c, AllocOptions const& o) {
     reserve = std::max(
         reserve, heaplab::bench::cuda_malloc_heap_bytes(static_cast<int>(o.wave_threads), 1, 16));
   heaplab::bench::reserve_cuda_malloc_heap(reserve);
+}
+
+/// One row of the linux-scalability table: heaplab at n, then CUDA malloc unless n is above
+/// --cuda-malloc-max-n.
+void linux_scalability_row(Common const& c, AllocOptions const& o, int n, AllocCsv const& csv) {
+  auto const h = heaplab::bench::heap_linux_scalability(o.threads, n, c.warmup, c.repeats);
+  csv.row("linux_scalability_alloc", "heaplab", "n=" + std::to_string(n), h.alloc, h.failed);
+  csv.row("linux_scalability_free", "heaplab", "n=" + std::to_string(n), h.free, h.failed);
+  std::printf("  %6d | %8.3f ms %8.3f ms %7llu |",
+              n,
+              h.alloc.median_ms,
+              h.free.median_ms,
+              static_cast<unsigned long long>(h.failed));
+  if (n > o.cuda_malloc_max_n) {
+    std::printf(" CUDA malloc skipped (n > --cuda-malloc-max-n %d)\n", o.cuda_malloc_max_n);
+    return;
+  }
+  auto const m = heaplab::bench::cuda_malloc_linux_scalability(
+      o.threads, n, 64, n <= 64 ? 1 : 0, o.baseline_repeats);
+  csv.row("linux_scalability_alloc",
+          "cuda_malloc",
+          "n=" + std::to_string(n),
+          m.alloc,
+          m.failed_allocations);
+  csv.row("linux_scalability_free",
+          "cuda_malloc",
+          "n=" + std::to_string(n),
+          m.free,
+          m.failed_allocations);
+  std::printf(" %8.3f ms %8.3f ms %7llu | %8.1fx %10.1fx\n",
+              m.alloc.median_ms,
+              m.free.median_ms,
+              static_cast<unsigned long long>(m.failed_allocations),
+              m.alloc.median_ms / h.alloc.median_ms,
+              (m.alloc.median_ms + m.free.median_ms) / (h.alloc.median_ms + h.free.median_ms));
+}
+
+/// linux-scalability: o.threads threads x n objects of 64 B, then free all, for every n.
+void linux_scalability_table(Common const& c, AllocOptions const& o, AllocCsv const& csv) {
   std::printf("\nlinux-scalability: %d threads x n objects of 64 B, then free all\n", o.threads);
   std::printf(
       "  heaplab: median of %d runs after %d warm-up; CUDA malloc: median of %d run(s), "
@@ -151,43 +190,16 @@ int run_alloc(Common const& c, AllocOptions const& o) {
               "failed",
               "x alloc",
               "x alloc+free");
-  for (int n : o.ns) {
-    auto const h = heaplab::bench::heap_linux_scalability(o.threads, n, c.warmup, c.repeats);
-    csv_row("linux_scalability_alloc", "heaplab", "n=" + std::to_string(n), h.alloc, h.failed);
-    csv_row("linux_scalability_free", "heaplab", "n=" + std::to_string(n), h.free, h.failed);
-    std::printf("  %6d | %8.3f ms %8.3f ms %7llu |",
-                n,
-                h.alloc.median_ms,
-                h.free.median_ms,
-                static_cast<unsigned long long>(h.failed));
-    if (n > o.cuda_malloc_max_n) {
-      std::printf(" CUDA malloc skipped (n > --cuda-malloc-max-n %d)\n", o.cuda_malloc_max_n);
-      continue;
-    }
-    auto const m = heaplab::bench::cuda_malloc_linux_scalability(
-        o.threads, n, 64, n <= 64 ? 1 : 0, o.baseline_repeats);
-    csv_row("linux_scalability_alloc",
-            "cuda_malloc",
-            "n=" + std::to_string(n),
-            m.alloc,
-            m.failed_allocations);
-    csv_row("linux_scalability_free",
-            "cuda_malloc",
-            "n=" + std::to_string(n),
-            m.free,
-            m.failed_allocations);
-    std::printf(" %8.3f ms %8.3f ms %7llu | %8.1fx %10.1fx\n",
-                m.alloc.median_ms,
-                m.free.median_ms,
-                static_cast<unsigned long long>(m.failed_allocations),
-                m.alloc.median_ms / h.alloc.median_ms,
-                (m.alloc.median_ms + m.free.median_ms) / (h.alloc.median_ms + h.free.median_ms));
-  }
+  for (int n : o.ns) linux_scalability_row(c, o, n, csv);
+}
 
+/// One wave: o.wave_threads threads x 1 object of 16 B, then free; heaplab and CUDA malloc.
+void one_wave(Common const& c, AllocOptions const& o, AllocCsv const& csv) {
   std::printf("\none wave: %llu threads x 1 object of 16 B, then free\n",
               static_cast<unsigned long long>(o.wave_threads));
   auto const w     = heaplab::bench::heap_allocation_wave(o.wave_threads, c.warmup, c.repeats);
   auto const per_s = [&](float ms) { return static_cast<double>(o.wave_threads) / (ms * 1e-3); };
+  std::string const param = "threads=" + std::to_string(o.wave_threads);
   std::printf(
       "  heaplab      alloc %8.3f ms (%8.1f M allocations/s)  free %8.3f ms (%8.1f M frees/s)"
       "  failed %llu\n",
@@ -196,67 +208,84 @@ int run_alloc(Common const& c, AllocOptions const& o) {
       w.free.median_ms,
       per_s(w.free.median_ms) / 1e6,
       static_cast<unsigned long long>(w.failed));
-  csv_row("wave_alloc", "heaplab", "threads=" + std::to_string(o.wave_threads), w.alloc, w.failed);
-  csv_row("wave_free", "heaplab", "threads=" + std::to_string(o.wave_threads), w.free, w.failed);
-  if (o.cuda_malloc_max_n >= 1) {
-    auto const m = heaplab::bench::cuda_malloc_linux_scalability(
-        static_cast<int>(o.wave_threads), 1, 16, 1, o.baseline_repeats);
-    std::printf(
-        "  CUDA malloc  alloc %8.3f ms (%8.1f M allocations/s)  free %8.3f ms (%8.1f M frees/s)"
-        "  failed %llu\n",
-        m.alloc.median_ms,
-        per_s(m.alloc.median_ms) / 1e6,
-        m.free.median_ms,
-        per_s(m.free.median_ms) / 1e6,
-        static_cast<unsigned long long>(m.failed_allocations));
-    csv_row("wave_alloc",
-            "cuda_malloc",
-            "threads=" + std::to_string(o.wave_threads),
-            m.alloc,
-            m.failed_allocations);
-    csv_row("wave_free",
-            "cuda_malloc",
-            "threads=" + std::to_string(o.wave_threads),
-            m.free,
-            m.failed_allocations);
-  } else {
+  csv.row("wave_alloc", "heaplab", param, w.alloc, w.failed);
+  csv.row("wave_free", "heaplab", param, w.free, w.failed);
+  if (o.cuda_malloc_max_n < 1) {
     std::printf("  CUDA malloc skipped (--cuda-malloc-max-n < 1)\n");
+    return;
   }
-  if (csv) std::fclose(csv);
+  auto const m = heaplab::bench::cuda_malloc_linux_scalability(
+      static_cast<int>(o.wave_threads), 1, 16, 1, o.baseline_repeats);
+  std::printf(
+      "  CUDA malloc  alloc %8.3f ms (%8.1f M allocations/s)  free %8.3f ms (%8.1f M frees/s)"
+      "  failed %llu\n",
+      m.alloc.median_ms,
+      per_s(m.alloc.median_ms) / 1e6,
+      m.free.median_ms,
+      per_s(m.free.median_ms) / 1e6,
+      static_cast<unsigned long long>(m.failed_allocations));
+  csv.row("wave_alloc", "cuda_malloc", param, m.alloc, m.failed_allocations);
+  csv.row("wave_free", "cuda_malloc", param, m.free, m.failed_allocations);
+}
+
+/// heaplab's allocator vs CUDA's device malloc: linux-scalability and one allocation wave.
+int run_alloc(Common const& c, AllocOptions const& o) {
+  print_device();
+  AllocCsv csv;
+  csv.file = c.csv.empty() ? nullptr : std::fopen(c.csv.c_str(), "w");
+  if (!c.csv.empty() && csv.file == nullptr) throw std::runtime_error("cannot write " + c.csv);
+  if (csv.file)
+    std::fprintf(csv.file, "benchmark,allocator,parameter,median_ms,min_ms,max_ms,failed\n");
+  reserve_for_alloc(o);
+  linux_scalability_table(c, o, csv);
+  one_wave(c, o, csv);
+  if (csv.file) std::fclose(csv.file);
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // Line-buffered even into a file or pipe: a run stopped by a timeout keeps what it printed.
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  CLI::App app{"heaplab_bench: GPU benchmarks, each with its baselines measured in the same run."};
-  app.require_subcommand(1);
-  auto common     = std::make_shared<Common>();
-  auto add_common = [&](CLI::App* cmd) {
-    cmd->add_option("--warmup", common->warmup, "untimed warm-up runs")->check(CLI::Range(0, 100));
-    cmd->add_option("--repeats", common->repeats, "timed runs (the median is reported)")
-        ->check(CLI::Range(1, 1000));
-    cmd->add_option("--csv", common->csv, "also write the numbers as CSV to this file");
-  };
-
-  auto* base = app.add_subcommand(
-      "baselines", "Device-to-device copy bandwidth and CUDA device malloc (linux-scalability).");
-  add_common(base);
+struct BaselineOptions {
   std::size_t copy_mib = 2048;
   std::vector<int> ns{1, 16, 64};
   int threads = 16384;
-  base->add_option("--copy-mib", copy_mib, "copy buffer size in MiB")->check(CLI::Range(1, 65536));
-  base->add_option("--n", ns, "allocations per thread (list)");
-  base->add_option("--threads", threads, "threads")->check(CLI::Range(1, 1 << 24));
-  base->callback([&] { std::exit(run_baselines(*common, copy_mib, ns, threads)); });
+};
 
+/// Every subcommand's options. They outlive the parse, which fills them and runs the chosen
+/// subcommand's callback; `baselines` and `alloc` share `common`.
+struct BenchOptions {
+  Common common;
+  BaselineOptions baselines;
+  AllocOptions alloc;
+  heaplab::bench::DefragBenchOptions defrag;
+  heaplab::bench::FragSweepOptions sweep;
+};
+
+void add_common_options(CLI::App* cmd, Common& common) {
+  cmd->add_option("--warmup", common.warmup, "untimed warm-up runs")->check(CLI::Range(0, 100));
+  cmd->add_option("--repeats", common.repeats, "timed runs (the median is reported)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--csv", common.csv, "also write the numbers as CSV to this file");
+}
+
+void add_baselines_command(CLI::App& app, BenchOptions& o) {
+  auto* base = app.add_subcommand(
+      "baselines", "Device-to-device copy bandwidth and CUDA device malloc (linux-scalability).");
+  add_common_options(base, o.common);
+  BaselineOptions& b = o.baselines;
+  base->add_option("--copy-mib", b.copy_mib, "copy buffer size in MiB")
+      ->check(CLI::Range(1, 65536));
+  base->add_option("--n", b.ns, "allocations per thread (list)");
+  base->add_option("--threads", b.threads, "threads")->check(CLI::Range(1, 1 << 24));
+  base->callback([&o] {
+    std::exit(run_baselines(o.common, o.baselines.copy_mib, o.baselines.ns, o.baselines.threads));
+  });
+}
+
+void add_alloc_command(CLI::App& app, BenchOptions& o) {
   auto* alloc = app.add_subcommand(
       "alloc",
       "heaplab's GPU object allocator vs CUDA device malloc: linux-scalability and one wave.");
-  add_common(alloc);
-  AllocOptions alloc_options;
+  add_common_options(alloc, o.common);
+  AllocOptions& alloc_options = o.alloc;
   alloc->add_option("--threads", alloc_options.threads, "linux-scalability threads")
       ->check(CLI::Range(1, 1 << 24));
   alloc->add_option("--n", alloc_options.ns, "linux-scalability objects per thread (list)");
@@ -273,13 +302,14 @@ int main(int argc, char** argv) {
       ->add_option(
           "--wave-threads", alloc_options.wave_threads, "threads of the one-wave benchmark")
       ->check(CLI::Range(1, 1 << 28));
-  alloc->callback([&] { std::exit(run_alloc(*common, alloc_options)); });
+  alloc->callback([&o] { std::exit(run_alloc(o.common, o.alloc)); });
+}
 
+void add_defrag_command(CLI::App& app, heaplab::bench::DefragBenchOptions& defrag_options) {
   auto* defrag = app.add_subcommand(
       "defrag",
       "CompactGpu Table 1: two classes of 32 B objects pointing to each other, 60% of one class "
       "deleted, defragmented with n=3; time, bytes and bandwidth per phase vs a D2D copy.");
-  heaplab::bench::DefragBenchOptions defrag_options;
   defrag->add_option("--scale", defrag_options.scale, "objects per class = scale x 32,768,000")
       ->check(CLI::Range(1e-6, 4.0));
   defrag->add_option("--n", defrag_options.n, "defragmentation factor")->check(CLI::Range(1, 63));
@@ -298,16 +328,17 @@ int main(int argc, char** argv) {
   defrag->add_flag("--per-pass", defrag_options.per_pass, "print every pass");
   defrag->add_option("--seed", defrag_options.seed, "which objects are deleted and linked");
   defrag->add_option("--csv", defrag_options.csv, "also write the numbers as CSV to this file");
-  defrag->callback([&] {
+  defrag->callback([&defrag_options] {
     print_device();
     std::exit(heaplab::bench::run_defrag_bench(defrag_options));
   });
+}
 
+void add_sweep_command(CLI::App& app, heaplab::bench::FragSweepOptions& sweep_options) {
   auto* sweep = app.add_subcommand(
       "frag-sweep",
       "CompactGpu Fig. 9 (F after defragmentation by initial fragmentation and n, k1 = 0) and "
       "Fig. 8 (candidates and F after every pass at 60%) as CSV.");
-  heaplab::bench::FragSweepOptions sweep_options;
   sweep->add_option("--objects", sweep_options.objects, "objects before deletion")
       ->check(CLI::Range(std::uint64_t{64}, std::uint64_t{1} << 31));
   sweep->add_option("--n", sweep_options.ns, "defragmentation factors (list)");
@@ -316,10 +347,24 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   sweep->add_option("--seed", sweep_options.seed, "which objects are deleted");
   sweep->add_option("--csv-dir", sweep_options.csv_dir, "folder for the CSV files");
-  sweep->callback([&] {
+  sweep->callback([&sweep_options] {
     print_device();
     std::exit(heaplab::bench::run_frag_sweep(sweep_options));
   });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Line-buffered even into a file or pipe: a run stopped by a timeout keeps what it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  CLI::App app{"heaplab_bench: GPU benchmarks, each with its baselines measured in the same run."};
+  app.require_subcommand(1);
+  BenchOptions options;
+  add_baselines_command(app, options);
+  add_alloc_command(app, options);
+  add_defrag_command(app, options.defrag);
+  add_sweep_command(app, options.sweep);
 
   try {
     app.parse(argc, argv);

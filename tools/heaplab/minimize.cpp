@@ -52,6 +52,116 @@ std::string output_problem(std::filesystem::path const& out, std::filesystem::pa
   return {};
 }
 
+/// The runner to minimize with, or null (after saying why) when it cannot be made.
+std::unique_ptr<runner::ScheduleRunner> make_minimize_runner(MinimizeCli const& cli,
+                                                             std::string const& runner_name) {
+  runner::RunnerOptions ro;
+  ro.placement_seed = cli.placement_seed;
+  if (cli.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(cli.watchdog_ms);
+  try {
+    return runner::make_runner(runner_name, ro);
+  } catch (std::exception const& e) {
+    std::fprintf(stderr,
+                 "heaplab minimize: runner '%s': %s%s\n",
+                 runner_name.c_str(),
+                 e.what(),
+                 cli.runner.empty() ? " (choose another with --runner)" : "");
+    return nullptr;
+  }
+}
+
+runner::MinimizeOptions minimize_options(MinimizeCli const& cli, runner::ScheduleRunner const& r) {
+  runner::MinimizeOptions mo;
+  mo.reruns        = cli.reruns ? cli.reruns : (r.deterministic() ? 1u : 5u);
+  mo.max_runs      = cli.max_runs;
+  mo.seconds       = cli.minutes * 60;
+  mo.reduce_config = !cli.no_config;
+  mo.reduce_sizes  = !cli.no_sizes;
+  if (!cli.quiet)
+    mo.log = [](std::string const& line) {
+      std::printf("  %s\n", line.c_str());
+      std::fflush(stdout);
+    };
+  return mo;
+}
+
+void print_minimize_start(MinimizeCli const& cli,
+                          schedule::Schedule const& input,
+                          std::string const& runner_name,
+                          runner::MinimizeOptions const& mo,
+                          std::optional<runner::FailureSignature> const& target) {
+  std::printf(
+      "heaplab minimize %s: %zu steps, M = %u, runner %s, %u run%s per candidate%s\n",
+      cli.file.c_str(),
+      input.steps.size(),
+      input.config.num_blocks,
+      runner_name.c_str(),
+      mo.reruns,
+      mo.reruns == 1 ? "" : "s",
+      target ? (", target: " + std::string(schedule::to_string(target->kind)) + " " + target->check)
+                   .c_str()
+             : ", target: the first failure");
+  std::fflush(stdout);
+}
+
+/// Writes the minimized file to `out`: a failure file (with a minimize origin) for a failure
+/// file, a schedule file for a schedule file. False (after saying why) when it cannot.
+bool write_minimized(MinimizeCli const& cli,
+                     std::filesystem::path const& out,
+                     schedule::FailureFile const* failure_file,
+                     schedule::Schedule const& input,
+                     runner::ScheduleRunner const& r,
+                     runner::MinimizeResult const& result) {
+  try {
+    if (failure_file) {
+      schedule::FailureFile f = *failure_file;
+      f.created               = schedule::utc_now_iso8601();
+      f.git_commit            = runner::git_commit();
+      f.gpu                   = r.device_name();
+      f.runner                = r.name();
+      f.origin.command        = "minimize";
+      f.origin.minimized_from = cli.file;
+      f.origin.original_steps = input.steps.size();
+      f.failure               = result.failure.record();
+      f.schedule              = result.schedule;
+      schedule::validate(f);
+      write_file_atomically(out, schedule::dump(f));
+    } else {
+      write_file_atomically(out, schedule::dump(result.schedule));
+    }
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "heaplab minimize: %s; %s was not written\n", e.what(), out.c_str());
+    return false;
+  }
+  return true;
+}
+
+void print_minimize_result(runner::MinimizeResult const& result,
+                           double seconds,
+                           std::filesystem::path const& out,
+                           std::string const& runner_name) {
+  std::printf(
+      "heaplab minimize: steps %zu -> %zu, M %u -> %u; %zu runs in %.1f s%s\n"
+      "  failure: step %zu, %s, check %s: %s\n"
+      "  wrote %s\n  replay it: %s replay %s%s\n",
+      result.original_steps,
+      result.schedule.steps.size(),
+      result.original_blocks,
+      result.schedule.config.num_blocks,
+      result.runs,
+      seconds,
+      result.budget_exhausted ? " (budget exhausted: the result may shrink further; rerun on it)"
+                              : "",
+      result.failure.step,
+      schedule::to_string(result.failure.kind),
+      result.failure.check.c_str(),
+      result.failure.message.c_str(),
+      out.c_str(),
+      program_path().c_str(),
+      out.c_str(),
+      runner_name == "model" ? "" : (" --runner " + runner_name).c_str());
+}
+
 int minimize(MinimizeCli const& cli) {
   schedule::Replayable loaded;
   try {
@@ -68,53 +178,17 @@ int minimize(MinimizeCli const& cli) {
     std::fprintf(stderr, "heaplab minimize: %s\n", problem.c_str());
     return 2;
   }
-  std::string const runner_name = !cli.runner.empty() ? cli.runner
-                                  : failure_file      ? failure_file->runner
-                                                      : "model";
-
-  runner::RunnerOptions ro;
-  ro.placement_seed = cli.placement_seed;
-  if (cli.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(cli.watchdog_ms);
-  std::unique_ptr<runner::ScheduleRunner> r;
-  try {
-    r = runner::make_runner(runner_name, ro);
-  } catch (std::exception const& e) {
-    std::fprintf(stderr,
-                 "heaplab minimize: runner '%s': %s%s\n",
-                 runner_name.c_str(),
-                 e.what(),
-                 cli.runner.empty() ? " (choose another with --runner)" : "");
-    return 2;
-  }
+  std::string const runner_name                   = !cli.runner.empty() ? cli.runner
+                                                    : failure_file      ? failure_file->runner
+                                                                        : "model";
+  std::unique_ptr<runner::ScheduleRunner> const r = make_minimize_runner(cli, runner_name);
+  if (!r) return 2;
 
   std::optional<runner::FailureSignature> target;
   if (failure_file)
     target = runner::FailureSignature{failure_file->failure.kind, failure_file->failure.check};
-
-  runner::MinimizeOptions mo;
-  mo.reruns        = cli.reruns ? cli.reruns : (r->deterministic() ? 1u : 5u);
-  mo.max_runs      = cli.max_runs;
-  mo.seconds       = cli.minutes * 60;
-  mo.reduce_config = !cli.no_config;
-  mo.reduce_sizes  = !cli.no_sizes;
-  if (!cli.quiet)
-    mo.log = [](std::string const& line) {
-      std::printf("  %s\n", line.c_str());
-      std::fflush(stdout);
-    };
-
-  std::printf(
-      "heaplab minimize %s: %zu steps, M = %u, runner %s, %u run%s per candidate%s\n",
-      cli.file.c_str(),
-      input.steps.size(),
-      input.config.num_blocks,
-      runner_name.c_str(),
-      mo.reruns,
-      mo.reruns == 1 ? "" : "s",
-      target ? (", target: " + std::string(schedule::to_string(target->kind)) + " " + target->check)
-                   .c_str()
-             : ", target: the first failure");
-  std::fflush(stdout);
+  runner::MinimizeOptions const mo = minimize_options(cli, *r);
+  print_minimize_start(cli, input, runner_name, mo, target);
   auto const start = std::chrono::steady_clock::now();
   std::string why;
   auto const result = runner::minimize(*r, input, target, mo, &why);
@@ -124,48 +198,8 @@ int minimize(MinimizeCli const& cli) {
     std::printf("heaplab minimize: nothing to minimize: %s\n", why.c_str());
     return 1;
   }
-
-  try {
-    if (failure_file) {
-      schedule::FailureFile f = *failure_file;
-      f.created               = schedule::utc_now_iso8601();
-      f.git_commit            = runner::git_commit();
-      f.gpu                   = r->device_name();
-      f.runner                = r->name();
-      f.origin.command        = "minimize";
-      f.origin.minimized_from = cli.file;
-      f.origin.original_steps = input.steps.size();
-      f.failure               = result->failure.record();
-      f.schedule              = result->schedule;
-      schedule::validate(f);
-      write_file_atomically(out, schedule::dump(f));
-    } else {
-      write_file_atomically(out, schedule::dump(result->schedule));
-    }
-  } catch (std::exception const& e) {
-    std::fprintf(stderr, "heaplab minimize: %s; %s was not written\n", e.what(), out.c_str());
-    return 2;
-  }
-  std::printf(
-      "heaplab minimize: steps %zu -> %zu, M %u -> %u; %zu runs in %.1f s%s\n"
-      "  failure: step %zu, %s, check %s: %s\n"
-      "  wrote %s\n  replay it: %s replay %s%s\n",
-      result->original_steps,
-      result->schedule.steps.size(),
-      result->original_blocks,
-      result->schedule.config.num_blocks,
-      result->runs,
-      seconds,
-      result->budget_exhausted ? " (budget exhausted: the result may shrink further; rerun on it)"
-                               : "",
-      result->failure.step,
-      schedule::to_string(result->failure.kind),
-      result->failure.check.c_str(),
-      result->failure.message.c_str(),
-      out.c_str(),
-      program_path().c_str(),
-      out.c_str(),
-      runner_name == "model" ? "" : (" --runner " + runner_name).c_str());
+  if (!write_minimized(cli, out, failure_file, input, *r, *result)) return 2;
+  print_minimize_result(*result, seconds, out, runner_name);
   if (result->hang_aborted) {
     std::printf(
         "heaplab minimize: a candidate hung; the smallest failing file so far is written. The\n"

@@ -272,9 +272,6 @@ void report_error(bool detailed, char const* message) {
   }
 }
 
-/// Replays one file on every runner it asks for. `detailed`: today's output (steps, the first
-/// failure in full); otherwise one line per side. A hang returns at once (Verdict::hang); the
-/// caller ends the process.
 /// The file's first lines: what it is, its steps, its config (and a failure file's header).
 void print_loaded(std::string const& file,
                   schedule::Schedule const& sched,
@@ -376,6 +373,137 @@ int decide_verdict(FileResult& res, schedule::FailureFile const* failure_file) {
   return recorded_ran ? 0 : kExitNotChecked;
 }
 
+/// The sides of one loaded file: each runs on its runner, and its outcome goes into the
+/// FileResult (and is printed as it comes).
+class SideReplay {
+ public:
+  SideReplay(FileResult& res,
+             schedule::Schedule const& sched,
+             schedule::FailureFile const* failure_file,
+             ReplayOptions const& opt,
+             bool detailed)
+      : res_(res),
+        sched_(sched),
+        failure_file_(failure_file),
+        opt_(opt),
+        detailed_(detailed),
+        explicit_runners_(opt.model || !opt.runners.empty()) {}
+
+  /// Replays side `name`; false when the file's replay ends here (an error, or a hang: the
+  /// FileResult says which).
+  bool run(std::string const& name) {
+    Side side;
+    side.name    = name;
+    bool go_on   = true;
+    auto const r = make_side_runner(side, go_on);
+    if (!r) return go_on;
+    side.deterministic = r->deterministic();
+    if (auto const support = r->supports(sched_.config); !support.supported) {
+      not_run(side, "this config is not supported: " + support.reason);
+      if (explicit_runners_) explicit_status_ = kExitUsage;
+      return true;
+    }
+    std::string const device = r->device_name();
+    if (detailed_)
+      std::printf("\n== %s side (%s) ==\n",
+                  name.c_str(),
+                  device == "none" ? "CPU" : ("device: " + device).c_str());
+    runner::RunOutcome outcome;
+    try {
+      outcome = r->run(sched_, [&](runner::StepReport const& s) {
+        if (detailed_ && (!opt_.quiet || !s.ok)) std::printf("%s\n", s.summary().c_str());
+        std::fflush(stdout);
+      });
+    } catch (std::exception const& e) {
+      error(e.what());
+      return false;
+    }
+    return record(side, *r, outcome);
+  }
+
+  /// kExitUsage when a runner asked for (--model, --runner) could not run, else 0.
+  [[nodiscard]] int explicit_status() const { return explicit_status_; }
+
+ private:
+  void not_run(Side& side, std::string const& why) {
+    side.reason = why;
+    std::printf(detailed_ ? "\n%s side: not run: %s\n" : "  %s side: not run: %s\n",
+                side.name.c_str(),
+                why.c_str());
+    res_.sides.push_back(side);
+  }
+
+  /// An error that ends the file's replay.
+  void error(char const* what) {
+    report_error(detailed_, what);
+    res_.error   = what;
+    res_.status  = kExitUsage;
+    res_.verdict = Verdict::error;
+  }
+
+  /// The side's runner, or null: the side is not run (go_on stays true) or the file's replay
+  /// ends with an error (go_on becomes false).
+  std::unique_ptr<runner::ScheduleRunner> make_side_runner(Side& side, bool& go_on) {
+    runner::RunnerOptions ro;
+    ro.placement_seed = opt_.placement_seed;
+    ro.perturb        = !opt_.no_perturb;
+    if (opt_.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(opt_.watchdog_ms);
+    try {
+      return runner::make_runner(side.name, ro);
+    } catch (runner::runner_unavailable const& e) {
+      not_run(side, e.what());
+      if (explicit_runners_) explicit_status_ = kExitUsage;
+    } catch (std::exception const& e) {
+      if (explicit_runners_) {
+        error(e.what());
+        go_on = false;
+      } else {
+        // A failure file from a runner this heaplab does not have (e.g. a test's fake).
+        not_run(side, e.what());
+      }
+    }
+    return nullptr;
+  }
+
+  /// A side that ran: passed, or failed (compared with the recorded failure). False on a hang
+  /// (or a runner left unusable), which ends the file's replay.
+  bool record(Side& side, runner::ScheduleRunner const& r, runner::RunOutcome const& outcome) {
+    if (outcome.ok()) {
+      side.state = Side::State::passed;
+      res_.sides.push_back(side);
+      print_passed(side.name, outcome.steps_run, failure_file_, detailed_);
+      return true;
+    }
+    runner::Failure const& f = *outcome.failure;
+    side.state               = Side::State::failed;
+    std::string comparison;
+    if (failure_file_) {
+      side.same_as_recorded =
+          failure_file_->failure.kind == f.kind && failure_file_->failure.check == f.check;
+      comparison = comparison_text(failure_file_->failure, f, side.same_as_recorded);
+    }
+    res_.sides.push_back(side);
+    print_failed(side.name, f, sched_.steps.size(), comparison, opt_, detailed_);
+    if (f.kind == runner::FailureKind::hang || !r.usable()) {
+      res_.verdict = Verdict::hang;
+      res_.status  = kExitHang;
+      return false;
+    }
+    return true;
+  }
+
+  FileResult& res_;
+  schedule::Schedule const& sched_;
+  schedule::FailureFile const* failure_file_;
+  ReplayOptions const& opt_;
+  bool const detailed_;
+  bool const explicit_runners_;
+  int explicit_status_ = 0;  // kExitUsage when a runner asked for cannot run
+};
+
+/// Replays one file on every runner it asks for. `detailed`: today's output (steps, the first
+/// failure in full); otherwise one line per side. A hang returns at once (Verdict::hang); the
+/// caller ends the process.
 FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool detailed) {
   FileResult res;
   res.file = file;
@@ -395,90 +523,12 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
                    ", check " + failure_file->failure.check;
   print_loaded(file, sched, failure_file, res.recorded, detailed);
 
-  bool const explicit_runners = opt.model || !opt.runners.empty();
-  int explicit_status         = 0;  // kExitUsage when a runner asked for cannot run
-  auto const names            = runners_for(opt, loaded);
-  for (auto const& name : names) {
-    Side side;
-    side.name    = name;
-    auto not_run = [&](std::string const& why) {
-      side.reason = why;
-      std::printf(detailed ? "\n%s side: not run: %s\n" : "  %s side: not run: %s\n",
-                  name.c_str(),
-                  why.c_str());
-      res.sides.push_back(side);
-    };
-    runner::RunnerOptions ro;
-    ro.placement_seed = opt.placement_seed;
-    ro.perturb        = !opt.no_perturb;
-    if (opt.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(opt.watchdog_ms);
-    std::unique_ptr<runner::ScheduleRunner> r;
-    try {
-      r = runner::make_runner(name, ro);
-    } catch (runner::runner_unavailable const& e) {
-      not_run(e.what());
-      if (explicit_runners) explicit_status = kExitUsage;
-      continue;
-    } catch (std::exception const& e) {
-      if (explicit_runners) {
-        report_error(detailed, e.what());
-        res.error   = e.what();
-        res.status  = kExitUsage;
-        res.verdict = Verdict::error;
-        return res;
-      }
-      // A failure file from a runner this heaplab does not have (e.g. a test's fake).
-      not_run(e.what());
-      continue;
-    }
-    side.deterministic = r->deterministic();
-    if (auto const support = r->supports(sched.config); !support.supported) {
-      not_run("this config is not supported: " + support.reason);
-      if (explicit_runners) explicit_status = kExitUsage;
-      continue;
-    }
-    std::string const device = r->device_name();
-    if (detailed)
-      std::printf("\n== %s side (%s) ==\n",
-                  name.c_str(),
-                  device == "none" ? "CPU" : ("device: " + device).c_str());
-    runner::RunOutcome outcome;
-    try {
-      outcome = r->run(sched, [&](runner::StepReport const& s) {
-        if (detailed && (!opt.quiet || !s.ok)) std::printf("%s\n", s.summary().c_str());
-        std::fflush(stdout);
-      });
-    } catch (std::exception const& e) {
-      report_error(detailed, e.what());
-      res.error   = e.what();
-      res.status  = kExitUsage;
-      res.verdict = Verdict::error;
-      return res;
-    }
-    if (outcome.ok()) {
-      side.state = Side::State::passed;
-      res.sides.push_back(side);
-      print_passed(name, outcome.steps_run, failure_file, detailed);
-      continue;
-    }
-    runner::Failure const& f = *outcome.failure;
-    side.state               = Side::State::failed;
-    std::string comparison;
-    if (failure_file) {
-      side.same_as_recorded =
-          failure_file->failure.kind == f.kind && failure_file->failure.check == f.check;
-      comparison = comparison_text(failure_file->failure, f, side.same_as_recorded);
-    }
-    res.sides.push_back(side);
-    print_failed(name, f, sched.steps.size(), comparison, opt, detailed);
-    if (f.kind == runner::FailureKind::hang || !r->usable()) {
-      res.verdict = Verdict::hang;
-      res.status  = kExitHang;
-      return res;
-    }
-  }
+  auto const names = runners_for(opt, loaded);
+  SideReplay sides(res, sched, failure_file, opt, detailed);
+  for (auto const& name : names)
+    if (!sides.run(name)) return res;
 
-  res.status = worse(decide_verdict(res, failure_file), explicit_status);
+  res.status = worse(decide_verdict(res, failure_file), sides.explicit_status());
   bool const recorded_asked =
       failure_file && std::find(names.begin(), names.end(), failure_file->runner) != names.end();
   std::string const line = verdict_line(res, failure_file, recorded_asked);

@@ -608,6 +608,110 @@ int stress(StressCli const& cli) {
   return status;
 }
 
+/// The time budget: --minutes or --seconds.
+void add_budget_options(CLI::App* cmd, std::shared_ptr<StressCli> const& cli) {
+  cmd->add_option("--minutes", cli->minutes, "time budget in minutes (fractions allowed)")
+      ->check(finite_number(0, 1e6, true));
+  cmd->add_option("--seconds", cli->seconds, "time budget in seconds, instead of --minutes")
+      ->check(finite_number(0, 1e8, true))
+      ->default_str("")
+      ->excludes("--minutes");
+}
+
+/// What the cases are and what runs them: the run's seed, the heap size, the profile, the
+/// runner.
+void add_campaign_options(CLI::App* cmd, std::shared_ptr<StressCli> const& cli) {
+  cmd->add_option("--seed", cli->seed, "seed of the whole run (default: from the clock, printed)")
+      ->check(unsigned_integer(0, std::numeric_limits<std::uint64_t>::max()))
+      ->default_str("clock")
+      ->each([cli](std::string const&) { cli->seed_given = true; });
+  cmd->add_option("--heap-mib",
+                  cli->heap_mib,
+                  "heap size in MiB; M = heap / (64 x smallest type size), capped by --max-blocks")
+      ->check(unsigned_integer(1, 1u << 20));
+  cmd->add_option("--profile",
+                  cli->profile,
+                  "small: M in [2, 32], the property tests' schedules; mixed: 1-, 2- and 3-level "
+                  "bitmap hierarchies (M up to 8192), a defrag in every case; large: M from "
+                  "--heap-mib, waves scaled to the heap; near-oom: small heaps driven past "
+                  "exhaustion")
+      ->check(CLI::IsMember({"small", "mixed", "large", "near-oom"}))
+      ->default_str("small; gpu: mixed");
+  cmd->add_option("--runner",
+                  cli->runner,
+                  "model (the reference model), differential-model (the differential path with a "
+                  "second model in place of the GPU), gpu (the GPU allocator vs the model)")
+      ->check(CLI::IsMember({"model", "differential-model", "gpu"}));
+}
+
+/// Which cases run: --cases, --case (and --dump), --shard.
+void add_case_selection_options(CLI::App* cmd, std::shared_ptr<StressCli> const& cli) {
+  cmd->add_option("--cases",
+                  cli->cases,
+                  "run only the cases k < CASES (of this shard); omit for the time budget alone")
+      ->check(unsigned_integer(1, std::uint64_t{1} << 62))
+      ->default_str("");
+  cmd->add_option("--case", cli->only_case, "run case K alone (with --dump: print its schedule)")
+      ->check(unsigned_integer(0, std::uint64_t{1} << 62))
+      ->default_str("")
+      ->each([cli](std::string const&) { cli->case_given = true; });
+  cmd->add_flag("--dump",
+                cli->dump,
+                "with --seed and --case: print the case's schedule (JSON) on stdout, run nothing");
+  cmd->add_option("--shard",
+                  cli->shard,
+                  "K/N: run only the cases k with k % N == K (N processes split one campaign)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return parse_shard(text)
+                       ? std::string()
+                       : "expected K/N with 0 <= K < N <= 1048576, got '" + text + "'";
+          },
+          "K/N"));
+}
+
+/// Where the results go: failure files, the JSON summary.
+void add_output_options(CLI::App* cmd, std::shared_ptr<StressCli> const& cli) {
+  cmd->add_option("--out-dir", cli->out_dir, "directory for failure files (checked at start)");
+  cmd->add_option("--json-summary",
+                  cli->json_summary,
+                  "write a machine-readable summary here at the end (docs/cli.md)");
+}
+
+/// How the run goes: workers, limits, progress, and the runners' own knobs.
+void add_tuning_options(CLI::App* cmd, std::shared_ptr<StressCli> const& cli) {
+  cmd->add_option("--jobs",
+                  cli->jobs,
+                  "workers in this process, each with its own runner (default 1; gpu: per visible "
+                  "GPU one per two hardware threads, 1 to 8; worker w uses GPU w % GPUs)")
+      ->check(unsigned_integer(1, 256))
+      ->default_str("");
+  cmd->add_option("--max-failures", cli->max_failures, "stop after this many failures")
+      ->check(unsigned_integer(1, 1000000));
+  cmd->add_option(
+         "--max-blocks", cli->max_blocks, "cap on M (default 512 for CPU runners, 65536 for gpu)")
+      ->check(unsigned_integer(1, 65536))
+      ->default_str("");
+  cmd->add_option("--progress-every",
+                  cli->progress_every,
+                  "seconds between progress lines when stdout is not a terminal")
+      ->check(finite_number(0, 1e6));
+  cmd->add_option("--placement-seed",
+                  cli->placement_seed,
+                  "differential-model: seed of its random legal placements")
+      ->check(unsigned_integer(0, std::numeric_limits<std::uint64_t>::max()));
+  cmd->add_option("--watchdog-ms",
+                  cli->watchdog_ms,
+                  "gpu: budget of one step's kernels in ms (default HEAPLAB_WATCHDOG_MS or 5000)")
+      ->check(unsigned_integer(1, 86400000))
+      ->default_str("");
+  cmd->add_flag("--quiet,-q", cli->quiet, "no progress lines (failures and the summary only)");
+  cmd->add_flag("--no-perturb",
+                cli->no_perturb,
+                "gpu: no warp-order perturbation (seeded warp delays in every step's kernels, "
+                "docs/gpu-runner.md)");
+}
+
 }  // namespace
 
 void add_stress(CLI::App& app) {
@@ -640,89 +744,12 @@ void add_stress(CLI::App& app) {
       "  heaplab stress --seed 7 --cases 1000 --shard 2/8       # one of 8 shards\n"
       "  heaplab stress --seed 7 --case 123 --dump > case.json  # case 123's schedule\n"
       "  heaplab stress --seed 7 --case 123                     # run case 123 alone");
-  cmd->add_option("--minutes", cli->minutes, "time budget in minutes (fractions allowed)")
-      ->check(finite_number(0, 1e6, true));
-  cmd->add_option("--seconds", cli->seconds, "time budget in seconds, instead of --minutes")
-      ->check(finite_number(0, 1e8, true))
-      ->default_str("")
-      ->excludes("--minutes");
-  cmd->add_option("--seed", cli->seed, "seed of the whole run (default: from the clock, printed)")
-      ->check(unsigned_integer(0, std::numeric_limits<std::uint64_t>::max()))
-      ->default_str("clock")
-      ->each([cli](std::string const&) { cli->seed_given = true; });
-  cmd->add_option("--heap-mib",
-                  cli->heap_mib,
-                  "heap size in MiB; M = heap / (64 x smallest type size), capped by --max-blocks")
-      ->check(unsigned_integer(1, 1u << 20));
-  cmd->add_option("--profile",
-                  cli->profile,
-                  "small: M in [2, 32], the property tests' schedules; mixed: 1-, 2- and 3-level "
-                  "bitmap hierarchies (M up to 8192), a defrag in every case; large: M from "
-                  "--heap-mib, waves scaled to the heap; near-oom: small heaps driven past "
-                  "exhaustion")
-      ->check(CLI::IsMember({"small", "mixed", "large", "near-oom"}))
-      ->default_str("small; gpu: mixed");
-  cmd->add_option("--runner",
-                  cli->runner,
-                  "model (the reference model), differential-model (the differential path with a "
-                  "second model in place of the GPU), gpu (the GPU allocator vs the model)")
-      ->check(CLI::IsMember({"model", "differential-model", "gpu"}));
-  cmd->add_option("--cases",
-                  cli->cases,
-                  "run only the cases k < CASES (of this shard); omit for the time budget alone")
-      ->check(unsigned_integer(1, std::uint64_t{1} << 62))
-      ->default_str("");
-  cmd->add_option("--case", cli->only_case, "run case K alone (with --dump: print its schedule)")
-      ->check(unsigned_integer(0, std::uint64_t{1} << 62))
-      ->default_str("")
-      ->each([cli](std::string const&) { cli->case_given = true; });
-  cmd->add_flag("--dump",
-                cli->dump,
-                "with --seed and --case: print the case's schedule (JSON) on stdout, run nothing");
-  cmd->add_option("--shard",
-                  cli->shard,
-                  "K/N: run only the cases k with k % N == K (N processes split one campaign)")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            return parse_shard(text)
-                       ? std::string()
-                       : "expected K/N with 0 <= K < N <= 1048576, got '" + text + "'";
-          },
-          "K/N"));
-  cmd->add_option("--out-dir", cli->out_dir, "directory for failure files (checked at start)");
-  cmd->add_option("--json-summary",
-                  cli->json_summary,
-                  "write a machine-readable summary here at the end (docs/cli.md)");
-  cmd->add_option("--jobs",
-                  cli->jobs,
-                  "workers in this process, each with its own runner (default 1; gpu: per visible "
-                  "GPU one per two hardware threads, 1 to 8; worker w uses GPU w % GPUs)")
-      ->check(unsigned_integer(1, 256))
-      ->default_str("");
-  cmd->add_option("--max-failures", cli->max_failures, "stop after this many failures")
-      ->check(unsigned_integer(1, 1000000));
-  cmd->add_option(
-         "--max-blocks", cli->max_blocks, "cap on M (default 512 for CPU runners, 65536 for gpu)")
-      ->check(unsigned_integer(1, 65536))
-      ->default_str("");
-  cmd->add_option("--progress-every",
-                  cli->progress_every,
-                  "seconds between progress lines when stdout is not a terminal")
-      ->check(finite_number(0, 1e6));
-  cmd->add_option("--placement-seed",
-                  cli->placement_seed,
-                  "differential-model: seed of its random legal placements")
-      ->check(unsigned_integer(0, std::numeric_limits<std::uint64_t>::max()));
-  cmd->add_option("--watchdog-ms",
-                  cli->watchdog_ms,
-                  "gpu: budget of one step's kernels in ms (default HEAPLAB_WATCHDOG_MS or 5000)")
-      ->check(unsigned_integer(1, 86400000))
-      ->default_str("");
-  cmd->add_flag("--quiet,-q", cli->quiet, "no progress lines (failures and the summary only)");
-  cmd->add_flag("--no-perturb",
-                cli->no_perturb,
-                "gpu: no warp-order perturbation (seeded warp delays in every step's kernels, "
-                "docs/gpu-runner.md)");
+  // The options, group by group, in the order --help lists them.
+  add_budget_options(cmd, cli);
+  add_campaign_options(cmd, cli);
+  add_case_selection_options(cmd, cli);
+  add_output_options(cmd, cli);
+  add_tuning_options(cmd, cli);
   cmd->callback([cli] { std::exit(stress(*cli)); });
 }
 

@@ -491,64 +491,81 @@ std::vector<std::uint64_t> cases_of_shard(StressOptions const& options, std::uin
   return out;
 }
 
-StressResult run_stress(StressOptions const& options,
-                        RunnerFactory const& make_runner,
-                        StressObserver const& observer) {
-  check_shard_options(options);
-  HEAPLAB_EXPECTS(options.seconds >= 0, "the time budget must not be negative");
-  HEAPLAB_EXPECTS(options.max_failures >= 1, "max_failures must be at least 1");
-  using clock      = std::chrono::steady_clock;
-  auto const start = clock::now();
-  auto elapsed     = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
+namespace {
 
-  // Runners are made up front so that "not available" is reported before any case runs.
-  std::vector<std::unique_ptr<ScheduleRunner>> runners;
-  for (unsigned w = 0; w < options.workers; ++w) runners.push_back(make_runner(w));
+using Clock = std::chrono::steady_clock;
 
-  struct Shared {
-    std::atomic<std::uint64_t> cases{0}, steps{0}, defrags{0}, oom{0}, skipped{0}, failures{0};
-    std::atomic<std::uint64_t> live{0}, blocks{0}, num_blocks{0};
-    // StepTimes summed, in nanoseconds (implementation, model, checks).
-    std::atomic<std::uint64_t> ns_implementation{0}, ns_model{0}, ns_checks{0};
-    std::unique_ptr<std::atomic<std::uint64_t>[]> worker_cases;  // one counter per worker
-    std::atomic<bool> stop{false};
-    std::atomic<int> running{0};
-    std::atomic<unsigned> exhausted{0};  // workers that ran out of cases (--cases, --case)
-    std::mutex mutex;                    // failures, stop_reason, coverage, observer.on_failure
-    std::condition_variable wake;
-    std::vector<SavedFailure> saved;
-    std::string stop_reason;
-    Coverage coverage;
-    bool hang = false;
+/// What the workers of one run_stress call share.
+struct StressShared {
+  std::atomic<std::uint64_t> cases{0}, steps{0}, defrags{0}, oom{0}, skipped{0}, failures{0};
+  std::atomic<std::uint64_t> live{0}, blocks{0}, num_blocks{0};
+  // StepTimes summed, in nanoseconds (implementation, model, checks).
+  std::atomic<std::uint64_t> ns_implementation{0}, ns_model{0}, ns_checks{0};
+  std::unique_ptr<std::atomic<std::uint64_t>[]> worker_cases;  // one counter per worker
+  std::atomic<bool> stop{false};
+  std::atomic<int> running{0};
+  std::atomic<unsigned> exhausted{0};  // workers that ran out of cases (--cases, --case)
+  std::mutex mutex;                    // failures, stop_reason, coverage, observer.on_failure
+  std::condition_variable wake;
+  std::vector<SavedFailure> saved;
+  std::string stop_reason;
+  Coverage coverage;
+  bool hang = false;
 
-    /// Adds one step's counters (from any worker's thread).
-    void count_step(StepReport const& r) {
-      ++steps;
-      if (r.op == "defrag") ++defrags;
-      oom += r.out_of_memory;
-      live       = r.live_objects;
-      blocks     = r.blocks_in_use;
-      num_blocks = r.num_blocks;
-      auto ns    = [](double seconds) { return static_cast<std::uint64_t>(seconds * 1e9); };
-      ns_implementation += ns(r.times.implementation);
-      ns_model += ns(r.times.model);
-      ns_checks += ns(r.times.checks);
-    }
-  } shared;
+  /// Adds one step's counters (from any worker's thread).
+  void count_step(StepReport const& r) {
+    ++steps;
+    if (r.op == "defrag") ++defrags;
+    oom += r.out_of_memory;
+    live       = r.live_objects;
+    blocks     = r.blocks_in_use;
+    num_blocks = r.num_blocks;
+    auto ns    = [](double seconds) { return static_cast<std::uint64_t>(seconds * 1e9); };
+    ns_implementation += ns(r.times.implementation);
+    ns_model += ns(r.times.model);
+    ns_checks += ns(r.times.checks);
+  }
+};
 
-  auto request_stop = [&](std::string const& reason) {
-    if (shared.stop_reason.empty()) shared.stop_reason = reason;
-    shared.stop = true;
-  };
-  auto interrupted = [&] {
-    return options.interrupt && options.interrupt->load(std::memory_order_relaxed);
-  };
+/// One run_stress call: the runners, the worker threads and the calling thread's tick loop.
+class StressRun {
+ public:
+  StressRun(StressOptions const& options,
+            RunnerFactory const& make_runner,
+            StressObserver const& observer)
+      : options_(options), observer_(observer), start_(Clock::now()) {
+    // Runners are made up front so that "not available" is reported before any case runs.
+    for (unsigned w = 0; w < options_.workers; ++w) runners_.push_back(make_runner(w));
+  }
 
-  // One case on `runner`; a schedule the runner rejects is a crash of step 0 (a heaplab bug).
-  auto run_case = [&](ScheduleRunner& runner, StressCase const& c) {
+  StressResult run() {
+    std::vector<std::thread> threads;
+    shared_.worker_cases = std::make_unique<std::atomic<std::uint64_t>[]>(options_.workers);
+    shared_.running      = static_cast<int>(options_.workers);
+    for (unsigned w = 0; w < options_.workers; ++w) threads.emplace_back([this, w] { worker(w); });
+    wait_with_ticks();
+    for (auto& t : threads) t.join();
+    return result();
+  }
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  /// Called with shared_.mutex held.
+  void request_stop(std::string const& reason) {
+    if (shared_.stop_reason.empty()) shared_.stop_reason = reason;
+    shared_.stop = true;
+  }
+
+  bool interrupted() const {
+    return options_.interrupt && options_.interrupt->load(std::memory_order_relaxed);
+  }
+
+  /// One case on `runner`; a schedule the runner rejects is a crash of step 0 (a heaplab bug).
+  RunOutcome run_case(ScheduleRunner& runner, StressCase const& c) {
     RunOutcome outcome;
     try {
-      outcome = runner.run(c.schedule, [&](StepReport const& r) { shared.count_step(r); });
+      outcome = runner.run(c.schedule, [&](StepReport const& r) { shared_.count_step(r); });
     } catch (std::exception const& e) {
       Failure f;
       f.kind          = FailureKind::crash;
@@ -557,131 +574,151 @@ StressResult run_stress(StressOptions const& options,
       outcome.failure = f;
     }
     return outcome;
-  };
+  }
 
-  // Writes the failure file of case c, tells the observer and applies --max-failures.
-  auto record_failure =
-      [&](unsigned w, StressCase const& c, ScheduleRunner const& runner, Failure const& failure) {
-        ++shared.failures;
-        SavedFailure saved;
-        saved.failure = failure;
-        saved.worker  = w;
-        std::lock_guard<std::mutex> lock(shared.mutex);
-        try {
-          saved.file = failure_file_for(options, c, runner, failure);
-          saved.path = schedule::save_failure(saved.file, options.out_dir);
-        } catch (std::exception const& e) {
-          saved.save_error = e.what();
-        }
-        shared.saved.push_back(saved);
-        if (observer.on_failure) observer.on_failure(saved);
-        if (shared.failures >= options.max_failures) request_stop("--max-failures reached");
-        if (failure.kind == FailureKind::hang) {
-          shared.hang = true;
-          request_stop("hang");
-        }
-        return saved;
-      };
+  /// Writes the failure file of case c, tells the observer and applies --max-failures.
+  SavedFailure record_failure(unsigned w,
+                              StressCase const& c,
+                              ScheduleRunner const& runner,
+                              Failure const& failure) {
+    ++shared_.failures;
+    SavedFailure saved;
+    saved.failure = failure;
+    saved.worker  = w;
+    std::lock_guard<std::mutex> lock(shared_.mutex);
+    try {
+      saved.file = failure_file_for(options_, c, runner, failure);
+      saved.path = schedule::save_failure(saved.file, options_.out_dir);
+    } catch (std::exception const& e) {
+      saved.save_error = e.what();
+    }
+    shared_.saved.push_back(saved);
+    if (observer_.on_failure) observer_.on_failure(saved);
+    if (shared_.failures >= options_.max_failures) request_stop("--max-failures reached");
+    if (failure.kind == FailureKind::hang) {
+      shared_.hang = true;
+      request_stop("hang");
+    }
+    return saved;
+  }
 
-  auto worker = [&](unsigned w) {
-    ScheduleRunner& runner = *runners[w];
+  /// Worker w's loop: its cases in order until a stop, the time budget or its last case.
+  void worker(unsigned w) {
+    ScheduleRunner& runner = *runners_[w];
     for (std::uint64_t i = 0;; ++i) {
-      if (shared.stop) break;
+      if (shared_.stop) break;
       if (interrupted()) {
-        std::lock_guard<std::mutex> lock(shared.mutex);
+        std::lock_guard<std::mutex> lock(shared_.mutex);
         request_stop("interrupted");
         break;
       }
-      if (elapsed() >= options.seconds) break;
-      auto const k = case_of_worker(options, w, i);
+      if (elapsed() >= options_.seconds) break;
+      auto const k = case_of_worker(options_, w, i);
       if (!k) {
-        ++shared.exhausted;
+        ++shared_.exhausted;
         break;
       }
-      StressCase const c = make_case(options, *k);
+      StressCase const c = make_case(options_, *k);
       if (!runner.supports(c.schedule.config).supported) {
-        ++shared.skipped;
+        ++shared_.skipped;
         continue;
       }
       RunOutcome const outcome = run_case(runner, c);
-      ++shared.cases;
-      ++shared.worker_cases[w];
+      ++shared_.cases;
+      ++shared_.worker_cases[w];
       {
-        std::lock_guard<std::mutex> lock(shared.mutex);
-        shared.coverage.add(c.schedule, outcome.steps_run);
+        std::lock_guard<std::mutex> lock(shared_.mutex);
+        shared_.coverage.add(c.schedule, outcome.steps_run);
       }
       if (!outcome.failure) continue;
       SavedFailure const saved = record_failure(w, c, runner, *outcome.failure);
       if (outcome.failure->kind == FailureKind::hang) {
-        if (observer.on_hang) observer.on_hang(saved);  // outside the lock: it may end the process
+        if (observer_.on_hang)
+          observer_.on_hang(saved);  // outside the lock: it may end the process
         break;
       }
     }
     {
-      std::lock_guard<std::mutex> lock(shared.mutex);
-      --shared.running;
+      std::lock_guard<std::mutex> lock(shared_.mutex);
+      --shared_.running;
     }
-    shared.wake.notify_all();
-  };
+    shared_.wake.notify_all();
+  }
 
-  std::vector<std::thread> threads;
-  shared.worker_cases = std::make_unique<std::atomic<std::uint64_t>[]>(options.workers);
-  shared.running      = static_cast<int>(options.workers);
-  for (unsigned w = 0; w < options.workers; ++w) threads.emplace_back(worker, w);
-
-  // Called with shared.mutex held (coverage).
-  auto stats = [&] {
+  /// Called with shared_.mutex held (coverage).
+  StressStats stats() const {
     StressStats st;
     st.elapsed              = elapsed();
-    st.cases                = shared.cases;
-    st.steps                = shared.steps;
-    st.defrags              = shared.defrags;
-    st.out_of_memory        = shared.oom;
-    st.skipped              = shared.skipped;
-    st.failures             = shared.failures;
-    st.live_objects         = shared.live;
-    st.blocks_in_use        = shared.blocks;
-    st.num_blocks           = shared.num_blocks;
-    st.times.implementation = static_cast<double>(shared.ns_implementation.load()) / 1e9;
-    st.times.model          = static_cast<double>(shared.ns_model.load()) / 1e9;
-    st.times.checks         = static_cast<double>(shared.ns_checks.load()) / 1e9;
-    st.coverage             = shared.coverage;
-    for (unsigned w = 0; w < options.workers; ++w)
-      st.cases_per_worker.push_back(shared.worker_cases[w].load());
+    st.cases                = shared_.cases;
+    st.steps                = shared_.steps;
+    st.defrags              = shared_.defrags;
+    st.out_of_memory        = shared_.oom;
+    st.skipped              = shared_.skipped;
+    st.failures             = shared_.failures;
+    st.live_objects         = shared_.live;
+    st.blocks_in_use        = shared_.blocks;
+    st.num_blocks           = shared_.num_blocks;
+    st.times.implementation = static_cast<double>(shared_.ns_implementation.load()) / 1e9;
+    st.times.model          = static_cast<double>(shared_.ns_model.load()) / 1e9;
+    st.times.checks         = static_cast<double>(shared_.ns_checks.load()) / 1e9;
+    st.coverage             = shared_.coverage;
+    for (unsigned w = 0; w < options_.workers; ++w)
+      st.cases_per_worker.push_back(shared_.worker_cases[w].load());
     return st;
-  };
-  auto const tick = std::chrono::duration<double>(std::max(0.01, options.tick_seconds));
-  auto next_tick  = clock::now() + std::chrono::duration_cast<clock::duration>(tick);
-  {
-    std::unique_lock<std::mutex> lock(shared.mutex);
-    while (shared.running > 0) {
-      shared.wake.wait_until(lock, next_tick);
-      if (clock::now() >= next_tick) {
-        next_tick += std::chrono::duration_cast<clock::duration>(tick);
-        if (observer.on_tick) {
+  }
+
+  /// Until every worker is done: calls observer.on_tick every tick_seconds.
+  void wait_with_ticks() {
+    auto const tick = std::chrono::duration<double>(std::max(0.01, options_.tick_seconds));
+    auto next_tick  = Clock::now() + std::chrono::duration_cast<Clock::duration>(tick);
+    std::unique_lock<std::mutex> lock(shared_.mutex);
+    while (shared_.running > 0) {
+      shared_.wake.wait_until(lock, next_tick);
+      if (Clock::now() >= next_tick) {
+        next_tick += std::chrono::duration_cast<Clock::duration>(tick);
+        if (observer_.on_tick) {
           StressStats const st = stats();
           lock.unlock();
-          observer.on_tick(st);
+          observer_.on_tick(st);
           lock.lock();
         }
       }
     }
   }
-  for (auto& t : threads) t.join();
 
-  StressResult result;
-  {
-    std::lock_guard<std::mutex> lock(shared.mutex);
-    result.stats = stats();
+  /// After the workers joined.
+  StressResult result() {
+    StressResult result;
+    {
+      std::lock_guard<std::mutex> lock(shared_.mutex);
+      result.stats = stats();
+    }
+    result.failures    = std::move(shared_.saved);
+    result.hang        = shared_.hang;
+    result.stop_reason = shared_.stop_reason;
+    if (result.stop_reason.empty())
+      result.stop_reason = shared_.exhausted < options_.workers ? "time budget"
+                           : options_.only_case                 ? "--case ran"
+                                                                : "--cases reached";
+    return result;
   }
-  result.failures    = std::move(shared.saved);
-  result.hang        = shared.hang;
-  result.stop_reason = shared.stop_reason;
-  if (result.stop_reason.empty())
-    result.stop_reason = shared.exhausted < options.workers ? "time budget"
-                         : options.only_case                ? "--case ran"
-                                                            : "--cases reached";
-  return result;
+
+  StressOptions const& options_;
+  StressObserver const& observer_;
+  Clock::time_point const start_;
+  std::vector<std::unique_ptr<ScheduleRunner>> runners_;
+  StressShared shared_;
+};
+
+}  // namespace
+
+StressResult run_stress(StressOptions const& options,
+                        RunnerFactory const& make_runner,
+                        StressObserver const& observer) {
+  check_shard_options(options);
+  HEAPLAB_EXPECTS(options.seconds >= 0, "the time budget must not be negative");
+  HEAPLAB_EXPECTS(options.max_failures >= 1, "max_failures must be at least 1");
+  return StressRun(options, make_runner, observer).run();
 }
 
 }  // namespace heaplab::runner

@@ -154,32 +154,122 @@ ExploreReport explore_seeded(ProgramFactory const& factory, ExploreOptions const
   return report;
 }
 
-/// Depth-first search over decision points with a preemption bound (and, in the weak-memory
-/// mode, a bound on loads that read an older store). A frame per decision point of the current
-/// path: its choices in the order tried (the non-preemptive default, or the latest store,
-/// first) and the costs (preemptions, stale reads) of the path before it.
-ExploreReport explore_exhaustive(ProgramFactory const& factory, ExploreOptions const& options) {
-  struct Frame {
-    Decision decision;
-    std::uint32_t read_options = 0;    // > 0: a read decision
-    std::vector<std::uint32_t> order;  // choices in the order they are tried
-    std::size_t next           = 0;    // index of the next untried choice
-    std::uint32_t chosen       = kNoThread;
-    std::uint32_t cost_before  = 0;  // preemptions
-    std::uint32_t stale_before = 0;  // stale reads
+/// A decision point of the exhaustive search's current path: its choices in the order tried (the
+/// non-preemptive default, or the latest store, first) and the costs (preemptions, stale reads)
+/// of the path before it.
+struct Frame {
+  Decision decision;
+  std::uint32_t read_options = 0;    // > 0: a read decision
+  std::vector<std::uint32_t> order;  // choices in the order they are tried
+  std::size_t next           = 0;    // index of the next untried choice
+  std::uint32_t chosen       = kNoThread;
+  std::uint32_t cost_before  = 0;  // preemptions
+  std::uint32_t stale_before = 0;  // stale reads
 
-    [[nodiscard]] std::uint32_t cost_of(std::uint32_t c) const {
-      return read_options == 0 && decision.is_preemption(c) ? 1 : 0;
+  [[nodiscard]] std::uint32_t cost_of(std::uint32_t c) const {
+    return read_options == 0 && decision.is_preemption(c) ? 1 : 0;
+  }
+  [[nodiscard]] std::uint32_t stale_of(std::uint32_t c) const {
+    return read_options > 0 && c != kReadChoice ? 1 : 0;
+  }
+
+  /// The frame of a decision a run made (its choice tried first), after a path of these costs.
+  static Frame of(DecisionRecord const& rec, std::uint32_t cost, std::uint32_t stale) {
+    Frame f;
+    f.decision     = rec.decision;
+    f.read_options = rec.read_options;
+    f.chosen       = rec.chosen;
+    f.cost_before  = cost;
+    f.stale_before = stale;
+    f.order.push_back(rec.chosen);
+    if (rec.is_read()) {
+      // The other stores the load may read, newest first.
+      for (std::uint32_t k = 0; k < rec.read_options; ++k)
+        if ((kReadChoice | k) != rec.chosen) f.order.push_back(kReadChoice | k);
+    } else {
+      // Fairness (as in CHESS): a thread that just gave up an attempt (Backoff::retry) is
+      // not rescheduled while another thread can run; otherwise a retry loop would make the
+      // space of schedules infinite.
+      bool const others = rec.decision.runnable.size() > 1;
+      for (std::uint32_t t : rec.decision.runnable)
+        if (t != rec.chosen &&
+            !(others && rec.decision.current_yielded && t == rec.decision.current))
+          f.order.push_back(t);
     }
-    [[nodiscard]] std::uint32_t stale_of(std::uint32_t c) const {
-      return read_options > 0 && c != kReadChoice ? 1 : 0;
+    f.next = 1;
+    return f;
+  }
+};
+
+/// The current path of the exhaustive search, a Frame per decision point.
+class SearchPath {
+ public:
+  /// Extends the path with a run's decisions beyond the prefix it replayed.
+  void extend(RunResult const& result, std::size_t prefix_size) {
+    std::uint32_t cost  = 0;
+    std::uint32_t stale = 0;
+    if (!stack_.empty()) {
+      Frame const& top = stack_.back();
+      cost             = top.cost_before + top.cost_of(top.chosen);
+      stale            = top.stale_before + top.stale_of(top.chosen);
     }
-  };
+    if (result.decisions.size() < prefix_size)
+      throw std::logic_error(
+          "exhaustive search: a replayed run made fewer decisions than its prefix");
+    for (std::size_t i = prefix_size; i < result.decisions.size(); ++i) {
+      DecisionRecord const& rec = result.decisions[i];
+      Frame f                   = Frame::of(rec, cost, stale);
+      cost += f.cost_of(rec.chosen);
+      stale += f.stale_of(rec.chosen);
+      stack_.push_back(std::move(f));
+    }
+  }
+
+  /// Backtracks to the deepest frame with an untried choice within the bounds; false when there
+  /// is none (the search is exhausted).
+  bool backtrack(ExploreOptions const& options) {
+    while (!stack_.empty()) {
+      Frame& f = stack_.back();
+      while (f.next < f.order.size()) {
+        std::uint32_t const c = f.order[f.next++];
+        if (f.cost_before + f.cost_of(c) <= options.preemption_bound &&
+            f.stale_before + f.stale_of(c) <= options.stale_read_bound) {
+          f.chosen = c;
+          return true;
+        }
+      }
+      stack_.pop_back();
+    }
+    return false;
+  }
+
+  /// The choices of the path, for the next run to replay.
+  [[nodiscard]] std::vector<std::uint32_t> prefix() const {
+    std::vector<std::uint32_t> out;
+    for (Frame const& f : stack_) out.push_back(f.chosen);
+    return out;
+  }
+
+ private:
+  std::vector<Frame> stack_;
+};
+
+std::string exhaustive_strategy_name(ExploreOptions const& options, std::uint64_t run) {
+  return "exhaustive(preemption bound " + std::to_string(options.preemption_bound) +
+         (options.run.memory_model == MemoryModel::sequential_consistency
+              ? std::string()
+              : ", stale-read bound " + std::to_string(options.stale_read_bound)) +
+         "), interleaving #" + std::to_string(run);
+}
+
+/// Depth-first search over decision points with a preemption bound (and, in the weak-memory
+/// mode, a bound on loads that read an older store), along a SearchPath.
+ExploreReport explore_exhaustive(ProgramFactory const& factory, ExploreOptions const& options) {
   ExploreReport report;
   auto const start             = Clock::now();
   RunOptions run_options       = options.run;
   run_options.record_decisions = true;
-  std::vector<Frame> stack;
+  SearchPath path;
   std::vector<std::uint32_t> prefix;
   for (;;) {
     if (report.runs >= options.max_runs || out_of_time(options, start)) break;
@@ -189,76 +279,18 @@ ExploreReport explore_exhaustive(ProgramFactory const& factory, ExploreOptions c
     ++report.runs;
     report.steps += result.steps;
     if (!result.passed()) {
-      result.strategy = "exhaustive(preemption bound " + std::to_string(options.preemption_bound) +
-                        (options.run.memory_model == MemoryModel::sequential_consistency
-                             ? std::string()
-                             : ", stale-read bound " + std::to_string(options.stale_read_bound)) +
-                        "), interleaving #" + std::to_string(report.runs);
+      result.strategy = exhaustive_strategy_name(options, report.runs);
       for (auto const& d : result.decisions) report.failing_schedule.push_back(d.chosen);
       report.failure_report = format_failure(result, 0, StrategyKind::exhaustive);
       report.failure        = std::move(result);
       break;
     }
-    // Extend the path with this run's decisions beyond the prefix.
-    std::uint32_t cost  = 0;
-    std::uint32_t stale = 0;
-    if (!stack.empty()) {
-      Frame const& top = stack.back();
-      cost             = top.cost_before + top.cost_of(top.chosen);
-      stale            = top.stale_before + top.stale_of(top.chosen);
-    }
-    if (result.decisions.size() < prefix.size())
-      throw std::logic_error(
-          "exhaustive search: a replayed run made fewer decisions than its prefix");
-    for (std::size_t i = prefix.size(); i < result.decisions.size(); ++i) {
-      DecisionRecord const& rec = result.decisions[i];
-      Frame f;
-      f.decision     = rec.decision;
-      f.read_options = rec.read_options;
-      f.chosen       = rec.chosen;
-      f.cost_before  = cost;
-      f.stale_before = stale;
-      f.order.push_back(rec.chosen);
-      if (rec.is_read()) {
-        // The other stores the load may read, newest first.
-        for (std::uint32_t k = 0; k < rec.read_options; ++k)
-          if ((kReadChoice | k) != rec.chosen) f.order.push_back(kReadChoice | k);
-      } else {
-        // Fairness (as in CHESS): a thread that just gave up an attempt (Backoff::retry) is
-        // not rescheduled while another thread can run; otherwise a retry loop would make the
-        // space of schedules infinite.
-        bool const others = rec.decision.runnable.size() > 1;
-        for (std::uint32_t t : rec.decision.runnable)
-          if (t != rec.chosen &&
-              !(others && rec.decision.current_yielded && t == rec.decision.current))
-            f.order.push_back(t);
-      }
-      f.next = 1;
-      cost += f.cost_of(rec.chosen);
-      stale += f.stale_of(rec.chosen);
-      stack.push_back(std::move(f));
-    }
-    // Backtrack to the deepest frame with an untried choice within the bounds.
-    bool advanced = false;
-    while (!stack.empty() && !advanced) {
-      Frame& f = stack.back();
-      while (f.next < f.order.size()) {
-        std::uint32_t const c = f.order[f.next++];
-        if (f.cost_before + f.cost_of(c) <= options.preemption_bound &&
-            f.stale_before + f.stale_of(c) <= options.stale_read_bound) {
-          f.chosen = c;
-          advanced = true;
-          break;
-        }
-      }
-      if (!advanced) stack.pop_back();
-    }
-    if (!advanced) {
+    path.extend(result, prefix.size());
+    if (!path.backtrack(options)) {
       report.exhausted = true;
       break;
     }
-    prefix.clear();
-    for (Frame const& f : stack) prefix.push_back(f.chosen);
+    prefix = path.prefix();
   }
   report.seconds = seconds_since(start);
   return report;
