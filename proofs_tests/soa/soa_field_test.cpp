@@ -274,6 +274,27 @@ TEST(SoaField, ProxiesSitAtTheirFieldIndexPastTheObjectPointer) {
   EXPECT_EQ(proxy(p->kind_), obj + 6);
 }
 
+// All 64 fields of one declaration (list E): each proxy reaches its own SOA array, field j of
+// slot s at 32 j + s in a block of capacity 25, and the proxy sits j bytes past the pointer.
+TEST(SoaField, SixtyFourFieldsOfOneDeclarationReachTheirOwnArrays) {
+  constexpr std::uint32_t block_bytes = 64 * list_e::kWideFieldStride;
+  HostBlocks buffer(block_bytes, 1);
+  std::uint32_t const slot = 24;
+  Wide* w = object_at<Wide>(buffer.base(), block_bytes, 0, slot, list_e::kWideCapacity, 1);
+  new (w) Wide;
+  w->a0_ = 100;
+  w->b3_ = 111;
+  w->h7_ = 163;
+  EXPECT_EQ(buffer.data()[0 * list_e::kWideFieldStride + slot], 100);
+  EXPECT_EQ(buffer.data()[11 * list_e::kWideFieldStride + slot], 111);
+  EXPECT_EQ(buffer.data()[63 * list_e::kWideFieldStride + slot], 163);
+  EXPECT_EQ(buffer.data()[63 * list_e::kWideFieldStride + slot - 1], kPoison);
+  std::uint64_t const obj = reinterpret_cast<std::uint64_t>(w);
+  EXPECT_EQ(reinterpret_cast<std::uint64_t>(std::addressof(w->b3_)), obj + 11);
+  EXPECT_EQ(reinterpret_cast<std::uint64_t>(std::addressof(w->h7_)), obj + 63);
+  EXPECT_EQ(static_cast<int>(w->b3_), 111);
+}
+
 // Debug preset only (HEAPLAB_DEBUG_CHECKS): field access through a null object pointer, through a
 // pointer whose slot is not below its capacity, and array indices out of range are reported.
 TEST(SoaField, DebugChecksRejectBadPointersAndIndices) {

@@ -153,6 +153,18 @@ TEST(SoaHeapTypes, TableFieldsOfStarAreInheritedFirstWithHandWorkedOffsets) {
   EXPECT_EQ(std::string(ListA::type_name(3)), "Star");
 }
 
+// The names the field macros record, in declaration order: the last part of each entry, also
+// when the type before it contains commas (list E).
+TEST(SoaHeapTypes, FieldNamesFollowTheDeclarationOrder) {
+  char const* const commas[] = {"tri_", "plain_", "seven_", "tris_"};
+  for (std::uint32_t j = 0; j < 4; ++j) EXPECT_EQ(std::string(ListE::field_name(0, j)), commas[j]);
+  for (std::uint32_t j = 0; j < 64; ++j) {
+    std::string const want{static_cast<char>('a' + j / 8), static_cast<char>('0' + j % 8), '_'};
+    EXPECT_EQ(std::string(ListE::field_name(1, j)), want) << j;
+  }
+  EXPECT_EQ(std::string(ListE::type_name(1)), "Wide");
+}
+
 // CompactGpu sec. 3.4: the SOA arrays that may hold a pointer to each type, worked out by hand.
 TEST(SoaHeapTypes, IncomingPointerArraysMatchHandWorkedList) {
   constexpr auto table = ListA::layout_table();

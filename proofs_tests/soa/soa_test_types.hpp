@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "heaplab/core/host_device.hpp"
 #include "heaplab/soa/field.hpp"
@@ -136,5 +137,77 @@ namespace list_c {
 inline constexpr std::uint32_t kBlockBytes = 896;
 inline constexpr std::uint32_t kNodePos = 0, kNodeId = 640, kLeafTag = 0, kLeafPos = 128;
 }  // namespace list_c
+
+// ---------------------------------------------------------------- list E
+// The declaration limits of the field DSL (heaplab/soa/detail/preprocessor.hpp): field types
+// with commas, up to the 8 comma-separated parts an entry may have, and the 64 fields one
+// declaration may have. Compiled by g++ (soa CPU tests) and nvcc (soa_field_gpu_test).
+template <class A, class B, class C>
+struct Tri {
+  A a;
+  B b;
+  C c;
+};
+template <class... Ts>
+struct Bytes {
+  char b[sizeof...(Ts)];
+};
+
+class Commas {
+ public:
+  HEAPLAB_SOA_FIELDS(Commas,
+                     (Tri<char, short, int>, tri_),  // 4 parts
+                     (int, plain_),
+                     (Bytes<char, char, char, char, char, char, char>, seven_),  // 8 parts
+                     (soa::array<Tri<char, char, char>, 2>, tris_));             // 5 parts
+};
+
+#define SOA_TEST_E8(p)                                                                        \
+  (std::uint8_t, p##0_), (std::uint8_t, p##1_), (std::uint8_t, p##2_), (std::uint8_t, p##3_), \
+      (std::uint8_t, p##4_), (std::uint8_t, p##5_), (std::uint8_t, p##6_), (std::uint8_t, p##7_)
+class Wide {
+ public:
+  HEAPLAB_SOA_FIELDS(Wide,
+                     SOA_TEST_E8(a),
+                     SOA_TEST_E8(b),
+                     SOA_TEST_E8(c),
+                     SOA_TEST_E8(d),
+                     SOA_TEST_E8(e),
+                     SOA_TEST_E8(f),
+                     SOA_TEST_E8(g),
+                     SOA_TEST_E8(h));
+};
+#undef SOA_TEST_E8
+
+using ListE = soa::HeapTypes<Commas, Wide>;
+
+// What the macros declared: the type list (types with commas intact), one proxy per entry with
+// its index among the class's own fields, one byte each.
+static_assert(std::is_same_v<soa::detail::access::own_fields<Commas>,
+                             soa::detail::type_list<Tri<char, short, int>,
+                                                    int,
+                                                    Bytes<char, char, char, char, char, char, char>,
+                                                    Tri<char, char, char>[2]>>);
+static_assert(std::is_same_v<decltype(Commas::tri_), soa::Field<Commas, 0, Tri<char, short, int>>>);
+static_assert(std::is_same_v<decltype(Commas::plain_), soa::Field<Commas, 1, int>>);
+static_assert(
+    std::is_same_v<decltype(Commas::seven_),
+                   soa::Field<Commas, 2, Bytes<char, char, char, char, char, char, char>>>);
+static_assert(
+    std::is_same_v<decltype(Commas::tris_), soa::Field<Commas, 3, Tri<char, char, char>[2]>>);
+static_assert(sizeof(Commas) == 4 && sizeof(Wide) == 64);
+static_assert(ListE::num_fields<Commas> == 4 && ListE::num_fields<Wide> == 64);
+static_assert(std::is_same_v<decltype(Wide::a0_), soa::Field<Wide, 0, std::uint8_t>>);
+static_assert(std::is_same_v<decltype(Wide::b0_), soa::Field<Wide, 8, std::uint8_t>>);
+static_assert(std::is_same_v<decltype(Wide::h7_), soa::Field<Wide, 63, std::uint8_t>>);
+
+// Sizes: Commas 8 + 4 + 7 + 6 = 25, Wide 64. Capacities: Commas 64, Wide floor(64*25/64) = 25.
+// Wide, N = 25: field j (25 B, align 32) at 32 j; h7_ (j = 63) at 2016.
+namespace list_e {
+inline constexpr std::uint32_t kWideCapacity = 25, kWideFieldStride = 32;
+}  // namespace list_e
+static_assert(ListE::capacity<Commas> == 64 && ListE::capacity<Wide> == list_e::kWideCapacity);
+static_assert(ListE::field_offset<Wide, 63>(list_e::kWideCapacity) ==
+              63 * list_e::kWideFieldStride);
 
 }  // namespace soa_test

@@ -266,8 +266,8 @@ class Field<Owner, I, E[K]> {
 // ---------------------------------------------------------------- declaration macros
 
 /// Declares the fields of a heap class that has no heap base class. Each entry is (type, name);
-/// a type may contain commas (`(std::pair<int, int>, range_)`). Place it under the access
-/// specifier the fields should have. At most 64 entries.
+/// a type may contain commas (`(std::array<char, 4>, tag_)`, at most 8 parts per entry). Place it
+/// under the access specifier the fields should have. At most 64 entries.
 #define HEAPLAB_SOA_FIELDS(Self, ...) HEAPLAB_SOA_DETAIL_DECLARE(Self, void, __VA_ARGS__)
 
 /// Declares the own fields of a heap class derived from heap class Base (single inheritance; the
@@ -279,25 +279,28 @@ class Field<Owner, I, E[K]> {
 /// Fig. 2); pointers to it may refer to objects of its subclasses. Not inherited.
 #define HEAPLAB_SOA_ABSTRACT(Self) using heaplab_abstract_marker = Self
 
-#define HEAPLAB_SOA_DETAIL_DECLARE(Self, Base, ...)                                       \
-  friend struct ::heaplab::soa::detail::access;                                           \
-  using heaplab_self       = Self;                                                        \
-  using heaplab_base       = Base;                                                        \
-  using heaplab_own_fields = ::heaplab::soa::detail::type_list<HEAPLAB_PP_FOR_EACH_COMMA( \
-      HEAPLAB_SOA_DETAIL_FIELD_TYPE, ~, __VA_ARGS__)>;                                    \
-  static constexpr char const* heaplab_type_name         = #Self;                         \
-  static constexpr char const* heaplab_own_field_names[] = {                              \
-      HEAPLAB_PP_FOR_EACH(HEAPLAB_SOA_DETAIL_FIELD_NAME, ~, __VA_ARGS__) nullptr};        \
-  void heaplab_check_declaration() const {                                                \
-    ::heaplab::soa::detail::check_declaration<Self, Base, decltype(this)>();              \
-  }                                                                                       \
-  HEAPLAB_PP_FOR_EACH(HEAPLAB_SOA_DETAIL_FIELD_MEMBER, Self, __VA_ARGS__)                 \
-  static_assert(HEAPLAB_PP_COUNT_FITS(__VA_ARGS__),                                       \
+// The entries are walked three times (HEAPLAB_PP_FOR_EACH, see detail/preprocessor.hpp): for the
+// type list (a template pack: `void, T0, T1, ...` minus the leading void), for the names, and for
+// the members. A member's index I is the expression `0 + 1 + ... + 1` the walk passes along.
+#define HEAPLAB_SOA_DETAIL_DECLARE(Self, Base, ...)                                   \
+  friend struct ::heaplab::soa::detail::access;                                       \
+  using heaplab_self       = Self;                                                    \
+  using heaplab_base       = Base;                                                    \
+  using heaplab_own_fields = ::heaplab::soa::detail::tail_t<void HEAPLAB_PP_FOR_EACH( \
+      HEAPLAB_SOA_DETAIL_FIELD_TYPE, ~, __VA_ARGS__)>;                                \
+  static constexpr char const* heaplab_type_name         = #Self;                     \
+  static constexpr char const* heaplab_own_field_names[] = {                          \
+      HEAPLAB_PP_FOR_EACH(HEAPLAB_SOA_DETAIL_FIELD_NAME, ~, __VA_ARGS__) nullptr};    \
+  void heaplab_check_declaration() const {                                            \
+    ::heaplab::soa::detail::check_declaration<Self, Base, decltype(this)>();          \
+  }                                                                                   \
+  HEAPLAB_PP_FOR_EACH(HEAPLAB_SOA_DETAIL_FIELD_MEMBER, Self, __VA_ARGS__)             \
+  static_assert(HEAPLAB_PP_AT_MOST_64(__VA_ARGS__),                                   \
                 "HEAPLAB_SOA_FIELDS: at most 64 fields per class declaration")
 
 #define HEAPLAB_SOA_DETAIL_FIELD_TYPE(d, i, entry) \
   HEAPLAB_PP_CAT(HEAPLAB_SOA_DETAIL_FIELD_TYPE_, HEAPLAB_PP_IS_PAREN(entry))(entry)
-#define HEAPLAB_SOA_DETAIL_FIELD_TYPE_1(entry) HEAPLAB_PP_APPLY(HEAPLAB_PP_ALL_BUT_LAST, entry)
+#define HEAPLAB_SOA_DETAIL_FIELD_TYPE_1(entry) , HEAPLAB_PP_APPLY(HEAPLAB_PP_ALL_BUT_LAST, entry)
 #define HEAPLAB_SOA_DETAIL_FIELD_TYPE_0(entry)
 
 #define HEAPLAB_SOA_DETAIL_FIELD_NAME(d, i, entry) \

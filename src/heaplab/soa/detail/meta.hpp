@@ -22,6 +22,15 @@ struct concat<type_list<As...>, type_list<Bs...>> {
 template <class A, class B>
 using concat_t = typename concat<A, B>::type;
 
+/// type_list of the types after the first: the field macros build a class's field types as the
+/// pack `void, T0, T1, ...` (each entry adds `, T`), which needs no separator handling.
+template <class First, class... Ts>
+struct tail {
+  using type = type_list<Ts...>;
+};
+template <class... Ts>
+using tail_t = typename tail<Ts...>::type;
+
 /// The I-th type of a type_list.
 template <std::size_t I, class List>
 struct at;
