@@ -200,32 +200,32 @@ void one_wave(Common const& c, AllocOptions const& o, AllocCsv const& csv) {
   auto const w     = heaplab::bench::heap_allocation_wave(o.wave_threads, c.warmup, c.repeats);
   auto const per_s = [&](float ms) { return static_cast<double>(o.wave_threads) / (ms * 1e-3); };
   std::string const param = "threads=" + std::to_string(o.wave_threads);
-  std::printf(
-      "  heaplab      alloc %8.3f ms (%8.1f M allocations/s)  free %8.3f ms (%8.1f M frees/s)"
-      "  failed %llu\n",
-      w.alloc.median_ms,
-      per_s(w.alloc.median_ms) / 1e6,
-      w.free.median_ms,
-      per_s(w.free.median_ms) / 1e6,
-      static_cast<unsigned long long>(w.failed));
-  csv.row("wave_alloc", "heaplab", param, w.alloc, w.failed);
-  csv.row("wave_free", "heaplab", param, w.free, w.failed);
+  // One line and two CSV rows per allocator: alloc and free wave medians.
+  auto const report = [&](char const* label,
+                          char const* name,
+                          auto const& alloc,
+                          auto const& free,
+                          unsigned long long failed) {
+    std::printf(
+        "  %-12s alloc %8.3f ms (%8.1f M allocations/s)  free %8.3f ms (%8.1f M frees/s)"
+        "  failed %llu\n",
+        label,
+        alloc.median_ms,
+        per_s(alloc.median_ms) / 1e6,
+        free.median_ms,
+        per_s(free.median_ms) / 1e6,
+        failed);
+    csv.row("wave_alloc", name, param, alloc, failed);
+    csv.row("wave_free", name, param, free, failed);
+  };
+  report("heaplab", "heaplab", w.alloc, w.free, w.failed);
   if (o.cuda_malloc_max_n < 1) {
     std::printf("  CUDA malloc skipped (--cuda-malloc-max-n < 1)\n");
     return;
   }
   auto const m = heaplab::bench::cuda_malloc_linux_scalability(
       static_cast<int>(o.wave_threads), 1, 16, 1, o.baseline_repeats);
-  std::printf(
-      "  CUDA malloc  alloc %8.3f ms (%8.1f M allocations/s)  free %8.3f ms (%8.1f M frees/s)"
-      "  failed %llu\n",
-      m.alloc.median_ms,
-      per_s(m.alloc.median_ms) / 1e6,
-      m.free.median_ms,
-      per_s(m.free.median_ms) / 1e6,
-      static_cast<unsigned long long>(m.failed_allocations));
-  csv.row("wave_alloc", "cuda_malloc", param, m.alloc, m.failed_allocations);
-  csv.row("wave_free", "cuda_malloc", param, m.free, m.failed_allocations);
+  report("CUDA malloc", "cuda_malloc", m.alloc, m.free, m.failed_allocations);
 }
 
 /// heaplab's allocator vs CUDA's device malloc: linux-scalability and one allocation wave.
