@@ -1,4 +1,4 @@
-#include "heaplab/soa/heap.cuh"  // first: see docs/allocator.md "Include order"
+#include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
 

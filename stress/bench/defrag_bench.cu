@@ -1,4 +1,4 @@
-#include "heaplab/compact/compactor.cuh"  // first: see docs/allocator.md "Include order"
+#include "heaplab/compact/compactor.cuh"
 
 #include <cuda_runtime_api.h>
 

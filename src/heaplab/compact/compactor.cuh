@@ -19,7 +19,7 @@
 // host needs the number of candidates). nvcc only.
 #pragma once
 
-#include "heaplab/soa/heap.cuh"  // first: docs/allocator.md "Include order"
+#include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
 
@@ -96,7 +96,7 @@ class Compactor {
   /// CompactGpu sec. 3: defragments the objects of concrete type `type` (a runtime type id of
   /// Types) in passes until at most k1 candidates remain or a pass has no source (B = 0).
   /// on_pass is called after every pass at quiescence. Throws core::precondition_error for an
-  /// unknown or abstract type, n outside 1 <= n < N_T, or a source cap of 0; cuda::cuda_error
+  /// unknown or abstract type, n outside 1 <= n < N_T, or a source cap of 0; cudart::cuda_error
   /// when a launch fails.
   DefragStats defragment(std::uint32_t type,
                          DefragOptions const& options = {},

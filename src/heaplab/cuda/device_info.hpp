@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace heaplab::cuda {
+namespace heaplab::cudart {
 
 struct DeviceInfo {
   bool available = false;
@@ -46,4 +46,4 @@ inline DeviceInfo probe_device() {
   return info;
 }
 
-}  // namespace heaplab::cuda
+}  // namespace heaplab::cudart

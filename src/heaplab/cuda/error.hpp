@@ -1,6 +1,6 @@
 // CUDA runtime error handling (RMM/cuco style).
 //
-//   HEAPLAB_CUDA_TRY(call)      throws heaplab::cuda::cuda_error("file:line: call failed: name:
+//   HEAPLAB_CUDA_TRY(call)      throws heaplab::cudart::cuda_error("file:line: call failed: name:
 //   text") HEAPLAB_CHECK_LAUNCH()      checks cudaGetLastError after a launch; in the debug preset
 //                               (HEAPLAB_DEBUG_CHECKS) it also synchronizes, so that a kernel's
 //                               fault is reported at the launch that caused it.
@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace heaplab::cuda {
+namespace heaplab::cudart {
 
 class cuda_error : public std::runtime_error {
  public:
@@ -31,14 +31,14 @@ class cuda_error : public std::runtime_error {
                        " failed: " + cudaGetErrorName(code) + ": " + cudaGetErrorString(code));
 }
 
-}  // namespace heaplab::cuda
+}  // namespace heaplab::cudart
 
-#define HEAPLAB_CUDA_TRY(call)                                                       \
-  do {                                                                               \
-    cudaError_t const heaplab_status_ = (call);                                      \
-    if (heaplab_status_ != cudaSuccess) {                                            \
-      ::heaplab::cuda::throw_cuda_error(heaplab_status_, #call, __FILE__, __LINE__); \
-    }                                                                                \
+#define HEAPLAB_CUDA_TRY(call)                                                         \
+  do {                                                                                 \
+    cudaError_t const heaplab_status_ = (call);                                        \
+    if (heaplab_status_ != cudaSuccess) {                                              \
+      ::heaplab::cudart::throw_cuda_error(heaplab_status_, #call, __FILE__, __LINE__); \
+    }                                                                                  \
   } while (0)
 
 #if defined(HEAPLAB_DEBUG_CHECKS)

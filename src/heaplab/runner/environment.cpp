@@ -60,7 +60,7 @@ std::string gpu_name(int device) {
 
 std::string gpu_unavailable_reason() {
 #if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
-  auto const info = cuda::probe_device();
+  auto const info = cudart::probe_device();
   return info.available ? std::string() : info.reason;
 #else
   return "this build has no CUDA runtime (nvcc was absent at configure time)";

@@ -80,7 +80,7 @@ class Heap {
 
   /// A heap of num_blocks blocks of Types::block_bytes bytes each. Throws
   /// core::precondition_error for a configuration the allocator cannot run (num_blocks == 0,
-  /// n out of range, a concrete type of capacity 1, r == 0) and cuda::cuda_error when the device
+  /// n out of range, a concrete type of capacity 1, r == 0) and cudart::cuda_error when the device
   /// memory cannot be allocated.
   static Heap with_blocks(std::uint32_t num_blocks, HeapOptions const& options = {}) {
     return Heap(num_blocks, options);
@@ -324,11 +324,11 @@ class Heap {
       (void)cudaGetLastError();
       std::size_t free_bytes = 0, total_bytes = 0;
       (void)cudaMemGetInfo(&free_bytes, &total_bytes);
-      throw cuda::cuda_error(status,
-                             std::string("Heap: cudaMalloc of ") + std::to_string(bytes) +
-                                 " bytes for the " + what + " failed: " + cudaGetErrorName(status) +
-                                 " (device memory free: " + std::to_string(free_bytes) + " of " +
-                                 std::to_string(total_bytes) + " bytes)");
+      throw cudart::cuda_error(
+          status,
+          std::string("Heap: cudaMalloc of ") + std::to_string(bytes) + " bytes for the " + what +
+              " failed: " + cudaGetErrorName(status) + " (device memory free: " +
+              std::to_string(free_bytes) + " of " + std::to_string(total_bytes) + " bytes)");
     }
     return std::unique_ptr<void, detail::CudaFree>(p);
   }

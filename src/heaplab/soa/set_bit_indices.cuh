@@ -21,9 +21,6 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <cub/device/device_select.cuh>
 
-// Not needed here, but core/atomics.hpp must be parsed before heaplab/cuda/*.hpp in every
-// translation unit that uses both (docs/allocator.md "Include order").
-#include "heaplab/core/atomics.hpp"
 #include "heaplab/cuda/error.hpp"
 
 namespace heaplab::soa {

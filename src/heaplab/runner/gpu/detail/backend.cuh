@@ -15,7 +15,7 @@
 // purpose (the process must end anyway, runner.hpp).
 #pragma once
 
-#include "heaplab/soa/heap.cuh"  // first: docs/allocator.md "Include order"
+#include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
 
@@ -168,12 +168,12 @@ class UniverseBackend final : public Backend {
     Pending pending;
     std::visit([&](auto const& s) { launch(s, plan, pending); }, step);
 
-    cuda::WaitResult waited;
+    cudart::WaitResult waited;
     if (pending.defrag) {
       // CompactGpu synchronizes inside the call (once per pass), so it runs on its own thread
       // and the watchdog bounds the whole call here.
       if (pending.defrag->wait_for(dog_.budget()) != std::future_status::ready) {
-        waited.status = cuda::WaitStatus::timed_out;
+        waited.status = cudart::WaitStatus::timed_out;
       } else {
         pending.defrag_passes = pending.defrag->get();  // rethrows the call's exception
       }
@@ -656,7 +656,7 @@ class UniverseBackend final : public Backend {
   BackendOptions options_;
   OwnedStream stream_;  // declared before the heap: destroyed after it
   std::unique_ptr<soa::Heap<Types>> heap_;
-  cuda::Watchdog dog_;
+  cudart::Watchdog dog_;
   StreamBuffer<std::uint64_t> roots_;  // external roots: encoded pointers, 0 = null
   std::size_t num_roots_ = 0;
   std::unordered_map<schedule::ObjectId, std::uint64_t> pointer_of_;
