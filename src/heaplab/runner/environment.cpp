@@ -45,13 +45,8 @@ int visible_gpu_count() {
 
 std::string gpu_name(int device) {
 #if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
-  if (device < 0 || device >= visible_gpu_count()) return "none";
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return "none";
-  }
-  return prop.name;
+  auto const info = cudart::probe_device(device);
+  return info.available ? info.name : std::string("none");
 #else
   (void)device;
   return "none";
