@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -251,16 +252,20 @@ class Compactor {
           holder_ready_[h.holder] = true;
         }
         std::uint64_t const most = std::uint64_t{c_.num_blocks()} * h.count * kThreadsPerSource;
-        launch_rewrite(d,
-                       most,
-                       h,
-                       c_.holder_blocks(h.holder),
-                       &c_.device_words()->holder_count[h.holder],
-                       nullptr,
-                       0);
+        std::uint32_t const* const blocks = c_.holder_blocks(h.holder);
+        std::uint32_t const* const count  = &c_.device_words()->holder_count[h.holder];
+        with_variant([&](auto variant) {
+          constexpr RewriteVariant V = decltype(variant)::value;
+          launch_rewrite<V>(d, most, &detail::rewrite_holders_kernel<Types, V>, h, blocks, count);
+        });
       }
-      for (ExternalRoots const& r : roots_)
-        launch_rewrite(d, r.count, detail::HolderArrays{}, nullptr, nullptr, r.pointers, r.count);
+      for (ExternalRoots const& r : roots_) {
+        with_variant([&](auto variant) {
+          constexpr RewriteVariant V = decltype(variant)::value;
+          launch_rewrite<V>(
+              d, r.count, &detail::rewrite_roots_kernel<Types, V>, r.pointers, r.count);
+        });
+      }
     }
 
     void release_sources(PassDecision const& d) {
@@ -328,38 +333,29 @@ class Compactor {
       return v;
     }
 
-    void launch_rewrite(PassDecision const& d,
-                        std::uint64_t most_threads,
-                        detail::HolderArrays const& h,
-                        std::uint32_t const* blocks,
-                        std::uint32_t const* count,
-                        std::uint64_t* roots,
-                        std::uint64_t root_count) {
+    /// Calls f(std::integral_constant<RewriteVariant, V>{}) for the call's variant V.
+    template <class F>
+    void with_variant(F&& f) const {
       switch (plan_.variant) {
         case RewriteVariant::forwarding:
-          launch_rewrite_as<RewriteVariant::forwarding>(
-              d, most_threads, h, blocks, count, roots, root_count);
+          f(std::integral_constant<RewriteVariant, RewriteVariant::forwarding>{});
           break;
         case RewriteVariant::recompute_global:
-          launch_rewrite_as<RewriteVariant::recompute_global>(
-              d, most_threads, h, blocks, count, roots, root_count);
+          f(std::integral_constant<RewriteVariant, RewriteVariant::recompute_global>{});
           break;
         case RewriteVariant::recompute_shared:
-          launch_rewrite_as<RewriteVariant::recompute_shared>(
-              d, most_threads, h, blocks, count, roots, root_count);
+          f(std::integral_constant<RewriteVariant, RewriteVariant::recompute_shared>{});
           break;
       }
     }
 
-    template <RewriteVariant V>
-    void launch_rewrite_as(PassDecision const& d,
-                           std::uint64_t most_threads,
-                           detail::HolderArrays const& h,
-                           std::uint32_t const* blocks,
-                           std::uint32_t const* count,
-                           std::uint64_t* roots,
-                           std::uint64_t root_count) {
-      auto const kernel          = &detail::rewrite_kernel<Types, V>;
+    /// Launches a rewrite kernel of variant V (rewrite_holders_kernel or rewrite_roots_kernel)
+    /// for at most most_threads threads, with V's shared memory, as kernel(view, args...).
+    template <RewriteVariant V, class... Params, class... Args>
+    void launch_rewrite(PassDecision const& d,
+                        std::uint64_t most_threads,
+                        void (*kernel)(detail::PassView<ref_type>, Params...),
+                        Args const&... args) {
       std::uint32_t const shared = detail::rewrite_shared_bytes(V, plan_.n, d.sources);
       HEAPLAB_EXPECTS(shared <= core::kDefragRecordBudgetBytes,
                       "CompactGpu: the records of a pass exceed the shared-memory budget");
@@ -370,8 +366,7 @@ class Compactor {
             cudart::resident_blocks(kernel, detail::kThreadsPerBlock, shared, c_.multiprocessors_);
         grid = grid < resident ? grid : resident;
       }
-      kernel<<<grid, detail::kThreadsPerBlock, shared, c_.stream()>>>(
-          view_, h, blocks, count, roots, root_count);
+      kernel<<<grid, detail::kThreadsPerBlock, shared, c_.stream()>>>(view_, args...);
       c_.after_launch();
     }
 
