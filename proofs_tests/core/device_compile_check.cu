@@ -1,10 +1,6 @@
 // Build-time check that the whole portable core compiles as device code for the configured
 // architectures (sm_90 by default) with -Werror: every protocol entry point the GPU layer uses,
 // instantiated with DeviceAtomics. Nothing runs; core_gpu_test.cu runs the protocol on a GPU.
-// The cuda layer is included first on purpose: it declares namespace heaplab::cuda, and the core
-// must still find libcu++'s ::cuda (it qualifies every use).
-#include "heaplab/cuda/error.hpp"
-// (the order above is the point of this include block)
 #include "heaplab/core/heap_ref.hpp"
 
 namespace core = heaplab::core;

@@ -3,8 +3,6 @@
 // snapshots with payloads. After every step the whole invariant catalog must hold on the
 // snapshot, and the live objects (ids, cookies, pointer targets) must be exactly the expected
 // ones. Expected values come from the test's own arithmetic, never from the heap.
-// heap.cuh first: core/atomics.hpp must be parsed before anything declares namespace
-// heaplab::cuda (see docs/allocator.md "Include order").
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>

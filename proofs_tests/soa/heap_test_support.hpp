@@ -2,7 +2,7 @@
 // queries (objects by id, catalog with a readable failure message).
 #pragma once
 
-#include "heaplab/core/atomics.hpp"  // before heaplab/cuda/*: see docs/allocator.md "Include order"
+#include "heaplab/core/atomics.hpp"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  auto const device = heaplab::cuda::probe_device();
+  auto const device = heaplab::cudart::probe_device();
   if (!device.available) {
     std::printf("SKIPPED: %s\n", device.reason.c_str());
     return 0;

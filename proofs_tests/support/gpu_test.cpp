@@ -14,7 +14,7 @@ namespace {
 GpuInfo probe() {
   GpuInfo info;
 #if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
-  auto const d         = heaplab::cuda::probe_device();
+  auto const d         = heaplab::cudart::probe_device();
   info.available       = d.available;
   info.reason          = d.reason;
   info.name            = d.name;

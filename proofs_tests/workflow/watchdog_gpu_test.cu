@@ -50,17 +50,17 @@ TEST(WatchdogGpu, ASpinningKernelIsReportedAsAHangAndThenReleased) {
   spin_until_released<<<1, 1, 0, stream>>>(flag.device, flag.spins);
   HEAPLAB_CHECK_LAUNCH();
 
-  heaplab::cuda::Watchdog const dog(300ms);
+  heaplab::cudart::Watchdog const dog(300ms);
   auto const hang = dog.wait(stream);
-  EXPECT_EQ(hang.status, heaplab::cuda::WaitStatus::timed_out) << hang.error;
+  EXPECT_EQ(hang.status, heaplab::cudart::WaitStatus::timed_out) << hang.error;
   EXPECT_GE(hang.seconds, 0.3);
   EXPECT_LT(hang.seconds, 2.0);
 
   // Release the kernel (the watchdog has fired), and check that it really ends.
   reinterpret_cast<int volatile*>(flag.host)[0] = 1;
-  heaplab::cuda::Watchdog const generous(10s);
+  heaplab::cudart::Watchdog const generous(10s);
   auto const done = generous.wait(stream);
-  EXPECT_EQ(done.status, heaplab::cuda::WaitStatus::completed) << done.error;
+  EXPECT_EQ(done.status, heaplab::cudart::WaitStatus::completed) << done.error;
   unsigned long long spins = 0;
   HEAPLAB_CUDA_TRY(cudaMemcpy(&spins, flag.spins, sizeof spins, cudaMemcpyDeviceToHost));
   EXPECT_GT(spins, 0u) << "the kernel was spinning while the watchdog waited";
@@ -73,9 +73,9 @@ TEST(WatchdogGpu, AKernelThatEndsInTimeIsCompleted) {
   *flag.host = 1;  // released from the start
   spin_until_released<<<1, 1>>>(flag.device, flag.spins);
   HEAPLAB_CHECK_LAUNCH();
-  heaplab::cuda::Watchdog const dog(5s);
+  heaplab::cudart::Watchdog const dog(5s);
   auto const r = dog.wait(cudaStream_t{nullptr});
-  EXPECT_EQ(r.status, heaplab::cuda::WaitStatus::completed) << r.error;
+  EXPECT_EQ(r.status, heaplab::cudart::WaitStatus::completed) << r.error;
   EXPECT_LT(r.seconds, 5.0);
 }
 

@@ -10,13 +10,13 @@ namespace heaplab::workflow_test {
 namespace {
 
 using namespace std::chrono_literals;
-using cuda::PollResult;
-using cuda::PollState;
-using cuda::WaitStatus;
+using cudart::PollResult;
+using cudart::PollState;
+using cudart::WaitStatus;
 
 TEST(Watchdog, WorkThatFinishesIsReportedCompleted) {
   int polls    = 0;
-  auto const r = cuda::wait_with_budget(
+  auto const r = cudart::wait_with_budget(
       [&] {
         return PollResult{++polls < 200 ? PollState::pending : PollState::done, {}};
       },
@@ -30,7 +30,7 @@ TEST(Watchdog, WorkThatFinishesIsReportedCompleted) {
 TEST(Watchdog, WorkThatNeverFinishesIsAHangAfterTheBudget) {
   int polls    = 0;
   auto const t = std::chrono::steady_clock::now();
-  auto const r = cuda::wait_with_budget(
+  auto const r = cudart::wait_with_budget(
       [&] {
         ++polls;
         return PollResult{PollState::pending, {}};
@@ -47,7 +47,7 @@ TEST(Watchdog, WorkThatNeverFinishesIsAHangAfterTheBudget) {
 }
 
 TEST(Watchdog, AFailingQueryIsAnErrorWithItsMessage) {
-  auto const r = cuda::wait_with_budget(
+  auto const r = cudart::wait_with_budget(
       [] {
         return PollResult{PollState::error, "cudaErrorIllegalAddress: an illegal memory access"};
       },
@@ -58,7 +58,7 @@ TEST(Watchdog, AFailingQueryIsAnErrorWithItsMessage) {
 
 TEST(Watchdog, AZeroBudgetStillPollsOnce) {
   int polls    = 0;
-  auto const r = cuda::wait_with_budget(
+  auto const r = cudart::wait_with_budget(
       [&] {
         ++polls;
         return PollResult{PollState::done, {}};
@@ -69,20 +69,21 @@ TEST(Watchdog, AZeroBudgetStillPollsOnce) {
 }
 
 TEST(Watchdog, TheBudgetComesFromTheEnvironmentWhenValid) {
-  EXPECT_EQ(cuda::parse_watchdog_ms("250"), std::optional<std::chrono::milliseconds>(250ms));
+  EXPECT_EQ(cudart::parse_watchdog_ms("250"), std::optional<std::chrono::milliseconds>(250ms));
   for (char const* bad : {"", "0", "-5", "12x", "1.5", "99999999999999", " 5"})
-    EXPECT_FALSE(cuda::parse_watchdog_ms(bad).has_value()) << "'" << bad << "'";
-  EXPECT_FALSE(cuda::parse_watchdog_ms(nullptr).has_value());
+    EXPECT_FALSE(cudart::parse_watchdog_ms(bad).has_value()) << "'" << bad << "'";
+  EXPECT_FALSE(cudart::parse_watchdog_ms(nullptr).has_value());
   ::setenv("HEAPLAB_WATCHDOG_MS", "1234", 1);
-  EXPECT_EQ(cuda::default_watchdog_budget(), 1234ms);
+  EXPECT_EQ(cudart::default_watchdog_budget(), 1234ms);
   ::setenv("HEAPLAB_WATCHDOG_MS", "nonsense", 1);
-  EXPECT_EQ(cuda::default_watchdog_budget(), std::chrono::milliseconds(cuda::kDefaultWatchdogMs));
+  EXPECT_EQ(cudart::default_watchdog_budget(),
+            std::chrono::milliseconds(cudart::kDefaultWatchdogMs));
   ::unsetenv("HEAPLAB_WATCHDOG_MS");
-  EXPECT_EQ(cuda::default_watchdog_budget(), 5000ms);
+  EXPECT_EQ(cudart::default_watchdog_budget(), 5000ms);
 }
 
 TEST(Watchdog, TheHangMessageNamesTheWorkAndTheBudget) {
-  EXPECT_EQ(cuda::describe_hang("defrag pass 2", 1500ms),
+  EXPECT_EQ(cudart::describe_hang("defrag pass 2", 1500ms),
             "'defrag pass 2' did not finish within 1.500 s (watchdog budget; set "
             "HEAPLAB_WATCHDOG_MS or --watchdog-ms to change it)");
 }

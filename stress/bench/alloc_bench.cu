@@ -1,4 +1,4 @@
-#include "heaplab/soa/heap.cuh"  // first: see docs/allocator.md "Include order"
+#include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
 
@@ -7,7 +7,9 @@
 #include <string>
 
 #include "alloc_bench.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
+#include "heaplab/cuda/grid.hpp"
 #include "heaplab/soa/field.hpp"
 #include "heaplab/soa/heap_types.hpp"
 
@@ -58,13 +60,12 @@ HeapAllocResult run(std::uint64_t threads, int per_thread, int warmup, int repea
   std::uint64_t const blocks = (objects + cap - 1) / cap * 5 / 4 + 256;
   if (blocks > 0xFFFFFFFFull)
     throw std::runtime_error("alloc bench: too many objects for one heap");
-  auto heap            = soa::Heap<Types>::with_blocks(static_cast<std::uint32_t>(blocks));
-  std::uint64_t* slots = nullptr;
-  HEAPLAB_CUDA_TRY(cudaMalloc(&slots, objects * sizeof(std::uint64_t)));
+  auto heap = soa::Heap<Types>::with_blocks(static_cast<std::uint32_t>(blocks));
+  cudart::device_buffer<std::uint64_t> slots(objects, "object pointer slots");
   unsigned const block = 256;
-  auto const grid      = static_cast<unsigned>((threads + block - 1) / block);
+  auto const grid      = static_cast<unsigned>(cudart::ceil_div(threads, block));
   auto alloc           = [&] {
-    make_objects<Types, T><<<grid, block>>>(heap.ref(), slots, threads, per_thread);
+    make_objects<Types, T><<<grid, block>>>(heap.ref(), slots.data(), threads, per_thread);
     HEAPLAB_CHECK_LAUNCH();
   };
   HeapAllocResult r;
@@ -82,13 +83,12 @@ HeapAllocResult run(std::uint64_t threads, int per_thread, int warmup, int repea
         alloc();
       },
       [&] {
-        destroy_objects<Types, T><<<grid, block>>>(heap.ref(), slots, threads, per_thread);
+        destroy_objects<Types, T><<<grid, block>>>(heap.ref(), slots.data(), threads, per_thread);
         HEAPLAB_CHECK_LAUNCH();
       });
   heap.synchronize();
   if (heap.statistics().used_slots != 0)
     throw std::runtime_error("alloc bench: objects left after the free kernel");
-  HEAPLAB_CUDA_TRY(cudaFree(slots));
   return r;
 }
 

@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "baselines.hpp"
+#include "heaplab/cuda/copy.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
+#include "heaplab/cuda/grid.hpp"
 
 namespace heaplab::bench {
 namespace {
@@ -58,24 +61,22 @@ MallocResult cuda_malloc_linux_scalability(
                              " MiB but this run needs " + std::to_string(need >> 20) +
                              " MiB: call reserve_cuda_malloc_heap() with the largest size before "
                              "the first malloc kernel (CUDA fixes the limit at that launch)");
-  void** slots                 = nullptr;
-  unsigned long long* d_failed = nullptr;
-  HEAPLAB_CUDA_TRY(cudaMalloc(&slots, total * sizeof(void*)));
-  HEAPLAB_CUDA_TRY(cudaMalloc(&d_failed, sizeof(unsigned long long)));
-  HEAPLAB_CUDA_TRY(cudaMemset(d_failed, 0, sizeof(unsigned long long)));
+  cudart::device_buffer<void*> slots(total, "malloc result slots");
+  cudart::device_buffer<unsigned long long> d_failed(1, "failed allocation count");
+  d_failed.set_zero_async(nullptr);
   int const block = 256;
-  int const grid  = (threads + block - 1) / block;
+  int const grid  = static_cast<int>(cudart::ceil_div(threads, block));
   MallocResult r;
   // Alternate the two kernels so that every timed malloc starts from an empty device heap.
   std::vector<float> alloc_ms;
   std::vector<float> free_ms;
   for (int i = 0; i < warmup + repeats; ++i) {
     float const a = time_once_ms([&] {
-      malloc_kernel<<<grid, block>>>(slots, per_thread, bytes, d_failed);
+      malloc_kernel<<<grid, block>>>(slots.data(), per_thread, bytes, d_failed.data());
       HEAPLAB_CHECK_LAUNCH();
     });
     float const f = time_once_ms([&] {
-      free_kernel<<<grid, block>>>(slots, per_thread);
+      free_kernel<<<grid, block>>>(slots.data(), per_thread);
       HEAPLAB_CHECK_LAUNCH();
     });
     if (i >= warmup) {
@@ -92,39 +93,31 @@ MallocResult cuda_malloc_linux_scalability(
     s.max_ms    = v.back();
     return s;
   };
-  r.alloc = summarize(alloc_ms);
-  r.free  = summarize(free_ms);
-  HEAPLAB_CUDA_TRY(cudaMemcpy(
-      &r.failed_allocations, d_failed, sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-  HEAPLAB_CUDA_TRY(cudaFree(slots));
-  HEAPLAB_CUDA_TRY(cudaFree(d_failed));
+  r.alloc              = summarize(alloc_ms);
+  r.free               = summarize(free_ms);
+  r.failed_allocations = cudart::value_to_host(d_failed.data());
   return r;
 }
 
 CopyResult copy_bandwidth(std::size_t bytes, int warmup, int repeats) {
-  bytes   = bytes / sizeof(int4) * sizeof(int4);
-  void* a = nullptr;
-  void* b = nullptr;
-  HEAPLAB_CUDA_TRY(cudaMalloc(&a, bytes));
-  HEAPLAB_CUDA_TRY(cudaMalloc(&b, bytes));
-  HEAPLAB_CUDA_TRY(cudaMemset(a, 0x5A, bytes));  // not zeros: see METHOD notes in docs/results.md
+  bytes = bytes / sizeof(int4) * sizeof(int4);
+  cudart::device_buffer<unsigned char> a(bytes, "copy source");
+  cudart::device_buffer<unsigned char> b(bytes, "copy destination");
+  // not zeros: see METHOD notes in docs/results.md
+  HEAPLAB_CUDA_TRY(cudaMemset(a.data(), 0x5A, bytes));
   CopyResult r;
-  r.memcpy_d2d = time_repeated(warmup, repeats, nullptr, [&] {
-    HEAPLAB_CUDA_TRY(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice));
+  r.memcpy_d2d  = time_repeated(warmup, repeats, nullptr, [&] {
+    cudart::copy_on_device_async(b.data(), a.data(), bytes, nullptr);
   });
-  int device   = 0;
-  int sms      = 0;
-  HEAPLAB_CUDA_TRY(cudaGetDevice(&device));
-  HEAPLAB_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int const sms = cudart::multiprocessor_count();
   r.kernel_copy = time_repeated(warmup, repeats, nullptr, [&] {
-    copy_kernel<<<sms * 8, 512>>>(
-        static_cast<int4 const*>(a), static_cast<int4*>(b), bytes / sizeof(int4));
+    copy_kernel<<<sms * 8, 512>>>(reinterpret_cast<int4 const*>(a.data()),
+                                  reinterpret_cast<int4*>(b.data()),
+                                  bytes / sizeof(int4));
     HEAPLAB_CHECK_LAUNCH();
   });
   r.memcpy_gbps = 2.0 * bytes / (r.memcpy_d2d.median_ms * 1e-3) / 1e9;
   r.kernel_gbps = 2.0 * bytes / (r.kernel_copy.median_ms * 1e-3) / 1e9;
-  HEAPLAB_CUDA_TRY(cudaFree(a));
-  HEAPLAB_CUDA_TRY(cudaFree(b));
   return r;
 }
 

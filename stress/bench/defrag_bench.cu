@@ -1,4 +1,4 @@
-#include "heaplab/compact/compactor.cuh"  // first: see docs/allocator.md "Include order"
+#include "heaplab/compact/compactor.cuh"
 
 #include <cuda_runtime_api.h>
 
@@ -13,7 +13,10 @@
 #include "baselines.hpp"
 #include "defrag_bench.hpp"
 #include "heaplab/core/mix.hpp"
+#include "heaplab/cuda/copy.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
+#include "heaplab/cuda/grid.hpp"
 #include "heaplab/soa/field.hpp"
 #include "heaplab/soa/heap_types.hpp"
 #include "heaplab/soa/tracked.hpp"
@@ -98,10 +101,7 @@ __global__ void verify_pointers(std::uint64_t count, DefragBenchB** b, unsigned 
   }
 }
 
-unsigned grid_for(std::uint64_t n) {
-  std::uint64_t const g = (n + 255) / 256;
-  return static_cast<unsigned>(std::min<std::uint64_t>(g == 0 ? 1 : g, 65535));
-}
+unsigned grid_for(std::uint64_t n) { return cudart::grid_size(n, 256, 65535); }
 
 compact::RewriteVariant variant_from(std::string const& s) {
   for (auto v : {compact::RewriteVariant::forwarding,
@@ -111,17 +111,6 @@ compact::RewriteVariant variant_from(std::string const& s) {
   throw std::runtime_error("unknown variant '" + s +
                            "' (forwarding, recompute-global, recompute-shared)");
 }
-
-template <class T>
-struct DeviceVector {
-  explicit DeviceVector(std::uint64_t n) {
-    HEAPLAB_CUDA_TRY(cudaMalloc(&p, std::max<std::uint64_t>(n, 1) * sizeof(T)));
-  }
-  ~DeviceVector() { (void)cudaFree(p); }
-  DeviceVector(DeviceVector const&)            = delete;
-  DeviceVector& operator=(DeviceVector const&) = delete;
-  T* p                                         = nullptr;
-};
 
 /// The heap of one benchmark: objects of class A (and B), links, deletions. Everything untimed.
 struct Workload {
@@ -149,13 +138,13 @@ struct Workload {
   /// Fresh objects, links (both classes) and the deletion of `fraction` of class A.
   void build(std::uint64_t seed, double fraction) {
     heap.reset();
-    make_objects<<<grid_for(count), 256>>>(heap.ref(), count, both, a.p, b.p);
+    make_objects<<<grid_for(count), 256>>>(heap.ref(), count, both, a.data(), b.data());
     HEAPLAB_CHECK_LAUNCH();
     if (both) {
-      link_objects<<<grid_for(count), 256>>>(count, seed, fraction, a.p, b.p);
+      link_objects<<<grid_for(count), 256>>>(count, seed, fraction, a.data(), b.data());
       HEAPLAB_CHECK_LAUNCH();
     }
-    delete_objects<<<grid_for(count), 256>>>(heap.ref(), count, seed, fraction, a.p);
+    delete_objects<<<grid_for(count), 256>>>(heap.ref(), count, seed, fraction, a.data());
     HEAPLAB_CHECK_LAUNCH();
     heap.synchronize();
     if (heap.oom_count() != 0) throw std::runtime_error("defrag bench: the heap ran out of memory");
@@ -163,20 +152,18 @@ struct Workload {
 
   std::uint64_t pointer_errors() {
     if (!both) return 0;
-    DeviceVector<unsigned long long> errors(1);
-    HEAPLAB_CUDA_TRY(cudaMemset(errors.p, 0, sizeof(unsigned long long)));
-    verify_pointers<<<grid_for(count), 256>>>(count, b.p, errors.p);
+    cudart::device_buffer<unsigned long long> errors(1, "pointer error count");
+    errors.set_zero_async(nullptr);
+    verify_pointers<<<grid_for(count), 256>>>(count, b.data(), errors.data());
     HEAPLAB_CHECK_LAUNCH();
-    unsigned long long host = 0;
-    HEAPLAB_CUDA_TRY(cudaMemcpy(&host, errors.p, sizeof host, cudaMemcpyDeviceToHost));
-    return host;
+    return cudart::value_to_host(errors.data());
   }
 
   std::uint64_t count;
   bool both;
   soa::Heap<Types> heap;
-  DeviceVector<DefragBenchA*> a;
-  DeviceVector<DefragBenchB*> b;
+  cudart::device_buffer<DefragBenchA*> a;
+  cudart::device_buffer<DefragBenchB*> b;
 };
 
 double gbps(double bytes, double ms) { return ms <= 0 ? 0.0 : bytes / (ms * 1e-3) / 1e9; }

@@ -24,7 +24,7 @@ struct Common {
 };
 
 void print_device() {
-  auto const d = heaplab::cuda::probe_device();
+  auto const d = heaplab::cudart::probe_device();
   if (!d.available) throw std::runtime_error(d.reason);
   std::printf("device: %s (sm_%d%d, %d SMs, %.1f GiB)\n",
               d.name.c_str(),

@@ -182,7 +182,7 @@ std::string junit_xml(std::vector<SuiteRow> const& rows, std::string const& gpu_
 /// Whether a CUDA device is present, and the line that says which (or why not).
 std::pair<bool, std::string> probe_gpu() {
 #if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
-  auto const dev = heaplab::cuda::probe_device();
+  auto const dev = heaplab::cudart::probe_device();
   if (!dev.available) return {false, dev.reason};
   return {true,
           "GPU: " + dev.name + " (sm_" + std::to_string(dev.cc_major) +

@@ -19,7 +19,7 @@
 // host needs the number of candidates). nvcc only.
 #pragma once
 
-#include "heaplab/soa/heap.cuh"  // first: docs/allocator.md "Include order"
+#include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
 
@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -41,7 +42,10 @@
 #include "heaplab/core/defrag_limits.hpp"
 #include "heaplab/core/expects.hpp"
 #include "heaplab/core/perturb.hpp"
+#include "heaplab/cuda/copy.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
+#include "heaplab/cuda/grid.hpp"
 #include "heaplab/soa/set_bit_indices.cuh"
 
 namespace heaplab::compact {
@@ -55,11 +59,8 @@ class Compactor {
   /// A compactor for `heap` (which must outlive it). Scratch memory is allocated on first use
   /// and kept: R and per-holder block lists (4 bytes per heap block each), the call's candidate
   /// bitmap and the records of the recompute variants.
-  explicit Compactor(heap_type& heap) : heap_(&heap) {
-    int device = 0;
-    HEAPLAB_CUDA_TRY(cudaGetDevice(&device));
-    HEAPLAB_CUDA_TRY(
-        cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device));
+  explicit Compactor(heap_type& heap)
+      : heap_(&heap), multiprocessors_(cudart::multiprocessor_count()) {
     for (auto& e : events_) HEAPLAB_CUDA_TRY(cudaEventCreate(&e));
     void* pinned = nullptr;
     HEAPLAB_CUDA_TRY(cudaMallocHost(&pinned, sizeof(HostReadback)));
@@ -96,7 +97,7 @@ class Compactor {
   /// CompactGpu sec. 3: defragments the objects of concrete type `type` (a runtime type id of
   /// Types) in passes until at most k1 candidates remain or a pass has no source (B = 0).
   /// on_pass is called after every pass at quiescence. Throws core::precondition_error for an
-  /// unknown or abstract type, n outside 1 <= n < N_T, or a source cap of 0; cuda::cuda_error
+  /// unknown or abstract type, n outside 1 <= n < N_T, or a source cap of 0; cudart::cuda_error
   /// when a launch fails.
   DefragStats defragment(std::uint32_t type,
                          DefragOptions const& options = {},
@@ -124,11 +125,9 @@ class Compactor {
     ensure_scratch();
     std::uint64_t const* words = heap_->ref().core().defrag(plan.type).words();
     if (plan.n != plan.heap_n) {
-      if (!count_bitmap_)
-        count_bitmap_ = alloc(std::uint64_t{containers()} * sizeof(std::uint64_t));
-      auto* const out = static_cast<std::uint64_t*>(count_bitmap_.get());
-      build_call_candidates(plan, out);
-      words = out;
+      if (!count_bitmap_) count_bitmap_ = Words(containers(), "policy candidate bitmap");
+      build_call_candidates(plan, count_bitmap_.data());
+      words = count_bitmap_.data();
     }
     std::uint32_t const count     = containers();
     unsigned long long* const out = &device_words()->candidate_count;
@@ -136,12 +135,7 @@ class Compactor {
     detail::count_bits_kernel<<<grid_for(count), detail::kThreadsPerBlock, 0, stream()>>>(
         words, count, out);
     HEAPLAB_CHECK_LAUNCH();
-    HEAPLAB_CUDA_TRY(cudaMemcpyAsync(&readback_->candidate_count,
-                                     out,
-                                     sizeof(unsigned long long),
-                                     cudaMemcpyDeviceToHost,
-                                     stream()));
-    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
+    cudart::copy_to_host(&readback_->candidate_count, out, 1, stream());
     return static_cast<std::uint32_t>(readback_->candidate_count);
   }
 
@@ -163,7 +157,8 @@ class Compactor {
   struct PinnedFree {
     void operator()(HostReadback* p) const noexcept { (void)cudaFreeHost(p); }
   };
-  using DeviceBuffer = std::unique_ptr<void, soa::detail::CudaFree>;
+  using Words     = cudart::device_buffer<std::uint64_t>;  // bitmap words, records
+  using BlockList = cudart::device_buffer<std::uint32_t>;  // block indices
 
   // Events of one pass: scan begin/end, then the starts of copy, commit, rewrite, release, and
   // the end of the pass; plus the call's first and last.
@@ -208,11 +203,8 @@ class Compactor {
       std::uint64_t const* words = c_.candidate_words(plan_);
       c_.indices_->enumerate(
           words, c_.num_blocks(), c_.R(), &c_.device_words()->candidates, c_.stream());
-      HEAPLAB_CUDA_TRY(cudaMemcpyAsync(&c_.readback_->candidates,
-                                       &c_.device_words()->candidates,
-                                       sizeof(std::uint32_t),
-                                       cudaMemcpyDeviceToHost,
-                                       c_.stream()));
+      cudart::copy_to_host_async(
+          &c_.readback_->candidates, &c_.device_words()->candidates, 1, c_.stream());
       c_.record(scan1);
       HEAPLAB_CUDA_TRY(cudaEventSynchronize(c_.events_[scan1]));
       return {c_.readback_->candidates, c_.elapsed(scan0, scan1)};
@@ -260,16 +252,20 @@ class Compactor {
           holder_ready_[h.holder] = true;
         }
         std::uint64_t const most = std::uint64_t{c_.num_blocks()} * h.count * kThreadsPerSource;
-        launch_rewrite(d,
-                       most,
-                       h,
-                       c_.holder_blocks(h.holder),
-                       &c_.device_words()->holder_count[h.holder],
-                       nullptr,
-                       0);
+        std::uint32_t const* const blocks = c_.holder_blocks(h.holder);
+        std::uint32_t const* const count  = &c_.device_words()->holder_count[h.holder];
+        with_variant([&](auto variant) {
+          constexpr RewriteVariant V = decltype(variant)::value;
+          launch_rewrite<V>(d, most, &detail::rewrite_holders_kernel<Types, V>, h, blocks, count);
+        });
       }
-      for (ExternalRoots const& r : roots_)
-        launch_rewrite(d, r.count, detail::HolderArrays{}, nullptr, nullptr, r.pointers, r.count);
+      for (ExternalRoots const& r : roots_) {
+        with_variant([&](auto variant) {
+          constexpr RewriteVariant V = decltype(variant)::value;
+          launch_rewrite<V>(
+              d, r.count, &detail::rewrite_roots_kernel<Types, V>, r.pointers, r.count);
+        });
+      }
     }
 
     void release_sources(PassDecision const& d) {
@@ -280,11 +276,8 @@ class Compactor {
     }
 
     detail::PassReport end_pass() {
-      HEAPLAB_CUDA_TRY(cudaMemcpyAsync(&c_.readback_->counters,
-                                       &c_.device_words()->counters,
-                                       sizeof(detail::PassCounters),
-                                       cudaMemcpyDeviceToHost,
-                                       c_.stream()));
+      cudart::copy_to_host_async(
+          &c_.readback_->counters, &c_.device_words()->counters, 1, c_.stream());
       c_.record(pass1);
       HEAPLAB_CUDA_TRY(cudaEventSynchronize(c_.events_[pass1]));
       detail::PassCounters const k = c_.readback_->counters;
@@ -312,11 +305,8 @@ class Compactor {
                 heap, plan_.type, plan_.heap_n, &c_.device_words()->counters);
         c_.after_launch();
       }
-      HEAPLAB_CUDA_TRY(cudaMemcpyAsync(&c_.readback_->counters,
-                                       &c_.device_words()->counters,
-                                       sizeof(detail::PassCounters),
-                                       cudaMemcpyDeviceToHost,
-                                       c_.stream()));
+      cudart::copy_to_host_async(
+          &c_.readback_->counters, &c_.device_words()->counters, 1, c_.stream());
       c_.record(call1);
       HEAPLAB_CUDA_TRY(cudaEventSynchronize(c_.events_[call1]));
       report.defrag_bits_corrected = c_.readback_->counters.defrag_bits_corrected;
@@ -343,53 +333,40 @@ class Compactor {
       return v;
     }
 
-    void launch_rewrite(PassDecision const& d,
-                        std::uint64_t most_threads,
-                        detail::HolderArrays const& h,
-                        std::uint32_t const* blocks,
-                        std::uint32_t const* count,
-                        std::uint64_t* roots,
-                        std::uint64_t root_count) {
+    /// Calls f(std::integral_constant<RewriteVariant, V>{}) for the call's variant V.
+    template <class F>
+    void with_variant(F&& f) const {
       switch (plan_.variant) {
         case RewriteVariant::forwarding:
-          launch_rewrite_as<RewriteVariant::forwarding>(
-              d, most_threads, h, blocks, count, roots, root_count);
+          f(std::integral_constant<RewriteVariant, RewriteVariant::forwarding>{});
           break;
         case RewriteVariant::recompute_global:
-          launch_rewrite_as<RewriteVariant::recompute_global>(
-              d, most_threads, h, blocks, count, roots, root_count);
+          f(std::integral_constant<RewriteVariant, RewriteVariant::recompute_global>{});
           break;
         case RewriteVariant::recompute_shared:
-          launch_rewrite_as<RewriteVariant::recompute_shared>(
-              d, most_threads, h, blocks, count, roots, root_count);
+          f(std::integral_constant<RewriteVariant, RewriteVariant::recompute_shared>{});
           break;
       }
     }
 
-    template <RewriteVariant V>
-    void launch_rewrite_as(PassDecision const& d,
-                           std::uint64_t most_threads,
-                           detail::HolderArrays const& h,
-                           std::uint32_t const* blocks,
-                           std::uint32_t const* count,
-                           std::uint64_t* roots,
-                           std::uint64_t root_count) {
-      auto const kernel          = &detail::rewrite_kernel<Types, V>;
+    /// Launches a rewrite kernel of variant V (rewrite_holders_kernel or rewrite_roots_kernel)
+    /// for at most most_threads threads, with V's shared memory, as kernel(view, args...).
+    template <RewriteVariant V, class... Params, class... Args>
+    void launch_rewrite(PassDecision const& d,
+                        std::uint64_t most_threads,
+                        void (*kernel)(detail::PassView<ref_type>, Params...),
+                        Args const&... args) {
       std::uint32_t const shared = detail::rewrite_shared_bytes(V, plan_.n, d.sources);
       HEAPLAB_EXPECTS(shared <= core::kDefragRecordBudgetBytes,
                       "CompactGpu: the records of a pass exceed the shared-memory budget");
       unsigned grid = c_.grid_for(most_threads);
       if (shared > 0) {
         // Every thread block loads the records once: keep the grid to what is resident.
-        int per_sm = 0;
-        HEAPLAB_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, kernel, static_cast<int>(detail::kThreadsPerBlock), shared));
         unsigned const resident =
-            static_cast<unsigned>((per_sm < 1 ? 1 : per_sm) * c_.multiprocessors_);
+            cudart::resident_blocks(kernel, detail::kThreadsPerBlock, shared, c_.multiprocessors_);
         grid = grid < resident ? grid : resident;
       }
-      kernel<<<grid, detail::kThreadsPerBlock, shared, c_.stream()>>>(
-          view_, h, blocks, count, roots, root_count);
+      kernel<<<grid, detail::kThreadsPerBlock, shared, c_.stream()>>>(view_, args...);
       c_.after_launch();
     }
 
@@ -415,28 +392,27 @@ class Compactor {
 
   void ensure_scratch() {
     if (!R_) {
-      R_       = alloc((std::uint64_t{num_blocks()} + 1) * sizeof(std::uint32_t));
-      words_   = alloc(sizeof(DeviceWords));
+      R_       = BlockList(std::size_t{num_blocks()} + 1, "CompactGpu candidate array R");
+      words_   = cudart::device_buffer<DeviceWords>(1, "CompactGpu scratch words");
       indices_ = std::make_unique<soa::SetBitIndices>(num_blocks());
-      HEAPLAB_CUDA_TRY(cudaMemsetAsync(words_.get(), 0, sizeof(DeviceWords), stream()));
+      words_.set_zero_async(stream());
     }
   }
   void ensure_records() {
-    if (!records_) records_ = alloc(std::uint64_t{num_blocks()} * sizeof(std::uint64_t));
+    if (!records_) records_ = Words(num_blocks(), "CompactGpu record bitmaps");
   }
-  std::uint32_t* R() const { return static_cast<std::uint32_t*>(R_.get()); }
-  DeviceWords* device_words() const { return static_cast<DeviceWords*>(words_.get()); }
-  std::uint64_t* record_bitmaps() const { return static_cast<std::uint64_t*>(records_.get()); }
+  std::uint32_t* R() const { return R_.data(); }
+  DeviceWords* device_words() const { return words_.data(); }
+  std::uint64_t* record_bitmaps() const { return records_.data(); }
   std::uint64_t* call_candidates() {
     if (!call_candidates_)
-      call_candidates_ = alloc(std::uint64_t{containers()} * sizeof(std::uint64_t));
-    return static_cast<std::uint64_t*>(call_candidates_.get());
+      call_candidates_ = Words(containers(), "CompactGpu call candidate bitmap");
+    return call_candidates_.data();
   }
   std::uint32_t* holder_blocks(std::uint32_t u) {
     if (holder_blocks_.size() != Types::num_types) holder_blocks_.resize(Types::num_types);
-    if (!holder_blocks_[u])
-      holder_blocks_[u] = alloc(std::uint64_t{num_blocks()} * sizeof(std::uint32_t));
-    return static_cast<std::uint32_t*>(holder_blocks_[u].get());
+    if (!holder_blocks_[u]) holder_blocks_[u] = BlockList(num_blocks(), "CompactGpu holder blocks");
+    return holder_blocks_[u].data();
   }
 
   /// Level 0 of the bitmap the call's candidates come from: defrag[T] when the call uses the
@@ -454,12 +430,6 @@ class Compactor {
     after_launch();
   }
 
-  DeviceBuffer alloc(std::uint64_t bytes) {
-    void* p = nullptr;
-    HEAPLAB_CUDA_TRY(cudaMalloc(&p, bytes == 0 ? 1 : bytes));
-    return DeviceBuffer(p);
-  }
-
   void record(Event e) { HEAPLAB_CUDA_TRY(cudaEventRecord(events_[e], stream())); }
   double elapsed(Event from, Event to) const {
     float ms = 0;
@@ -475,18 +445,19 @@ class Compactor {
 
   /// Blocks for a grid-stride loop over n items: at most 32 blocks of 256 per multiprocessor.
   unsigned grid_for(std::uint64_t n) const {
-    std::uint64_t const wanted = (n + detail::kThreadsPerBlock - 1) / detail::kThreadsPerBlock;
-    std::uint64_t const limit  = std::uint64_t{32} * static_cast<std::uint64_t>(multiprocessors_);
-    std::uint64_t const grid   = wanted < limit ? wanted : limit;
-    return static_cast<unsigned>(grid == 0 ? 1 : grid);
+    return cudart::grid_size(n,
+                             detail::kThreadsPerBlock,
+                             std::uint64_t{32} * static_cast<std::uint64_t>(multiprocessors_));
   }
 
   heap_type* heap_;
   int multiprocessors_ = 1;
   cudaEvent_t events_[kEvents]{};
   std::unique_ptr<HostReadback, PinnedFree> readback_;
-  DeviceBuffer R_, words_, records_, call_candidates_, count_bitmap_;
-  std::vector<DeviceBuffer> holder_blocks_;
+  BlockList R_;                               // R[0 .. r), then r
+  cudart::device_buffer<DeviceWords> words_;  // one DeviceWords
+  Words records_, call_candidates_, count_bitmap_;
+  std::vector<BlockList> holder_blocks_;
   std::unique_ptr<soa::SetBitIndices> indices_;
   std::vector<ExternalRoots> roots_;
 };

@@ -1,11 +1,12 @@
-// Which GPU is present (device 0), or why none is usable. Host-only; never throws.
+// Which GPU is present (device 0, or another index), or why none is usable. Host-only; never
+// throws.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <string>
 
-namespace heaplab::cuda {
+namespace heaplab::cudart {
 
 struct DeviceInfo {
   bool available = false;
@@ -17,7 +18,8 @@ struct DeviceInfo {
   std::size_t global_memory_bytes = 0;
 };
 
-inline DeviceInfo probe_device() {
+/// The properties of device `device` (default 0), or why it is not usable.
+inline DeviceInfo probe_device(int device = 0) {
   DeviceInfo info;
   int count                = 0;
   cudaError_t const status = cudaGetDeviceCount(&count);
@@ -31,8 +33,13 @@ inline DeviceInfo probe_device() {
     info.reason = "no CUDA device (cudaGetDeviceCount reports 0 devices)";
     return info;
   }
+  if (device < 0 || device >= count) {
+    info.reason = "no CUDA device " + std::to_string(device) + " (cudaGetDeviceCount reports " +
+                  std::to_string(count) + ")";
+    return info;
+  }
   cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
     info.reason = "no CUDA device (cudaGetDeviceProperties failed)";
     (void)cudaGetLastError();
     return info;
@@ -46,4 +53,4 @@ inline DeviceInfo probe_device() {
   return info;
 }
 
-}  // namespace heaplab::cuda
+}  // namespace heaplab::cudart

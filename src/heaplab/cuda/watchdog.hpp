@@ -1,7 +1,7 @@
 // Watchdog: wait for GPU work with a wall-clock budget instead of blocking forever
 // (docs/workflow.md "Hangs"). Host only.
 //
-//   heaplab::cuda::Watchdog dog;                       // budget: HEAPLAB_WATCHDOG_MS or 5 s
+//   heaplab::cudart::Watchdog dog;                       // budget: HEAPLAB_WATCHDOG_MS or 5 s
 //   launch_step_kernels<<<grid, block, 0, stream>>>(...);
 //   WaitResult const r = dog.wait(stream, "alloc wave step 12");
 //   if (r.timed_out()) return hang(describe_hang("alloc wave step 12", dog.budget()));
@@ -24,7 +24,7 @@
 
 #include "heaplab/cuda/detail/budget_wait.hpp"
 
-namespace heaplab::cuda {
+namespace heaplab::cudart {
 
 class Watchdog {
  public:
@@ -71,4 +71,4 @@ class Watchdog {
   std::chrono::milliseconds budget_;
 };
 
-}  // namespace heaplab::cuda
+}  // namespace heaplab::cudart

@@ -47,13 +47,8 @@ int visible_gpu_count() {
 
 std::string gpu_name(int device) {
 #if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
-  if (device < 0 || device >= visible_gpu_count()) return "none";
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return "none";
-  }
-  return prop.name;
+  auto const info = cudart::probe_device(device);
+  return info.available ? info.name : std::string("none");
 #else
   (void)device;
   return "none";
@@ -62,7 +57,7 @@ std::string gpu_name(int device) {
 
 std::string gpu_unavailable_reason() {
 #if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
-  auto const info = cuda::probe_device();
+  auto const info = cudart::probe_device();
   return info.available ? std::string() : info.reason;
 #else
   return "this build has no CUDA runtime (nvcc was absent at configure time)";

@@ -47,6 +47,7 @@
 #include "heaplab/core/expects.hpp"
 #include "heaplab/core/host_device.hpp"
 #include "heaplab/core/object_pointer.hpp"
+#include "heaplab/cuda/debug_expects.hpp"
 #include "heaplab/soa/detail/field_traits.hpp"
 #include "heaplab/soa/detail/preprocessor.hpp"
 #include "heaplab/soa/layout.hpp"
@@ -84,12 +85,10 @@ struct field_locator {
                   "HEAPLAB_SOA_DERIVED_FIELDS (one byte each); it has other data members, "
                   "another base class with data, or an undeclared heap base");
     std::uint64_t const object = object_pointer(proxy);
-#if defined(HEAPLAB_DEBUG_CHECKS)
-    HEAPLAB_EXPECTS(core::pointer_block_address(object) != 0,
-                    "field access through a null object pointer");
-    HEAPLAB_EXPECTS(core::pointer_slot(object) < core::pointer_capacity(object),
-                    "field access through an object pointer whose slot is >= its capacity");
-#endif
+    HEAPLAB_DEBUG_EXPECTS(core::pointer_block_address(object) != 0,
+                          "field access through a null object pointer");
+    HEAPLAB_DEBUG_EXPECTS(core::pointer_slot(object) < core::pointer_capacity(object),
+                          "field access through an object pointer whose slot is >= its capacity");
     std::uint32_t const capacity = core::pointer_capacity(object);
     constexpr FieldShape shape   = checked_field<field_type>::shape();
     std::uint64_t const offset   = field_list_layout<fields>::template begin<index>(capacity) +
@@ -255,9 +254,7 @@ class Field<Owner, I, E[K]> {
 
  private:
   HEAPLAB_HD_INLINE static void check_index([[maybe_unused]] std::size_t e) {
-#if defined(HEAPLAB_DEBUG_CHECKS)
-    HEAPLAB_EXPECTS(e < K, "array field index out of range");
-#endif
+    HEAPLAB_DEBUG_EXPECTS(e < K, "array field index out of range");
   }
 };
 

@@ -33,7 +33,10 @@
 #include "heaplab/core/heap_config.hpp"
 #include "heaplab/core/heap_ref.hpp"
 #include "heaplab/core/hex.hpp"
+#include "heaplab/cuda/copy.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
+#include "heaplab/cuda/grid.hpp"
 #include "heaplab/soa/detail/device_control.hpp"
 #include "heaplab/soa/detail/heap_kernels.cuh"
 #include "heaplab/soa/heap_ref.cuh"
@@ -80,7 +83,7 @@ class Heap {
 
   /// A heap of num_blocks blocks of Types::block_bytes bytes each. Throws
   /// core::precondition_error for a configuration the allocator cannot run (num_blocks == 0,
-  /// n out of range, a concrete type of capacity 1, r == 0) and cuda::cuda_error when the device
+  /// n out of range, a concrete type of capacity 1, r == 0) and cudart::cuda_error when the device
   /// memory cannot be allocated.
   static Heap with_blocks(std::uint32_t num_blocks, HeapOptions const& options = {}) {
     return Heap(num_blocks, options);
@@ -183,22 +186,15 @@ class Heap {
 
   /// Per-type block and slot counts, fragmentation F (CompactGpu sec. 2.2), OOM count.
   [[nodiscard]] HeapStatistics statistics() const {
-    constexpr std::uint32_t k    = Types::num_types;
-    unsigned long long* d_counts = nullptr;
-    HEAPLAB_CUDA_TRY(cudaMalloc(&d_counts, sizeof(unsigned long long) * (2 * k + 1)));
-    std::unique_ptr<void, detail::CudaFree> guard(d_counts);
-    HEAPLAB_CUDA_TRY(
-        cudaMemsetAsync(d_counts, 0, sizeof(unsigned long long) * (2 * k + 1), stream()));
+    constexpr std::uint32_t k = Types::num_types;
+    cudart::device_buffer<unsigned long long> d_counts(2 * k + 1, "heap statistics counters");
+    d_counts.set_zero_async(stream());
     detail::count_blocks_kernel<Types>
-        <<<grid_for(plan_.num_blocks), detail::kThreadsPerBlock, 0, stream()>>>(ref_, d_counts);
+        <<<grid_for(plan_.num_blocks), detail::kThreadsPerBlock, 0, stream()>>>(ref_,
+                                                                                d_counts.data());
     HEAPLAB_CHECK_LAUNCH();
-    std::vector<unsigned long long> counts(2 * k + 1);
-    HEAPLAB_CUDA_TRY(cudaMemcpyAsync(counts.data(),
-                                     d_counts,
-                                     counts.size() * sizeof(unsigned long long),
-                                     cudaMemcpyDeviceToHost,
-                                     stream()));
-    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
+    std::vector<unsigned long long> const counts =
+        cudart::to_host(d_counts.data(), d_counts.size(), stream());
     std::vector<std::uint64_t> blocks(counts.begin(), counts.begin() + k);
     std::vector<std::uint64_t> used(counts.begin() + k, counts.begin() + 2 * k);
     return statistics_from_counts(config_, blocks, used, counts[2 * k], oom_count());
@@ -208,9 +204,10 @@ class Heap {
   /// state bitmap copied to the host and converted with check::from_core.
   [[nodiscard]] check::HeapSnapshot snapshot() const {
     std::vector<std::uint64_t> host(plan_.metadata_bytes / sizeof(std::uint64_t));
-    HEAPLAB_CUDA_TRY(cudaMemcpyAsync(
-        host.data(), metadata_.get(), plan_.metadata_bytes, cudaMemcpyDeviceToHost, stream()));
-    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
+    cudart::copy_to_host(reinterpret_cast<unsigned char*>(host.data()),
+                         metadata_.data(),
+                         plan_.metadata_bytes,
+                         stream());
     core::HeapStorage const storage =
         plan_.storage_at(host.data(), config_.defrag_factor, options_.active_lookups);
     check::HeapSnapshot snap = check::from_core(config_, storage);
@@ -225,10 +222,8 @@ class Heap {
   [[nodiscard]] check::HeapSnapshot snapshot_with_payloads() const {
     expect_payload_support<Types>();
     check::HeapSnapshot snap = snapshot();
-    std::vector<unsigned char> blocks(plan_.block_area_bytes());
-    HEAPLAB_CUDA_TRY(cudaMemcpyAsync(
-        blocks.data(), blocks_.get(), blocks.size(), cudaMemcpyDeviceToHost, stream()));
-    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
+    std::vector<unsigned char> const blocks =
+        cudart::to_host(blocks_.data(), plan_.block_area_bytes(), stream());
     add_payloads<Types>(snap, ref_.block_base(), blocks.data());
     return snap;
   }
@@ -277,32 +272,28 @@ class Heap {
     check_gpu_heap_config(config_, options_.active_lookups);
     plan_ = StoragePlan::make(config_, Types::block_bytes);
 
-    int device = 0;
-    HEAPLAB_CUDA_TRY(cudaGetDevice(&device));
-    HEAPLAB_CUDA_TRY(
-        cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device));
-    metadata_ = device_alloc(plan_.metadata_bytes, "metadata region");
-    blocks_   = device_alloc(plan_.block_area_bytes(), "block area");
-    check_block_area(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(blocks_.get())),
+    multiprocessors_ = cudart::multiprocessor_count();
+    metadata_        = Bytes(plan_.metadata_bytes, "heap metadata region");
+    blocks_          = Bytes(plan_.block_area_bytes(), "heap block area");
+    check_block_area(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(blocks_.data())),
                      Types::block_bytes,
                      plan_.num_blocks);
 
     // Everything the heap's kernels or snapshots read is written first (initcheck): the whole
     // metadata region (alignment gaps included) and the block area are zeroed, capacities copied,
     // then the initialization kernel writes the empty-heap state.
-    HEAPLAB_CUDA_TRY(cudaMemsetAsync(metadata_.get(), 0, plan_.metadata_bytes, stream()));
-    HEAPLAB_CUDA_TRY(cudaMemsetAsync(blocks_.get(), 0, plan_.block_area_bytes(), stream()));
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(metadata_.data(), 0, plan_.metadata_bytes, stream()));
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(blocks_.data(), 0, plan_.block_area_bytes(), stream()));
     std::vector<std::uint32_t> capacities(config_.num_types());
     for (std::uint32_t t = 0; t < config_.num_types(); ++t) capacities[t] = config_.capacity(t);
-    HEAPLAB_CUDA_TRY(
-        cudaMemcpyAsync(static_cast<unsigned char*>(metadata_.get()) + plan_.capacities,
-                        capacities.data(),
-                        capacities.size() * sizeof(std::uint32_t),
-                        cudaMemcpyHostToDevice,
-                        stream()));
+    cudart::copy_to_device_async(
+        reinterpret_cast<std::uint32_t*>(metadata_.data() + plan_.capacities),
+        capacities.data(),
+        capacities.size(),
+        stream());
     ref_ =
-        ref_type(plan_.storage_at(metadata_.get(), config_.defrag_factor, options_.active_lookups),
-                 static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(blocks_.get())),
+        ref_type(plan_.storage_at(metadata_.data(), config_.defrag_factor, options_.active_lookups),
+                 static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(blocks_.data())),
                  control_device(),
                  options_.oom_retries);
     launch_initialize();
@@ -310,39 +301,21 @@ class Heap {
     HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
     if (options_.nvtx_pool)
       nvtx_ = std::make_unique<NvtxBlockPool>(
-          blocks_.get(),
+          blocks_.data(),
           Types::block_bytes,
           plan_.num_blocks,
           "heaplab heap block area (" + std::to_string(plan_.num_blocks) + " blocks)");
   }
 
-  static std::unique_ptr<void, detail::CudaFree> device_alloc(std::uint64_t bytes,
-                                                              char const* what) {
-    void* p                  = nullptr;
-    cudaError_t const status = cudaMalloc(&p, bytes);
-    if (status != cudaSuccess) {
-      (void)cudaGetLastError();
-      std::size_t free_bytes = 0, total_bytes = 0;
-      (void)cudaMemGetInfo(&free_bytes, &total_bytes);
-      throw cuda::cuda_error(status,
-                             std::string("Heap: cudaMalloc of ") + std::to_string(bytes) +
-                                 " bytes for the " + what + " failed: " + cudaGetErrorName(status) +
-                                 " (device memory free: " + std::to_string(free_bytes) + " of " +
-                                 std::to_string(total_bytes) + " bytes)");
-    }
-    return std::unique_ptr<void, detail::CudaFree>(p);
-  }
+  /// Device bytes: the metadata region and the block area.
+  using Bytes = cudart::device_buffer<unsigned char>;
 
   [[nodiscard]] detail::DeviceControl* control_device() const {
-    return plan_.control_at(metadata_.get());
+    return plan_.control_at(metadata_.data());
   }
 
   [[nodiscard]] detail::DeviceControl read_control() const {
-    detail::DeviceControl c{};
-    HEAPLAB_CUDA_TRY(
-        cudaMemcpyAsync(&c, control_device(), sizeof c, cudaMemcpyDeviceToHost, stream()));
-    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
-    return c;
+    return cudart::value_to_host(control_device(), stream());
   }
 
   static std::string describe_errors(detail::DeviceControl const& c) {
@@ -387,16 +360,15 @@ class Heap {
   /// Blocks for a grid-stride loop over n items: enough to fill the GPU (32 blocks of 256 per
   /// multiprocessor), fewer for small n.
   [[nodiscard]] unsigned grid_for(std::uint64_t n) const {
-    std::uint64_t const wanted = (n + detail::kThreadsPerBlock - 1) / detail::kThreadsPerBlock;
-    std::uint64_t const limit  = std::uint64_t{32} * static_cast<std::uint64_t>(multiprocessors_);
-    std::uint64_t const grid   = wanted < limit ? wanted : limit;
-    return static_cast<unsigned>(grid == 0 ? 1 : grid);
+    return cudart::grid_size(n,
+                             detail::kThreadsPerBlock,
+                             std::uint64_t{32} * static_cast<std::uint64_t>(multiprocessors_));
   }
 
   void ensure_scratch() {
     if (block_array_) return;
-    block_array_   = device_alloc((std::uint64_t{plan_.num_blocks} + 1) * sizeof(std::uint32_t),
-                                "parallel_do block array");
+    block_array_   = cudart::device_buffer<std::uint32_t>(std::size_t{plan_.num_blocks} + 1,
+                                                        "parallel_do block array");
     indices_       = std::make_unique<SetBitIndices>(plan_.num_blocks);
     scratch_bytes_ = (std::uint64_t{plan_.num_blocks} + 1) * sizeof(std::uint32_t) +
                      indices_->temp_storage_bytes();
@@ -414,9 +386,9 @@ class Heap {
   void run_one_type(Args const&... args) {
     if constexpr ((std::is_same_v<T, U> ||
                    std::is_base_of_v<T, U>)&&!Types::template is_abstract<U>) {
-      constexpr std::uint32_t u  = Types::template type_id<U>;
-      auto* const blocks         = static_cast<std::uint32_t*>(block_array_.get());
-      std::uint32_t* const count = blocks + plan_.num_blocks;
+      constexpr std::uint32_t u   = Types::template type_id<U>;
+      std::uint32_t* const blocks = block_array_.data();
+      std::uint32_t* const count  = blocks + plan_.num_blocks;
       indices_->enumerate(
           ref_.core().allocated(u).words(), plan_.num_blocks, blocks, count, stream());
       std::uint64_t const max_threads =
@@ -432,9 +404,9 @@ class Heap {
   HeapOptions options_{};
   StoragePlan plan_{};
   int multiprocessors_ = 1;
-  std::unique_ptr<void, detail::CudaFree> metadata_;
-  std::unique_ptr<void, detail::CudaFree> blocks_;
-  std::unique_ptr<void, detail::CudaFree> block_array_;
+  Bytes metadata_;
+  Bytes blocks_;
+  cudart::device_buffer<std::uint32_t> block_array_;  // parallel_do's R, then its length
   std::unique_ptr<SetBitIndices> indices_;
   std::uint64_t scratch_bytes_ = 0;
   ref_type ref_{};

@@ -16,14 +16,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 #include <thrust/iterator/counting_iterator.h>
 #include <cub/device/device_select.cuh>
 
-// Not needed here, but core/atomics.hpp must be parsed before heaplab/cuda/*.hpp in every
-// translation unit that uses both (docs/allocator.md "Include order").
-#include "heaplab/core/atomics.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
 
 namespace heaplab::soa {
@@ -36,10 +33,6 @@ struct BitIsSet {
   __host__ __device__ bool operator()(std::uint32_t i) const {
     return ((words[i / 64u] >> (i % 64u)) & 1u) != 0;
   }
-};
-
-struct CudaFree {
-  void operator()(void* p) const noexcept { (void)cudaFree(p); }
 };
 
 }  // namespace detail
@@ -65,7 +58,7 @@ class SetBitIndices {
     }
     reserve(num_bits);
     std::size_t bytes = temp_bytes_;
-    HEAPLAB_CUDA_TRY(cub::DeviceSelect::If(temp_.get(),
+    HEAPLAB_CUDA_TRY(cub::DeviceSelect::If(temp_.data(),
                                            bytes,
                                            thrust::counting_iterator<std::uint32_t>(0),
                                            d_out,
@@ -91,13 +84,11 @@ class SetBitIndices {
                                            detail::BitIsSet{nullptr},
                                            cudaStream_t{0}));
     if (need <= temp_bytes_ && temp_) return;
-    void* p = nullptr;
-    HEAPLAB_CUDA_TRY(cudaMalloc(&p, need == 0 ? 1 : need));
-    temp_.reset(p);
+    temp_       = cudart::device_buffer<unsigned char>(need, "CUB temporary storage");
     temp_bytes_ = need;
   }
 
-  std::unique_ptr<void, detail::CudaFree> temp_;
+  cudart::device_buffer<unsigned char> temp_;
   std::size_t temp_bytes_ = 0;
 };
 

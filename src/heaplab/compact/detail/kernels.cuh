@@ -16,7 +16,7 @@ namespace heaplab::compact::detail {
 
 inline constexpr unsigned kThreadsPerBlock = 256;
 /// Pointer slots a rewrite thread loads before it looks any of them up (memory-level
-/// parallelism; see rewrite_kernel).
+/// parallelism; see rewrite_holders_kernel).
 inline constexpr unsigned kRewriteBatch = 4;
 
 using core::PerturbPoint;
@@ -133,58 +133,15 @@ __host__ __device__ constexpr std::uint32_t rewrite_shared_bytes(core::RewriteVa
                                                        : 0u;
 }
 
-/// Sec. 3.4 / 3.8: rewrites the pointers to sources, either in the SOA arrays `h` of the holder
-/// blocks holder_blocks[0 .. *holder_count) (holder_blocks != nullptr), or in the external root
-/// array roots[0 .. root_count). The recompute variants first load their records into shared
-/// memory (every thread of the block takes part, then one barrier; nothing writes shared memory
-/// afterwards).
-template <class Types, core::RewriteVariant V>
-__global__ void rewrite_kernel(PassView<soa::HeapRef<Types>> v,
-                               HolderArrays h,
-                               std::uint32_t const* holder_blocks,
-                               std::uint32_t const* holder_count,
-                               std::uint64_t* roots,
-                               std::uint64_t root_count) {
-  using Ref                 = soa::HeapRef<Types>;
-  auto const& table         = Ref::layout();
-  std::uint32_t const bound = v.source_bound();
-  unsigned scanned = 0, rewritten = 0;
-  auto const run = [&](auto const& lookup) {
-    if (holder_blocks != nullptr) {
-      // kRewriteBatch indices per thread and round, each phase for all of them before the next:
-      // the pointer loads (and the lookups' loads) of one thread are independent, so they are
-      // in flight together instead of one dependent chain after the other.
-      std::uint64_t const total  = std::uint64_t{*holder_count} * h.count * kThreadsPerSource;
-      std::uint64_t const stride = grid_stride_1d();
-      for (std::uint64_t first = global_thread_1d(); first < total;
-           first += stride * kRewriteBatch) {
-        perturb_warp(v.perturb_seed, first / 32u, PerturbPoint::rewrite);
-        LoadedPointer p[kRewriteBatch];
-        std::uint64_t q[kRewriteBatch];
-#pragma unroll
-        for (unsigned k = 0; k < kRewriteBatch; ++k) {
-          std::uint64_t const i = first + k * stride;
-          p[k] =
-              i < total ? load_holder_slot(v, table, h, holder_blocks, bound, i) : LoadedPointer{};
-        }
-#pragma unroll
-        for (unsigned k = 0; k < kRewriteBatch; ++k)
-          q[k] = p[k].at == nullptr ? 0 : lookup(p[k].value);
-#pragma unroll
-        for (unsigned k = 0; k < kRewriteBatch; ++k) {
-          RewriteCount const c = store_rewritten(p[k], q[k]);
-          scanned += c.scanned;
-          rewritten += c.rewritten;
-        }
-      }
-    } else {
-      for (std::uint64_t i = global_thread_1d(); i < root_count; i += grid_stride_1d()) {
-        RewriteCount const c = rewrite_root(roots, lookup, i);
-        scanned += c.scanned;
-        rewritten += c.rewritten;
-      }
-    }
-  };
+/// Sec. 3.8: the pointer lookup of variant V for the rewrite kernels, passed to `run`. The
+/// recompute variants first load their records into shared memory (every thread of the block
+/// takes part, then one barrier; nothing writes shared memory afterwards): call it from every
+/// thread of the block, outside any divergent branch.
+template <class Types, core::RewriteVariant V, class Run>
+__device__ __forceinline__ void with_rewrite_lookup(PassView<soa::HeapRef<Types>> const& v,
+                                                    std::uint32_t bound,
+                                                    Run&& run) {
+  using Ref = soa::HeapRef<Types>;
   if constexpr (V == core::RewriteVariant::forwarding) {
     run(ForwardingLookup<Ref>{v, bound});
   } else if constexpr (V == core::RewriteVariant::recompute_global) {
@@ -203,13 +160,65 @@ __global__ void rewrite_kernel(PassView<soa::HeapRef<Types>> v,
     __syncthreads();
     run(RecomputeLookup<Ref>{v, bound, ids, ids, bitmaps});
   }
-  if (holder_blocks != nullptr) {
-    add_warp_total(&v.counters->pointers_scanned, scanned);
-    add_warp_total(&v.counters->pointers_rewritten, rewritten);
-  } else {
-    add_warp_total(&v.counters->roots_scanned, scanned);
-    add_warp_total(&v.counters->roots_rewritten, rewritten);
-  }
+}
+
+/// Sec. 3.4 / 3.8: rewrites the pointers to sources in the SOA arrays `h` of the holder blocks
+/// holder_blocks[0 .. *holder_count) (one thread per pointer slot).
+template <class Types, core::RewriteVariant V>
+__global__ void rewrite_holders_kernel(PassView<soa::HeapRef<Types>> v,
+                                       HolderArrays h,
+                                       std::uint32_t const* holder_blocks,
+                                       std::uint32_t const* holder_count) {
+  auto const& table         = soa::HeapRef<Types>::layout();
+  std::uint32_t const bound = v.source_bound();
+  unsigned scanned = 0, rewritten = 0;
+  with_rewrite_lookup<Types, V>(v, bound, [&](auto const& lookup) {
+    // kRewriteBatch indices per thread and round, each phase for all of them before the next:
+    // the pointer loads (and the lookups' loads) of one thread are independent, so they are
+    // in flight together instead of one dependent chain after the other.
+    std::uint64_t const total  = std::uint64_t{*holder_count} * h.count * kThreadsPerSource;
+    std::uint64_t const stride = grid_stride_1d();
+    for (std::uint64_t first = global_thread_1d(); first < total; first += stride * kRewriteBatch) {
+      perturb_warp(v.perturb_seed, first / 32u, PerturbPoint::rewrite);
+      LoadedPointer p[kRewriteBatch];
+      std::uint64_t q[kRewriteBatch];
+#pragma unroll
+      for (unsigned k = 0; k < kRewriteBatch; ++k) {
+        std::uint64_t const i = first + k * stride;
+        p[k] = i < total ? load_holder_slot(v, table, h, holder_blocks, bound, i) : LoadedPointer{};
+      }
+#pragma unroll
+      for (unsigned k = 0; k < kRewriteBatch; ++k)
+        q[k] = p[k].at == nullptr ? 0 : lookup(p[k].value);
+#pragma unroll
+      for (unsigned k = 0; k < kRewriteBatch; ++k) {
+        RewriteCount const c = store_rewritten(p[k], q[k]);
+        scanned += c.scanned;
+        rewritten += c.rewritten;
+      }
+    }
+  });
+  add_warp_total(&v.counters->pointers_scanned, scanned);
+  add_warp_total(&v.counters->pointers_rewritten, rewritten);
+}
+
+/// Sec. 3.4 / 3.8: rewrites the pointers to sources in the external root array
+/// roots[0 .. root_count) (one thread per entry).
+template <class Types, core::RewriteVariant V>
+__global__ void rewrite_roots_kernel(PassView<soa::HeapRef<Types>> v,
+                                     std::uint64_t* roots,
+                                     std::uint64_t root_count) {
+  std::uint32_t const bound = v.source_bound();
+  unsigned scanned = 0, rewritten = 0;
+  with_rewrite_lookup<Types, V>(v, bound, [&](auto const& lookup) {
+    for (std::uint64_t i = global_thread_1d(); i < root_count; i += grid_stride_1d()) {
+      RewriteCount const c = rewrite_root(roots, lookup, i);
+      scanned += c.scanned;
+      rewritten += c.rewritten;
+    }
+  });
+  add_warp_total(&v.counters->roots_scanned, scanned);
+  add_warp_total(&v.counters->roots_rewritten, rewritten);
 }
 
 }  // namespace heaplab::compact::detail

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-namespace heaplab::cuda {
+namespace heaplab::cudart {
 
 /// What one poll of the awaited work says.
 enum class PollState { done, pending, error };
@@ -92,4 +92,4 @@ inline std::string describe_hang(std::string const& what, std::chrono::nanosecon
          " s (watchdog budget; set HEAPLAB_WATCHDOG_MS or --watchdog-ms to change it)";
 }
 
-}  // namespace heaplab::cuda
+}  // namespace heaplab::cudart

@@ -1,7 +1,7 @@
 // The "head8", "head16" and "head32" universes (universes.cuh): objects that do not start with
 // the 8-byte id (a leading field of 1, 2 or 4 bytes), inheritance three levels deep, pointer
 // fields after narrower fields.
-#include "heaplab/runner/gpu/detail/universe_entry.cuh"  // first: docs/allocator.md "Include order"
+#include "heaplab/runner/gpu/detail/universe_entry.cuh"
 #include "heaplab/runner/gpu/universes.cuh"
 
 namespace heaplab::runner::gpu::detail {

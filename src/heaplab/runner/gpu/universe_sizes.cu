@@ -1,6 +1,6 @@
 // The "sizes" universe (universes.cuh): concrete types of 16 to 200 bytes, pointer arrays,
 // concrete inheritance.
-#include "heaplab/runner/gpu/detail/universe_entry.cuh"  // first: docs/allocator.md "Include order"
+#include "heaplab/runner/gpu/detail/universe_entry.cuh"
 #include "heaplab/runner/gpu/universes.cuh"
 
 namespace heaplab::runner::gpu::detail {

@@ -1,6 +1,6 @@
 // The "tree" universe (universes.cuh): an abstract base with subclasses two levels deep and
 // pointer arrays to the abstract base.
-#include "heaplab/runner/gpu/detail/universe_entry.cuh"  // first: docs/allocator.md "Include order"
+#include "heaplab/runner/gpu/detail/universe_entry.cuh"
 #include "heaplab/runner/gpu/universes.cuh"
 
 namespace heaplab::runner::gpu::detail {

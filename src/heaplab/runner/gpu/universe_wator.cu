@@ -1,5 +1,5 @@
 // The "wator" universe (universes.cuh): exactly the config of proofs_tests/model/data/wator.json.
-#include "heaplab/runner/gpu/detail/universe_entry.cuh"  // first: docs/allocator.md "Include order"
+#include "heaplab/runner/gpu/detail/universe_entry.cuh"
 #include "heaplab/runner/gpu/universes.cuh"
 
 namespace heaplab::runner::gpu::detail {

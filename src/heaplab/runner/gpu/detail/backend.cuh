@@ -15,7 +15,7 @@
 // purpose (the process must end anyway, runner.hpp).
 #pragma once
 
-#include "heaplab/soa/heap.cuh"  // first: docs/allocator.md "Include order"
+#include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
 
@@ -44,7 +44,10 @@
 #include "heaplab/core/hex.hpp"
 #include "heaplab/core/object_pointer.hpp"
 #include "heaplab/core/perturb.hpp"
+#include "heaplab/cuda/copy.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
+#include "heaplab/cuda/grid.hpp"
 #include "heaplab/cuda/watchdog.hpp"
 #include "heaplab/model/interpreter.hpp"
 #include "heaplab/runner/gpu/detail/backend.hpp"
@@ -55,61 +58,30 @@ namespace heaplab::runner::gpu::detail {
 
 /// A device array from the stream-ordered allocator, freed (asynchronously) on the same stream.
 template <class T>
-class StreamBuffer {
- public:
-  StreamBuffer() = default;
-  StreamBuffer(std::size_t count, cudaStream_t stream) : count_(count), stream_(stream) {
-    void* p = nullptr;
-    HEAPLAB_CUDA_TRY(cudaMallocAsync(&p, std::max<std::size_t>(count, 1) * sizeof(T), stream));
-    data_ = static_cast<T*>(p);
-  }
-  /// A buffer holding a copy of `host` (host memory may be released on return).
-  static StreamBuffer upload(std::vector<T> const& host, cudaStream_t stream) {
-    StreamBuffer b(host.size(), stream);
-    if (!host.empty())
-      HEAPLAB_CUDA_TRY(cudaMemcpyAsync(
-          b.data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
-    return b;
-  }
-  /// A buffer of `count` zero bytes-initialized elements.
-  static StreamBuffer zeros(std::size_t count, cudaStream_t stream) {
-    StreamBuffer b(count, stream);
-    HEAPLAB_CUDA_TRY(
-        cudaMemsetAsync(b.data_, 0, std::max<std::size_t>(count, 1) * sizeof(T), stream));
-    return b;
-  }
-  StreamBuffer(StreamBuffer&& o) noexcept { swap(o); }
-  StreamBuffer& operator=(StreamBuffer&& o) noexcept {
-    StreamBuffer(std::move(o)).swap(*this);
-    return *this;
-  }
-  StreamBuffer(StreamBuffer const&)            = delete;
-  StreamBuffer& operator=(StreamBuffer const&) = delete;
-  ~StreamBuffer() {
-    if (data_ != nullptr) (void)cudaFreeAsync(data_, stream_);
-  }
+using StreamBuffer = cudart::device_buffer<T>;
 
-  /// Copies the buffer to the host. Synchronous: call only once the stream is idle.
-  [[nodiscard]] std::vector<T> download(std::size_t count) const {
-    std::vector<T> host(count);
-    if (count != 0)
-      HEAPLAB_CUDA_TRY(cudaMemcpy(host.data(), data_, count * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-  }
+/// A stream-ordered buffer holding a copy of `host` (host memory may be released on return).
+template <class T>
+StreamBuffer<T> upload(std::vector<T> const& host, cudaStream_t stream) {
+  auto b = StreamBuffer<T>::stream_ordered(host.size(), stream, "step argument array");
+  cudart::copy_to_device_async(b.data(), host.data(), host.size(), stream);
+  return b;
+}
 
-  [[nodiscard]] T* get() const { return data_; }
-  [[nodiscard]] std::size_t size() const { return count_; }
+/// A stream-ordered buffer of `count` zero-initialized elements.
+template <class T>
+StreamBuffer<T> zeros(std::size_t count, cudaStream_t stream) {
+  auto b = StreamBuffer<T>::stream_ordered(count, stream, "step result array");
+  b.set_zero_async(stream);
+  return b;
+}
 
- private:
-  void swap(StreamBuffer& o) noexcept {
-    std::swap(data_, o.data_);
-    std::swap(count_, o.count_);
-    std::swap(stream_, o.stream_);
-  }
-  T* data_             = nullptr;
-  std::size_t count_   = 0;
-  cudaStream_t stream_ = nullptr;
-};
+/// The first `count` elements of `b`. Synchronous (a copy on the legacy default stream, like
+/// cudaMemcpy): call only once the buffer's stream is idle.
+template <class T>
+std::vector<T> download(StreamBuffer<T> const& b, std::size_t count) {
+  return cudart::to_host(b.data(), count);
+}
 
 /// A CUDA stream owned by the backend (non-blocking with respect to the legacy default stream).
 class OwnedStream {
@@ -127,7 +99,7 @@ class OwnedStream {
 };
 
 inline unsigned blocks_for(std::uint64_t threads, unsigned block_size) {
-  return static_cast<unsigned>((threads + block_size - 1) / block_size);
+  return static_cast<unsigned>(cudart::ceil_div(threads, block_size));
 }
 
 template <class Types>
@@ -169,12 +141,12 @@ class UniverseBackend final : public Backend {
     Pending pending;
     std::visit([&](auto const& s) { launch(s, plan, pending); }, step);
 
-    cuda::WaitResult waited;
+    cudart::WaitResult waited;
     if (pending.defrag) {
       // CompactGpu synchronizes inside the call (once per pass), so it runs on its own thread
       // and the watchdog bounds the whole call here.
       if (pending.defrag->wait_for(dog_.budget()) != std::future_status::ready) {
-        waited.status = cuda::WaitStatus::timed_out;
+        waited.status = cudart::WaitStatus::timed_out;
       } else {
         pending.defrag_passes = pending.defrag->get();  // rethrows the call's exception
       }
@@ -240,15 +212,15 @@ class UniverseBackend final : public Backend {
   std::uint32_t upload32(Pending& p,
                          std::vector<std::uint32_t> const& v,
                          std::uint32_t const** at) {
-    p.keep32.push_back(StreamBuffer<std::uint32_t>::upload(v, stream()));
-    *at = p.keep32.back().get();
+    p.keep32.push_back(upload<std::uint32_t>(v, stream()));
+    *at = p.keep32.back().data();
     return static_cast<std::uint32_t>(v.size());
   }
   std::uint32_t upload64(Pending& p,
                          std::vector<std::uint64_t> const& v,
                          std::uint64_t const** at) {
-    p.keep64.push_back(StreamBuffer<std::uint64_t>::upload(v, stream()));
-    *at = p.keep64.back().get();
+    p.keep64.push_back(upload<std::uint64_t>(v, stream()));
+    *at = p.keep64.back().data();
     return static_cast<std::uint32_t>(v.size());
   }
 
@@ -323,8 +295,8 @@ class UniverseBackend final : public Backend {
     upload32(p, link_first, &args.link_first);
     upload32(p, link_slot, &args.link_slot);
     upload64(p, link_target, &args.link_target);
-    p.results                 = StreamBuffer<std::uint64_t>::zeros(n, stream());
-    args.result               = p.results.get();
+    p.results                 = zeros<std::uint64_t>(n, stream());
+    args.result               = p.results.data();
     args.perturb_seed         = perturb_seed();
     constexpr unsigned kBlock = 128;
     alloc_wave_kernel<Types>
@@ -332,11 +304,7 @@ class UniverseBackend final : public Backend {
     HEAPLAB_CHECK_LAUNCH();
     if (wave.roots) {  // every attempt appends a root: the new object or null (0)
       ensure_root_capacity(num_roots_ + n);
-      HEAPLAB_CUDA_TRY(cudaMemcpyAsync(roots_.get() + num_roots_,
-                                       p.results.get(),
-                                       n * sizeof(std::uint64_t),
-                                       cudaMemcpyDeviceToDevice,
-                                       stream()));
+      cudart::copy_on_device_async(roots_.data() + num_roots_, p.results.data(), n, stream());
       num_roots_ += n;
     }
   }
@@ -364,7 +332,7 @@ class UniverseBackend final : public Backend {
     args.writes = upload64(p, object, &args.object);
     upload32(p, slot, &args.slot);
     args.num_roots              = upload32(p, root_index, &args.root_index);
-    args.roots                  = roots_.get();
+    args.roots                  = roots_.data();
     std::uint64_t const threads = std::uint64_t{args.writes} + args.num_roots;
     constexpr unsigned kBlock   = 128;
     nulling_kernel<Types><<<blocks_for(threads, kBlock), kBlock, 0, stream()>>>(ref(), args);
@@ -476,12 +444,12 @@ class UniverseBackend final : public Backend {
     upload32(p, child_type, &table.child_type);
     upload64(p, child_id, &table.child_id);
     upload32(p, child_back_slot, &table.child_back_slot);
-    p.results          = StreamBuffer<std::uint64_t>::zeros(child_id.size(), stream());
-    table.child_result = p.results.get();
-    p.visit_count      = StreamBuffer<std::uint32_t>::zeros(v_count, stream());
-    table.visit_count  = p.visit_count.get();
-    p.unknown          = StreamBuffer<unsigned long long>::zeros(2, stream());
-    table.unknown      = p.unknown.get();
+    p.results          = zeros<std::uint64_t>(child_id.size(), stream());
+    table.child_result = p.results.data();
+    p.visit_count      = zeros<std::uint32_t>(v_count, stream());
+    table.visit_count  = p.visit_count.data();
+    p.unknown          = zeros<unsigned long long>(2, stream());
+    table.unknown      = p.unknown.data();
     table.perturb_seed = perturb_seed();
     p.parallel_do      = true;
     p.visited_type     = pdo.type;
@@ -534,7 +502,7 @@ class UniverseBackend final : public Backend {
     options.perturb_seed           = perturb_seed();
     std::vector<compact::ExternalRoots> roots;
     if (num_roots_ != 0)
-      roots.push_back({roots_.get(), num_roots_, soa::tracked_root_of<Types>(Types::num_types)});
+      roots.push_back({roots_.data(), num_roots_, soa::tracked_root_of<Types>(Types::num_types)});
     int device = 0;
     HEAPLAB_CUDA_TRY(cudaGetDevice(&device));
     std::promise<std::uint32_t> done;
@@ -566,7 +534,7 @@ class UniverseBackend final : public Backend {
   void finish(Pending& p, ExecutedStep& out) {
     Ref const heap = ref();
     if (!p.ids.empty()) {
-      std::vector<std::uint64_t> const results = p.results.download(p.ids.size());
+      std::vector<std::uint64_t> const results = download(p.results, p.ids.size());
       for (std::size_t i = 0; i < p.ids.size(); ++i) {
         std::uint64_t const ptr = results[i];
         if (ptr == 0) continue;  // out of memory
@@ -585,13 +553,13 @@ class UniverseBackend final : public Backend {
     if (p.parallel_do) {
       std::string const type =
           "parallel_do over '" + map_.schedule().types[p.visited_type].name + "'";
-      std::vector<unsigned long long> const unknown = p.unknown.download(2);
+      std::vector<unsigned long long> const unknown = download(p.unknown, 2);
       if (unknown[0] != 0)
         throw execution_check_failed(checks::kParallelDoVisits,
                                      type + " visited " + std::to_string(unknown[0]) +
                                          " objects that were not live at launch (first: id " +
                                          std::to_string(unknown[1]) + "); DynaSOAr sec. 2.1");
-      std::vector<std::uint32_t> const counts = p.visit_count.download(p.visit_ids.size());
+      std::vector<std::uint32_t> const counts = download(p.visit_count, p.visit_ids.size());
       for (std::size_t v = 0; v < counts.size(); ++v)
         if (counts[v] != 1)
           throw execution_check_failed(
@@ -622,7 +590,7 @@ class UniverseBackend final : public Backend {
   std::vector<std::optional<core::SlotRef>> read_roots() const {
     std::vector<std::optional<core::SlotRef>> out;
     if (num_roots_ == 0) return out;
-    std::vector<std::uint64_t> const roots = roots_.download(num_roots_);
+    std::vector<std::uint64_t> const roots = download(roots_, num_roots_);
     Ref const heap                         = ref();
     for (std::uint64_t p : roots) {
       if (p == 0) {
@@ -640,13 +608,9 @@ class UniverseBackend final : public Backend {
     if (wanted <= roots_.size()) return;
     std::size_t capacity = std::max<std::size_t>(64, roots_.size());
     while (capacity < wanted) capacity *= 2;
-    auto grown = StreamBuffer<std::uint64_t>::zeros(capacity, stream());
+    auto grown = zeros<std::uint64_t>(capacity, stream());
     if (num_roots_ != 0)
-      HEAPLAB_CUDA_TRY(cudaMemcpyAsync(grown.get(),
-                                       roots_.get(),
-                                       num_roots_ * sizeof(std::uint64_t),
-                                       cudaMemcpyDeviceToDevice,
-                                       stream()));
+      cudart::copy_on_device_async(grown.data(), roots_.data(), num_roots_, stream());
     roots_ = std::move(grown);
   }
 
@@ -654,7 +618,7 @@ class UniverseBackend final : public Backend {
   BackendOptions options_;
   OwnedStream stream_;  // declared before the heap: destroyed after it
   std::unique_ptr<soa::Heap<Types>> heap_;
-  cuda::Watchdog dog_;
+  cudart::Watchdog dog_;
   StreamBuffer<std::uint64_t> roots_;  // external roots: encoded pointers, 0 = null
   std::size_t num_roots_ = 0;
   std::unordered_map<schedule::ObjectId, std::uint64_t> pointer_of_;
