@@ -5,7 +5,7 @@
 // counts, policies and request validation. Under a CUDA tool (compute-sanitizer sets
 // CUDA_INJECTION64_PATH) the grid runs every seventh case on smaller heaps and the two large
 // heaps are skipped.
-#include "gpu_driver.cuh"  // first: includes the compactor (docs/allocator.md "Include order")
+#include "gpu_driver.cuh"
 
 #include <gtest/gtest.h>
 

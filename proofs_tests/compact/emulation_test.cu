@@ -2,7 +2,7 @@
 // pass: the whole differential grid of the GPU tier for every variant, the n-override rule, the
 // source caps, and tests that the harness catches broken implementations. Label cpu; nvcc
 // builds it (the heap ref is a CUDA header), no GPU is needed.
-#include "host_driver.cuh"  // first: includes the heap ref (docs/allocator.md "Include order")
+#include "host_driver.cuh"
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>

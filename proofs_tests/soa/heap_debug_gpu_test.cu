@@ -2,7 +2,7 @@
 // is not from this heap are reported with the thread (blockIdx, threadIdx) and the pointer, the
 // object is not freed, and Heap::check_device_errors() turns the report into a heap_error. Built
 // in every preset; outside the debug preset the tests skip with the reason.
-#include "heaplab/soa/heap.cuh"  // first: see docs/allocator.md "Include order"
+#include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>

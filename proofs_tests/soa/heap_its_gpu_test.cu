@@ -9,7 +9,7 @@
 // request served (the heap is large enough), every pointer distinct, the live objects exactly
 // the expected ids with intact cookies, the per-type counts exact, the catalog holding.
 // Expected values come from the same small formulas the kernel uses (trip count, type, exit).
-#include "heaplab/soa/heap.cuh"  // first: see docs/allocator.md "Include order"
+#include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>

@@ -3,7 +3,6 @@
 // objects stay clean under memcheck (this binary runs in the sanitize tier). The other half, a
 // planted use after free that memcheck must report, is gpu_planted_use_after_free
 // (planted_use_after_free.cu), which the sanitize tier runs expecting the report.
-// heap.cuh first: see docs/allocator.md "Include order".
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>

@@ -9,7 +9,7 @@
 //    (near exhaustion a block being initialized by another thread is briefly invisible, so a
 //    nullptr is possible while a slot is about to appear: HeapRef::allocate_raw); at the end
 //    every block is a full Leaf block and one more request gets nullptr.
-#include "heaplab/soa/heap.cuh"  // first: see docs/allocator.md "Include order"
+#include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>

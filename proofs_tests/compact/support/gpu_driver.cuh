@@ -3,7 +3,7 @@
 // registered with a Compactor, and a field-pattern check kernel. nvcc only.
 #pragma once
 
-#include "heaplab/compact/compactor.cuh"  // first: docs/allocator.md "Include order"
+#include "heaplab/compact/compactor.cuh"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>

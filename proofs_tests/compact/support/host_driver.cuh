@@ -9,7 +9,7 @@
 // machines without a GPU; the GPU tier checks the kernels and CUB on top.
 #pragma once
 
-#include "heaplab/soa/heap_ref.cuh"  // first: docs/allocator.md "Include order"
+#include "heaplab/soa/heap_ref.cuh"
 
 #include <gtest/gtest.h>
 
