@@ -204,7 +204,7 @@ class PagePoolRef {
       }
       std::uint32_t const b = detail::zero_bit_from(v, static_cast<std::uint32_t>(x % kWordBits));
       W const bit           = static_cast<W>(W{1} << b);
-      W const old           = claim_word(word, bit, v);
+      W const old           = claim_word(word, bit);
       // MUTANT rw_bm_success_from_word: success judged from the whole word (some bit was still
       // free), not from the claimed bit: a page another thread claimed first is handed out again.
       bool const won =
@@ -231,23 +231,19 @@ class PagePoolRef {
   }
 
  private:
-  /// Sets `bit` of *word and returns the word's previous value.
-  HEAPLAB_HD_INLINE W claim_word(W* word, W bit, W seen) const {
+  /// Sets `bit` of *word and returns the word's previous value (RW Alg. 1 line 4).
+  HEAPLAB_HD_INLINE W claim_word(W* word, W bit) const {
     if constexpr (core::mutant::rw_claim_without_atomic) {
       // MUTANT rw_claim_without_atomic: load-then-store instead of one fetch_or: two walkers
       // that read the same free bit both "claim" it (and a store can undo another's claim).
-      (void)seen;
       W const old = A::load(word, core::MemoryOrder::acquire);
       A::store(word, static_cast<W>(old | bit), core::MemoryOrder::relaxed);
       return old;
     } else {
-      (void)seen;
       return A::fetch_or(word, bit, detail::claim_order());
     }
   }
-  HEAPLAB_HD_INLINE bool claim(W* word, W bit) const {
-    return (claim_word(word, bit, 0) & bit) == 0;
-  }
+  HEAPLAB_HD_INLINE bool claim(W* word, W bit) const { return (claim_word(word, bit) & bit) == 0; }
 
   PoolStorage<W> s_{};
 };
@@ -292,8 +288,6 @@ class HostPool {
     used_[p / (sizeof(W) * 8)] |= bit;
   }
   [[nodiscard]] std::vector<W> const& used_words() const { return used_; }
-  [[nodiscard]] std::vector<W>& lock_words_for_tests() { return locks_; }
-  [[nodiscard]] std::vector<W>& used_words_for_tests() { return used_; }
   [[nodiscard]] std::vector<W> const& lock_words() const { return locks_; }
   /// "used[w]" / "locks[w]" for the explorer's trace; "" if a is not in this pool.
   [[nodiscard]] std::string describe_address(void const* a) const {
