@@ -119,6 +119,38 @@ TEST(RwWalk, RwBmStepsAreFewerThanRwOnAnAlmostFullPool) {
   EXPECT_LT(bm_steps * 8, rw_steps) << "RW " << rw_steps << " steps, RW-BM " << bm_steps;
 }
 
+/// Mean X_i of `n` requests on one thread, each page freed at once (so A stays constant).
+template <class W>
+double mean_steps(rw::HostPool<W>& pool, bool bm, std::uint32_t n) {
+  auto const ref = pool.template ref<core::HostAtomics>();
+  rw::PageRng rng{7};
+  std::uint64_t total = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    rw::GetPageResult const r = bm ? ref.get_page_bm(rng) : ref.get_page_rw(rng);
+    EXPECT_TRUE(r.ok());
+    total += r.steps;
+    ref.free_page(r.page);
+  }
+  return static_cast<double>(total) / n;
+}
+
+TEST(RwWalk, StepCountsAreGeometricOnOneThread) {
+  // One thread, A free pages of T: each RW step succeeds with probability A / T, so
+  // E(X_i) = T / A (RW sec. 3.2.2 with N = 1); an RW-BM step succeeds iff its word has a free
+  // bit: 4 free pages in 4 of the 16 words gives E(X_i) = 16 / 4. 4000 requests: the sample
+  // mean is within 5 % (more than 3 standard deviations).
+  rw::HostPool<std::uint64_t> pool(config(1024, 64, 1u << 20));
+  for (std::uint32_t p = 0; p < 1024; ++p)
+    if (p % 64 != 0 || p >= 256) pool.mark_used(p);  // free: 0, 64, 128, 192
+  double const bm = mean_steps(pool, true, 4000);
+  EXPECT_NEAR(bm, 4.0, 0.2);
+  rw::HostPool<std::uint32_t> pool32(config(1024, 32, 1u << 20));
+  for (std::uint32_t p = 64; p < 1024; ++p) pool32.mark_used(p);  // A = 64
+  double const walk = mean_steps(pool32, false, 4000);
+  EXPECT_NEAR(walk, 16.0, 0.8);
+  std::printf("mean X_i: RW-BM %.3f (expected 4), RW %.3f (expected 16)\n", bm, walk);
+}
+
 TEST(RwFree, BeyondThePoolIsAPreconditionAndADoubleFreeAProtocolViolation) {
   rw::HostPool<std::uint32_t> pool(config(40, 32));
   auto const ref = pool.ref<core::HostAtomics>();

@@ -49,7 +49,8 @@
   X(rw_claim_without_atomic)         \
   X(rw_free_relaxed)                 \
   X(rw_bm_success_from_word)         \
-  X(rw_steps_unbounded)
+  X(rw_steps_unbounded)              \
+  X(rw_returns_page_beyond_pool)
 
 namespace heaplab::core::mutant {
 namespace detail {

@@ -99,6 +99,9 @@ HEAPLAB_HD_INLINE constexpr W initial_used_word(std::uint32_t w, std::uint32_t n
   if (first + bits <= num_pages) return W{0};
   if (first >= num_pages) return static_cast<W>(~W{0});
   auto const valid = static_cast<std::uint32_t>(num_pages - first);  // 1 .. bits-1
+  // MUTANT rw_returns_page_beyond_pool: the last word's bits >= T start clear, so RW-BM can
+  // claim a page beyond the pool (RW Alg. 1 draws p < T and never sees them).
+  if constexpr (core::mutant::rw_returns_page_beyond_pool) return W{0};
   return static_cast<W>(~W{0} << valid);
 }
 
