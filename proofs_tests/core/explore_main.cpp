@@ -4,6 +4,7 @@
 //   core_explore --workload heap --seed 1234 --replay         replay one seed, print its trace
 //   core_explore --workload heap --workload-seed 7 --strategy exhaustive --bound 2
 //   core_explore --workload heap-weak --memory-model release_acquire   weak-memory mode
+//   core_explore --workload rw --runs 20000                   random-walk page pool (issue 11)
 //
 // Built from the real protocol; configure with -DHEAPLAB_MUTANT=<name> to explore a planted bug
 // (docs/mutants.md).
@@ -35,8 +36,11 @@ int main(int argc, char** argv) {
          "heap (random allocate/free/hand-over workloads on a tiny heap), heap_k (the same with "
          "k-slot requests of 1..8 objects), bitmap (tokens on a multi-level bitmap), turnover "
          "(one fixed block-turnover workload, for exhaustive) or heap-weak (heap with the object "
-         "words checked for stale reads; weak-memory mode by default)")
-      ->check(CLI::IsMember({"heap", "heap_k", "bitmap", "turnover", "heap-weak"}));
+         "words checked for stale reads; weak-memory mode by default), rw (the random-walk page "
+         "pool: RW and RW-BM 32/64 on a tiny pool) or rw-weak (rw with the page words checked "
+         "for stale reads; weak-memory mode by default)")
+      ->check(
+          CLI::IsMember({"heap", "heap_k", "bitmap", "turnover", "heap-weak", "rw", "rw-weak"}));
   app.add_option("--memory-model",
                  memory_model,
                  "sequential_consistency (sc: every load reads the latest store; the default "
@@ -89,7 +93,7 @@ int main(int argc, char** argv) {
     o.stale_read_bound = stale_bound;
     o.run.step_budget  = budget;
     o.run.memory_model = !memory_model.empty() ? sched::memory_model_from_string(memory_model)
-                         : kind == harness::WorkloadKind::heap_weak
+                         : harness::is_weak_workload(kind)
                              ? sched::MemoryModel::release_acquire
                              : sched::MemoryModel::sequential_consistency;
     if (o.strategy == sched::StrategyKind::exhaustive && !workload_seed) workload_seed = seed;

@@ -7,6 +7,8 @@
 //   "heap-weak" random heap workloads with observed object words, default exploration in the
 //               weak-memory mode (release_acquire); the same budget in the sequentially
 //               consistent mode must NOT find the bug (it is a missing release/acquire)
+//   "rw"        random-walk page pool workloads (issue 11), default exploration
+//   "rw-weak"   rw with observed page words, as heap-weak
 // (proofs_tests/core/CMakeLists.txt). The same budgets find nothing in the real protocol
 // (explorer_test.cpp, DefaultBudgetFindsNothingInTheRealProtocol and
 // WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol).
@@ -48,7 +50,7 @@ TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
   auto const factory = harness::workload_factory(kind);
   sched::ExploreOptions options;  // defaults: mixed strategy, seeds 1.., 2000 runs
   if (kind == harness::WorkloadKind::turnover) options.strategy = sched::StrategyKind::exhaustive;
-  bool const weak = kind == harness::WorkloadKind::heap_weak;
+  bool const weak = harness::is_weak_workload(kind);
   if (weak) options.run.memory_model = sched::MemoryModel::release_acquire;
   sched::ExploreReport const report = sched::explore(factory, options);
   ASSERT_TRUE(report.failure.has_value())

@@ -10,6 +10,7 @@
 
 #include "harness/bitmap_workload.hpp"
 #include "harness/heap_workload.hpp"
+#include "harness/rw_workload.hpp"
 #include "harness/workload_gen.hpp"
 #include "heaplab/sched/explore.hpp"
 
@@ -20,7 +21,14 @@ namespace heaplab::harness {
 /// turnover_workload() (for the exhaustive search); heap-weak: random_heap_workload(seed) with
 /// observed object words (HeapWorkload::observed_objects), the workload of the weak-memory mode
 /// (sched::MemoryModel::release_acquire; docs/explorer.md "Weak memory").
-enum class WorkloadKind : std::uint8_t { heap, heap_k, bitmap, turnover, heap_weak };
+/// rw: random_rw_workload(seed), the random-walk page pool (RW, RW-BM 32/64; rw_workload.hpp);
+/// rw-weak: the same with observed page words (weak-memory mode).
+enum class WorkloadKind : std::uint8_t { heap, heap_k, bitmap, turnover, heap_weak, rw, rw_weak };
+
+/// The workloads whose default memory model is the weak-memory mode (release_acquire).
+inline bool is_weak_workload(WorkloadKind k) {
+  return k == WorkloadKind::heap_weak || k == WorkloadKind::rw_weak;
+}
 
 inline WorkloadKind workload_kind_from_string(std::string const& s) {
   if (s == "heap") return WorkloadKind::heap;
@@ -28,8 +36,11 @@ inline WorkloadKind workload_kind_from_string(std::string const& s) {
   if (s == "bitmap") return WorkloadKind::bitmap;
   if (s == "turnover") return WorkloadKind::turnover;
   if (s == "heap-weak") return WorkloadKind::heap_weak;
+  if (s == "rw") return WorkloadKind::rw;
+  if (s == "rw-weak") return WorkloadKind::rw_weak;
   throw std::invalid_argument("unknown workload '" + s +
-                              "' (expected heap, heap_k, bitmap, turnover or heap-weak)");
+                              "' (expected heap, heap_k, bitmap, turnover, heap-weak, rw or "
+                              "rw-weak)");
 }
 
 /// The heap-weak workload of a seed.
@@ -54,6 +65,10 @@ inline sched::ProgramFactory workload_factory(
         return make_bitmap_program(random_bitmap_workload(ws));
       case WorkloadKind::heap_weak:
         return make_heap_program(random_heap_weak_workload(ws));
+      case WorkloadKind::rw:
+        return make_rw_program(random_rw_workload(ws));
+      case WorkloadKind::rw_weak:
+        return make_rw_program(random_rw_weak_workload(ws));
       case WorkloadKind::turnover:
         break;
     }
@@ -72,6 +87,10 @@ inline std::string describe_workload(WorkloadKind kind, std::uint64_t workload_s
     os << random_bitmap_workload(workload_seed);
   else if (kind == WorkloadKind::heap_weak)
     os << random_heap_weak_workload(workload_seed);
+  else if (kind == WorkloadKind::rw)
+    os << random_rw_workload(workload_seed);
+  else if (kind == WorkloadKind::rw_weak)
+    os << random_rw_weak_workload(workload_seed);
   else
     os << turnover_workload();
   return os.str();

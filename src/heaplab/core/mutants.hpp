@@ -45,7 +45,12 @@
   X(rewrite_filter_off_by_one)       \
   X(full_target_stays_active)        \
   X(fused_forwarding_store)          \
-  X(copy_widens_narrow_fields)
+  X(copy_widens_narrow_fields)       \
+  X(rw_claim_without_atomic)         \
+  X(rw_free_relaxed)                 \
+  X(rw_bm_success_from_word)         \
+  X(rw_steps_unbounded)              \
+  X(rw_returns_page_beyond_pool)
 
 namespace heaplab::core::mutant {
 namespace detail {

@@ -33,7 +33,8 @@ class protocol_error : public std::logic_error {
   // The path from "heaplab/" on: the same text wherever the tree is checked out, so that a
   // replayed failure prints identically on every machine.
   std::string where(file);
-  std::size_t const at = where.rfind("heaplab/core/");
+  std::size_t at = where.rfind("heaplab/core/");
+  if (at == std::string::npos) at = where.rfind("heaplab/rw/");  // the page pool's checks
   if (at != std::string::npos) where.erase(0, at);
   throw protocol_error(std::string("protocol violation: ") + message + " (" + cond + " at " +
                        where + ":" + std::to_string(line) + ")");

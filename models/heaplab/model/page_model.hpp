@@ -1,0 +1,55 @@
+// The sequential reference of the random-walk page pool (docs/rw.md "The model"): a set of free
+// pages and who holds each used one, written plainly.
+//
+// GETPAGE is checked by refinement: the implementation chooses the page (at random), and the
+// model accepts ANY page that is free and < T, then records its owner. A null answer (kNoPage)
+// is always legal, because the walk is bounded by max_steps; the model counts it as
+//   - out of pages          when no page was free, or
+//   - bounded-walk exhaustion when free pages were left: the walk gave up before it hit one.
+//     This is the price of the bound (RW Alg. 1 as printed loops forever), not a bug; how often
+//     it happens is a performance question (TAS / WAS), not a correctness one.
+// FREEPAGE must free a page the caller holds. Violations throw core::precondition_error with a
+// message naming the page and its holder.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace heaplab::model {
+
+class PageModel {
+ public:
+  static constexpr std::uint32_t kNoPage = 0xFFFFFFFFu;
+
+  explicit PageModel(std::uint32_t num_pages);
+
+  /// The implementation's GETPAGE for `owner` answered `page` (kNoPage: null).
+  void get_page(std::uint32_t owner, std::uint32_t page);
+  /// `owner` frees `page` (FREEPAGE).
+  void free_page(std::uint32_t owner, std::uint32_t page);
+  /// `page` moves from `from` to `to` (a hand-over between owners; the pool is not involved).
+  void hand_over(std::uint32_t from, std::uint32_t to, std::uint32_t page);
+
+  [[nodiscard]] std::uint32_t num_pages() const { return num_pages_; }
+  [[nodiscard]] std::size_t free_count() const { return free_.size(); }
+  [[nodiscard]] bool is_free(std::uint32_t page) const { return free_.count(page) != 0; }
+  /// The holder of `page`, kNoPage if it is free.
+  [[nodiscard]] std::uint32_t holder(std::uint32_t page) const;
+  /// The pages of every owner 0..max owner (owners without pages get empty lists).
+  [[nodiscard]] std::vector<std::vector<std::uint32_t>> owners(std::uint32_t num_owners) const;
+  [[nodiscard]] std::uint64_t out_of_pages() const { return out_of_pages_; }
+  [[nodiscard]] std::uint64_t bounded_walk_exhaustions() const { return exhaustions_; }
+  [[nodiscard]] std::uint64_t pages_handed_out() const { return handed_out_; }
+
+ private:
+  std::uint32_t num_pages_;
+  std::set<std::uint32_t> free_;
+  std::map<std::uint32_t, std::uint32_t> holder_;  // page -> owner
+  std::uint64_t out_of_pages_ = 0;
+  std::uint64_t exhaustions_  = 0;
+  std::uint64_t handed_out_   = 0;
+};
+
+}  // namespace heaplab::model

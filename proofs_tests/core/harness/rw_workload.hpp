@@ -1,0 +1,369 @@
+// Random-walk page pool workloads (issue 11; docs/rw.md "Under the controlled scheduler"): logical
+// threads run getpage / freepage / hand-over lists on a tiny pool (1-3 used words, most pages
+// taken before the run so that only 1-4 are free) with RW (Alg. 1) or RW-BM (sec. 4.1, 32- or
+// 64-bit words). Checks:
+//   - the model (model::PageModel) is the ownership log: a page is recorded as held after
+//     getpage returned it and as free before freepage starts, so a correct pool can never trip
+//     it; the model rejects a page that is held, >= T, or freed by someone who does not hold it;
+//   - each request's step count X_i is in 1..max_steps, and a null answer took exactly max_steps;
+//   - at a mid-run barrier and after the run, the rw catalog (check/rw_invariants.hpp) holds on
+//     the pool's words against the model's owners; after the drain only the pre-taken pages are
+//     used;
+//   - observed_pages (the rw-weak workload, for the weak-memory mode): each page has a payload
+//     word written by its owner through the policy (relaxed); every new owner must read the last
+//     value written to it (the free's release pairs with the claim's acquire).
+// A null answer is legal (bounded walk) and counted by the model (out of pages / bounded-walk
+// exhaustion). Header-only: mutant test targets compile it with their HEAPLAB_MUTANT_* name.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "heaplab/check/rw_invariants.hpp"
+#include "heaplab/core/atomics.hpp"
+#include "heaplab/core/cookie.hpp"
+#include "heaplab/model/page_model.hpp"
+#include "heaplab/rw/page_pool.hpp"
+#include "heaplab/sched/controlled_run.hpp"
+#include "heaplab/sched/strategy.hpp"
+
+namespace heaplab::harness {
+
+enum class RwAlgorithm : std::uint8_t { rw, bm };
+
+struct RwOp {
+  enum class Kind : std::uint8_t { get, free_own, give, take_and_free };
+  Kind kind         = Kind::get;
+  std::uint32_t arg = 0;  // free_own: which held page (mod count); give / take: mailbox cell
+};
+
+struct RwWorkload {
+  rw::PoolConfig config;
+  RwAlgorithm algorithm = RwAlgorithm::rw;
+  std::vector<std::uint32_t> pretaken;  // pages used before the run (held by the "pool" owner)
+  std::vector<std::vector<RwOp>> threads;
+  std::uint32_t mailbox_cells = 1;
+  std::uint64_t seed_salt     = 0;
+  bool observed_pages         = false;
+};
+
+inline std::ostream& operator<<(std::ostream& os, RwWorkload const& w) {
+  os << "RwWorkload{" << (w.algorithm == RwAlgorithm::rw ? "RW" : "RW-BM")
+     << ", T=" << w.config.num_pages << ", word=" << w.config.word_bits
+     << ", max_steps=" << w.config.max_steps << ", salt=" << w.seed_salt << ", pretaken=[";
+  for (std::size_t i = 0; i < w.pretaken.size(); ++i) os << (i ? " " : "") << w.pretaken[i];
+  os << "]" << (w.observed_pages ? ", pages=observed" : "") << ", threads:";
+  for (std::size_t i = 0; i < w.threads.size(); ++i) {
+    os << "\n  T" << i << ":";
+    for (auto const& op : w.threads[i]) {
+      static char const* const names[] = {" get", " free(#", " give(cell ", " take+free(cell "};
+      os << names[static_cast<int>(op.kind)];
+      if (op.kind != RwOp::Kind::get) os << op.arg << ")";
+    }
+  }
+  return os << "}";
+}
+
+/// The rw workload of a seed: RW on T = 2..12 pages (one word) or RW-BM on 1-3 words of 32 or 64
+/// bits; 1-4 free pages; 2-4 threads of 2-6 ops; max_steps 8..40.
+inline RwWorkload random_rw_workload(std::uint64_t seed) {
+  sched::SplitMix64 rng(core::splitmix64(seed ^ 0x5257'5241'4E44ull));
+  RwWorkload w;
+  w.seed_salt        = rng.next();
+  w.algorithm        = rng.below(2) == 0 ? RwAlgorithm::rw : RwAlgorithm::bm;
+  w.config.word_bits = rng.below(2) == 0 ? 32 : 64;
+  if (w.algorithm == RwAlgorithm::rw) {
+    w.config.num_pages = 2 + static_cast<std::uint32_t>(rng.below(11));
+  } else {
+    std::uint32_t const words = 1 + static_cast<std::uint32_t>(rng.below(3));
+    w.config.num_pages        = (words - 1) * w.config.word_bits + 1 +
+                         static_cast<std::uint32_t>(rng.below(w.config.word_bits));
+  }
+  w.config.max_steps    = 8 + static_cast<std::uint32_t>(rng.below(33));
+  std::uint32_t const T = w.config.num_pages;
+  std::uint32_t const free =
+      std::min<std::uint32_t>(T, 1 + static_cast<std::uint32_t>(rng.below(4)));
+  std::vector<std::uint32_t> pages(T);
+  for (std::uint32_t p = 0; p < T; ++p) pages[p] = p;
+  for (std::uint32_t p = T; p > 1; --p) std::swap(pages[p - 1], pages[rng.below(p)]);
+  w.pretaken.assign(pages.begin() + free, pages.end());
+  std::uint32_t const n = 2 + static_cast<std::uint32_t>(rng.below(3));
+  w.mailbox_cells       = 1 + static_cast<std::uint32_t>(rng.below(2));
+  w.threads.resize(n);
+  for (auto& ops : w.threads) {
+    std::uint32_t const count = 2 + static_cast<std::uint32_t>(rng.below(5));
+    for (std::uint32_t k = 0; k < count; ++k) {
+      std::uint64_t const r = rng.below(10);
+      RwOp op;
+      op.kind = r < 5   ? RwOp::Kind::get
+                : r < 7 ? RwOp::Kind::free_own
+                : r < 8 ? RwOp::Kind::give
+                        : RwOp::Kind::take_and_free;
+      op.arg  = op.kind == RwOp::Kind::free_own
+                    ? static_cast<std::uint32_t>(rng.below(4))
+                    : static_cast<std::uint32_t>(rng.below(w.mailbox_cells));
+      ops.push_back(op);
+    }
+  }
+  return w;
+}
+
+/// The rw-weak workload of a seed: the rw workload with observed page payloads.
+inline RwWorkload random_rw_weak_workload(std::uint64_t seed) {
+  RwWorkload w     = random_rw_workload(seed);
+  w.observed_pages = true;
+  return w;
+}
+
+/// Raised inside a logical thread when an rw harness check fails (reported as thread_error).
+class RwHarnessFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// One execution of an rw workload with atomics policy A on words W.
+template <class A, class W>
+class RwRun {
+ public:
+  explicit RwRun(RwWorkload workload)
+      : w_(std::move(workload)),
+        pool_(w_.config),
+        ref_(pool_.template ref<A>()),
+        model_(w_.config.num_pages),
+        mailbox_(w_.mailbox_cells, 0),
+        payload_(w_.config.num_pages, 0) {
+    for (std::uint32_t p : w_.pretaken) {
+      pool_.mark_used(p);  // before the run, outside the scheduler
+      model_.get_page(pretaken_owner(), p);
+    }
+  }
+
+  [[nodiscard]] model::PageModel const& model() const { return model_; }
+  [[nodiscard]] std::vector<std::uint32_t> const& steps() const { return steps_; }
+
+  /// The body of logical thread i.
+  void thread_body(std::uint32_t i) {
+    std::vector<Held> mine;
+    rw::PageRng rng{core::splitmix64(w_.seed_salt ^ (std::uint64_t{i} << 40))};
+    for (RwOp const& op : w_.threads[i]) {
+      switch (op.kind) {
+        case RwOp::Kind::get:
+          get(i, rng, mine);
+          break;
+        case RwOp::Kind::free_own:
+          if (mine.empty()) break;
+          free_held(i, take_held(mine, mine.size() - 1 - op.arg % mine.size()));
+          break;
+        case RwOp::Kind::give:
+          if (mine.empty()) break;
+          give(i, take_held(mine, 0), op.arg);
+          break;
+        case RwOp::Kind::take_and_free:
+          take_and_free(i, op.arg);
+          break;
+      }
+    }
+    barrier();
+    while (!mine.empty()) free_held(i, take_held(mine, mine.size() - 1));
+    for (std::uint32_t c = 0; c < w_.mailbox_cells; ++c) take_and_free(i, c);
+  }
+
+  /// After every thread finished: the catalog against the model's owners, and only the pre-taken
+  /// pages still used.
+  std::vector<std::string> final_check() {
+    std::vector<std::string> out = catalog_now("the end");
+    for (std::uint32_t o = 0; o < mailbox_owner(); ++o)
+      if (!owners()[o].empty()) out.push_back("T" + std::to_string(o) + " still holds pages");
+    if (model_.free_count() + w_.pretaken.size() != w_.config.num_pages)
+      out.push_back("after the drain " + std::to_string(model_.free_count()) + " of " +
+                    std::to_string(w_.config.num_pages) + " pages are free, expected all but the " +
+                    std::to_string(w_.pretaken.size()) + " pre-taken ones");
+    return out;
+  }
+
+  [[nodiscard]] std::string describe(void const* a) const {
+    std::string name = pool_.describe_address(a);
+    if (!name.empty()) return name;
+    auto const p = reinterpret_cast<std::uintptr_t>(a);
+    auto const m = reinterpret_cast<std::uintptr_t>(mailbox_.data());
+    if (p >= m && p < m + mailbox_.size() * 8)
+      return "mailbox[" + std::to_string((p - m) / 8) + "]";
+    auto const o = reinterpret_cast<std::uintptr_t>(payload_.data());
+    if (p >= o && p < o + payload_.size() * 8) return "page[" + std::to_string((p - o) / 8) + "]";
+    if (a == &arrivals_) return "barrier.arrivals";
+    if (a == &open_) return "barrier.open";
+    return {};
+  }
+
+ private:
+  struct Held {
+    std::uint32_t page    = 0;
+    std::uint64_t payload = 0;
+  };
+
+  std::uint32_t num_threads() const { return static_cast<std::uint32_t>(w_.threads.size()); }
+  std::uint32_t mailbox_owner() const { return num_threads(); }
+  std::uint32_t pretaken_owner() const { return num_threads() + 1; }
+  check::RwOwners owners() const { return model_.owners(pretaken_owner() + 1); }
+
+  static Held take_held(std::vector<Held>& mine, std::size_t idx) {
+    Held const h = mine[idx];
+    mine.erase(mine.begin() + static_cast<std::ptrdiff_t>(idx));
+    return h;
+  }
+
+  /// The model, under a lock (a plain host structure; no yield point inside).
+  template <class F>
+  void with_model(F&& f) {
+    std::lock_guard<std::mutex> lock(model_mutex_);
+    try {
+      f();
+    } catch (std::exception const& e) {
+      throw RwHarnessFailure(std::string("model: ") + e.what());
+    }
+  }
+
+  void get(std::uint32_t i, rw::PageRng& rng, std::vector<Held>& mine) {
+    rw::GetPageResult const r =
+        w_.algorithm == RwAlgorithm::rw ? ref_.get_page_rw(rng) : ref_.get_page_bm(rng);
+    std::uint32_t const max = w_.config.max_steps;
+    if (r.steps == 0 || r.steps > max || (!r.ok() && r.steps != max))
+      throw RwHarnessFailure("getpage took " + std::to_string(r.steps) + " steps (max_steps " +
+                             std::to_string(max) + ", page " +
+                             (r.ok() ? std::to_string(r.page) : std::string("null")) + ")");
+    with_model([&] {
+      model_.get_page(i, r.page);
+      steps_.push_back(r.steps);
+    });
+    if (!r.ok()) return;
+    Held h{r.page, core::cookie_of((std::uint64_t{i} << 32) | steps_.size())};
+    if (w_.observed_pages) (void)read_as_new_owner(r.page, "getpage");
+    write_payload(r.page, h.payload);
+    mine.push_back(h);
+  }
+
+  void free_held(std::uint32_t i, Held const& h) {
+    check_payload(h);
+    with_model([&] { model_.free_page(i, h.page); });  // before the free: reuse may follow
+    ref_.free_page(h.page);
+  }
+
+  /// Hands the page over through a mailbox cell; if the cell is occupied, frees it instead.
+  void give(std::uint32_t i, Held const& h, std::uint32_t cell) {
+    check_payload(h);
+    with_model([&] { model_.hand_over(i, mailbox_owner(), h.page); });  // before it is visible
+    std::uint64_t expected = 0;
+    if (!A::compare_exchange(
+            &mailbox_[cell], expected, std::uint64_t{h.page} + 1u, core::MemoryOrder::acq_rel)) {
+      with_model([&] { model_.hand_over(mailbox_owner(), i, h.page); });
+      free_held(i, h);
+    }
+  }
+
+  void take_and_free(std::uint32_t i, std::uint32_t cell) {
+    std::uint64_t const v =
+        A::exchange(&mailbox_[cell], std::uint64_t{0}, core::MemoryOrder::acq_rel);
+    if (v == 0) return;
+    auto const page = static_cast<std::uint32_t>(v - 1);
+    with_model([&] { model_.hand_over(mailbox_owner(), i, page); });
+    Held h{page, read_payload(page)};
+    if (w_.observed_pages) h.payload = read_as_new_owner(page, "take");
+    h.payload ^= 1u;
+    write_payload(page, h.payload);
+    free_held(i, h);
+  }
+
+  std::uint64_t read_payload(std::uint32_t p) {
+    if (!w_.observed_pages) return payload_[p];
+    return A::load(&payload_[p], core::MemoryOrder::relaxed);
+  }
+  void write_payload(std::uint32_t p, std::uint64_t v) {
+    if (!w_.observed_pages)
+      payload_[p] = v;
+    else
+      A::store(&payload_[p], v, core::MemoryOrder::relaxed);
+  }
+  void check_payload(Held const& h) {
+    if (read_payload(h.page) != h.payload)
+      throw RwHarnessFailure("payload of page " + std::to_string(h.page) +
+                             " was overwritten while held (a page handed to two owners)");
+  }
+  /// observed_pages: the new owner must read the last value written to the page's word.
+  std::uint64_t read_as_new_owner(std::uint32_t p, char const* how) {
+    std::uint64_t const seen = read_payload(p);
+    std::uint64_t const last = core::HostAtomics::load(&payload_[p], core::MemoryOrder::relaxed);
+    if (seen != last)
+      throw RwHarnessFailure(std::string(how) + " of page " + std::to_string(p) +
+                             ": the new owner reads the page word as " + std::to_string(seen) +
+                             " but the last write stored " + std::to_string(last) +
+                             ": the previous owner's accesses do not happen before the new "
+                             "owner's (a missing release/acquire)");
+    return seen;
+  }
+
+  std::vector<std::string> catalog_now(char const* where) {
+    auto const& used              = pool_.used_words();
+    auto const& locks             = pool_.lock_words();
+    check::RwPoolSnapshot const s = check::rw_snapshot(
+        w_.config.num_pages, used.data(), used.size(), locks.data(), locks.size());
+    std::vector<std::string> out;
+    std::lock_guard<std::mutex> lock(model_mutex_);
+    for (auto const& v : check::rw_check_all(s, owners()))
+      out.push_back(std::string("rw catalog at ") + where + ": " + v.to_string());
+    return out;
+  }
+
+  /// All threads meet; the last to arrive checks the pool while the others wait (quiescent).
+  void barrier() {
+    std::uint32_t const arrived =
+        A::fetch_add(&arrivals_, std::uint32_t{1}, core::MemoryOrder::acq_rel) + 1u;
+    if (arrived == num_threads()) {
+      auto const found = catalog_now("the barrier");
+      if (!found.empty()) {
+        std::string all;
+        for (auto const& f : found) all += (all.empty() ? "" : "\n") + f;
+        throw RwHarnessFailure(all);
+      }
+      A::store(&open_, std::uint32_t{1}, core::MemoryOrder::release);
+      return;
+    }
+    while (A::load(&open_, core::MemoryOrder::acquire) == 0)
+      A::backoff(core::Backoff::until_memory_changes);
+  }
+
+  RwWorkload w_;
+  rw::HostPool<W> pool_;
+  rw::PagePoolRef<A, W> ref_;
+  model::PageModel model_;
+  std::mutex model_mutex_;
+  std::vector<std::uint32_t> steps_;  // X_i of every request, in model order (under the lock)
+  std::vector<std::uint64_t> mailbox_;
+  std::vector<std::uint64_t> payload_;
+  std::uint32_t arrivals_ = 0;
+  std::uint32_t open_     = 0;
+};
+
+template <class W>
+sched::Program make_rw_program_words(RwWorkload const& workload) {
+  auto run = std::make_shared<RwRun<core::ObservedAtomics, W>>(workload);
+  sched::Program p;
+  for (std::uint32_t i = 0; i < workload.threads.size(); ++i)
+    p.threads.push_back([run, i] { run->thread_body(i); });
+  p.check            = [run](std::vector<sched::Event> const&) { return run->final_check(); };
+  p.describe_address = [run](void const* a) { return run->describe(a); };
+  return p;
+}
+
+/// A program for the controlled scheduler: one execution of `workload` (ObservedAtomics).
+inline sched::Program make_rw_program(RwWorkload const& workload) {
+  return workload.config.word_bits == 32 ? make_rw_program_words<std::uint32_t>(workload)
+                                         : make_rw_program_words<std::uint64_t>(workload);
+}
+
+}  // namespace heaplab::harness

@@ -1,0 +1,25 @@
+// Build-time check that the random-walk page pool (src/heaplab/rw) compiles as device code with
+// -Werror, both walks and both word widths with DeviceAtomics. Nothing runs (the GPU kernels of
+// issue 11 come later).
+#include "heaplab/rw/page_pool.hpp"
+
+namespace core = heaplab::core;
+namespace rw   = heaplab::rw;
+
+template <class W>
+__device__ void walk_and_free(rw::PoolStorage<W> pool, std::uint32_t* steps) {
+  rw::PagePoolRef<core::DeviceAtomics, W> const ref(pool);
+  rw::PageRng rng{blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x};
+  rw::GetPageResult const a = ref.get_page_rw(rng);
+  rw::GetPageResult const b = ref.get_page_bm(rng);
+  if (a.ok()) ref.free_page(a.page);
+  if (b.ok()) ref.free_page(b.page);
+  steps[threadIdx.x] = a.steps + b.steps;
+}
+
+__global__ void rw_device_compile_check(rw::PoolStorage<std::uint32_t> p32,
+                                        rw::PoolStorage<std::uint64_t> p64,
+                                        std::uint32_t* steps) {
+  walk_and_free(p32, steps);
+  walk_and_free(p64, steps);
+}
