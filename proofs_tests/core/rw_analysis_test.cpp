@@ -9,11 +9,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
-#include <vector>
 
 #include "heaplab/core/expects.hpp"
 #include "heaplab/rw/analysis.hpp"
 #include "heaplab/rw/page_pool.hpp"
+#include "rw_test_support.hpp"
 
 namespace core     = heaplab::core;
 namespace rw       = heaplab::rw;
@@ -67,14 +67,7 @@ double measured_tas(std::uint32_t t, std::uint32_t a, std::uint32_t n, bool bm, 
     c.word_bits = sizeof(W) * 8;
     c.max_steps = 1u << 24;
     rw::HostPool<W> pool(c);
-    rw::PageRng place{0x9e3779b97f4a7c15ull ^ run};
-    std::vector<bool> free(t, false);
-    for (std::uint32_t k = 0; k < a;) {
-      std::uint32_t const p = place.below(t);
-      if (!free[p]) free[p] = true, ++k;
-    }
-    for (std::uint32_t p = 0; p < t; ++p)
-      if (!free[p]) pool.mark_used(p);
+    (void)heaplab::rw_test::leave_random_pages_free(pool, a, 0x9e3779b97f4a7c15ull ^ run);
     auto const ref = pool.template ref<core::HostAtomics>();
     rw::PageRng walk{1234567u + run};
     std::uint64_t steps = 0;

@@ -21,6 +21,7 @@
 #include "heaplab/cuda/grid.hpp"
 #include "heaplab/rw/analysis.hpp"
 #include "heaplab/rw/page_pool.hpp"
+#include "rw_test_support.hpp"
 
 namespace core     = heaplab::core;
 namespace cudart   = heaplab::cudart;
@@ -50,31 +51,20 @@ struct RunResult {
 
 /// One run: a fresh pool with `a` random free pages of `t`, `n` threads one request each.
 RunResult run_once(std::uint32_t t, std::uint32_t a, std::uint32_t n, std::uint64_t seed) {
-  // The initial used bitmap (bits >= T set, rw::initial_used_word) with every page < T in use
-  // except `a` random ones. (HostPool is host-only code, which a .cu file's device pass cannot
-  // see, so the words are built here.)
-  std::uint32_t const words = cudart::ceil_div(t, 32);
-  std::vector<std::uint32_t> used_words(words, ~std::uint32_t{0});
-  std::vector<bool> free(t, false);
-  rw::PageRng place{seed * 7919u + 1};
-  for (std::uint32_t k = 0; k < a;) {
-    std::uint32_t const p = place.below(t);
-    if (!free[p]) free[p] = true, ++k;
-  }
-  for (std::uint32_t p = 0; p < t; ++p)
-    if (free[p]) used_words[p / 32] &= ~(std::uint32_t{1} << (p % 32));
-  for (std::uint32_t w = 0; w < words; ++w)
-    used_words[w] |= rw::initial_used_word<std::uint32_t>(w, t);
-  rw::PoolStorage<std::uint32_t> s;
-  s.num_pages      = t;
-  s.num_words      = words;
-  s.num_lock_words = static_cast<std::uint32_t>(cudart::ceil_div(words, 32));
-  s.max_steps      = 1u << 24;
+  rw::PoolConfig c;
+  c.num_pages = t;
+  c.word_bits = 32;
+  c.max_steps = 1u << 24;
+  rw::HostPool<std::uint32_t> host(c);
+  std::vector<bool> const free =
+      heaplab::rw_test::leave_random_pages_free(host, a, seed * 7919u + 1);
+  // The same pool in device memory.
+  rw::PoolStorage<std::uint32_t> s = host.storage();
   cudart::device_buffer<std::uint32_t> used(s.num_words, "used bitmap");
   cudart::device_buffer<std::uint32_t> locks(s.num_lock_words, "lock map");
   cudart::device_buffer<std::uint32_t> pages(n, "pages"), steps(n, "steps");
-  cudart::copy_to_device_async(used.data(), used_words.data(), words, nullptr);
-  locks.set_zero_async(nullptr);
+  cudart::copy_to_device_async(used.data(), s.used, s.num_words, nullptr);
+  cudart::copy_to_device_async(locks.data(), s.locks, s.num_lock_words, nullptr);
   s.used  = used.data();
   s.locks = locks.data();
   one_request_each<<<cudart::ceil_div(n, 256), 256>>>(s, seed, n, pages.data(), steps.data());

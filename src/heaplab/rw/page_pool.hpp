@@ -31,10 +31,8 @@
 #include "heaplab/core/mutants.hpp"
 #include "heaplab/core/protocol_check.hpp"
 
-#if !HEAPLAB_DEVICE_CODE
 #include <string>
 #include <vector>
-#endif
 
 namespace heaplab::rw {
 
@@ -58,7 +56,6 @@ struct PoolConfig {
     return (used_words() + word_bits - 1) / word_bits;
   }
 
-#if !HEAPLAB_DEVICE_CODE
   /// Throws core::precondition_error naming the first bad field.
   void validate() const {
     HEAPLAB_EXPECTS(num_pages > 0, "PoolConfig: the pool needs at least one page (T = 0)");
@@ -74,7 +71,6 @@ struct PoolConfig {
         "PoolConfig: bitmap word width " + std::to_string(word_bits) + " bits (expected 32 or 64)");
     HEAPLAB_EXPECTS(max_steps > 0, "PoolConfig: max_steps 0 (a request could take no step)");
   }
-#endif
 };
 
 /// The pool's shared state. W: the used-bitmap word (uint32_t or uint64_t).
@@ -251,7 +247,6 @@ class PagePoolRef {
   PoolStorage<W> s_{};
 };
 
-#if !HEAPLAB_DEVICE_CODE
 /// Owning host storage of a pool in its initial state: every page free, bits >= T set, LockMap
 /// clear.
 template <class W>
@@ -309,6 +304,5 @@ class HostPool {
   std::vector<W> used_;
   std::vector<W> locks_;
 };
-#endif
 
 }  // namespace heaplab::rw
