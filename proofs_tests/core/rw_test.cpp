@@ -164,6 +164,32 @@ TEST(RwFree, BeyondThePoolIsAPreconditionAndADoubleFreeAProtocolViolation) {
   EXPECT_EQ(pool.used_words()[1], 0xFFFFFF00u) << "bits >= T stay set";
 }
 
+TEST(RwWords, ClaimBitsWinsOnlyClearBitsAndReleaseBitsChecksEachBit) {
+  rw::HostPool<std::uint64_t> pool(config(100, 64));
+  auto const ref = pool.ref<core::HostAtomics>();
+  pool.mark_used(1);
+  EXPECT_EQ(ref.claim_bits(0, 0b111u), 0b101u) << "page 1 was someone else's";
+  EXPECT_EQ(ref.load_word(0), 0b111u);
+  EXPECT_EQ(ref.claim_bits(1, std::uint64_t{1} << 40), 0u) << "page 104 >= T: its bit is set";
+  ref.release_bits(0, 0b101u);
+  EXPECT_EQ(pool.used_words()[0], 0b010u);
+  EXPECT_THROW(ref.release_bits(0, 0b011u), core::protocol_error) << "page 0 was free";
+}
+
+TEST(RwWords, LockMapBitPerUsedWord) {
+  rw::HostPool<std::uint32_t> pool(config(32 * 40, 32));  // 40 used words, 2 lock words
+  auto const ref = pool.ref<core::HostAtomics>();
+  EXPECT_TRUE(ref.try_lock_word(33));
+  EXPECT_FALSE(ref.try_lock_word(33)) << "already locked";
+  EXPECT_TRUE(ref.try_lock_word(1));
+  EXPECT_EQ(pool.lock_words()[1], 0b10u);
+  EXPECT_EQ(pool.lock_words()[0], 0b10u);
+  ref.unlock_word(33);
+  ref.unlock_word(1);
+  EXPECT_EQ(pool.lock_words()[0] | pool.lock_words()[1], 0u);
+  EXPECT_THROW(ref.unlock_word(1), core::protocol_error) << "not locked";
+}
+
 TEST(PageModel, AcceptsAnyFreePageAndRejectsTheRest) {
   model::PageModel m(4);
   m.get_page(0, 2);

@@ -115,6 +115,12 @@ struct PageRng {
   }
 };
 
+/// The PageRng of thread i of a wave with `seed` (the same on every backend, so a wave's seed
+/// names its walks).
+HEAPLAB_HD_INLINE PageRng thread_rng(std::uint64_t seed, std::uint32_t thread) {
+  return PageRng{core::splitmix64(seed ^ (std::uint64_t{thread} * core::kGoldenGamma))};
+}
+
 /// One GETPAGE's answer: the page (kNoPage after max_steps unsuccessful steps) and X_i, the
 /// number of steps (loop iterations) it took, for TAS / WAS (RW sec. 3.2.1).
 struct GetPageResult {
@@ -229,8 +235,46 @@ class PagePoolRef {
     HEAPLAB_PROTOCOL_CHECK((old & bit) != 0, "free_page: the page was not in use (double free)");
   }
 
+  // ---- word-level primitives shared by CoRW (RW Alg. 2) and RW_malloc (RW Alg. 3) ----
+
+  /// Used word w, relaxed: a candidate read (the claim's RMW decides, as in get_page_rw).
+  [[nodiscard]] HEAPLAB_HD_INLINE W load_word(std::uint32_t w) const {
+    return A::load(s_.used + w, core::MemoryOrder::relaxed);
+  }
+
+  /// Claims the pages `mask` of used word w with one fetch_or (acquire, like a single claim) and
+  /// returns the bits this call won: those clear before the RMW. Bits already set belonged to
+  /// someone else and stay theirs. Linearization of each won page's GETPAGE: this fetch_or.
+  HEAPLAB_HD_INLINE W claim_bits(std::uint32_t w, W mask) const {
+    return static_cast<W>(mask & ~claim_word(s_.used + w, mask));
+  }
+
+  /// Frees the pages `mask` of used word w with one release fetch_and (FREEPAGE for several pages
+  /// of one word; every bit must be set: a clear one is a protocol violation, a double free).
+  HEAPLAB_HD_INLINE void release_bits(std::uint32_t w, W mask) const {
+    W const old = A::fetch_and(s_.used + w, static_cast<W>(~mask), detail::free_order());
+    HEAPLAB_PROTOCOL_CHECK((old & mask) == mask, "release_bits: a page was not in use");
+  }
+
+  /// LockMap (RW Alg. 2 line 6): sets the lock bit of used word w; true if this call set it.
+  /// Relaxed: the lock protects no data. Page ownership is decided by claim_bits alone, so the
+  /// lock only steers CoRW walkers to different words (fewer lost claims); a walker that ignores
+  /// it stays correct.
+  HEAPLAB_HD_INLINE bool try_lock_word(std::uint32_t w) const {
+    W const bit = static_cast<W>(W{1} << (w % kWordBits));
+    return (A::fetch_or(s_.locks + w / kWordBits, bit, core::MemoryOrder::relaxed) & bit) == 0;
+  }
+  /// Clears the lock bit of used word w (RW Alg. 2 line 18). The caller holds it.
+  HEAPLAB_HD_INLINE void unlock_word(std::uint32_t w) const {
+    W const bit = static_cast<W>(W{1} << (w % kWordBits));
+    W const old =
+        A::fetch_and(s_.locks + w / kWordBits, static_cast<W>(~bit), core::MemoryOrder::relaxed);
+    HEAPLAB_PROTOCOL_CHECK((old & bit) != 0, "unlock_word: the word was not locked");
+  }
+
  private:
-  /// Sets `bit` of *word and returns the word's previous value (RW Alg. 1 line 4).
+  /// Sets the bits `bit` of *word (one page for RW / RW-BM, several for claim_bits) and returns
+  /// the word's previous value (RW Alg. 1 line 4).
   HEAPLAB_HD_INLINE W claim_word(W* word, W bit) const {
     if constexpr (core::mutant::rw_claim_without_atomic) {
       // MUTANT rw_claim_without_atomic: load-then-store instead of one fetch_or: two walkers
