@@ -1,6 +1,7 @@
 // Build-time check that the random-walk page pool (src/heaplab/rw) compiles as device code with
-// -Werror, both walks and both word widths with DeviceAtomics. Nothing runs (the GPU kernels of
-// issue 11 come later).
+// -Werror, both walks, CoRW's warp code (corw.cuh) and both word widths with DeviceAtomics.
+// Nothing runs here (gpu_rw_tas_test and gpu_corw_test run kernels).
+#include "heaplab/rw/corw.cuh"
 #include "heaplab/rw/page_pool.hpp"
 
 namespace core = heaplab::core;
@@ -14,7 +15,9 @@ __device__ void walk_and_free(rw::PoolStorage<W> pool, std::uint32_t* steps) {
   rw::GetPageResult const b = ref.get_page_bm(rng);
   if (a.ok()) ref.free_page(a.page);
   if (b.ok()) ref.free_page(b.page);
-  steps[threadIdx.x] = a.steps + b.steps;
+  rw::GetPageResult const c = rw::corw_get_page(ref, rng);
+  if (c.ok()) ref.free_page(c.page);
+  steps[threadIdx.x] = a.steps + b.steps + c.steps;
 }
 
 __global__ void rw_device_compile_check(rw::PoolStorage<std::uint32_t> p32,

@@ -1,11 +1,15 @@
 // Random-walk page pool workloads (issue 11; docs/rw.md "Under the controlled scheduler"): logical
 // threads run getpage / freepage / hand-over lists on a tiny pool (1-3 used words, most pages
 // taken before the run so that only 1-4 are free) with RW (Alg. 1) or RW-BM (sec. 4.1, 32- or
-// 64-bit words). Checks:
+// 64-bit words). In a third of the workloads some threads are CoRW warps (Alg. 2, sec. 4.2): a
+// CPU lock-step warp of 2-4 lanes (rw/corw.hpp, corw_get_pages) whose getpage asks for a page per
+// lane, racing with the RW / RW-BM threads, which ignore the LockMap (so CoRW claims get lost).
+// Checks:
 //   - the model (model::PageModel) is the ownership log: a page is recorded as held after
 //     getpage returned it and as free before freepage starts, so a correct pool can never trip
 //     it; the model rejects a page that is held, >= T, or freed by someone who does not hold it;
-//   - each request's step count X_i is in 1..max_steps, and a null answer took exactly max_steps;
+//   - each request's step count X_i is in 1..max_steps, and a null answer took exactly max_steps
+//     (for a CoRW lane: the rounds until it kept its page);
 //   - at a mid-run barrier and after the run, the rw catalog (check/rw_invariants.hpp) holds on
 //     the pool's words against the model's owners; after the drain only the pre-taken pages are
 //     used;
@@ -27,15 +31,17 @@
 
 #include "heaplab/check/rw_invariants.hpp"
 #include "heaplab/core/atomics.hpp"
+#include "heaplab/core/bitops.hpp"
 #include "heaplab/core/cookie.hpp"
 #include "heaplab/model/page_model.hpp"
+#include "heaplab/rw/corw.hpp"
 #include "heaplab/rw/page_pool.hpp"
 #include "heaplab/sched/controlled_run.hpp"
 #include "heaplab/sched/strategy.hpp"
 
 namespace heaplab::harness {
 
-enum class RwAlgorithm : std::uint8_t { rw, bm };
+enum class RwAlgorithm : std::uint8_t { rw, bm, corw };
 
 struct RwOp {
   enum class Kind : std::uint8_t { get, free_own, give, take_and_free };
@@ -51,6 +57,13 @@ struct RwWorkload {
   std::uint32_t mailbox_cells = 1;
   std::uint64_t seed_salt     = 0;
   bool observed_pages         = false;
+  // Per thread (empty: none): 0 = the thread walks with `algorithm`; otherwise it is a CoRW
+  // lock-step warp whose lanes asking for a page are these bits (of lanes 0..3).
+  std::vector<std::uint32_t> corw_lanes;
+
+  [[nodiscard]] RwAlgorithm algorithm_of(std::size_t thread) const {
+    return thread < corw_lanes.size() && corw_lanes[thread] != 0 ? RwAlgorithm::corw : algorithm;
+  }
 };
 
 inline std::ostream& operator<<(std::ostream& os, RwWorkload const& w) {
@@ -60,7 +73,10 @@ inline std::ostream& operator<<(std::ostream& os, RwWorkload const& w) {
   for (std::size_t i = 0; i < w.pretaken.size(); ++i) os << (i ? " " : "") << w.pretaken[i];
   os << "]" << (w.observed_pages ? ", pages=observed" : "") << ", threads:";
   for (std::size_t i = 0; i < w.threads.size(); ++i) {
-    os << "\n  T" << i << ":";
+    os << "\n  T" << i << (w.algorithm_of(i) == RwAlgorithm::corw ? " (CoRW warp, lanes 0x" : "");
+    if (w.algorithm_of(i) == RwAlgorithm::corw)
+      os << std::hex << w.corw_lanes[i] << std::dec << ")";
+    os << ":";
     for (auto const& op : w.threads[i]) {
       static char const* const names[] = {" get", " free(#", " give(cell ", " take+free(cell "};
       os << names[static_cast<int>(op.kind)];
@@ -70,9 +86,26 @@ inline std::ostream& operator<<(std::ostream& os, RwWorkload const& w) {
   return os << "}";
 }
 
+/// In a third of the workloads (`always`: in all; drawn after everything else, so the other
+/// draws stay as they were):
+/// each thread becomes a CoRW lock-step warp with probability 1/2 (at least one does), whose
+/// lanes asking for a page are 2-4 of lanes 0..3 (not always the lowest: the lane arithmetic
+/// sees gaps).
+inline void add_corw_warps(RwWorkload& w, sched::SplitMix64& rng, bool always = false) {
+  if (!always && rng.below(3) != 0) return;
+  w.corw_lanes.assign(w.threads.size(), 0);
+  for (std::size_t i = 0; i < w.threads.size(); ++i) {
+    if (i + 1 < w.threads.size() && rng.below(2) == 0) continue;  // the last one always
+    std::uint32_t lanes = 0;
+    while (core::popcount(lanes) < 2) lanes = static_cast<std::uint32_t>(rng.below(16));
+    w.corw_lanes[i] = lanes;
+  }
+}
+
 /// The rw workload of a seed: RW on T = 2..12 pages (one word) or RW-BM on 1-3 words of 32 or 64
-/// bits; 1-4 free pages; 2-4 threads of 2-6 ops; max_steps 8..40.
-inline RwWorkload random_rw_workload(std::uint64_t seed) {
+/// bits; 1-4 free pages; 2-4 threads of 2-6 ops; max_steps 8..40; CoRW warps in a third of them
+/// (`corw_always`: in every one).
+inline RwWorkload random_rw_workload(std::uint64_t seed, bool corw_always = false) {
   sched::SplitMix64 rng(core::splitmix64(seed ^ 0x5257'5241'4E44ull));
   RwWorkload w;
   w.seed_salt        = rng.next();
@@ -111,6 +144,7 @@ inline RwWorkload random_rw_workload(std::uint64_t seed) {
       ops.push_back(op);
     }
   }
+  add_corw_warps(w, rng, corw_always);
   return w;
 }
 
@@ -230,8 +264,24 @@ class RwRun {
   }
 
   void get(std::uint32_t i, rw::PageRng& rng, std::vector<Held>& mine) {
-    rw::GetPageResult const r =
-        w_.algorithm == RwAlgorithm::rw ? ref_.get_page_rw(rng) : ref_.get_page_bm(rng);
+    RwAlgorithm const a = w_.algorithm_of(i);
+    if (a == RwAlgorithm::corw) return get_corw(i, rng, mine);
+    record_get(i, a == RwAlgorithm::rw ? ref_.get_page_rw(rng) : ref_.get_page_bm(rng), mine);
+  }
+
+  /// A CoRW warp's getpage: one corw_get_pages for its lanes (each with its own PageRng), then
+  /// every asking lane's answer is recorded as a request of thread i.
+  void get_corw(std::uint32_t i, rw::PageRng& rng, std::vector<Held>& mine) {
+    rw::CorwLane lanes[4];
+    std::uint64_t const seed = rng.next();
+    for (std::uint32_t l = 0; l < 4; ++l)
+      lanes[l] = rw::CorwLane{rw::thread_rng(seed, l), ((w_.corw_lanes[i] >> l) & 1u) != 0, {}};
+    rw::corw_get_pages(ref_, lanes, 4);
+    for (auto const& lane : lanes)
+      if (lane.wants) record_get(i, lane.result, mine);
+  }
+
+  void record_get(std::uint32_t i, rw::GetPageResult const& r, std::vector<Held>& mine) {
     std::uint32_t const max = w_.config.max_steps;
     if (r.steps == 0 || r.steps > max || (!r.ok() && r.steps != max))
       throw RwHarnessFailure("getpage took " + std::to_string(r.steps) + " steps (max_steps " +

@@ -50,7 +50,11 @@
   X(rw_free_relaxed)                 \
   X(rw_bm_success_from_word)         \
   X(rw_steps_unbounded)              \
-  X(rw_returns_page_beyond_pool)
+  X(rw_returns_page_beyond_pool)     \
+  X(corw_keeps_lost_claim)           \
+  X(corw_offer_not_marked)           \
+  X(corw_offer_taken_off_by_one)     \
+  X(corw_lock_not_released)
 
 namespace heaplab::core::mutant {
 namespace detail {
