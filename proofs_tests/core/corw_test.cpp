@@ -376,26 +376,50 @@ TEST(CorwExplorer, DefaultBudgetOnCoRWWorkloadsFindsNothing) {
   }
 }
 
-TEST(CorwExplorer, BoundedExhaustiveSearchFindsNothingOnASmallWorkload) {
-  // A CoRW warp of 2 lanes and an RW-BM walker race for 2 free pages of one 32-bit word, then
-  // free them; every schedule with <= 2 preemptions.
+namespace {
+
+/// A two-thread workload on `pages` pages of 32-bit words, all pre-taken but `free`.
+harness::RwWorkload small_workload(std::uint32_t pages,
+                                   std::set<std::uint32_t> const& free,
+                                   std::vector<std::vector<harness::RwOp>> threads,
+                                   std::vector<std::uint32_t> corw_lanes) {
   harness::RwWorkload w;
-  w.config    = config(32, 32, 3);
+  w.config    = config(pages, 32, 3);
   w.algorithm = harness::RwAlgorithm::bm;
   w.seed_salt = 17;
-  for (std::uint32_t p = 0; p < 32; ++p)
-    if (p != 5 && p != 20) w.pretaken.push_back(p);
-  using Op     = harness::RwOp;
-  w.threads    = {{Op{Op::Kind::get, 0}}, {Op{Op::Kind::get, 0}}};
-  w.corw_lanes = {0b101, 0};
-  sched::ExploreOptions o;
-  o.strategy                   = sched::StrategyKind::exhaustive;
-  o.max_runs                   = 50000;
-  auto const factory           = [w](std::uint64_t) { return harness::make_rw_program(w); };
-  sched::ExploreReport const r = sched::explore(factory, o);
-  EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
-  EXPECT_TRUE(r.exhausted) << r.runs << " schedules, cut short";
-  std::printf("%llu schedules%s\n",
-              static_cast<unsigned long long>(r.runs),
-              r.exhausted ? " (bounded space exhausted)" : " (cut short)");
+  for (std::uint32_t p = 0; p < pages; ++p)
+    if (free.count(p) == 0) w.pretaken.push_back(p);
+  w.threads    = std::move(threads);
+  w.corw_lanes = std::move(corw_lanes);
+  return w;
+}
+
+}  // namespace
+
+TEST(CorwExplorer, BoundedExhaustiveSearchFindsNothingOnSmallWorkloads) {
+  // Every schedule with <= 3 preemptions of: a CoRW warp of 2 lanes (0 and 2) and an RW-BM
+  // walker racing for 2 free pages of one word; the same with a free and a second getpage after;
+  // two CoRW warps (lanes 0-1, lanes 1-2) on 3 free pages of 2 words (one finds the other's lock).
+  using Op                              = harness::RwOp;
+  Op const get                          = Op{Op::Kind::get, 0};
+  Op const free                         = Op{Op::Kind::free_own, 0};
+  harness::RwWorkload const workloads[] = {
+      small_workload(32, {5, 20}, {{get}, {get}}, {0b101, 0}),
+      small_workload(32, {5, 20}, {{get, free}, {get, get}}, {0b011, 0}),
+      small_workload(64, {5, 20, 40}, {{get}, {get}}, {0b011, 0b110}),
+  };
+  for (auto const& w : workloads) {
+    sched::ExploreOptions o;
+    o.strategy                   = sched::StrategyKind::exhaustive;
+    o.max_runs                   = 200000;
+    o.preemption_bound           = 3;
+    auto const factory           = [w](std::uint64_t) { return harness::make_rw_program(w); };
+    sched::ExploreReport const r = sched::explore(factory, o);
+    EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
+    EXPECT_TRUE(r.exhausted) << r.runs << " schedules, cut short";
+    std::printf("%llu schedules%s, %.2f s\n",
+                static_cast<unsigned long long>(r.runs),
+                r.exhausted ? " (bounded space exhausted)" : " (cut short)",
+                r.seconds);
+  }
 }
