@@ -1,7 +1,8 @@
 // Build-time check that the random-walk page pool (src/heaplab/rw) compiles as device code with
 // -Werror, both walks and both word widths with DeviceAtomics. Nothing runs (the GPU kernels of
-// issue 11 come later).
+// issue 11 come later). RW_malloc's warp code (rw_malloc.cuh) too.
 #include "heaplab/rw/page_pool.hpp"
+#include "heaplab/rw/rw_malloc.cuh"
 
 namespace core = heaplab::core;
 namespace rw   = heaplab::rw;
@@ -15,6 +16,10 @@ __device__ void walk_and_free(rw::PoolStorage<W> pool, std::uint32_t* steps) {
   if (a.ok()) ref.free_page(a.page);
   if (b.ok()) ref.free_page(b.page);
   steps[threadIdx.x] = a.steps + b.steps;
+  // RW_malloc (RW Alg. 3), divergent callers: two groups of one warp.
+  rw::GetPageResult const c = threadIdx.x % 3 == 0 ? rw::rw_malloc(ref, 1 + threadIdx.x % 5, rng)
+                                                   : rw::rw_malloc(ref, 7u, rng);
+  if (c.ok()) rw::free_run(ref, c.page, threadIdx.x % 3 == 0 ? 1 + threadIdx.x % 5 : 7u);
 }
 
 __global__ void rw_device_compile_check(rw::PoolStorage<std::uint32_t> p32,

@@ -50,7 +50,10 @@
   X(rw_free_relaxed)                 \
   X(rw_bm_success_from_word)         \
   X(rw_steps_unbounded)              \
-  X(rw_returns_page_beyond_pool)
+  X(rw_returns_page_beyond_pool)     \
+  X(rw_malloc_no_rollback)           \
+  X(rw_malloc_partial_claim_wins)    \
+  X(rw_malloc_rollback_all_bits)
 
 namespace heaplab::core::mutant {
 namespace detail {
