@@ -326,7 +326,8 @@ TEST(CorwWarp, TasIsCloseToWasAndWasFarBelowRwBms) {
 // ---------------------------------------------------------------- under the controlled scheduler
 
 TEST(CorwExplorer, RwWorkloadsMixCoRWWarpsWithWalkers) {
-  // A third of the rw workloads have CoRW warps; most of those also have RW / RW-BM threads
+  // A third of the rw workloads that are not RW_malloc ones (2/9 of all: ~133 of 600) have CoRW
+  // warps; most of those also have RW / RW-BM threads
   // (which ignore the LockMap, so CoRW claims can be lost); the lane sets have gaps.
   int with_corw = 0, mixed = 0, gaps = 0;
   for (std::uint64_t seed = 1; seed <= 600; ++seed) {
@@ -346,8 +347,8 @@ TEST(CorwExplorer, RwWorkloadsMixCoRWWarpsWithWalkers) {
     }
     mixed += walker ? 1 : 0;
   }
-  EXPECT_GT(with_corw, 150);
-  EXPECT_LT(with_corw, 250);
+  EXPECT_GT(with_corw, 100);
+  EXPECT_LT(with_corw, 170);
   EXPECT_GT(mixed, with_corw / 3);
   EXPECT_GT(gaps, 20);
   std::printf(

@@ -37,7 +37,9 @@ int main(int argc, char** argv) {
          "k-slot requests of 1..8 objects), bitmap (tokens on a multi-level bitmap), turnover "
          "(one fixed block-turnover workload, for exhaustive) or heap-weak (heap with the object "
          "words checked for stale reads; weak-memory mode by default), rw (the random-walk page "
-         "pool: RW and RW-BM 32/64 on a tiny pool, CoRW warps in a third of the workloads) or "
+         "pool: RW and RW-BM 32/64 on a tiny pool, a third RW_malloc warps with RW-BM walkers, "
+         "CoRW "
+         "warps in a third of the others) or "
          "rw-weak (rw with the page words checked "
          "for stale reads; weak-memory mode by default)")
       ->check(

@@ -50,7 +50,7 @@ TEST(RwCatalog, CleanStatePasses) {
                            (~std::uint64_t{0} << 40)};
   s.snapshot.lock_words = {0};
   EXPECT_TRUE(check::rw_check_all(s.snapshot, s.owners).empty());
-  EXPECT_EQ(check::rw_catalog().size(), 7u);
+  EXPECT_EQ(check::rw_catalog().size(), 9u);
 }
 
 TEST(RwCatalog, PoolShape) {
@@ -118,4 +118,63 @@ TEST(RwCatalog, UnknownNameIsAPrecondition) {
   CleanState s;
   EXPECT_THROW(check::rw_check_one("rw-nonsense", s.snapshot, s.owners),
                heaplab::core::precondition_error);
+}
+
+// ---------------------------------------------------------------- runs (RW_malloc, RW Alg. 3)
+
+namespace {
+
+/// CleanState plus runs: owner 0 holds the run 30..33 (across words 0 and 1), owner 1 the run
+/// 36..39 (ending at T = 40).
+struct CleanRunState : CleanState {
+  check::RwHeldRuns runs{{0, 30, 4}, {1, 36, 4}};
+  CleanRunState() {
+    owners[0] = {1, 33, 30, 31, 32};
+    owners[1] = {5, 36, 37, 38, 39};
+    snapshot.used_words[0] |= (1u << 30) | (1u << 31);
+    snapshot.used_words[1] |= 0x1u | 0xF0u;  // pages 32, 36..39
+  }
+};
+
+}  // namespace
+
+TEST(RwCatalog, RunsCleanStatePasses) {
+  CleanRunState s;
+  EXPECT_TRUE(check::rw_check_all(s.snapshot, s.owners, s.runs).empty());
+  EXPECT_TRUE(check::rw_check_all(s.snapshot, s.owners).empty());  // the old overload
+}
+
+TEST(RwCatalog, RunInsidePool) {
+  CleanRunState s;
+  s.runs.push_back({1, 40, 2});  // starts at T
+  auto const v = check::rw_check_all(s.snapshot, s.owners, s.runs);
+  ASSERT_EQ(names(v), Names{"rw-run-inside-pool"});
+  EXPECT_EQ(v[0].bit, 40);
+  CleanRunState t;
+  t.runs.push_back({0, 3, 0});  // empty
+  EXPECT_EQ(names(check::rw_check_all(t.snapshot, t.owners, t.runs)), Names{"rw-run-inside-pool"});
+  CleanRunState u;
+  u.runs[1].count = 5;  // 36..40: one page beyond T
+  EXPECT_EQ(names(check::rw_check_one("rw-run-inside-pool", u.snapshot, u.owners, u.runs)),
+            Names{"rw-run-inside-pool"});
+}
+
+TEST(RwCatalog, RunPagesOwnedByRun) {
+  CleanRunState s;
+  s.runs[0].owner = 1;  // owner 0 holds the pages, the run names owner 1
+  auto const v    = check::rw_check_all(s.snapshot, s.owners, s.runs);
+  ASSERT_EQ(names(v), Names{"rw-run-pages-owned-by-run"});
+  EXPECT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[0].bit, 30);
+  CleanRunState t;
+  t.runs.push_back({0, 32, 2});  // pages 32, 33 in two runs (both held by owner 0)
+  auto const w = check::rw_check_all(t.snapshot, t.owners, t.runs);
+  ASSERT_EQ(names(w), Names{"rw-run-pages-owned-by-run"});
+  EXPECT_NE(w[0].message.find("also belongs to the run from 30"), std::string::npos)
+      << w[0].message;
+  CleanRunState u;
+  u.snapshot.used_words[1] &= ~(1u << 6);  // page 38 of owner 1's run is not marked used
+  auto const x = check::rw_check_one("rw-run-pages-owned-by-run", u.snapshot, u.owners, u.runs);
+  ASSERT_EQ(names(x), Names{"rw-run-pages-owned-by-run"});
+  EXPECT_EQ(x[0].bit, 38);
 }

@@ -1,8 +1,9 @@
 // Build-time check that the random-walk page pool (src/heaplab/rw) compiles as device code with
-// -Werror, both walks, CoRW's warp code (corw.cuh) and both word widths with DeviceAtomics.
-// Nothing runs here (gpu_rw_tas_test and gpu_corw_test run kernels).
+// -Werror, both walks, CoRW's warp code (corw.cuh), RW_malloc's (rw_malloc.cuh) and both word
+// widths with DeviceAtomics. Nothing runs here (the gpu-tier tests run kernels).
 #include "heaplab/rw/corw.cuh"
 #include "heaplab/rw/page_pool.hpp"
+#include "heaplab/rw/rw_malloc.cuh"
 
 namespace core = heaplab::core;
 namespace rw   = heaplab::rw;
@@ -18,6 +19,10 @@ __device__ void walk_and_free(rw::PoolStorage<W> pool, std::uint32_t* steps) {
   rw::GetPageResult const c = rw::corw_get_page(ref, rng);
   if (c.ok()) ref.free_page(c.page);
   steps[threadIdx.x] = a.steps + b.steps + c.steps;
+  // RW_malloc (RW Alg. 3), divergent callers: two groups of one warp.
+  rw::GetPageResult const d = threadIdx.x % 3 == 0 ? rw::rw_malloc(ref, 1 + threadIdx.x % 5, rng)
+                                                   : rw::rw_malloc(ref, 7u, rng);
+  if (d.ok()) rw::free_run(ref, d.page, threadIdx.x % 3 == 0 ? 1 + threadIdx.x % 5 : 7u);
 }
 
 __global__ void rw_device_compile_check(rw::PoolStorage<std::uint32_t> p32,

@@ -1,10 +1,10 @@
 // Random-walk page pool workloads (issue 11; docs/rw.md "Under the controlled scheduler"): logical
 // threads run getpage / freepage / hand-over lists on a tiny pool (1-3 used words, most pages
 // taken before the run so that only 1-4 are free) with RW (Alg. 1) or RW-BM (sec. 4.1, 32- or
-// 64-bit words). In a third of the workloads some threads are CoRW warps (Alg. 2, sec. 4.2): a
-// CPU lock-step warp of 2-4 lanes (rw/corw.hpp, corw_get_pages) whose getpage asks for a page per
-// lane, racing with the RW / RW-BM threads, which ignore the LockMap (so CoRW claims get lost).
-// Checks:
+// 64-bit words). In a third of the other workloads some threads are CoRW warps (Alg. 2,
+// sec. 4.2): a CPU lock-step warp of 2-4 lanes (rw/corw.hpp, corw_get_pages) whose getpage asks
+// for a page per lane, racing with the RW / RW-BM threads, which ignore the LockMap (so CoRW claims
+// get lost). Checks:
 //   - the model (model::PageModel) is the ownership log: a page is recorded as held after
 //     getpage returned it and as free before freepage starts, so a correct pool can never trip
 //     it; the model rejects a page that is held, >= T, or freed by someone who does not hold it;
@@ -16,10 +16,17 @@
 //   - observed_pages (the rw-weak workload, for the weak-memory mode): each page has a payload
 //     word written by its owner through the policy (relaxed); every new owner must read the last
 //     value written to it (the free's release pairs with the claim's acquire).
+// RW_malloc workloads (a third of the seeds; RW Alg. 3): some threads are lock-step warps of 2-4
+// lanes (rw::rw_malloc_warp) asking for runs of mixed sizes and freeing them (free_run), the
+// others RW-BM single-page walkers, on 2-3 used words whose free pages lie in a few short runs,
+// often across a word boundary, so that walkers take pages out of a warp's candidate runs (lost
+// claims, rollbacks). The model records runs (get_run / free_run) and the catalog checks them.
 // A null answer is legal (bounded walk) and counted by the model (out of pages / bounded-walk
 // exhaustion). Header-only: mutant test targets compile it with their HEAPLAB_MUTANT_* name.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -36,17 +43,19 @@
 #include "heaplab/model/page_model.hpp"
 #include "heaplab/rw/corw.hpp"
 #include "heaplab/rw/page_pool.hpp"
+#include "heaplab/rw/rw_malloc.hpp"
 #include "heaplab/sched/controlled_run.hpp"
 #include "heaplab/sched/strategy.hpp"
 
 namespace heaplab::harness {
 
-enum class RwAlgorithm : std::uint8_t { rw, bm, corw };
+enum class RwAlgorithm : std::uint8_t { rw, bm, malloc, corw };
 
 struct RwOp {
-  enum class Kind : std::uint8_t { get, free_own, give, take_and_free };
+  enum class Kind : std::uint8_t { get, free_own, give, take_and_free, malloc };
   Kind kind         = Kind::get;
   std::uint32_t arg = 0;  // free_own: which held page (mod count); give / take: mailbox cell
+  std::array<std::uint16_t, 4> lanes{};  // malloc: the pages each lane asks for (0: inactive)
 };
 
 struct RwWorkload {
@@ -57,6 +66,7 @@ struct RwWorkload {
   std::uint32_t mailbox_cells = 1;
   std::uint64_t seed_salt     = 0;
   bool observed_pages         = false;
+
   // Per thread (empty: none): 0 = the thread walks with `algorithm`; otherwise it is a CoRW
   // lock-step warp whose lanes asking for a page are these bits (of lanes 0..3).
   std::vector<std::uint32_t> corw_lanes;
@@ -67,9 +77,10 @@ struct RwWorkload {
 };
 
 inline std::ostream& operator<<(std::ostream& os, RwWorkload const& w) {
-  os << "RwWorkload{" << (w.algorithm == RwAlgorithm::rw ? "RW" : "RW-BM")
-     << ", T=" << w.config.num_pages << ", word=" << w.config.word_bits
-     << ", max_steps=" << w.config.max_steps << ", salt=" << w.seed_salt << ", pretaken=[";
+  static char const* const algorithms[] = {"RW", "RW-BM", "RW_malloc + RW-BM", "CoRW"};
+  os << "RwWorkload{" << algorithms[static_cast<int>(w.algorithm)] << ", T=" << w.config.num_pages
+     << ", word=" << w.config.word_bits << ", max_steps=" << w.config.max_steps
+     << ", salt=" << w.seed_salt << ", pretaken=[";
   for (std::size_t i = 0; i < w.pretaken.size(); ++i) os << (i ? " " : "") << w.pretaken[i];
   os << "]" << (w.observed_pages ? ", pages=observed" : "") << ", threads:";
   for (std::size_t i = 0; i < w.threads.size(); ++i) {
@@ -78,9 +89,15 @@ inline std::ostream& operator<<(std::ostream& os, RwWorkload const& w) {
       os << std::hex << w.corw_lanes[i] << std::dec << ")";
     os << ":";
     for (auto const& op : w.threads[i]) {
-      static char const* const names[] = {" get", " free(#", " give(cell ", " take+free(cell "};
+      static char const* const names[] = {
+          " get", " free(#", " give(cell ", " take+free(cell ", " malloc(lanes"};
       os << names[static_cast<int>(op.kind)];
-      if (op.kind != RwOp::Kind::get) os << op.arg << ")";
+      if (op.kind == RwOp::Kind::malloc) {
+        for (std::uint16_t n : op.lanes) os << " " << n;
+        os << ")";
+      } else if (op.kind != RwOp::Kind::get) {
+        os << op.arg << ")";
+      }
     }
   }
   return os << "}";
@@ -102,9 +119,63 @@ inline void add_corw_warps(RwWorkload& w, sched::SplitMix64& rng, bool always = 
   }
 }
 
+/// Free pages in 1-3 short runs (1-6 pages), half of them across a used-word boundary.
+inline std::vector<bool> malloc_free_pages(std::uint32_t words,
+                                           std::uint32_t bits,
+                                           std::uint32_t num_pages,
+                                           sched::SplitMix64& rng) {
+  std::vector<bool> free(num_pages, false);
+  std::uint32_t const runs = 1 + static_cast<std::uint32_t>(rng.below(3));
+  for (std::uint32_t k = 0; k < runs; ++k) {
+    auto const len      = 1 + static_cast<std::uint32_t>(rng.below(6));
+    std::uint32_t start = words > 1 && rng.below(2) == 0
+                              ? (1 + static_cast<std::uint32_t>(rng.below(words - 1))) * bits -
+                                    static_cast<std::uint32_t>(rng.below(len + 1))
+                              : static_cast<std::uint32_t>(rng.below(num_pages));
+    for (std::uint32_t p = start; p < start + len && p < num_pages; ++p) free[p] = true;
+  }
+  return free;
+}
+
+/// Turns w into an RW_malloc workload (RW Alg. 3): 2-3 used words, free pages from
+/// malloc_free_pages, max_steps 2-5 rounds, 2-3 threads: thread 0 a lock-step warp, the others a
+/// warp or an RW-BM single-page walker. A warp's ops: malloc (2-4 lanes asking for 0-5 pages,
+/// at least one lane active) or free one of its runs; a walker's: get or free.
+inline void make_malloc_workload(RwWorkload& w, sched::SplitMix64& rng) {
+  w.algorithm               = RwAlgorithm::malloc;
+  std::uint32_t const bits  = w.config.word_bits;
+  std::uint32_t const words = 2 + static_cast<std::uint32_t>(rng.below(2));
+  w.config.num_pages =
+      (words - 1) * bits + bits / 2 + static_cast<std::uint32_t>(rng.below(bits / 2 + 1));
+  w.config.max_steps           = 2 + static_cast<std::uint32_t>(rng.below(4));
+  std::vector<bool> const free = malloc_free_pages(words, bits, w.config.num_pages, rng);
+  w.pretaken.clear();
+  for (std::uint32_t p = 0; p < w.config.num_pages; ++p)
+    if (!free[p]) w.pretaken.push_back(p);
+  w.threads.assign(2 + rng.below(2), {});
+  for (std::size_t t = 0; t < w.threads.size(); ++t) {
+    bool const warp           = t == 0 || rng.below(2) == 0;
+    std::uint32_t const count = 2 + static_cast<std::uint32_t>(rng.below(3));
+    for (std::uint32_t k = 0; k < count; ++k) {
+      RwOp op;
+      bool const take = k == 0 || rng.below(5) < 3;
+      op.kind         = take ? (warp ? RwOp::Kind::malloc : RwOp::Kind::get) : RwOp::Kind::free_own;
+      op.arg          = static_cast<std::uint32_t>(rng.below(4));
+      if (op.kind == RwOp::Kind::malloc) {
+        std::uint32_t const lanes = 2 + static_cast<std::uint32_t>(rng.below(3));
+        for (std::uint32_t l = 0; l < lanes; ++l)
+          op.lanes[l] = static_cast<std::uint16_t>(rng.below(6));
+        if (op.lanes[0] + op.lanes[1] == 0) op.lanes[1] = 1;
+      }
+      w.threads[t].push_back(op);
+    }
+  }
+}
+
 /// The rw workload of a seed: RW on T = 2..12 pages (one word) or RW-BM on 1-3 words of 32 or 64
-/// bits; 1-4 free pages; 2-4 threads of 2-6 ops; max_steps 8..40; CoRW warps in a third of them
-/// (`corw_always`: in every one).
+/// bits; 1-4 free pages; 2-4 threads of 2-6 ops; max_steps 8..40. A third of the seeds then become
+/// RW_malloc workloads (make_malloc_workload); a third of the others get CoRW warps
+/// (add_corw_warps; `corw_always`: every seed, and no RW_malloc workloads).
 inline RwWorkload random_rw_workload(std::uint64_t seed, bool corw_always = false) {
   sched::SplitMix64 rng(core::splitmix64(seed ^ 0x5257'5241'4E44ull));
   RwWorkload w;
@@ -144,7 +215,11 @@ inline RwWorkload random_rw_workload(std::uint64_t seed, bool corw_always = fals
       ops.push_back(op);
     }
   }
-  add_corw_warps(w, rng, corw_always);
+  // After the draws above, so rw / bm seeds keep their workloads.
+  if (!corw_always && rng.below(3) == 0)
+    make_malloc_workload(w, rng);
+  else
+    add_corw_warps(w, rng, corw_always);
   return w;
 }
 
@@ -201,6 +276,9 @@ class RwRun {
         case RwOp::Kind::take_and_free:
           take_and_free(i, op.arg);
           break;
+        case RwOp::Kind::malloc:
+          malloc_warp(i, rng, op, mine);
+          break;
       }
     }
     barrier();
@@ -239,6 +317,7 @@ class RwRun {
   struct Held {
     std::uint32_t page    = 0;
     std::uint64_t payload = 0;
+    std::uint32_t count   = 0;  // 0: one page from getpage; n >= 1: a run of RW_malloc from page
   };
 
   std::uint32_t num_threads() const { return static_cast<std::uint32_t>(w_.threads.size()); }
@@ -282,11 +361,7 @@ class RwRun {
   }
 
   void record_get(std::uint32_t i, rw::GetPageResult const& r, std::vector<Held>& mine) {
-    std::uint32_t const max = w_.config.max_steps;
-    if (r.steps == 0 || r.steps > max || (!r.ok() && r.steps != max))
-      throw RwHarnessFailure("getpage took " + std::to_string(r.steps) + " steps (max_steps " +
-                             std::to_string(max) + ", page " +
-                             (r.ok() ? std::to_string(r.page) : std::string("null")) + ")");
+    check_steps(r, "getpage");
     with_model([&] {
       model_.get_page(i, r.page);
       steps_.push_back(r.steps);
@@ -300,12 +375,50 @@ class RwRun {
 
   void free_held(std::uint32_t i, Held const& h) {
     check_payload(h);
+    if (h.count != 0) {
+      with_model([&] { model_.free_run(i, h.page, h.count); });  // before the free, as below
+      rw::free_run(ref_, h.page, h.count);
+      return;
+    }
     with_model([&] { model_.free_page(i, h.page); });  // before the free: reuse may follow
     ref_.free_page(h.page);
   }
 
+  /// One lock-step warp (RW Alg. 3): lane l asks for op.lanes[l] pages; each run is recorded in
+  /// the model after the call returned, with the same step checks as getpage.
+  void malloc_warp(std::uint32_t i, rw::PageRng& rng, RwOp const& op, std::vector<Held>& mine) {
+    std::vector<rw::MallocLane> lanes;
+    for (std::uint16_t n : op.lanes) lanes.push_back(rw::MallocLane{n, rw::PageRng{rng.next()}});
+    std::vector<rw::GetPageResult> const got = rw::rw_malloc_warp(ref_, lanes);
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+      if (lanes[l].n == 0) continue;
+      rw::GetPageResult const r = got[l];
+      check_steps(r, "rw_malloc");
+      with_model([&] {
+        model_.get_run(i, r.page, lanes[l].n);
+        steps_.push_back(r.steps);
+      });
+      if (!r.ok()) continue;
+      Held h{r.page, core::cookie_of((std::uint64_t{i} << 32) | steps_.size()), lanes[l].n};
+      for (std::uint32_t p = r.page; p < r.page + h.count; ++p) {
+        if (w_.observed_pages) (void)read_as_new_owner(p, "rw_malloc");
+        write_payload(p, h.payload);
+      }
+      mine.push_back(h);
+    }
+  }
+
+  void check_steps(rw::GetPageResult const& r, char const* what) const {
+    std::uint32_t const max = w_.config.max_steps;
+    if (r.steps == 0 || r.steps > max || (!r.ok() && r.steps != max))
+      throw RwHarnessFailure(std::string(what) + " took " + std::to_string(r.steps) +
+                             " steps (max_steps " + std::to_string(max) + ", page " +
+                             (r.ok() ? std::to_string(r.page) : std::string("null")) + ")");
+  }
+
   /// Hands the page over through a mailbox cell; if the cell is occupied, frees it instead.
   void give(std::uint32_t i, Held const& h, std::uint32_t cell) {
+    if (h.count != 0) return free_held(i, h);  // runs are not handed over
     check_payload(h);
     with_model([&] { model_.hand_over(i, mailbox_owner(), h.page); });  // before it is visible
     std::uint64_t expected = 0;
@@ -340,9 +453,10 @@ class RwRun {
       A::store(&payload_[p], v, core::MemoryOrder::relaxed);
   }
   void check_payload(Held const& h) {
-    if (read_payload(h.page) != h.payload)
-      throw RwHarnessFailure("payload of page " + std::to_string(h.page) +
-                             " was overwritten while held (a page handed to two owners)");
+    for (std::uint32_t p = h.page; p < h.page + std::max(h.count, 1u); ++p)
+      if (read_payload(p) != h.payload)
+        throw RwHarnessFailure("payload of page " + std::to_string(p) +
+                               " was overwritten while held (a page handed to two owners)");
   }
   /// observed_pages: the new owner must read the last value written to the page's word.
   std::uint64_t read_as_new_owner(std::uint32_t p, char const* how) {
@@ -364,7 +478,7 @@ class RwRun {
         w_.config.num_pages, used.data(), used.size(), locks.data(), locks.size());
     std::vector<std::string> out;
     std::lock_guard<std::mutex> lock(model_mutex_);
-    for (auto const& v : check::rw_check_all(s, owners()))
+    for (auto const& v : check::rw_check_all(s, owners(), model_.runs()))
       out.push_back(std::string("rw catalog at ") + where + ": " + v.to_string());
     return out;
   }

@@ -1,6 +1,7 @@
 // The random-walk pool's invariant catalog (rw_invariants.hpp, docs/rw.md).
 #include "heaplab/check/rw_invariants.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -31,7 +32,10 @@ Violation at_page(std::string_view name, std::string message, std::uint64_t page
   return v;
 }
 
-void check_shape(RwPoolSnapshot const& s, RwOwners const&, std::vector<Violation>& out) {
+void check_shape(RwPoolSnapshot const& s,
+                 RwOwners const&,
+                 RwHeldRuns const&,
+                 std::vector<Violation>& out) {
   if (!well_shaped(s))
     out.push_back(Violation{"rw-pool-shape",
                             "T = " + std::to_string(s.num_pages) + ", word width " +
@@ -42,7 +46,10 @@ void check_shape(RwPoolSnapshot const& s, RwOwners const&, std::vector<Violation
                                 "per used word)"});
 }
 
-void check_beyond(RwPoolSnapshot const& s, RwOwners const& owners, std::vector<Violation>& out) {
+void check_beyond(RwPoolSnapshot const& s,
+                  RwOwners const& owners,
+                  RwHeldRuns const&,
+                  std::vector<Violation>& out) {
   std::uint64_t const bits = std::uint64_t{s.used_words.size()} * s.word_bits;
   for (std::uint64_t p = s.num_pages; p < bits; ++p)
     if (!used_bit(s, p))
@@ -59,7 +66,10 @@ void check_beyond(RwPoolSnapshot const& s, RwOwners const& owners, std::vector<V
                               p));
 }
 
-void check_owned_once(RwPoolSnapshot const&, RwOwners const& owners, std::vector<Violation>& out) {
+void check_owned_once(RwPoolSnapshot const&,
+                      RwOwners const& owners,
+                      RwHeldRuns const&,
+                      std::vector<Violation>& out) {
   std::map<std::uint32_t, std::size_t> first;
   for (std::size_t o = 0; o < owners.size(); ++o)
     for (std::uint32_t p : owners[o]) {
@@ -75,6 +85,7 @@ void check_owned_once(RwPoolSnapshot const&, RwOwners const& owners, std::vector
 
 void check_owned_used(RwPoolSnapshot const& s,
                       RwOwners const& owners,
+                      RwHeldRuns const&,
                       std::vector<Violation>& out) {
   for (std::size_t o = 0; o < owners.size(); ++o)
     for (std::uint32_t p : owners[o])
@@ -95,6 +106,7 @@ std::vector<bool> owned_pages(RwPoolSnapshot const& s, RwOwners const& owners) {
 
 void check_freed_free(RwPoolSnapshot const& s,
                       RwOwners const& owners,
+                      RwHeldRuns const&,
                       std::vector<Violation>& out) {
   std::vector<bool> const owned = owned_pages(s, owners);
   for (std::uint32_t p = 0; p < s.num_pages; ++p)
@@ -106,7 +118,10 @@ void check_freed_free(RwPoolSnapshot const& s,
                             p));
 }
 
-void check_count(RwPoolSnapshot const& s, RwOwners const& owners, std::vector<Violation>& out) {
+void check_count(RwPoolSnapshot const& s,
+                 RwOwners const& owners,
+                 RwHeldRuns const&,
+                 std::vector<Violation>& out) {
   std::vector<bool> const owned = owned_pages(s, owners);
   std::uint64_t used = 0, held = 0;
   for (std::uint32_t p = 0; p < s.num_pages; ++p) {
@@ -119,7 +134,10 @@ void check_count(RwPoolSnapshot const& s, RwOwners const& owners, std::vector<Vi
                                 std::to_string(held) + " distinct pages are held"});
 }
 
-void check_locks(RwPoolSnapshot const& s, RwOwners const&, std::vector<Violation>& out) {
+void check_locks(RwPoolSnapshot const& s,
+                 RwOwners const&,
+                 RwHeldRuns const&,
+                 std::vector<Violation>& out) {
   for (std::size_t w = 0; w < s.lock_words.size(); ++w)
     if ((s.lock_words[w] & word_mask(s)) != 0)
       for (std::uint64_t rest = s.lock_words[w] & word_mask(s); rest != 0; rest &= rest - 1) {
@@ -130,6 +148,54 @@ void check_locks(RwPoolSnapshot const& s, RwOwners const&, std::vector<Violation
         v.bit = static_cast<std::int64_t>(bit);
         out.push_back(v);
       }
+}
+
+void check_runs_inside(RwPoolSnapshot const& s,
+                       RwOwners const&,
+                       RwHeldRuns const& runs,
+                       std::vector<Violation>& out) {
+  for (RwHeldRun const& r : runs)
+    if (r.count == 0 || std::uint64_t{r.first} + r.count > s.num_pages)
+      out.push_back(at_page("rw-run-inside-pool",
+                            "owner " + std::to_string(r.owner) + "'s run of " +
+                                std::to_string(r.count) + " pages from page " +
+                                std::to_string(r.first) +
+                                " is empty or ends beyond T = " + std::to_string(s.num_pages),
+                            r.first));
+}
+
+bool holds(RwOwners const& owners, std::uint32_t owner, std::uint32_t page) {
+  if (owner >= owners.size()) return false;
+  for (std::uint32_t p : owners[owner])
+    if (p == page) return true;
+  return false;
+}
+
+void check_run_pages(RwPoolSnapshot const& s,
+                     RwOwners const& owners,
+                     RwHeldRuns const& runs,
+                     std::vector<Violation>& out) {
+  std::map<std::uint32_t, std::size_t> run_of;  // page -> index of the first run naming it
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    RwHeldRun const& r = runs[i];
+    std::uint64_t const end =
+        std::min<std::uint64_t>(std::uint64_t{r.first} + r.count, s.num_pages);
+    for (std::uint64_t q = r.first; q < end; ++q) {
+      auto const p           = static_cast<std::uint32_t>(q);
+      std::string const what = "page " + std::to_string(p) + " of owner " +
+                               std::to_string(r.owner) + "'s run from " + std::to_string(r.first);
+      if (!used_bit(s, p))
+        out.push_back(at_page("rw-run-pages-owned-by-run", what + " is not marked used", p));
+      if (!holds(owners, r.owner, p))
+        out.push_back(at_page("rw-run-pages-owned-by-run", what + " is not held by that owner", p));
+      auto const [it, fresh] = run_of.emplace(p, i);
+      if (!fresh)
+        out.push_back(at_page(
+            "rw-run-pages-owned-by-run",
+            what + " also belongs to the run from " + std::to_string(runs[it->second].first),
+            p));
+    }
+  }
 }
 
 }  // namespace
@@ -161,26 +227,41 @@ std::vector<RwInvariant> const& rw_catalog() {
        "RW sec. 4.1-4.2",
        "no LockMap bit is set at quiescence",
        &check_locks},
+      {"rw-run-inside-pool",
+       "RW sec. 4.3",
+       "a run handed out by RW_malloc is not empty and ends at or before T",
+       &check_runs_inside},
+      {"rw-run-pages-owned-by-run",
+       "RW Alg. 3",
+       "every page of a run is used and held by the run's owner; no page is in two runs",
+       &check_run_pages},
   };
   return k;
 }
 
 std::vector<Violation> rw_check_all(RwPoolSnapshot const& snapshot, RwOwners const& owners) {
+  return rw_check_all(snapshot, owners, RwHeldRuns{});
+}
+
+std::vector<Violation> rw_check_all(RwPoolSnapshot const& snapshot,
+                                    RwOwners const& owners,
+                                    RwHeldRuns const& runs) {
   std::vector<Violation> out;
-  check_shape(snapshot, owners, out);
+  check_shape(snapshot, owners, runs, out);
   if (!out.empty()) return out;
-  for (auto const& inv : rw_catalog()) inv.check(snapshot, owners, out);
+  for (auto const& inv : rw_catalog()) inv.check(snapshot, owners, runs, out);
   return out;
 }
 
 std::vector<Violation> rw_check_one(std::string_view name,
                                     RwPoolSnapshot const& snapshot,
-                                    RwOwners const& owners) {
+                                    RwOwners const& owners,
+                                    RwHeldRuns const& runs) {
   for (auto const& inv : rw_catalog())
     if (inv.name == name) {
       std::vector<Violation> out;
-      check_shape(snapshot, owners, out);
-      if (out.empty()) inv.check(snapshot, owners, out);
+      check_shape(snapshot, owners, runs, out);
+      if (out.empty()) inv.check(snapshot, owners, runs, out);
       return out;
     }
   HEAPLAB_EXPECTS(false, "rw_check_one: unknown invariant '" + std::string(name) + "'");

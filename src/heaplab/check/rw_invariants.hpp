@@ -24,6 +24,16 @@ struct RwPoolSnapshot {
 /// owners[i]: the pages logical owner i holds (a thread, the hand-over mailbox, ...).
 using RwOwners = std::vector<std::vector<std::uint32_t>>;
 
+/// A run of consecutive pages handed out as one allocation by RW_malloc (RW Alg. 3): pages
+/// first .. first + count - 1, held by `owner` (an index into RwOwners, whose list also names
+/// each of its pages).
+struct RwHeldRun {
+  std::uint32_t owner = 0;
+  std::uint32_t first = 0;
+  std::uint32_t count = 0;
+};
+using RwHeldRuns = std::vector<RwHeldRun>;
+
 /// A snapshot from the pool's word arrays (W: uint32_t or uint64_t).
 template <class W>
 RwPoolSnapshot rw_snapshot(std::uint32_t num_pages,
@@ -43,19 +53,25 @@ struct RwInvariant {
   std::string_view name;
   std::string_view citation;
   std::string_view statement;
-  void (*check)(RwPoolSnapshot const&, RwOwners const&, std::vector<Violation>&);
+  void (*check)(RwPoolSnapshot const&, RwOwners const&, RwHeldRuns const&, std::vector<Violation>&);
 };
 
 /// rw-pool-shape, rw-no-page-beyond-pool, rw-page-owned-once, rw-owned-page-used,
-/// rw-freed-page-free, rw-used-count-matches-owned, rw-lock-map-clear-at-quiescence.
+/// rw-freed-page-free, rw-used-count-matches-owned, rw-lock-map-clear-at-quiescence,
+/// rw-run-inside-pool, rw-run-pages-owned-by-run.
 std::vector<RwInvariant> const& rw_catalog();
 
 /// Runs the whole catalog. A snapshot of the wrong shape reports rw-pool-shape only.
 std::vector<Violation> rw_check_all(RwPoolSnapshot const& snapshot, RwOwners const& owners);
+/// The same with the runs handed out by RW_malloc (their pages are in `owners` too).
+std::vector<Violation> rw_check_all(RwPoolSnapshot const& snapshot,
+                                    RwOwners const& owners,
+                                    RwHeldRuns const& runs);
 
 /// Runs one named invariant; throws core::precondition_error for an unknown name.
 std::vector<Violation> rw_check_one(std::string_view name,
                                     RwPoolSnapshot const& snapshot,
-                                    RwOwners const& owners);
+                                    RwOwners const& owners,
+                                    RwHeldRuns const& runs = {});
 
 }  // namespace heaplab::check

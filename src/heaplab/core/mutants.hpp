@@ -54,7 +54,10 @@
   X(corw_keeps_lost_claim)           \
   X(corw_offer_not_marked)           \
   X(corw_offer_taken_off_by_one)     \
-  X(corw_lock_not_released)
+  X(corw_lock_not_released)          \
+  X(rw_malloc_no_rollback)           \
+  X(rw_malloc_partial_claim_wins)    \
+  X(rw_malloc_rollback_all_bits)
 
 namespace heaplab::core::mutant {
 namespace detail {

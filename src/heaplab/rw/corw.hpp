@@ -58,8 +58,6 @@ namespace heaplab::rw {
 
 /// A set of lanes of one warp (bit i: lane i), as __ballot_sync returns it.
 using LaneMask = std::uint32_t;
-/// Lanes of a warp: a lock-step warp has at most this many.
-inline constexpr std::uint32_t kWarpLanes = 32;
 
 namespace corw {
 
@@ -238,9 +236,9 @@ namespace detail {
 
 /// The CPU lock-step warp's rounds (corw_get_pages).
 template <class A, class W>
-class LockStepWarp {
+class CorwLockStepWarp {
  public:
-  LockStepWarp(PagePoolRef<A, W> const& pool, CorwLane* lanes, std::uint32_t n)
+  CorwLockStepWarp(PagePoolRef<A, W> const& pool, CorwLane* lanes, std::uint32_t n)
       : pool_(pool), lanes_(lanes), n_(n) {
     for (std::uint32_t l = 0; l < n; ++l)
       if (lanes[l].wants) group_ |= LaneMask{1} << l;
@@ -297,7 +295,7 @@ class LockStepWarp {
 template <class A, class W>
 void corw_get_pages(PagePoolRef<A, W> const& pool, CorwLane* lanes, std::uint32_t n) {
   HEAPLAB_EXPECTS(n <= kWarpLanes, "corw_get_pages: a warp has at most 32 lanes");
-  detail::LockStepWarp<A, W> warp(pool, lanes, n);
+  detail::CorwLockStepWarp<A, W> warp(pool, lanes, n);
   warp.run();
 }
 

@@ -38,6 +38,8 @@ namespace heaplab::rw {
 
 /// "No page": a request that gave up after max_steps steps (bounded-walk exhaustion).
 inline constexpr std::uint32_t kNoPage = 0xFFFFFFFFu;
+/// Lanes of a warp: a lock-step warp (CoRW, RW_malloc) has at most this many.
+inline constexpr std::uint32_t kWarpLanes = 32;
 /// Largest pool: page ids and the step count stay below kNoPage.
 inline constexpr std::uint32_t kMaxPages = 1u << 30;
 
