@@ -50,7 +50,9 @@
   X(rw_free_relaxed)                 \
   X(rw_bm_success_from_word)         \
   X(rw_steps_unbounded)              \
-  X(rw_returns_page_beyond_pool)
+  X(rw_returns_page_beyond_pool)     \
+  X(rw_preset_modulo)                \
+  X(rw_queue_empty_keeps_decrement)
 
 namespace heaplab::core::mutant {
 namespace detail {
