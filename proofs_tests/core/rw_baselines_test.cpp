@@ -15,6 +15,7 @@
 
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/expects.hpp"
+#include "heaplab/rw/analysis.hpp"
 #include "heaplab/rw/device_pool.hpp"
 #include "heaplab/rw/direct_output.hpp"
 #include "heaplab/rw/preset.hpp"
@@ -198,6 +199,22 @@ TEST(RwQueue, ContendedTakeAndFreeOnASmallRingLosesNoPage) {
   EXPECT_EQ(drained.size(), t);
   EXPECT_EQ(*drained.rbegin(), t - 1);
   EXPECT_FALSE(ref.get_page().ok());
+}
+
+TEST(RwQueue, Eq1WasIsTheMeanLastPlaceOfAWarpByEnumeration) {
+  // Every set of k distinct places among 1..N, equally likely: the mean of its largest place.
+  for (unsigned n : {5u, 8u, 12u}) {
+    for (unsigned k : {1u, 2u, 3u, 5u}) {
+      double sum = 0, sets = 0;
+      for (unsigned mask = 0; mask < (1u << n); ++mask) {
+        if (static_cast<unsigned>(__builtin_popcount(mask)) != k) continue;
+        sum += 32 - __builtin_clz(mask);  // the highest place taken, 1-based
+        sets += 1;
+      }
+      EXPECT_NEAR(heaplab::rw::analysis::queue_was(n, k), sum / sets, 1e-12) << n << " " << k;
+    }
+  }
+  EXPECT_NEAR(heaplab::rw::analysis::queue_was(33 * 1000 - 1), 32 * 1000, 1e-9);  // 32 N / 33
 }
 
 // ---------------------------------------------------------------- DO
