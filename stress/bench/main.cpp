@@ -14,6 +14,7 @@
 #include "baselines.hpp"
 #include "defrag_bench.hpp"
 #include "heaplab/cuda/device_info.hpp"
+#include "rw_bench.hpp"
 
 namespace {
 
@@ -257,6 +258,9 @@ struct BenchOptions {
   AllocOptions alloc;
   heaplab::bench::DefragBenchOptions defrag;
   heaplab::bench::FragSweepOptions sweep;
+  heaplab::bench::RwFig7Options rw_fig7;
+  heaplab::bench::RwFig4Options rw_fig4;
+  heaplab::bench::RwFig12Options rw_fig12;
 };
 
 void add_common_options(CLI::App* cmd, Common& common) {
@@ -353,6 +357,119 @@ void add_sweep_command(CLI::App& app, heaplab::bench::FragSweepOptions& sweep_op
   });
 }
 
+/// The options every `rw` figure takes (rw_bench.hpp RwBenchOptions).
+void add_rw_common_options(CLI::App* cmd, heaplab::bench::RwBenchOptions& o) {
+  cmd->add_option("--runs", o.runs, "timed runs per cell (median and mean; the figures use 20)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", o.warmup, "untimed runs before them")->check(CLI::Range(0, 1000));
+  cmd->add_option("--seed", o.seed, "seed of the presets, walks and tables");
+  cmd->add_option("--csv", o.csv, "also write the numbers as CSV to this file");
+  cmd->add_option("--pool-bytes",
+                  o.pool_bytes,
+                  "pool size in bytes (default 0: min(8 GiB, 40 % of the free device memory))");
+  cmd->add_option("--page-bytes", o.page_bytes, "page size in bytes (a power of two, >= 16)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            unsigned long long const b = std::stoull(v);
+            bool const ok              = b >= 16 && b <= (1u << 20) && (b & (b - 1)) == 0;
+            return ok ? "" : "page size " + v + " (expected a power of two in 16 .. 2^20)";
+          },
+          "POWER-OF-TWO"));
+  cmd->add_option("--block-threads", o.block_threads, "threads per block (a multiple of 32)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            unsigned long const b = std::stoul(v);
+            return b >= 32 && b <= 1024 && b % 32 == 0
+                       ? ""
+                       : "block size " + v + " (expected a multiple of 32 in 32 .. 1024)";
+          },
+          "WARPS"));
+  cmd->add_option("--max-steps", o.max_steps, "steps per request before it answers null")
+      ->check(CLI::Range(1u, 1u << 30));
+}
+
+void add_rw_fig7(CLI::App* rw, BenchOptions& o) {
+  auto* cmd = rw->add_subcommand(
+      "fig7",
+      "RW Fig. 7: GETPAGE kernel time, TAS and WAS of RW, RW-BM 32/64, CoRW and the queue, "
+      "with the model (Eq. 1-5) and the ratios queue/x.");
+  auto& f = o.rw_fig7;
+  add_rw_common_options(cmd, f.common);
+  cmd->add_option("--free-percent", f.free_percent, "free pages in % of T before the kernel (list)")
+      ->check(CLI::Range(1e-6, 100.0));
+  cmd->add_option("--threads", f.threads, "threads N, one request each (list)")
+      ->check(CLI::Range(1u, 1u << 26));
+  cmd->add_option("--allocators", f.allocators, "rw, rw-bm32, rw-bm64, corw, queue (list)")
+      ->check(CLI::IsMember({"rw", "rw-bm32", "rw-bm64", "corw", "queue"}));
+  cmd->callback([&f] {
+    print_device();
+    std::exit(heaplab::bench::run_rw_fig7(f));
+  });
+}
+
+void add_rw_fig4(CLI::App* rw, BenchOptions& o) {
+  auto* cmd = rw->add_subcommand(
+      "fig4", "RW Fig. 4: TAS and WAS of RW over N and A, the model (Eq. 2-3) and measured.");
+  auto& f = o.rw_fig4;
+  add_rw_common_options(cmd, f.common);
+  cmd->add_option("--pages", f.pages, "T, the pool's pages (Fig. 4: 1M)")
+      ->check(CLI::Range(1u, 1u << 30));
+  cmd->add_option("--free-percent", f.free_percent, "free pages in % of T (list)")
+      ->check(CLI::Range(1e-6, 100.0));
+  cmd->add_option("--threads", f.threads, "threads N (list)")->check(CLI::Range(1u, 1u << 26));
+  cmd->add_flag("--model-only", f.model_only, "the model's columns only (no GPU needed)");
+  cmd->callback([&f] {
+    if (!f.model_only) print_device();
+    std::exit(heaplab::bench::run_rw_fig4(f));
+  });
+}
+
+void add_rw_fig12(CLI::App* rw, BenchOptions& o) {
+  auto* cmd = rw->add_subcommand(
+      "fig12",
+      "RW Fig. 12: a hash-join probe whose matches take output pages from each allocator or DO; "
+      "end-to-end time, output verified.");
+  auto& f = o.rw_fig12;
+  add_rw_common_options(cmd, f.common);
+  cmd->add_option("--tuples", f.tuples, "tuples per table (list)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30));
+  cmd->add_option("--match-rate", f.match_rate, "fraction of probe tuples with a match")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--allocators", f.allocators, "rw, rw-bm32, rw-bm64, corw, queue, do (list)")
+      ->check(CLI::IsMember(heaplab::bench::rw_allocator_names()));
+  cmd->add_option("--check-rows-max",
+                  f.check_rows_max,
+                  "up to this table size also check on the host that output pages are distinct");
+  cmd->callback([&f] {
+    print_device();
+    std::exit(heaplab::bench::run_rw_fig12(f));
+  });
+}
+
+void add_rw_command(CLI::App& app, BenchOptions& o) {
+  auto* rw = app.add_subcommand(
+      "rw",
+      "Random-walk page allocators (RW, RW-BM, CoRW) against the queue and DO baselines: the "
+      "paper's Fig. 7, Fig. 4 and Fig. 12 (docs/rw.md \"Benchmarks\").");
+  rw->require_subcommand(1);
+  rw->footer(
+      "Examples:\n"
+      "  heaplab_bench rw fig7                                 the paper's grid, 20 runs a cell\n"
+      "  heaplab_bench rw fig7 --free-percent 1 --threads 4096 16384 --allocators rw-bm32 queue\n"
+      "  heaplab_bench rw fig7 --pool-bytes 268435456 --runs 3 --csv fig7.csv   a quick one\n"
+      "  heaplab_bench rw fig4 --csv fig4.csv                  Fig. 4: model and measured RW\n"
+      "  heaplab_bench rw fig4 --model-only --csv fig4.csv     the model alone (no GPU)\n"
+      "  heaplab_bench rw fig12 --tuples 16384 1048576 --match-rate 0.5\n"
+      "Columns: median/mean ms of the GETPAGE (or join) kernels over --runs runs; TAS = mean\n"
+      "steps per thread, WAS = mean over warps of the warp's largest step count; the model's\n"
+      "values beside them; queue/x = the queue's median time over this allocator's. The pool is\n"
+      "preset on the device to exactly A free pages at random places before every run. CoRW\n"
+      "shows \"not built\" until it is merged.");
+  add_rw_fig7(rw, o);
+  add_rw_fig4(rw, o);
+  add_rw_fig12(rw, o);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -365,11 +482,17 @@ int main(int argc, char** argv) {
   add_alloc_command(app, options);
   add_defrag_command(app, options.defrag);
   add_sweep_command(app, options.sweep);
+  add_rw_command(app, options);
 
   try {
     app.parse(argc, argv);
   } catch (CLI::ParseError const& e) {
-    return app.exit(e);
+    // --help prints and exits 0; any other parse error is a usage error: one line, status 2.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::fprintf(stderr, "heaplab_bench: error: %s; see 'heaplab_bench --help'\n", message.c_str());
+    return 2;
   } catch (std::exception const& e) {
     std::fprintf(stderr, "heaplab_bench: error: %s\n", e.what());
     return 2;

@@ -259,6 +259,15 @@ class MainJob {
                  "recompute-global",
                  "recompute-shared"},
                 opt_.budget_seconds);
+    // The random-walk allocators (docs/rw.md "Benchmarks"): a small Fig. 7 cell and a small
+    // hash join, every output checked (a page handed out twice or a missing match fails it).
+    std::vector<std::string> const small{"--pool-bytes", "67108864", "--runs", "2"};
+    std::vector<std::string> fig7{bench.string(), "rw", "fig7", "--threads", "1024"};
+    fig7.insert(fig7.end(), small.begin(), small.end());
+    run_command("rw bench fig7 (small)", "gpu", "rw-bench-fig7.log", fig7, opt_.budget_seconds);
+    std::vector<std::string> fig12{bench.string(), "rw", "fig12", "--tuples", "16384", "65536"};
+    fig12.insert(fig12.end(), small.begin(), small.end());
+    run_command("rw bench fig12 (small)", "gpu", "rw-bench-fig12.log", fig12, opt_.budget_seconds);
   }
 
   /// The summary table; returns the number of rows that did not pass.
@@ -394,7 +403,8 @@ void add_run(CLI::App& app) {
   cmd->footer(
       "The CPU tier (the cpu-labelled test binaries and a model stress smoke) always runs; the\n"
       "GPU tier (the gpu-labelled binaries, properties included, `stress --runner gpu` and a\n"
-      "CompactGpu bench smoke) runs where a CUDA device is present, otherwise a line says why\n"
+      "CompactGpu and random-walk bench smokes) runs where a CUDA device is present, otherwise a "
+      "line says why\n"
       "it was skipped. Logs go to <build>/run-logs. Prints a summary table; --junit also writes\n"
       "it as JUnit XML (one testsuite per tier, one testcase per suite) for CI systems.\n"
       "Exit status: 0 all passed, 1 a suite failed, 2 bad options or no build folder.\n"
@@ -416,9 +426,11 @@ void add_run(CLI::App& app) {
                   opt->gpu_stress_seconds,
                   "seconds of `stress --runner gpu` in the GPU tier (0: none)")
       ->check(unsigned_integer(0, 86400));
-  cmd->add_option("--bench-smoke",
-                  opt->bench_smoke,
-                  "GPU tier: a small CompactGpu Table 1 run, all variants, pointers verified");
+  cmd->add_option(
+      "--bench-smoke",
+      opt->bench_smoke,
+      "GPU tier: a small CompactGpu Table 1 run (all variants, pointers verified) and small "
+      "random-walk Fig. 7 and Fig. 12 runs (outputs verified)");
   cmd->add_option("--junit", opt->junit, "also write the results as JUnit XML to this file");
   cmd->callback([opt] { std::exit(run_main_job(*opt)); });
 }

@@ -24,6 +24,14 @@ namespace heaplab::rw::analysis {
 /// Queue-based allocation (RW sec. 3.2.1, Eq. 1's setting): E(X_i) = (N + 1) / 2.
 inline double queue_tas(std::uint64_t n) { return (static_cast<double>(n) + 1.0) / 2.0; }
 
+/// Queue-based allocation, WAS (RW Eq. 1): a warp's `warp` requests take `warp` distinct places
+/// among N, uniformly, and wait for the last of them: E(max) = warp (N + 1) / (warp + 1), the
+/// exact form of Eq. 1's approximation 32 N / 33. N >= warp.
+inline double queue_was(std::uint64_t n, unsigned warp = 32) {
+  HEAPLAB_EXPECTS(warp >= 1 && n >= warp, "analysis::queue_was: needs N >= warp >= 1");
+  return static_cast<double>(warp) * (static_cast<double>(n) + 1.0) / (warp + 1.0);
+}
+
 /// Eq. 4: TAS of RW-BM reading w bits per step, (1/N) sum_{j<N} 1 / (1 - ((T - A + j) / T)^w).
 /// w = 1 is RW's exact form (T/N) sum_{j<N} 1 / (A - j) = (T/N) (H_A - H_{A-N}).
 inline double tas(std::uint64_t t, std::uint64_t a, std::uint64_t n, unsigned w = 1) {

@@ -1,0 +1,76 @@
+// The host-side checks of a wave against a pool (docs/rw.md "The GPU pool"), shared by every
+// PoolBackend: bad input becomes a core::precondition_error before anything runs, never a device
+// trap or a hang. Host only, plain C++17.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "heaplab/core/expects.hpp"
+#include "heaplab/rw/backend.hpp"
+#include "heaplab/rw/page_pool.hpp"
+
+namespace heaplab::rw {
+
+/// True for the algorithms that hand out one page per request (RW, RW-BM, CoRW).
+inline bool one_page_algorithm(Algorithm a) { return a != Algorithm::rw_malloc; }
+
+/// Block size a multiple of 32 in 32..1024 (whole warps); pages[i] <= 1 for a one-page
+/// algorithm; pages[i] <= T.
+inline void validate_alloc_wave(PoolConfig const& c, AllocWave const& wave) {
+  HEAPLAB_EXPECTS(
+      wave.block_threads >= 32 && wave.block_threads <= 1024 && wave.block_threads % 32 == 0,
+      "allocation wave: block_threads " + std::to_string(wave.block_threads) +
+          " (expected a multiple of 32 in 32..1024)");
+  for (std::size_t i = 0; i < wave.pages.size(); ++i) {
+    std::uint32_t const n = wave.pages[i];
+    HEAPLAB_EXPECTS(!one_page_algorithm(wave.algorithm) || n <= 1,
+                    "allocation wave: thread " + std::to_string(i) + " asks for " +
+                        std::to_string(n) + " pages, but " + algorithm_name(wave.algorithm) +
+                        " hands out one page per request (pages[i] must be 0 or 1)");
+    HEAPLAB_EXPECTS(n <= c.num_pages,
+                    "allocation wave: thread " + std::to_string(i) + " asks for " +
+                        std::to_string(n) + " pages, more than the pool's " +
+                        std::to_string(c.num_pages));
+  }
+}
+
+/// first and count of equal length; every run [first, first + count) inside the pool.
+inline void validate_free_wave(PoolConfig const& c, FreeWave const& wave) {
+  HEAPLAB_EXPECTS(wave.first.size() == wave.count.size(),
+                  "free wave: first has " + std::to_string(wave.first.size()) +
+                      " entries but count has " + std::to_string(wave.count.size()));
+  for (std::size_t i = 0; i < wave.first.size(); ++i) {
+    std::uint64_t const end = std::uint64_t{wave.first[i]} + wave.count[i];
+    HEAPLAB_EXPECTS(wave.count[i] == 0 || end <= c.num_pages,
+                    "free wave: thread " + std::to_string(i) + " frees pages " +
+                        std::to_string(wave.first[i]) + ".." + std::to_string(end - 1) +
+                        ", beyond the pool (T = " + std::to_string(c.num_pages) + ")");
+  }
+}
+
+/// Every page the wave names is in use in `used` (the used words, widened to 64 bits, of width
+/// c.word_bits) and named once in the wave: otherwise the free would be a double free.
+inline void check_free_wave_pages(PoolConfig const& c,
+                                  FreeWave const& wave,
+                                  std::vector<std::uint64_t> const& used) {
+  validate_free_wave(c, wave);
+  HEAPLAB_EXPECTS(used.size() == c.used_words(), "free check: the used words do not fit the pool");
+  std::unordered_set<std::uint32_t> named;
+  for (std::size_t i = 0; i < wave.first.size(); ++i) {
+    for (std::uint32_t k = 0; k < wave.count[i]; ++k) {
+      std::uint32_t const p = wave.first[i] + k;
+      bool const in_use     = ((used[p / c.word_bits] >> (p % c.word_bits)) & 1u) != 0;
+      HEAPLAB_EXPECTS(in_use,
+                      "free wave: thread " + std::to_string(i) + " frees page " +
+                          std::to_string(p) + ", which is not in use (a double free)");
+      HEAPLAB_EXPECTS(named.insert(p).second,
+                      "free wave: page " + std::to_string(p) +
+                          " is freed twice in one wave (thread " + std::to_string(i) + ")");
+    }
+  }
+}
+
+}  // namespace heaplab::rw

@@ -1,0 +1,444 @@
+// `heaplab_bench rw fig7` and `rw fig4` (rw_bench.hpp; docs/rw.md "Benchmarks").
+#include "rw_bench.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "heaplab/rw/analysis.hpp"
+#include "heaplab/rw/device_baselines.hpp"
+#include "heaplab/rw/device_pool.hpp"
+#include "rw_bench_support.hpp"
+
+namespace heaplab::bench {
+
+namespace analysis = rw::analysis;
+
+namespace {
+
+struct NamedAllocator {
+  RwAllocator allocator;
+  char const* name;
+};
+constexpr NamedAllocator kAllocators[] = {{RwAllocator::rw, "rw"},
+                                          {RwAllocator::rw_bm32, "rw-bm32"},
+                                          {RwAllocator::rw_bm64, "rw-bm64"},
+                                          {RwAllocator::corw, "corw"},
+                                          {RwAllocator::queue, "queue"},
+                                          {RwAllocator::direct_output, "do"}};
+
+}  // namespace
+
+char const* rw_allocator_name(RwAllocator a) {
+  for (auto const& n : kAllocators)
+    if (n.allocator == a) return n.name;
+  return "?";
+}
+
+std::optional<RwAllocator> parse_rw_allocator(std::string_view name) {
+  for (auto const& n : kAllocators)
+    if (name == n.name) return n.allocator;
+  return std::nullopt;
+}
+
+std::vector<std::string> rw_allocator_names() {
+  std::vector<std::string> names;
+  for (auto const& n : kAllocators) names.emplace_back(n.name);
+  return names;
+}
+
+namespace {
+
+using rwb::Times;
+
+/// A wave's output handed out a page twice or a page beyond the pool: the run is wrong.
+class wrong_output : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// TAS, WAS and failures of one wave of n threads (all active): TAS the mean step count, WAS the
+/// mean over warps (threads 32 k .. 32 k + 31) of the warp's largest step count (RW sec. 3.2.1).
+struct WaveStats {
+  double tas          = 0;
+  double was          = 0;
+  std::uint32_t nulls = 0;
+};
+
+WaveStats summarize(rw::AllocResult const& r, std::uint32_t t, char const* who) {
+  WaveStats s;
+  std::vector<std::uint32_t> pages;
+  std::uint32_t warp_max = 0, warps = 0;
+  auto const n = static_cast<std::uint32_t>(r.first.size());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    s.tas += r.steps[i];
+    warp_max = std::max(warp_max, r.steps[i]);
+    if (i % 32 == 31 || i + 1 == n) s.was += warp_max, warp_max = 0, ++warps;
+    if (r.first[i] == rw::kNoPage) {
+      ++s.nulls;
+    } else if (r.first[i] >= t) {
+      throw wrong_output(std::string(who) + ": thread " + std::to_string(i) + " got page " +
+                         std::to_string(r.first[i]) + ", beyond the pool");
+    } else {
+      pages.push_back(r.first[i]);
+    }
+  }
+  std::sort(pages.begin(), pages.end());
+  auto const twice = std::adjacent_find(pages.begin(), pages.end());
+  if (twice != pages.end())
+    throw wrong_output(std::string(who) + ": page " + std::to_string(*twice) +
+                       " went to two threads");
+  s.tas /= n;
+  s.was /= warps;
+  return s;
+}
+
+/// One allocator of fig7 on a pool of T pages: preset to A free pages, then one wave.
+class Fig7Subject {
+ public:
+  Fig7Subject(RwAllocator a, std::uint32_t t, RwBenchOptions const& o)
+      : allocator_(a), block_(o.block_threads) {
+    if (a == RwAllocator::queue) {
+      queue_ = std::make_unique<rw::DeviceQueue>(t);
+      return;
+    }
+    rw::PoolConfig c;
+    c.num_pages  = t;
+    c.page_bytes = o.page_bytes;
+    c.word_bits  = a == RwAllocator::rw_bm64 ? 64 : 32;
+    c.max_steps  = o.max_steps;
+    pool_        = std::make_unique<rw::DevicePool>(c, rw::DevicePoolOptions{false});
+    algorithm_   = a == RwAllocator::rw     ? rw::Algorithm::rw
+                   : a == RwAllocator::corw ? rw::Algorithm::corw
+                                            : rw::Algorithm::rw_bm;
+  }
+  [[nodiscard]] RwAllocator allocator() const { return allocator_; }
+  void preset(std::uint32_t a, std::uint64_t seed) {
+    if (queue_) {
+      queue_->preset_free(a, seed);
+    } else {
+      pool_->preset_free(a, seed);
+    }
+  }
+  rw::AllocResult wave(std::uint32_t n, std::uint64_t seed, float* ms) {
+    std::vector<std::uint32_t> const all(n, 1);
+    if (queue_) {
+      rw::AllocResult r = queue_->allocate(all, block_);
+      *ms               = queue_->last_wave_ms();
+      return r;
+    }
+    rw::AllocWave w;
+    w.algorithm       = algorithm_;
+    w.pages           = all;
+    w.block_threads   = block_;
+    w.seed            = seed;
+    rw::AllocResult r = pool_->allocate(w);
+    *ms               = pool_->last_wave_ms();
+    return r;
+  }
+
+ private:
+  RwAllocator allocator_;
+  std::uint32_t block_;
+  rw::Algorithm algorithm_ = rw::Algorithm::rw;
+  std::unique_ptr<rw::DevicePool> pool_;
+  std::unique_ptr<rw::DeviceQueue> queue_;
+};
+
+/// One cell of fig7 for one allocator: the timed runs' kernel times, mean TAS and WAS.
+struct Cell {
+  Times times;
+  double tas          = 0;
+  double was          = 0;
+  std::uint64_t nulls = 0;
+  std::string status  = "ok";  // or "not built"
+};
+
+Cell measure(Fig7Subject& subject,
+             std::uint32_t t,
+             std::uint32_t a,
+             std::uint32_t n,
+             RwBenchOptions const& o,
+             std::uint64_t cell_index) {
+  Cell c;
+  char const* who = rw_allocator_name(subject.allocator());
+  try {
+    for (int run = 0; run < o.warmup + o.runs; ++run) {
+      std::uint64_t const seed = rwb::run_seed(o.seed, cell_index, run);
+      subject.preset(a, seed);
+      float ms                = 0;
+      rw::AllocResult const r = subject.wave(n, seed, &ms);
+      WaveStats const s       = summarize(r, t, who);
+      if (run < o.warmup) continue;
+      c.times.ms.push_back(ms);
+      c.tas += s.tas / o.runs;
+      c.was += s.was / o.runs;
+      c.nulls += s.nulls;
+    }
+  } catch (rw::not_built_error const&) {
+    c.status = "not built";
+  }
+  return c;
+}
+
+/// The model's TAS and WAS for an allocator (RW Eq. 1-5): w = 1 for RW, the word width for
+/// RW-BM and CoRW (the paper gives CoRW no formula of its own; RW-BM's is its reference), Eq. 1
+/// for the queue (its places in the counter's queue, which the measured steps cannot see).
+std::pair<double, double> model(RwAllocator a,
+                                std::uint32_t t,
+                                std::uint32_t free,
+                                std::uint32_t n) {
+  if (a == RwAllocator::queue)
+    return {analysis::queue_tas(n), n >= 32 ? analysis::queue_was(n) : NAN};
+  if (a == RwAllocator::direct_output) return {1.0, 1.0};
+  unsigned const w = a == RwAllocator::rw ? 1 : a == RwAllocator::rw_bm64 ? 64 : 32;
+  if (n > free) return {NAN, NAN};
+  return {analysis::tas(t, free, n, w), analysis::was_bound(t, free, n, w)};
+}
+
+struct Fig7Context {
+  RwFig7Options const& o;
+  std::uint32_t t;
+  std::vector<Fig7Subject>& subjects;
+  rwb::Csv const& csv;
+  std::vector<std::string>& not_built;
+};
+
+/// One block of the table (a free fraction and a thread count): every allocator's row.
+void fig7_block(Fig7Context const& x, double percent, std::uint32_t n, std::uint64_t cell_index) {
+  std::uint32_t const a = rwb::free_pages_of(x.t, percent);
+  std::printf("\nA/T %g %% (A = %u of T = %u pages of %u B), N = %u threads\n",
+              percent,
+              a,
+              x.t,
+              x.o.common.page_bytes,
+              n);
+  if (n > a) {
+    std::printf("  skipped: N > A (fewer free pages than requests)\n");
+    return;
+  }
+  std::map<RwAllocator, Cell> cells;
+  for (Fig7Subject& s : x.subjects) {
+    std::fprintf(stderr,
+                 "[rw fig7] A/T %g %%, N = %u: %s ...\n",
+                 percent,
+                 n,
+                 rw_allocator_name(s.allocator()));
+    cells[s.allocator()] = measure(s, x.t, a, n, x.o.common, cell_index);
+  }
+  double const queue_ms =
+      cells.count(RwAllocator::queue) ? cells[RwAllocator::queue].times.median() : NAN;
+  std::printf("  %-8s %10s %10s %9s %9s %10s %10s %7s %9s\n",
+              "alloc",
+              "median ms",
+              "mean ms",
+              "TAS",
+              "TAS model",
+              "WAS",
+              "WAS model",
+              "nulls",
+              "queue/x");
+  for (auto& [alloc, c] : cells) {
+    char const* name = rw_allocator_name(alloc);
+    if (c.status != "ok") {
+      std::printf("  %-8s %s\n", name, c.status.c_str());
+      if (std::find(x.not_built.begin(), x.not_built.end(), name) == x.not_built.end())
+        x.not_built.push_back(name);
+    } else {
+      auto const [tas_model, was_model] = model(alloc, x.t, a, n);
+      double const ratio                = queue_ms / c.times.median();
+      std::printf("  %-8s %10.4f %10.4f %9.3f %9s %10.3f %10s %7llu %9s\n",
+                  name,
+                  c.times.median(),
+                  c.times.mean(),
+                  c.tas,
+                  rwb::cell(tas_model).c_str(),
+                  c.was,
+                  rwb::cell(was_model).c_str(),
+                  static_cast<unsigned long long>(c.nulls),
+                  rwb::cell(ratio, "%.2fx").c_str());
+    }
+    if (x.csv.file()) {
+      auto const [tas_model, was_model] = model(alloc, x.t, a, n);
+      std::fprintf(
+          x.csv.file(),
+          "fig7,%s,%u,%u,%g,%u,%u,%zu,%.5f,%.5f,%.5f,%.5f,%.4f,%.4f,%.4f,%.4f,%llu,%.4f,%s\n",
+          name,
+          x.t,
+          x.o.common.page_bytes,
+          percent,
+          a,
+          n,
+          c.times.ms.size(),
+          c.times.median(),
+          c.times.mean(),
+          c.times.min(),
+          c.times.max(),
+          c.tas,
+          c.was,
+          tas_model,
+          was_model,
+          static_cast<unsigned long long>(c.nulls),
+          queue_ms / c.times.median(),
+          c.status.c_str());
+    }
+  }
+}
+
+int fig7(RwFig7Options const& o) {
+  std::uint32_t const t = rwb::pool_pages(o.common);
+  std::vector<Fig7Subject> subjects;
+  for (auto const& name : o.allocators) {
+    auto const a = parse_rw_allocator(name);
+    if (!a || *a == RwAllocator::direct_output)
+      throw std::invalid_argument("rw fig7: allocator '" + name +
+                                  "' (expected rw, rw-bm32, rw-bm64, corw, queue)");
+    subjects.emplace_back(*a, t, o.common);
+  }
+  std::printf(
+      "rw fig7: GETPAGE kernel time (median / mean of %d runs after %d warm-up), TAS and WAS\n",
+      o.common.runs,
+      o.common.warmup);
+  std::printf("pool: T = %u pages of %u B (%.2f GiB), preset on the device before each run\n",
+              t,
+              o.common.page_bytes,
+              static_cast<double>(t) * o.common.page_bytes / (1u << 30));
+  rwb::Csv const csv(o.common.csv,
+                     "figure,allocator,pages,page_bytes,free_percent,free_pages,threads,runs,"
+                     "median_ms,mean_ms,min_ms,max_ms,tas,was,tas_model,was_model,nulls,"
+                     "queue_over_this,status");
+  std::vector<std::string> not_built;
+  Fig7Context const x{o, t, subjects, csv, not_built};
+  std::uint64_t cell_index = 0;
+  for (double percent : o.free_percent)
+    for (std::uint32_t n : o.threads) fig7_block(x, percent, n, cell_index++);
+  for (auto const& name : not_built)
+    std::printf("\nnote: %s is not built in this tree: its rows are empty\n", name.c_str());
+  return 0;
+}
+
+// ---------------------------------------------------------------- fig4
+
+/// Measured RW at (T, A, N): mean TAS and WAS over the runs.
+std::pair<double, double> fig4_measure(rw::DevicePool& pool,
+                                       std::uint32_t a,
+                                       std::uint32_t n,
+                                       RwBenchOptions const& o,
+                                       std::uint64_t cell_index) {
+  double tas = 0, was = 0;
+  for (int run = 0; run < o.runs; ++run) {
+    std::uint64_t const seed = rwb::run_seed(o.seed, cell_index, run);
+    pool.preset_free(a, seed);
+    rw::AllocWave w;
+    w.algorithm = rw::Algorithm::rw;
+    w.pages.assign(n, 1);
+    w.block_threads   = o.block_threads;
+    w.seed            = seed;
+    WaveStats const s = summarize(pool.allocate(w), pool.config().num_pages, "rw");
+    tas += s.tas / o.runs;
+    was += s.was / o.runs;
+  }
+  return {tas, was};
+}
+
+int fig4(RwFig4Options const& o) {
+  std::uint32_t const t = o.pages;
+  std::unique_ptr<rw::DevicePool> pool;
+  if (!o.model_only) {
+    rw::PoolConfig c;
+    c.num_pages  = t;
+    c.page_bytes = o.common.page_bytes;
+    c.max_steps  = o.common.max_steps;
+    pool         = std::make_unique<rw::DevicePool>(c, rw::DevicePoolOptions{false});
+  }
+  rwb::Csv const csv(o.common.csv,
+                     "figure,pages,free_percent,free_pages,threads,tas_model,tas_eq2_log,"
+                     "was_bound,queue_tas,queue_was,tas_measured,was_measured,runs");
+  std::printf("rw fig4: RW's TAS and WAS at T = %u, model (Eq. 2, 3) %s\n",
+              t,
+              o.model_only
+                  ? "only"
+                  : ("and measured (mean of " + std::to_string(o.common.runs) + " runs)").c_str());
+  std::printf("  %7s %7s %6s %10s %10s %10s %10s %10s %10s %10s\n",
+              "A/T %",
+              "A",
+              "N",
+              "TAS Eq.2",
+              "TAS log",
+              "WAS bound",
+              "queue TAS",
+              "queue WAS",
+              "TAS meas",
+              "WAS meas");
+  std::uint64_t cell_index = 0;
+  for (double percent : o.free_percent) {
+    std::uint32_t const a = rwb::free_pages_of(t, percent);
+    for (std::uint32_t n : o.threads) {
+      ++cell_index;
+      if (n > a) continue;
+      double const tas = analysis::tas(t, a, n), bound = analysis::was_bound(t, a, n);
+      double const log_form = n < a ? analysis::rw_tas_approx(t, a, n) : NAN;
+      double const q_was    = n >= 32 ? analysis::queue_was(n) : NAN;
+      std::pair<double, double> m{NAN, NAN};
+      if (pool) {
+        std::fprintf(stderr, "[rw fig4] A/T %g %%, N = %u ...\n", percent, n);
+        m = fig4_measure(*pool, a, n, o.common, cell_index);
+      }
+      std::printf("  %7g %7u %6u %10s %10s %10s %10s %10s %10s %10s\n",
+                  percent,
+                  a,
+                  n,
+                  rwb::cell(tas).c_str(),
+                  rwb::cell(log_form).c_str(),
+                  rwb::cell(bound).c_str(),
+                  rwb::cell(analysis::queue_tas(n)).c_str(),
+                  rwb::cell(q_was).c_str(),
+                  rwb::cell(m.first).c_str(),
+                  rwb::cell(m.second).c_str());
+      if (csv.file())
+        std::fprintf(csv.file(),
+                     "fig4,%u,%g,%u,%u,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d\n",
+                     t,
+                     percent,
+                     a,
+                     n,
+                     tas,
+                     log_form,
+                     bound,
+                     analysis::queue_tas(n),
+                     q_was,
+                     m.first,
+                     m.second,
+                     pool ? o.common.runs : 0);
+    }
+  }
+  return 0;
+}
+
+/// Runs a figure; a wrong output is exit status 1 with the reason on stderr.
+template <class F>
+int reporting_wrong_output(F&& f) {
+  try {
+    return f();
+  } catch (wrong_output const& e) {
+    std::fprintf(stderr, "heaplab_bench rw: WRONG OUTPUT: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int run_rw_fig7(RwFig7Options const& o) {
+  return reporting_wrong_output([&] { return fig7(o); });
+}
+
+int run_rw_fig4(RwFig4Options const& o) {
+  return reporting_wrong_output([&] { return fig4(o); });
+}
+
+}  // namespace heaplab::bench
