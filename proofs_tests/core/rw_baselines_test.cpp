@@ -283,6 +283,12 @@ TEST(RwWaveChecks, OnePageAlgorithmsTakeZeroOrOnePage) {
   EXPECT_NO_THROW(rw::validate_alloc_wave(config(64, 32), wave));
   wave.pages = {65};
   EXPECT_THROW(rw::validate_alloc_wave(config(64, 32), wave), core::precondition_error);
+  wave.pages = {1024};  // max_run_pages(32): the 32 words one warp reads
+  EXPECT_NO_THROW(rw::validate_alloc_wave(config(4096, 32), wave));
+  wave.pages = {1025};
+  EXPECT_THROW(rw::validate_alloc_wave(config(4096, 32), wave), core::precondition_error);
+  wave.pages = {2048};
+  EXPECT_NO_THROW(rw::validate_alloc_wave(config(4096, 64), wave));
 }
 
 TEST(RwWaveChecks, BlockSizeIsWholeWarps) {
@@ -327,14 +333,6 @@ TEST(RwWaveChecks, AFreeOfAPageNotInUseIsCaughtOnTheHost) {
   ragged.first = {1, 3};
   ragged.count = {1};
   EXPECT_THROW(rw::validate_free_wave(c, ragged), core::precondition_error);
-}
-
-TEST(RwWaveChecks, NotBuiltErrorNamesTheAlgorithmAndWhereItPlugsIn) {
-  rw::not_built_error const e(rw::Algorithm::corw);
-  std::string const what = e.what();
-  EXPECT_NE(what.find("corw is not built in this tree"), std::string::npos) << what;
-  EXPECT_NE(what.find("page_sources.cuh"), std::string::npos) << what;
-  EXPECT_EQ(e.algorithm(), rw::Algorithm::corw);
 }
 
 }  // namespace

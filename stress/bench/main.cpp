@@ -463,8 +463,7 @@ void add_rw_command(CLI::App& app, BenchOptions& o) {
       "Columns: median/mean ms of the GETPAGE (or join) kernels over --runs runs; TAS = mean\n"
       "steps per thread, WAS = mean over warps of the warp's largest step count; the model's\n"
       "values beside them; queue/x = the queue's median time over this allocator's. The pool is\n"
-      "preset on the device to exactly A free pages at random places before every run. CoRW\n"
-      "shows \"not built\" until it is merged.");
+      "preset on the device to exactly A free pages at random places before every run.");
   add_rw_fig7(rw, o);
   add_rw_fig4(rw, o);
   add_rw_fig12(rw, o);

@@ -156,7 +156,7 @@ struct Cell {
   double tas          = 0;
   double was          = 0;
   std::uint64_t nulls = 0;
-  std::string status  = "ok";  // or "not built"
+  std::string status  = "ok";
 };
 
 Cell measure(Fig7Subject& subject,
@@ -167,21 +167,17 @@ Cell measure(Fig7Subject& subject,
              std::uint64_t cell_index) {
   Cell c;
   char const* who = rw_allocator_name(subject.allocator());
-  try {
-    for (int run = 0; run < o.warmup + o.runs; ++run) {
-      std::uint64_t const seed = rwb::run_seed(o.seed, cell_index, run);
-      subject.preset(a, seed);
-      float ms                = 0;
-      rw::AllocResult const r = subject.wave(n, seed, &ms);
-      WaveStats const s       = summarize(r, t, who);
-      if (run < o.warmup) continue;
-      c.times.ms.push_back(ms);
-      c.tas += s.tas / o.runs;
-      c.was += s.was / o.runs;
-      c.nulls += s.nulls;
-    }
-  } catch (rw::not_built_error const&) {
-    c.status = "not built";
+  for (int run = 0; run < o.warmup + o.runs; ++run) {
+    std::uint64_t const seed = rwb::run_seed(o.seed, cell_index, run);
+    subject.preset(a, seed);
+    float ms                = 0;
+    rw::AllocResult const r = subject.wave(n, seed, &ms);
+    WaveStats const s       = summarize(r, t, who);
+    if (run < o.warmup) continue;
+    c.times.ms.push_back(ms);
+    c.tas += s.tas / o.runs;
+    c.was += s.was / o.runs;
+    c.nulls += s.nulls;
   }
   return c;
 }
@@ -206,7 +202,6 @@ struct Fig7Context {
   std::uint32_t t;
   std::vector<Fig7Subject>& subjects;
   rwb::Csv const& csv;
-  std::vector<std::string>& not_built;
 };
 
 /// One block of the table (a free fraction and a thread count): every allocator's row.
@@ -247,8 +242,6 @@ void fig7_block(Fig7Context const& x, double percent, std::uint32_t n, std::uint
     char const* name = rw_allocator_name(alloc);
     if (c.status != "ok") {
       std::printf("  %-8s %s\n", name, c.status.c_str());
-      if (std::find(x.not_built.begin(), x.not_built.end(), name) == x.not_built.end())
-        x.not_built.push_back(name);
     } else {
       auto const [tas_model, was_model] = model(alloc, x.t, a, n);
       double const ratio                = queue_ms / c.times.median();
@@ -312,13 +305,10 @@ int fig7(RwFig7Options const& o) {
                      "figure,allocator,pages,page_bytes,free_percent,free_pages,threads,runs,"
                      "median_ms,mean_ms,min_ms,max_ms,tas,was,tas_model,was_model,nulls,"
                      "queue_over_this,status");
-  std::vector<std::string> not_built;
-  Fig7Context const x{o, t, subjects, csv, not_built};
+  Fig7Context const x{o, t, subjects, csv};
   std::uint64_t cell_index = 0;
   for (double percent : o.free_percent)
     for (std::uint32_t n : o.threads) fig7_block(x, percent, n, cell_index++);
-  for (auto const& name : not_built)
-    std::printf("\nnote: %s is not built in this tree: its rows are empty\n", name.c_str());
   return 0;
 }
 

@@ -59,9 +59,9 @@ struct RwFig12Options {
   std::uint64_t check_rows_max = 1u << 20;  // up to this size, also every output page's owner
 };
 
-/// Each returns the process exit status: 0 done (allocators not built in this tree are reported
-/// and skipped), 1 a measurement found wrong output (a page handed out twice, a join result
-/// missing). Throws std::runtime_error (no GPU, CUDA errors) and core::precondition_error.
+/// Each returns the process exit status: 0 done, 1 a measurement found wrong output (a page handed
+/// out twice, a join result missing). Throws std::runtime_error (no GPU, CUDA errors) and
+/// core::precondition_error.
 int run_rw_fig7(RwFig7Options const& o);
 int run_rw_fig4(RwFig4Options const& o);
 int run_rw_fig12(RwFig12Options const& o);

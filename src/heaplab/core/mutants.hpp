@@ -57,7 +57,7 @@
   X(corw_lock_not_released)          \
   X(rw_malloc_no_rollback)           \
   X(rw_malloc_partial_claim_wins)    \
-  X(rw_malloc_rollback_all_bits)      \
+  X(rw_malloc_rollback_all_bits)     \
   X(rw_preset_modulo)                \
   X(rw_queue_empty_keeps_decrement)
 

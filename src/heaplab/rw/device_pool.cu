@@ -16,6 +16,7 @@
 #include "heaplab/rw/detail/wave.cuh"
 #include "heaplab/rw/page_sources.cuh"
 #include "heaplab/rw/preset.hpp"
+#include "heaplab/rw/rw_malloc.hpp"
 
 namespace heaplab::rw {
 
@@ -63,7 +64,8 @@ __global__ void preset_free_kernel(PoolStorage<W> s, std::uint32_t a, PagePermut
   }
 }
 
-/// Free wave: thread i frees count[i] pages from first[i] (FREEPAGE, RW sec. 3.1, per page).
+/// Free wave: thread i frees count[i] pages from first[i]: one page with FREEPAGE (RW sec. 3.1),
+/// a run of RW_malloc with free_run (word by word).
 template <class W>
 __global__ void free_wave_kernel(PoolStorage<W> s,
                                  std::uint32_t const* first,
@@ -72,8 +74,10 @@ __global__ void free_wave_kernel(PoolStorage<W> s,
   std::uint64_t const i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= n) return;
   PagePoolRef<core::DeviceAtomics, W> const ref(s);
-  // PLUG-IN rw_malloc: count[i] > 1 -> free_run(first[i], count[i]) (rw_malloc.hpp) once merged.
-  for (std::uint32_t k = 0; k < count[i]; ++k) ref.free_page(first[i] + k);
+  if (count[i] == 1)
+    ref.free_page(first[i]);
+  else if (count[i] > 1)
+    free_run(ref, first[i], count[i]);
 }
 
 }  // namespace

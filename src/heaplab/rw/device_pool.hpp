@@ -14,8 +14,8 @@
 //
 // Errors: bad input is a core::precondition_error thrown on the host before any launch (T = 0,
 // a bad word width, a wave with pages[i] > 1 for a one-page algorithm, a free of a page that is
-// not in use while free checks are on, a bad block size); an algorithm this tree does not have
-// (CoRW, RW_malloc until merged) is a not_built_error; a CUDA failure is a cudart::cuda_error.
+// not in use while free checks are on, a bad block size, an RW_malloc run longer than
+// max_run_pages); a CUDA failure is a cudart::cuda_error.
 // The walks are bounded by max_steps, so no wave hangs.
 #pragma once
 
@@ -30,21 +30,6 @@
 #include "heaplab/rw/wave_checks.hpp"
 
 namespace heaplab::rw {
-
-/// An algorithm that is not part of this tree yet (CoRW, RW_malloc: written elsewhere, wired
-/// after merging at the PLUG-IN places of page_sources.cuh).
-class not_built_error : public std::runtime_error {
- public:
-  explicit not_built_error(Algorithm a)
-      : std::runtime_error(std::string(algorithm_name(a)) +
-                           " is not built in this tree (it plugs in at "
-                           "src/heaplab/rw/page_sources.cuh, PLUG-IN)"),
-        algorithm_(a) {}
-  [[nodiscard]] Algorithm algorithm() const { return algorithm_; }
-
- private:
-  Algorithm algorithm_;
-};
 
 struct DevicePoolOptions {
   /// Before a free wave, copy the used words back and check that every named page is in use

@@ -1,26 +1,27 @@
 // Page sources for GPU kernels: one functor type per allocator, each with
 //   __device__ GetPageResult operator()(PageRng& rng, std::uint32_t pages) const
 // so that one kernel template (the allocation wave, the hash-join probe) runs every allocator the
-// same way: the random-walk pool (RW, RW-BM; CoRW and RW_malloc once merged), the queue baseline
-// and DO. A thread that asks for nothing does not call its source (how a wave expresses
-// divergence; CoRW is warp-collective among the lanes that call it).
+// same way: the random-walk pool (RW, RW-BM, CoRW, RW_malloc), the queue baseline and DO. A thread
+// that asks for nothing does not call its source (how a wave expresses divergence; CoRW is
+// warp-collective among the lanes that call it).
 //
-// THE place where the algorithms plug in (docs/rw.md "The GPU pool"): `dispatch_algorithm`
+// The one place where an algorithm is chosen (docs/rw.md "The GPU pool"): `dispatch_algorithm`
 // (host: which kernel instantiation to launch) and `get_page_device` (device: what a thread
-// calls). CoRW and RW_malloc are written elsewhere and not in this tree yet: their host cases throw
-// not_built_error; wiring one is "include its header, return its call in get_page_device, replace
-// the throw with f(tag)" at the two places marked PLUG-IN below.
+// calls).
 #pragma once
 
 #include <cstdint>
 #include <utility>
 
 #include "heaplab/core/atomics.hpp"
+#include "heaplab/core/expects.hpp"
 #include "heaplab/rw/backend.hpp"
+#include "heaplab/rw/corw.cuh"
 #include "heaplab/rw/device_pool.hpp"
 #include "heaplab/rw/direct_output.hpp"
 #include "heaplab/rw/page_pool.hpp"
 #include "heaplab/rw/queue_pool.hpp"
+#include "heaplab/rw/rw_malloc.cuh"
 
 namespace heaplab::rw {
 
@@ -30,7 +31,7 @@ struct AlgorithmTag {
   static constexpr Algorithm value = kAlgorithm;
 };
 
-/// Calls f(AlgorithmTag<a>{}) for an algorithm this tree has; throws not_built_error otherwise.
+/// Calls f(AlgorithmTag<a>{}).
 template <class F>
 void dispatch_algorithm(Algorithm a, F&& f) {
   switch (a) {
@@ -41,33 +42,30 @@ void dispatch_algorithm(Algorithm a, F&& f) {
       std::forward<F>(f)(AlgorithmTag<Algorithm::rw_bm>{});
       return;
     case Algorithm::corw:
-      // PLUG-IN corw (RW Alg. 2, src/heaplab/rw/corw.cuh):
-      // std::forward<F>(f)(AlgorithmTag<Algorithm::corw>{}); return;
-      throw not_built_error(Algorithm::corw);
+      std::forward<F>(f)(AlgorithmTag<Algorithm::corw>{});
+      return;
     case Algorithm::rw_malloc:
-      // PLUG-IN rw_malloc (RW Alg. 3, src/heaplab/rw/rw_malloc.cuh): as for corw.
-      throw not_built_error(Algorithm::rw_malloc);
+      std::forward<F>(f)(AlgorithmTag<Algorithm::rw_malloc>{});
+      return;
   }
-  throw not_built_error(a);
+  HEAPLAB_EXPECTS(false, "dispatch_algorithm: unknown algorithm");
 }
 
-/// What thread calls for `pages` pages with algorithm kAlgorithm (pages == 1 for the one-page
-/// algorithms: the host checks it).
+/// What a thread calls for `pages` pages with algorithm kAlgorithm (pages == 1 for the one-page
+/// algorithms, 1..max_run_pages for RW_malloc: the host checks it, validate_alloc_wave). CoRW and
+/// RW_malloc are warp-collective among the lanes that call them (corw.cuh, rw_malloc.cuh).
 template <Algorithm kAlgorithm, class W>
 __device__ __forceinline__ GetPageResult
 get_page_device(PagePoolRef<core::DeviceAtomics, W> const& ref, PageRng& rng, std::uint32_t pages) {
-  (void)pages;
   if constexpr (kAlgorithm == Algorithm::rw) {
     return ref.get_page_rw(rng);
   } else if constexpr (kAlgorithm == Algorithm::rw_bm) {
     return ref.get_page_bm(rng);
+  } else if constexpr (kAlgorithm == Algorithm::corw) {
+    return corw_get_page(ref, rng);
   } else {
-    // PLUG-IN corw: if constexpr (kAlgorithm == Algorithm::corw) return corw_get_page(ref, rng);
-    // PLUG-IN rw_malloc: if constexpr (kAlgorithm == Algorithm::rw_malloc)
-    //                      return rw_malloc(ref, pages, rng);
-    static_assert(kAlgorithm == Algorithm::rw || kAlgorithm == Algorithm::rw_bm,
-                  "not built in this tree (dispatch_algorithm never instantiates it)");
-    return GetPageResult{};
+    static_assert(kAlgorithm == Algorithm::rw_malloc);
+    return rw_malloc(ref, pages, rng);
   }
 }
 
@@ -96,8 +94,7 @@ struct DirectOutputSource {
   }
 };
 
-/// Calls f(PoolSource<a, W>{pool's storage}) with W the pool's word type; throws not_built_error
-/// for an algorithm this tree does not have.
+/// Calls f(PoolSource<a, W>{pool's storage}) with W the pool's word type.
 template <class F>
 void with_pool_source(DevicePool const& pool, Algorithm a, F&& f) {
   dispatch_algorithm(a, [&](auto tag) {

@@ -11,6 +11,7 @@
 #include "heaplab/core/expects.hpp"
 #include "heaplab/rw/backend.hpp"
 #include "heaplab/rw/page_pool.hpp"
+#include "heaplab/rw/rw_malloc.hpp"
 
 namespace heaplab::rw {
 
@@ -18,7 +19,8 @@ namespace heaplab::rw {
 inline bool one_page_algorithm(Algorithm a) { return a != Algorithm::rw_malloc; }
 
 /// Block size a multiple of 32 in 32..1024 (whole warps); pages[i] <= 1 for a one-page
-/// algorithm; pages[i] <= T.
+/// algorithm; pages[i] <= T, and <= max_run_pages (32 w) for RW_malloc, whose device code traps
+/// on a longer run.
 inline void validate_alloc_wave(PoolConfig const& c, AllocWave const& wave) {
   HEAPLAB_EXPECTS(
       wave.block_threads >= 32 && wave.block_threads <= 1024 && wave.block_threads % 32 == 0,
@@ -30,6 +32,11 @@ inline void validate_alloc_wave(PoolConfig const& c, AllocWave const& wave) {
                     "allocation wave: thread " + std::to_string(i) + " asks for " +
                         std::to_string(n) + " pages, but " + algorithm_name(wave.algorithm) +
                         " hands out one page per request (pages[i] must be 0 or 1)");
+    HEAPLAB_EXPECTS(wave.algorithm != Algorithm::rw_malloc || n <= max_run_pages(c.word_bits),
+                    "allocation wave: thread " + std::to_string(i) + " asks for a run of " +
+                        std::to_string(n) + " pages; RW_malloc serves at most " +
+                        std::to_string(max_run_pages(c.word_bits)) + " (32 words of " +
+                        std::to_string(c.word_bits) + " pages)");
     HEAPLAB_EXPECTS(n <= c.num_pages,
                     "allocation wave: thread " + std::to_string(i) + " asks for " +
                         std::to_string(n) + " pages, more than the pool's " +
