@@ -123,8 +123,11 @@ void run_case(bool near_exhaustion, std::uint64_t seed) {
   std::vector<std::uint32_t> const got = cudart::to_host(first.data(), kThreads);
   std::vector<std::uint32_t> const x   = cudart::to_host(steps.data(), kThreads);
   std::uint32_t served                 = 0;
+  std::uint64_t served_pages = 0, free_before = 0;
+  for (bool u : used) free_before += u ? 0 : 1;
   for (std::uint32_t i = 0; i < kThreads; ++i) {
     if (request_of(i) == 0) continue;
+    served_pages += got[i] != rw::kNoPage ? request_of(i) : 0;
     ASSERT_TRUE(got[i] != rw::kNoPage || x[i] == c.max_steps) << "thread " << i;
     ASSERT_NO_THROW(m.get_run(i, got[i], request_of(i)))
         << "thread " << i;  // free, inside, disjoint
@@ -133,14 +136,22 @@ void run_case(bool near_exhaustion, std::uint64_t seed) {
   auto const v = check::rw_check_all(
       snapshot_of(host.storage(), words.data(), locks.data()), m.owners(kThreads + 1), m.runs());
   EXPECT_TRUE(v.empty()) << v[0].to_string();
-  std::printf("w = %u, %s: %u of %u requests served; null: %llu out of memory, %llu exhaustions\n",
-              c.word_bits,
-              near_exhaustion ? "near exhaustion" : "50 % free",
-              served,
-              kThreads - kThreads / 7,
-              static_cast<unsigned long long>(m.out_of_pages()),
-              static_cast<unsigned long long>(m.bounded_walk_exhaustions()));
-  EXPECT_GT(served, near_exhaustion ? 50u : kThreads / 2);
+  std::printf(
+      "w = %u, %s: %u of %u requests served, %llu of %llu free pages; null: %llu out of memory, "
+      "%llu exhaustions\n",
+      c.word_bits,
+      near_exhaustion ? "near exhaustion" : "50 % free",
+      served,
+      kThreads - kThreads / 7,
+      static_cast<unsigned long long>(served_pages),
+      static_cast<unsigned long long>(free_before),
+      static_cast<unsigned long long>(m.out_of_pages()),
+      static_cast<unsigned long long>(m.bounded_walk_exhaustions()));
+  // The wave asks for about 4,400 x 32.5 pages, four times the free pages: most requests must
+  // fail. A liveness check, not a derived bound: the wave fills at least 80 % of the free pages
+  // (measured 93-97 % on an H100, 2026-11-24; a walk that gave up early, or claims that never win,
+  // would leave them free).
+  EXPECT_GE(served_pages * 10, free_before * 8);
   free_kernel<W><<<cudart::ceil_div(kThreads, 256), 256>>>(s, first.data());
   HEAPLAB_CHECK_LAUNCH();
   EXPECT_EQ(cudart::to_host(words.data(), s.num_words), host.used_words()) << "not the start";
