@@ -50,7 +50,8 @@
   X(rw_free_relaxed)                 \
   X(rw_bm_success_from_word)         \
   X(rw_steps_unbounded)              \
-  X(rw_returns_page_beyond_pool)
+  X(rw_returns_page_beyond_pool)     \
+  X(rw_cpu_slice_drops_last)
 
 namespace heaplab::core::mutant {
 namespace detail {
