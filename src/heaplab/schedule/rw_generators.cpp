@@ -21,7 +21,7 @@ int any_below(int n) {
 
 template <class T>
 T pick_one(std::vector<T> const& items) {
-  return items[*rc::gen::inRange<std::size_t>(0, items.size())];
+  return items[static_cast<std::size_t>(any_below(static_cast<int>(items.size())))];
 }
 
 void gen_lanes(RwAllocWave& a) {
