@@ -18,6 +18,7 @@
 #include "heaplab/schedule/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
 #include "options.hpp"
+#include "rw_commands.hpp"
 
 namespace heaplab::cli {
 namespace {
@@ -162,22 +163,39 @@ void print_minimize_result(runner::MinimizeResult const& result,
       runner_name == "model" ? "" : (" --runner " + runner_name).c_str());
 }
 
+/// A random-walk file (rw_commands.hpp); the output was checked.
+int minimize_rw(MinimizeCli const& cli,
+                schedule::RwReplayable const& loaded,
+                std::filesystem::path const& out) {
+  RwMinimizeArgs a;
+  a.file     = cli.file;
+  a.runner   = cli.runner;
+  a.out      = out.string();
+  a.reruns   = cli.reruns;
+  a.max_runs = cli.max_runs;
+  a.seconds  = cli.minutes * 60;
+  a.quiet    = cli.quiet;
+  return rw_minimize(a, loaded);
+}
+
 int minimize(MinimizeCli const& cli) {
-  schedule::Replayable loaded;
+  schedule::AnyReplayable any;
   try {
-    loaded = schedule::load_replayable(cli.file);
+    any = schedule::load_any_replayable(cli.file);
   } catch (schedule::schedule_error const& e) {
     std::fprintf(stderr, "heaplab minimize: %s\n", e.what());
     return 2;
   }
-  auto const* failure_file        = std::get_if<schedule::FailureFile>(&loaded);
-  schedule::Schedule const& input = schedule::schedule_of(loaded);
   std::filesystem::path const out =
       cli.out.empty() ? default_output(cli.file) : std::filesystem::path(cli.out);
   if (std::string const problem = output_problem(out, cli.file); !problem.empty()) {
     std::fprintf(stderr, "heaplab minimize: %s\n", problem.c_str());
     return 2;
   }
+  if (auto const* rw = std::get_if<schedule::RwReplayable>(&any)) return minimize_rw(cli, *rw, out);
+  schedule::Replayable const& loaded              = std::get<schedule::Replayable>(any);
+  auto const* failure_file                        = std::get_if<schedule::FailureFile>(&loaded);
+  schedule::Schedule const& input                 = schedule::schedule_of(loaded);
   std::string const runner_name                   = !cli.runner.empty() ? cli.runner
                                                     : failure_file      ? failure_file->runner
                                                                         : "model";
@@ -237,8 +255,10 @@ void add_minimize(CLI::App& app) {
   cmd->add_option(
          "--runner",
          cli->runner,
-         "model, differential-model or gpu (default: the failure file's runner, else model)")
-      ->check(CLI::IsMember({"model", "differential-model", "gpu"}));
+         "model, differential-model or gpu; rw-model, rw-cpu or rw-gpu for random-walk files "
+         "(default: the failure file's runner, else model / rw-model)")
+      ->check(
+          CLI::IsMember({"model", "differential-model", "gpu", "rw-model", "rw-cpu", "rw-gpu"}));
   cmd->add_option("--reruns",
                   cli->reruns,
                   "K: runs per candidate; failing once is enough (default 1 for deterministic "

@@ -30,6 +30,7 @@
 #include "heaplab/schedule/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
 #include "options.hpp"
+#include "rw_commands.hpp"
 
 namespace heaplab::cli {
 namespace {
@@ -501,23 +502,57 @@ class SideReplay {
   int explicit_status_ = 0;  // kExitUsage when a runner asked for cannot run
 };
 
+/// A random-walk file (rw_commands.hpp): its verdict in this file's terms.
+FileResult replay_rw(std::string const& file,
+                     schedule::RwReplayable const& loaded,
+                     ReplayOptions const& opt,
+                     bool detailed) {
+  RwReplayArgs args;
+  args.runners            = opt.runners;
+  args.model_only         = opt.model;
+  RwReplayOutcome const o = rw_replay(file, loaded, args, detailed);
+  FileResult res;
+  res.file     = file;
+  res.recorded = o.recorded;
+  res.status   = o.status;
+  for (Verdict v : {Verdict::still_fails,
+                    Verdict::fails_differently,
+                    Verdict::fails,
+                    Verdict::not_checked,
+                    Verdict::fixed,
+                    Verdict::passes})
+    if (o.verdict == to_string(v)) res.verdict = v;
+  for (auto const& s : o.sides) {
+    Side side;
+    side.name  = s.substr(0, s.find(':'));
+    side.state = s.find(": passes") != std::string::npos  ? Side::State::passed
+                 : s.find(": fails") != std::string::npos ? Side::State::failed
+                                                          : Side::State::not_run;
+    res.sides.push_back(side);
+  }
+  return res;
+}
+
 /// Replays one file on every runner it asks for. `detailed`: today's output (steps, the first
 /// failure in full); otherwise one line per side. A hang returns at once (Verdict::hang); the
 /// caller ends the process.
 FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool detailed) {
   FileResult res;
   res.file = file;
-  schedule::Replayable loaded;
+  schedule::AnyReplayable any;
   try {
-    loaded = schedule::load_replayable(file);
+    any = schedule::load_any_replayable(file);
   } catch (std::exception const& e) {  // schedule_error, or the file system's
     res.error = e.what();
     report_error(detailed, e.what());
     return res;
   }
-  schedule::Schedule const& sched = schedule::schedule_of(loaded);
-  auto const* failure_file        = std::get_if<schedule::FailureFile>(&loaded);
-  res.recorded                    = "schedule";
+  if (auto const* rw = std::get_if<schedule::RwReplayable>(&any))
+    return replay_rw(file, *rw, opt, detailed);
+  schedule::Replayable const& loaded = std::get<schedule::Replayable>(any);
+  schedule::Schedule const& sched    = schedule::schedule_of(loaded);
+  auto const* failure_file           = std::get_if<schedule::FailureFile>(&loaded);
+  res.recorded                       = "schedule";
   if (failure_file)
     res.recorded = failure_file->runner + ": " + schedule::to_string(failure_file->failure.kind) +
                    ", check " + failure_file->failure.check;
@@ -664,15 +699,18 @@ int replay(ReplayOptions const& opt) {
 }
 
 int show(std::string const& file, bool as_json) {
-  schedule::Replayable loaded;
+  schedule::AnyReplayable any;
   try {
-    loaded = schedule::load_replayable(file);
+    any = schedule::load_any_replayable(file);
   } catch (schedule::schedule_error const& e) {
     std::fprintf(stderr, "heaplab show: %s\n", e.what());
     return 2;
   }
-  auto const* failure_file        = std::get_if<schedule::FailureFile>(&loaded);
-  schedule::Schedule const& sched = schedule::schedule_of(loaded);
+  if (auto const* rw = std::get_if<schedule::RwReplayable>(&any))
+    return rw_show(file, *rw, as_json);
+  schedule::Replayable const& loaded = std::get<schedule::Replayable>(any);
+  auto const* failure_file           = std::get_if<schedule::FailureFile>(&loaded);
+  schedule::Schedule const& sched    = schedule::schedule_of(loaded);
   if (as_json) {
     std::cout << (failure_file ? schedule::dump(*failure_file) : schedule::dump(sched));
     return 0;

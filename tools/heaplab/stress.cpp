@@ -29,9 +29,11 @@
 #include "files.hpp"
 #include "heaplab/runner/environment.hpp"
 #include "heaplab/runner/registry.hpp"
+#include "heaplab/runner/rw_registry.hpp"
 #include "heaplab/runner/stress.hpp"
 #include "heaplab/schedule/json.hpp"
 #include "options.hpp"
+#include "rw_commands.hpp"
 
 namespace heaplab::cli {
 namespace {
@@ -545,7 +547,32 @@ class InterruptScope {
   struct sigaction previous_ {};
 };
 
+/// `--runner rw-*`: the random-walk pool's stress loop (rw_commands.hpp).
+int stress_rw(StressCli const& cli) {
+  RwStressArgs a;
+  a.runner         = cli.runner;
+  a.seconds        = cli.seconds >= 0 ? cli.seconds : cli.minutes * 60.0;
+  a.seed           = cli.seed;
+  a.seed_given     = cli.seed_given;
+  a.cases          = cli.cases;
+  a.out_dir        = cli.out_dir;
+  a.max_failures   = cli.max_failures;
+  a.progress_every = cli.progress_every;
+  a.quiet          = cli.quiet;
+  a.os_threads     = cli.jobs;
+  a.dump           = cli.dump;
+  if (cli.case_given) a.only_case = cli.only_case;
+  return rw_stress(a);
+}
+
 int stress(StressCli const& cli) {
+  if (runner::is_rw_runner(cli.runner)) {
+    if (auto const why = option_problem(cli); !why.empty()) {
+      std::fprintf(stderr, "heaplab stress: error: %s\n", why.c_str());
+      return kExitUsage;
+    }
+    return stress_rw(cli);
+  }
   auto const profile = runner::profile_from_string(!cli.profile.empty()  ? cli.profile
                                                    : cli.runner == "gpu" ? "mixed"
                                                                          : "small");
@@ -640,8 +667,11 @@ void add_campaign_options(CLI::App* cmd, std::shared_ptr<StressCli> const& cli) 
   cmd->add_option("--runner",
                   cli->runner,
                   "model (the reference model), differential-model (the differential path with a "
-                  "second model in place of the GPU), gpu (the GPU allocator vs the model)")
-      ->check(CLI::IsMember({"model", "differential-model", "gpu"}));
+                  "second model in place of the GPU), gpu (the GPU allocator vs the model); the "
+                  "random-walk page pool: rw-model (a sequential pool), rw-cpu (the pool on CPU "
+                  "threads), rw-gpu (the GPU pool; docs/rw.md)")
+      ->check(
+          CLI::IsMember({"model", "differential-model", "gpu", "rw-model", "rw-cpu", "rw-gpu"}));
 }
 
 /// Which cases run: --cases, --case (and --dump), --shard.

@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "heaplab/schedule/rw_schedule.hpp"
 #include "heaplab/schedule/schedule.hpp"
 
 namespace heaplab::schedule {
@@ -82,19 +83,35 @@ struct FailureRecord {
   }
 };
 
-struct FailureFile {
+/// Everything of a failure file but its schedule (shared by heap and random-walk failure files).
+struct FailureHeader {
   std::string created;                 // UTC, ISO 8601: "2026-11-22T10:11:12Z"
   std::string git_commit = "unknown";  // `git describe --always --dirty` of the build
   std::string gpu        = "none";     // device name, or "none"
-  std::string runner;                  // "model", "gpu", "differential-model", ...
+  std::string runner;                  // "model", "gpu", "differential-model", "rw-cpu", ...
   std::uint64_t seed = 0;              // the seed of this case
   std::optional<RapidCheckParams> rapidcheck;
   FailureOrigin origin;
   FailureRecord failure;
+};
+bool operator==(FailureHeader const& a, FailureHeader const& b);
+
+/// A failure of a heap schedule (runners model, differential-model, gpu).
+struct FailureFile : FailureHeader {
   Schedule schedule;
 };
 
+/// A failure of a random-walk pool schedule (runners rw-model, rw-cpu, rw-gpu; docs/rw.md
+/// "Schedules and runners"): the same file format, whose embedded schedule is a
+/// "heaplab-rw-schedule" document (rw_json.hpp); failure.step is the wave, and the message names
+/// the thread where one is to blame.
+struct RwFailureFile : FailureHeader {
+  RwSchedule schedule;
+};
+
 bool operator==(FailureFile const& a, FailureFile const& b);
+bool operator==(RwFailureFile const& a, RwFailureFile const& b);
+inline bool operator!=(RwFailureFile const& a, RwFailureFile const& b) { return !(a == b); }
 inline bool operator!=(FailureFile const& a, FailureFile const& b) { return !(a == b); }
 
 /// Checks the fields that to_json/from_json cannot check by type: non-empty created, runner,
@@ -120,6 +137,24 @@ using Replayable = std::variant<Schedule, FailureFile>;
 Replayable load_replayable(std::filesystem::path const& file);
 /// The schedule of either kind of file.
 Schedule const& schedule_of(Replayable const& r);
+
+/// The random-walk forms of the functions above (same format; the schedule is an rw schedule).
+void validate(RwFailureFile const& file);
+nlohmann::ordered_json to_json(RwFailureFile const& file);
+RwFailureFile rw_failure_from_json(nlohmann::json const& document);
+std::string dump(RwFailureFile const& file);
+void write_failure(RwFailureFile const& file, std::filesystem::path const& path);
+std::filesystem::path save_failure(RwFailureFile const& file,
+                                   std::filesystem::path const& directory);
+
+/// A random-walk schedule file or a random-walk failure file.
+using RwReplayable = std::variant<RwSchedule, RwFailureFile>;
+RwSchedule const& schedule_of(RwReplayable const& r);
+/// Any file heaplab replays: heap or random-walk, schedule or failure.
+using AnyReplayable = std::variant<Replayable, RwReplayable>;
+/// Reads any of the four kinds, telling them apart by "format" (and, for a failure file, by its
+/// schedule's "format"); errors as load_replayable.
+AnyReplayable load_any_replayable(std::filesystem::path const& file);
 
 /// "20261122T101112Z-1234.json": the file name of a failure (UTC time, no ':' for portability).
 std::string failure_file_name(std::string const& created_iso, std::uint64_t seed);

@@ -12,6 +12,7 @@
 #include <ostream>
 
 #include "heaplab/core/heap_config.hpp"
+#include "heaplab/schedule/rw_schedule.hpp"
 #include "heaplab/schedule/schedule.hpp"
 
 namespace heaplab::schedule::gen {
@@ -36,12 +37,35 @@ rc::Gen<Schedule> schedule();
 /// A schedule over `config`.
 rc::Gen<Schedule> schedule_for(core::HeapConfig const& config);
 
+// ---- random-walk pool schedules (rw_generators.cpp; docs/rw.md "Schedules and runners")
+
+/// Every algorithm of rw_schedule.hpp.
+std::vector<RwAlgorithm> all_rw_algorithms();
+
+/// A valid random-walk pool: T in [1, 4096], 32- or 64-bit words, max_steps 4..2000, a few
+/// pre-taken pages (a count or a list).
+rc::Gen<RwPool> rw_pool();
+
+/// One alloc wave of one of `algorithms` (1..512 threads; lanes all, every k-th, or a random
+/// subset per warp; rw-malloc: fixed, cycled or uniform sizes up to 8 pages).
+rc::Gen<RwAllocWave> rw_alloc_wave(std::vector<RwAlgorithm> const& algorithms);
+/// One free wave: all, a fraction, or the oldest k held handles.
+rc::Gen<RwFreeWave> rw_free_wave();
+
+/// Schedules of four shapes: getpage/freepage mixes on small pools; divergent waves (every lane
+/// pattern); near exhaustion (T in [512, 4096], pre-taken pages leaving 0.5 % free, waves asking
+/// for 1-3 times what is left); mixed sizes (rw-malloc with cycled and uniform sizes, when
+/// allowed). Waves grow with RapidCheck's size (at most 24). Only `algorithms` appear.
+rc::Gen<RwSchedule> rw_schedule(std::vector<RwAlgorithm> const& algorithms);
+rc::Gen<RwSchedule> rw_schedule();
+
 }  // namespace heaplab::schedule::gen
 
 // How RapidCheck prints a counterexample: the canonical JSON, ready to save as a file and replay
 // with `heaplab replay --model FILE`.
 namespace heaplab::schedule {
 void showValue(Schedule const& schedule, std::ostream& os);
+void showValue(RwSchedule const& schedule, std::ostream& os);
 }  // namespace heaplab::schedule
 namespace heaplab::core {
 void showValue(HeapConfig const& config, std::ostream& os);

@@ -1,0 +1,162 @@
+// heaplab stress / replay / minimize / show with the random-walk runners (docs/rw.md "Schedules
+// and runners", docs/cli.md): the real tool passes, the tool built with the planted bug
+// rw_returns_page_beyond_pool (tools/CMakeLists.txt) fails, its failure file replays as STILL
+// FAILS there (and FIXED on the real tool), minimizes to one small wave, and a failure file of
+// a runner that cannot run here is NOT CHECKED, never "passed".
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli_test_support.hpp"
+#include "heaplab/schedule/failure_file.hpp"
+#include "heaplab/schedule/json.hpp"
+#include "heaplab/schedule/rw_json.hpp"
+
+#if !defined(HEAPLAB_MUTANT_TOOL_RELATIVE)
+#error "HEAPLAB_MUTANT_TOOL_RELATIVE must name the mutant heaplab (proofs_tests/workflow)"
+#endif
+
+namespace hs = heaplab::schedule;
+using heaplab::workflow_test::run;
+
+namespace {
+
+std::string const& mutant_tool() {
+  static std::string const path = [] {
+    std::error_code ec;
+    auto const self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return (self.parent_path() / HEAPLAB_MUTANT_TOOL_RELATIVE).lexically_normal().string();
+  }();
+  return path;
+}
+
+/// Runs the mutant tool (stdout and stderr together).
+heaplab::workflow_test::Result run_mutant(std::string const& args) {
+  heaplab::workflow_test::Result r;
+  std::string const cmd = "'" + mutant_tool() + "' " + args + " 2>&1";
+  FILE* pipe            = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  while (std::size_t const n = std::fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, n);
+  int const status = pclose(pipe);
+  r.status         = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::filesystem::path fresh_dir(std::string const& name) {
+  auto const d = std::filesystem::temp_directory_path() / ("heaplab_rw_cli_" + name);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+std::vector<std::filesystem::path> json_files(std::filesystem::path const& dir) {
+  std::vector<std::filesystem::path> out;
+  for (auto const& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".json") out.push_back(e.path());
+  return out;
+}
+
+}  // namespace
+
+TEST(RwCli, StressPassesOnTheRealPoolAndRwGpuSaysWhyItCannotRun) {
+  auto const d = fresh_dir("pass");
+  for (char const* runner : {"rw-cpu", "rw-model"}) {
+    auto const r = run(std::string("stress --runner ") + runner +
+                       " --seed 4 --cases 30 -q --out-dir " + d.string());
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("PASSED, no failures (seed 4)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("coverage: alloc waves by algorithm:"), std::string::npos);
+  }
+  EXPECT_TRUE(json_files(d).empty());
+  auto const gpu = run("stress --runner rw-gpu --seconds 1 --out-dir " + d.string());
+  EXPECT_EQ(gpu.status, 2) << gpu.output;
+  EXPECT_NE(gpu.output.find("not built in this tree"), std::string::npos) << gpu.output;
+}
+
+TEST(RwCli, APlantedBugIsFoundReplaysAsStillFailsAndMinimizes) {
+  auto const d = fresh_dir("mutant");
+  auto const s = run_mutant(
+      "stress --runner rw-cpu --seed 1 --cases 50 --max-failures 1 -q "
+      "--out-dir " +
+      d.string());
+  ASSERT_EQ(s.status, 1) << s.output;
+  EXPECT_NE(s.output.find("FAILED, 1 failure"), std::string::npos) << s.output;
+  auto const files = json_files(d);
+  ASSERT_EQ(files.size(), 1u) << s.output;
+  auto const f = std::get<hs::RwFailureFile>(
+      std::get<hs::RwReplayable>(hs::load_any_replayable(files.front())));
+  EXPECT_EQ(f.runner, "rw-cpu");
+  EXPECT_EQ(f.failure.check, "rw-no-page-beyond-pool");
+  EXPECT_NE(f.schedule.pool.num_pages % f.schedule.pool.word_bits, 0u);
+
+  auto const still = run_mutant("replay " + files.front().string());
+  EXPECT_EQ(still.status, 1) << still.output;
+  EXPECT_NE(still.output.find("STILL FAILS"), std::string::npos) << still.output;
+  auto const fixed = run("replay " + files.front().string());
+  EXPECT_EQ(fixed.status, 0) << fixed.output;
+  EXPECT_NE(fixed.output.find("FIXED"), std::string::npos) << fixed.output;
+
+  auto const min_path = d / "min.out";
+  auto const m = run_mutant("minimize " + files.front().string() + " -o " + min_path.string());
+  ASSERT_EQ(m.status, 0) << m.output;
+  auto const small =
+      std::get<hs::RwFailureFile>(std::get<hs::RwReplayable>(hs::load_any_replayable(min_path)));
+  EXPECT_EQ(small.schedule.steps.size(), 1u) << m.output;
+  EXPECT_EQ(small.origin.command, "minimize");
+  EXPECT_EQ(small.failure.check, "rw-no-page-beyond-pool");
+  EXPECT_LE(small.schedule.pool.num_pages, f.schedule.pool.num_pages);
+  if (auto const* a = std::get_if<hs::RwAllocWave>(&small.schedule.steps[0])) {
+    EXPECT_EQ(a->threads, 1u);
+  }
+  auto const again = run_mutant("replay " + min_path.string());
+  EXPECT_EQ(again.status, 1) << again.output;
+  EXPECT_NE(again.output.find("STILL FAILS"), std::string::npos) << again.output;
+}
+
+TEST(RwCli, AFailureOfARunnerThatCannotRunHereIsNotChecked) {
+  auto const d = fresh_dir("gpu");
+  hs::RwFailureFile f;
+  f.created                 = "2026-11-25T10:00:00Z";
+  f.runner                  = "rw-gpu";
+  f.gpu                     = "NVIDIA H100";
+  f.origin.command          = "test";
+  f.schedule.pool.num_pages = 64;
+  f.schedule.steps.push_back(hs::RwAllocWave{});
+  f.failure       = {0, hs::FailureKind::divergence, "rw-getpage-refinement", "wave 0 thread 3: x"};
+  auto const path = hs::save_failure(f, d);
+  auto const r    = run("replay " + path.string());
+  EXPECT_EQ(r.status, 4) << r.output;
+  EXPECT_NE(r.output.find("NOT CHECKED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("could not run here"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("passed on"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rw-model side: passed"), std::string::npos) << r.output;
+
+  // Asked for explicitly, a runner that cannot run is a usage error.
+  auto const asked = run("replay --runner rw-gpu " + path.string());
+  EXPECT_EQ(asked.status, 2) << asked.output;
+
+  auto const shown = run("show " + path.string());
+  EXPECT_EQ(shown.status, 0) << shown.output;
+  EXPECT_NE(shown.output.find("runner rw-gpu"), std::string::npos) << shown.output;
+  auto const json = run("show --json " + path.string());
+  EXPECT_EQ(hs::rw_failure_from_json(hs::parse_document(json.output)), f);
+}
+
+TEST(RwCli, AMalformedRwFileIsAPositionedUsageError) {
+  auto const d = fresh_dir("bad");
+  hs::RwSchedule s;
+  s.steps.push_back(hs::RwFreeWave{});
+  std::string text = hs::dump(s);
+  text.replace(text.find("\"word_bits\""), 11, "\"word_bist\"");
+  std::ofstream(d / "bad.json") << text;
+  for (char const* cmd : {"replay", "show", "minimize"}) {
+    auto const r = run(std::string(cmd) + " " + (d / "bad.json").string());
+    EXPECT_EQ(r.status, 2) << cmd << ": " << r.output;
+    EXPECT_NE(r.output.find("bad.json:7:18: pool.word_bist: unknown key 'word_bist' (did you mean "
+                            "'word_bits'?)"),
+              std::string::npos)
+        << cmd << ": " << r.output;
+  }
+}

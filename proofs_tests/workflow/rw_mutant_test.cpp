@@ -1,0 +1,35 @@
+// Planted bug rw_cpu_slice_drops_last (docs/mutants.md), compiled into this test's own copy of
+// the CPU threads pool: the last thread of every OS thread's slice never runs. The differential
+// runner must report it as rw-request-steps (an active thread with 0 steps) at the first wave,
+// naming a thread at a slice boundary.
+#include <gtest/gtest.h>
+
+#include "heaplab/core/mutants.hpp"
+#include "heaplab/runner/rw_cpu_pool.hpp"
+#include "heaplab/runner/rw_runner.hpp"
+
+static_assert(heaplab::core::mutant::rw_cpu_slice_drops_last,
+              "this test is compiled with HEAPLAB_MUTANT_NAME=rw_cpu_slice_drops_last");
+
+namespace hr = heaplab::runner;
+namespace hs = heaplab::schedule;
+
+TEST(RwMutant, RwCpuSliceDropsLastIsFoundByTheRequestCheck) {
+  hs::RwSchedule s;
+  s.pool.num_pages = 1024;
+  hs::RwAllocWave w;
+  w.algorithm = hs::RwAlgorithm::rw_bm;
+  w.threads   = 400;  // 4 OS threads: slices of 100, the mutant drops threads 99, 199, ...
+  s.steps.push_back(w);
+  hr::RwRunner runner(
+      "rw-cpu",
+      [](heaplab::rw::PoolConfig const& c) { return std::make_unique<hr::CpuThreadsPool>(c, 4); },
+      &hr::cpu_pool_unsupported,
+      false);
+  auto const out = runner.run(s);
+  ASSERT_TRUE(out.failure) << "the planted bug went unnoticed";
+  EXPECT_EQ(out.failure->check, hr::checks::kRwRequestSteps) << hr::describe(*out.failure);
+  EXPECT_EQ(out.failure->step, 0u);
+  ASSERT_TRUE(out.failure->thread);
+  EXPECT_EQ(*out.failure->thread, 99u) << hr::describe(*out.failure);
+}

@@ -1,0 +1,351 @@
+// The random-walk pool's model interpreter, differential runner, CPU threads backend, stress loop
+// and minimize (models/heaplab/model/rw_interpreter.hpp, src/heaplab/runner/rw_*.hpp). Every
+// check of the runner is fed a backend broken in exactly its way and must name it.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "heaplab/model/rw_interpreter.hpp"
+#include "heaplab/runner/rw_cpu_pool.hpp"
+#include "heaplab/runner/rw_minimize.hpp"
+#include "heaplab/runner/rw_model_pool.hpp"
+#include "heaplab/runner/rw_registry.hpp"
+#include "heaplab/runner/rw_stress.hpp"
+#include "heaplab/schedule/generators.hpp"
+#include "heaplab/schedule/rw_json.hpp"
+
+namespace hr = heaplab::runner;
+namespace hs = heaplab::schedule;
+namespace rw = heaplab::rw;
+
+namespace {
+
+hs::RwSchedule simple_schedule(std::uint32_t pages, hs::RwAlgorithm a, std::uint32_t threads) {
+  hs::RwSchedule s;
+  s.pool.num_pages = pages;
+  s.pool.max_steps = 200;
+  hs::RwAllocWave w;
+  w.algorithm = a;
+  w.threads   = threads;
+  w.seed      = 11;
+  s.steps.push_back(w);
+  hs::RwFreeWave f;
+  f.select   = hs::RwFreeSelect::fraction;
+  f.fraction = 0.5;
+  s.steps.push_back(f);
+  w.seed = 12;
+  s.steps.push_back(w);
+  return s;
+}
+
+/// A ModelPool with one planted misbehaviour (each test below plants one).
+enum class Break {
+  none,
+  same_page_twice,
+  free_wrong_page,
+  zero_steps,
+  inactive_gets_page,
+  leak_page,
+  clear_padding_bit,
+  short_result,
+  throw_on_free
+};
+
+class BrokenPool final : public rw::PoolBackend {
+ public:
+  BrokenPool(rw::PoolConfig const& c, Break b) : inner_(c), break_(b) {}
+  rw::PoolConfig const& config() const override { return inner_.config(); }
+  std::string name() const override { return "broken"; }
+  void mark_used(std::vector<std::uint32_t> const& p) override { inner_.mark_used(p); }
+  rw::AllocResult allocate(rw::AllocWave const& wave) override {
+    auto r = inner_.allocate(wave);
+    std::vector<std::uint32_t> got;
+    for (std::uint32_t i = 0; i < r.first.size(); ++i)
+      if (r.first[i] != rw::kNoPage) got.push_back(i);
+    if (break_ == Break::same_page_twice && got.size() >= 2) r.first[got[1]] = r.first[got[0]];
+    if (break_ == Break::zero_steps && !got.empty()) r.steps[got[0]] = 0;
+    if (break_ == Break::short_result) r.steps.pop_back();
+    if (break_ == Break::leak_page && !got.empty()) {  // used in the pool, but reported null
+      r.first[got[0]] = rw::kNoPage;
+      r.steps[got[0]] = config().max_steps;
+    }
+    if (break_ == Break::inactive_gets_page)
+      for (std::uint32_t i = 0; i < r.first.size(); ++i)
+        if (wave.pages[i] == 0) r.first[i] = 0;
+    return r;
+  }
+  void free(rw::FreeWave const& wave) override {
+    if (break_ == Break::throw_on_free && !wave.first.empty())
+      throw std::runtime_error("planted: free failed");
+    rw::FreeWave w = wave;
+    if (break_ == Break::free_wrong_page && !w.first.empty()) {
+      // Frees a pre-taken page instead of the first selected one.
+      inner_.free(rw::FreeWave{{0}, {1}});
+      w.first.erase(w.first.begin());
+      w.count.erase(w.count.begin());
+    }
+    inner_.free(w);
+  }
+  rw::PoolWords words() const override {
+    auto w = inner_.words();
+    if (break_ == Break::clear_padding_bit) w.used.back() &= ~(std::uint64_t{1} << 31);
+    return w;
+  }
+
+ private:
+  hr::ModelPool inner_;
+  Break break_;
+};
+
+hr::RwRunner broken_runner(Break b) {
+  return hr::RwRunner(
+      "broken",
+      [b](rw::PoolConfig const& c) { return std::make_unique<BrokenPool>(c, b); },
+      [](rw::Algorithm) { return std::string(); },
+      true);
+}
+
+hr::RwRunOutcome run_broken(Break b, hs::RwSchedule s) { return broken_runner(b).run(s); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------- the interpreter
+
+TEST(RwInterpreter, AcceptsLegalAnswersAndRefusesAPageHandedOutTwice) {
+  hs::RwPool pool;
+  pool.num_pages      = 8;
+  pool.pretaken.pages = std::vector<std::uint32_t>{0};
+  heaplab::model::RwModelInterpreter m(pool);
+  std::uint32_t const none = rw::kNoPage;
+  EXPECT_FALSE(m.alloc(0, {1, 1, 0, 1}, {3, 5, none, none}));
+  ASSERT_EQ(m.held().size(), 2u);
+  EXPECT_EQ(m.held()[1].first, 5u);
+  EXPECT_EQ(m.held()[1].id, 1u);
+  EXPECT_EQ(m.bounded_walk_exhaustions(), 1u);  // thread 3: null with pages free
+  auto const twice = m.alloc(1, {1, 1}, {6, 6});
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->thread, 1u);
+  EXPECT_NE(twice->message.find("handed out twice"), std::string::npos) << twice->message;
+  auto const taken = m.alloc(2, {1}, {0});
+  ASSERT_TRUE(taken);
+  EXPECT_NE(taken->message.find("pre-taken"), std::string::npos) << taken->message;
+  EXPECT_TRUE(m.alloc(3, {1}, {8}));   // beyond T
+  EXPECT_TRUE(m.alloc(4, {0}, {4}));   // inactive thread with a page
+  EXPECT_TRUE(m.alloc(5, {3}, {6}));   // a run of 3 at 6: 8 is beyond T
+  EXPECT_FALSE(m.alloc(6, {2}, {1}));  // the run 1, 2
+  auto const owners = m.owners();
+  ASSERT_EQ(owners.size(), 1u + m.held().size());
+  EXPECT_EQ(owners[0], std::vector<std::uint32_t>{0});
+  EXPECT_EQ(owners.back(), (std::vector<std::uint32_t>{1, 2}));
+}
+
+TEST(RwInterpreter, FreeWavesFreeTheSelectedHandlesAndNullsAreClassified) {
+  hs::RwPool pool;
+  pool.num_pages = 4;
+  heaplab::model::RwModelInterpreter m(pool);
+  std::uint32_t const none = rw::kNoPage;
+  EXPECT_FALSE(m.alloc(0, {1, 1, 1, 1, 1}, {0, 1, 2, 3, none}));
+  EXPECT_EQ(m.out_of_pages(), 1u);
+  hs::RwFreeWave f;
+  f.select   = hs::RwFreeSelect::oldest;
+  f.count    = 2;
+  auto freed = m.free(f);
+  ASSERT_EQ(freed.size(), 2u);
+  EXPECT_EQ(freed[0].first, 0u);
+  EXPECT_EQ(freed[1].first, 1u);
+  EXPECT_TRUE(m.pages().is_free(0));
+  EXPECT_EQ(m.held().front().id, 2u);
+  EXPECT_FALSE(m.alloc(1, {3}, {none}));  // no free run of 3: out of pages
+  EXPECT_EQ(m.out_of_pages(), 2u);
+  EXPECT_FALSE(m.alloc(2, {2}, {none}));  // a run of 2 is free: exhaustion
+  EXPECT_EQ(m.bounded_walk_exhaustions(), 1u);
+}
+
+// ------------------------------------------------------------------------------- the runners
+
+TEST(RwRunner, CorrectBackendsPassFixedSchedules) {
+  for (auto a : {hs::RwAlgorithm::rw, hs::RwAlgorithm::rw_bm}) {
+    for (char const* name : {"rw-model", "rw-cpu"}) {
+      auto r         = hr::make_rw_runner(name);
+      auto s         = simple_schedule(300, a, 256);
+      auto const out = r->run(s);
+      EXPECT_FALSE(out.failure) << name << ": " << hr::describe(*out.failure);
+      EXPECT_EQ(out.steps_run, 3u);
+      EXPECT_GT(out.stats.pages, 200u) << name;
+    }
+  }
+}
+
+RC_GTEST_PROP(RwRunner, RwModelAndRwCpuPassGeneratedSchedules, ()) {
+  for (char const* name : {"rw-model", "rw-cpu"}) {
+    auto runner        = hr::make_rw_runner(name, {2, 0});
+    auto const s       = *hs::gen::rw_schedule(hr::rw_runner_algorithms(name));
+    auto const outcome = runner->run(s);
+    RC_ASSERT_FALSE(outcome.failure.has_value());
+    RC_ASSERT(outcome.steps_run == s.steps.size());
+  }
+}
+
+TEST(RwRunner, EveryCheckNamesItsBrokenBackend) {
+  struct Case {
+    Break brk;
+    hs::FailureKind kind;
+    std::string check;
+    bool thread;
+  };
+  std::vector<Case> const cases = {
+      {Break::same_page_twice, hs::FailureKind::divergence, "rw-getpage-refinement", true},
+      {Break::zero_steps, hs::FailureKind::invariant_violation, "rw-request-steps", true},
+      {Break::inactive_gets_page, hs::FailureKind::invariant_violation, "rw-request-steps", true},
+      {Break::short_result, hs::FailureKind::invariant_violation, "rw-wave-result-shape", false},
+      {Break::leak_page, hs::FailureKind::invariant_violation, "rw-freed-page-free", false},
+      {Break::clear_padding_bit,
+       hs::FailureKind::invariant_violation,
+       "rw-no-page-beyond-pool",
+       false},
+      {Break::free_wrong_page, hs::FailureKind::invariant_violation, "rw-owned-page-used", false},
+      {Break::throw_on_free, hs::FailureKind::crash, "exception", false},
+  };
+  for (auto const& c : cases) {
+    auto s                                      = simple_schedule(100, hs::RwAlgorithm::rw, 64);
+    std::get<hs::RwAllocWave>(s.steps[0]).lanes = hs::RwLanes::every_kth;
+    std::get<hs::RwAllocWave>(s.steps[0]).k     = 2;
+    s.pool.pretaken.pages                       = std::vector<std::uint32_t>{0};
+    auto const out                              = run_broken(c.brk, s);
+    ASSERT_TRUE(out.failure) << static_cast<int>(c.brk);
+    EXPECT_EQ(out.failure->kind, c.kind) << c.check << ": " << hr::describe(*out.failure);
+    EXPECT_EQ(out.failure->check, c.check) << hr::describe(*out.failure);
+    EXPECT_EQ(out.failure->thread.has_value(), c.thread) << hr::describe(*out.failure);
+  }
+  EXPECT_FALSE(run_broken(Break::none, simple_schedule(100, hs::RwAlgorithm::rw, 64)).failure);
+}
+
+TEST(RwRunner, AFailureRightAfterSetupIsReportedAtStepZero) {
+  auto s         = simple_schedule(40, hs::RwAlgorithm::rw, 4);  // 40 % 32 != 0: padding bits exist
+  auto const out = run_broken(Break::clear_padding_bit, s);
+  ASSERT_TRUE(out.failure);
+  EXPECT_EQ(out.failure->step, 0u);
+  EXPECT_EQ(out.steps_run, 0u);
+  EXPECT_NE(out.failure->message.find("after setup"), std::string::npos) << out.failure->message;
+}
+
+TEST(RwRunner, UnsupportedAlgorithmsAndTheGpuSlotSaySo) {
+  auto cpu = hr::make_rw_runner("rw-cpu");
+  auto s   = simple_schedule(64, hs::RwAlgorithm::corw, 32);
+  EXPECT_NE(cpu->unsupported(s).find("not built in this tree"), std::string::npos);
+  EXPECT_THROW(cpu->run(s), hr::rw_unsupported_error);
+  EXPECT_TRUE(hr::make_rw_runner("rw-model")->unsupported(s).empty());
+  EXPECT_THROW(hr::make_rw_runner("rw-gpu"), hr::runner_unavailable);
+  EXPECT_NE(hr::rw_unavailable_reason("rw-gpu").find("not built"), std::string::npos);
+  EXPECT_THROW(hr::make_rw_runner("rw-nope"), heaplab::core::precondition_error);
+  EXPECT_EQ(hr::rw_runner_algorithms("rw-cpu").size(), 2u);
+  EXPECT_EQ(hr::rw_runner_algorithms("rw-model").size(), 4u);
+}
+
+// ----------------------------------------------------------------------- the CPU threads pool
+
+TEST(CpuThreadsPool, AWaveOf100kThreadsGetsDistinctPagesOnFourOsThreads) {
+  rw::PoolConfig c;
+  c.num_pages = 1u << 18;
+  c.max_steps = 1000;
+  for (auto a : {rw::Algorithm::rw, rw::Algorithm::rw_bm}) {
+    hr::CpuThreadsPool pool(c, 4);
+    rw::AllocWave w;
+    w.algorithm = a;
+    w.pages.assign(100000, 1);
+    w.seed       = 3;
+    auto const r = pool.allocate(w);
+    std::set<std::uint32_t> pages;
+    for (std::uint32_t i = 0; i < 100000; ++i) {
+      ASSERT_NE(r.first[i], rw::kNoPage) << i;
+      ASSERT_GE(r.steps[i], 1u);
+      pages.insert(r.first[i]);
+    }
+    EXPECT_EQ(pages.size(), 100000u) << rw::algorithm_name(a);
+    std::uint64_t used = 0;
+    for (auto word : pool.words().used)
+      used += static_cast<std::uint64_t>(__builtin_popcountll(word));
+    EXPECT_EQ(used, 100000u);
+  }
+}
+
+TEST(CpuThreadsPool, NearExhaustionEveryFreePageIsHandedOutOnceAndNullsTakeMaxSteps) {
+  hs::RwSchedule s;
+  s.pool.num_pages      = 4000;
+  s.pool.max_steps      = 3000;
+  s.pool.pretaken.count = 3980;  // 0.5 % free
+  s.pool.pretaken.seed  = 9;
+  hs::RwAllocWave w;
+  w.algorithm = hs::RwAlgorithm::rw_bm;
+  w.threads   = 60;
+  s.steps.push_back(w);
+  auto const out = hr::make_rw_runner("rw-cpu", {4, 0})->run(s);
+  ASSERT_FALSE(out.failure) << hr::describe(*out.failure);
+  EXPECT_EQ(out.stats.pages, 20u);
+  EXPECT_EQ(out.stats.out_of_pages, 40u);
+}
+
+TEST(CpuThreadsPool, ADoubleFreeIsACrashOfThatWave) {
+  rw::PoolConfig c;
+  c.num_pages = 64;
+  hr::CpuThreadsPool pool(c, 2);
+  pool.mark_used({5});
+  pool.free(rw::FreeWave{{5}, {1}});
+  EXPECT_THROW(pool.free(rw::FreeWave{{5}, {1}}), heaplab::core::protocol_error);
+}
+
+// ------------------------------------------------------------------- stress and minimize
+
+TEST(RwStress, FindsAPlantedBugWritesReplayableFilesAndMinimizes) {
+  auto const dir = std::filesystem::temp_directory_path() / "heaplab_rw_stress_test";
+  std::filesystem::remove_all(dir);
+  hr::RwStressOptions o;
+  o.seconds      = 60;
+  o.seed         = 5;
+  o.max_cases    = 40;
+  o.max_failures = 1;
+  o.out_dir      = dir;
+  auto runner    = broken_runner(Break::same_page_twice);
+  auto const res = hr::run_rw_stress(o, runner);
+  ASSERT_EQ(res.failures.size(), 1u);
+  auto const& f = res.failures.front();
+  ASSERT_FALSE(f.path.empty()) << f.save_error;
+  auto const loaded = hs::load_any_replayable(f.path);
+  auto const& file  = std::get<hs::RwFailureFile>(std::get<hs::RwReplayable>(loaded));
+  EXPECT_EQ(file, f.file);
+  EXPECT_EQ(file.failure.check, "rw-getpage-refinement");
+  // The case regenerates from its seed alone.
+  EXPECT_EQ(hr::make_rw_case(o, *file.origin.case_index).schedule, file.schedule);
+  auto const again = runner.run(file.schedule);
+  ASSERT_TRUE(again.failure);
+  EXPECT_EQ(again.failure->check, file.failure.check);
+
+  hr::RwMinimizeOptions mo;
+  auto const m = hr::rw_minimize(file.schedule, runner, file.failure.check, mo);
+  ASSERT_TRUE(m.reproduced);
+  EXPECT_EQ(m.schedule.steps.size(), 1u);
+  EXPECT_LE(std::get<hs::RwAllocWave>(m.schedule.steps[0]).threads, 2u);
+  EXPECT_LE(m.schedule.pool.num_pages, 2u);
+  EXPECT_EQ(m.failure->check, "rw-getpage-refinement");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RwStress, CorrectRunnersPassAndCountCoverage) {
+  hr::RwStressOptions o;
+  o.seed      = 9;
+  o.max_cases = 30;
+  o.out_dir   = std::filesystem::temp_directory_path() / "heaplab_rw_stress_none";
+  for (char const* name : {"rw-model", "rw-cpu"}) {
+    o.algorithms   = hr::rw_runner_algorithms(name);
+    auto runner    = hr::make_rw_runner(name);
+    auto const res = hr::run_rw_stress(o, *runner);
+    EXPECT_EQ(res.stats.cases, 30u);
+    EXPECT_TRUE(res.failures.empty()) << name << ": " << res.failures.front().file.failure.message;
+    EXPECT_EQ(res.stop_reason, "--cases reached");
+    EXPECT_GT(res.stats.run.pages, 0u);
+    EXPECT_FALSE(res.stats.frees.empty());
+  }
+}
