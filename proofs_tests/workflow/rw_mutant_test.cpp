@@ -19,17 +19,17 @@ TEST(RwMutant, RwCpuSliceDropsLastIsFoundByTheRequestCheck) {
   s.pool.num_pages = 1024;
   hs::RwAllocWave w;
   w.algorithm = hs::RwAlgorithm::rw_bm;
-  w.threads   = 400;  // 4 OS threads: slices of 100, the mutant drops threads 99, 199, ...
+  w.threads   = 400;  // 13 warps, 4 OS threads: slices of 4 warps; the mutant drops warps 3, 7, ...
   s.steps.push_back(w);
   hr::RwRunner runner(
       "rw-cpu",
       [](heaplab::rw::PoolConfig const& c) { return std::make_unique<hr::CpuThreadsPool>(c, 4); },
-      &hr::cpu_pool_unsupported,
+      [](heaplab::rw::Algorithm) { return std::string(); },
       false);
   auto const out = runner.run(s);
   ASSERT_TRUE(out.failure) << "the planted bug went unnoticed";
   EXPECT_EQ(out.failure->check, hr::checks::kRwRequestSteps) << hr::describe(*out.failure);
   EXPECT_EQ(out.failure->step, 0u);
   ASSERT_TRUE(out.failure->thread);
-  EXPECT_EQ(*out.failure->thread, 99u) << hr::describe(*out.failure);
+  EXPECT_EQ(*out.failure->thread, 96u) << hr::describe(*out.failure);  // warp 3's first
 }

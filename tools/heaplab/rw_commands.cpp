@@ -103,7 +103,6 @@ runner::RwStressOptions rw_stress_options(RwStressArgs const& a) {
   o.max_failures = a.max_failures;
   o.out_dir      = a.out_dir;
   o.tick_seconds = a.progress_every;
-  o.algorithms   = runner::rw_runner_algorithms(a.runner);
   return o;
 }
 

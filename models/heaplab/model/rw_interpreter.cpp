@@ -22,8 +22,9 @@ std::optional<RwRejection> RwModelInterpreter::take(std::uint32_t wave,
                                                     std::uint32_t first,
                                                     std::uint32_t count) {
   std::uint64_t const id = next_id_;
-  // PLUG-IN rw-malloc model: PageModel::get_run (RW sec. 4.3) replaces this per-page loop when it
-  // lands; a run is legal iff each of its pages is < T and free, which is what the loop checks.
+  // A run (RW sec. 4.3) is legal iff each of its pages is < T and free; page by page, so that
+  // the rejection names the page and its holder (each handle is its own owner in the model, so
+  // the run's pages stay together as PageModel::get_run would keep them).
   for (std::uint32_t j = 0; j < count; ++j) {
     std::uint64_t const page = std::uint64_t{first} + j;
     std::string why;
@@ -87,7 +88,7 @@ std::vector<RwHandle> RwModelInterpreter::free(schedule::RwFreeWave const& wave)
   std::vector<bool> gone(held_.size(), false);
   for (std::size_t i : chosen) {
     RwHandle const& h = held_[i];
-    // PLUG-IN rw-malloc model: PageModel::free_run (RW sec. 4.3) when it lands.
+    // The handle's pages, one by one (its run, RW sec. 4.3, or its one page).
     for (std::uint32_t j = 0; j < h.count; ++j) pages_.free_page(owner_of(h.id), h.first + j);
     freed.push_back(h);
     gone[i] = true;

@@ -59,7 +59,7 @@
   X(rw_malloc_partial_claim_wins)    \
   X(rw_malloc_rollback_all_bits)     \
   X(rw_preset_modulo)                \
-  X(rw_queue_empty_keeps_decrement)    \
+  X(rw_queue_empty_keeps_decrement)  \
   X(rw_cpu_slice_drops_last)
 
 namespace heaplab::core::mutant {

@@ -8,7 +8,10 @@
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/expects.hpp"
 #include "heaplab/core/mutants.hpp"
+#include "heaplab/rw/corw.hpp"
 #include "heaplab/rw/page_pool.hpp"
+#include "heaplab/rw/rw_malloc.hpp"
+#include "heaplab/rw/wave_checks.hpp"
 
 namespace heaplab::runner {
 
@@ -27,8 +30,8 @@ void run_slices(std::uint32_t n, unsigned workers, Body const& body) {
   for (unsigned t = 0; t < workers; ++t) {
     std::uint32_t const begin = std::min<std::uint32_t>(n, t * per);
     std::uint32_t end         = std::min<std::uint32_t>(n, begin + per);
-    // MUTANT rw_cpu_slice_drops_last: each slice stops one thread early, so the last thread of
-    // every slice never runs (an active thread reports 0 steps and no page).
+    // MUTANT rw_cpu_slice_drops_last: each slice stops one item early, so the last warp of
+    // every slice never runs (its active threads report 0 steps and no page).
     if constexpr (core::mutant::rw_cpu_slice_drops_last)
       if (end > begin) --end;
     threads.emplace_back([&, t, begin, end] {
@@ -45,21 +48,6 @@ void run_slices(std::uint32_t n, unsigned workers, Body const& body) {
 }
 
 }  // namespace
-
-std::string cpu_pool_unsupported(rw::Algorithm a) {
-  switch (a) {
-    case rw::Algorithm::rw:
-    case rw::Algorithm::rw_bm:
-      return {};
-    case rw::Algorithm::corw:
-      return "corw on cpu-threads is not built in this tree (rw/corw.hpp: corw_get_pages, one "
-             "lock-step warp per 32 threads, plugs in at rw_cpu_pool.cpp)";
-    case rw::Algorithm::rw_malloc:
-      return "rw-malloc on cpu-threads is not built in this tree (rw/rw_malloc.hpp, one "
-             "lock-step warp per 32 threads, plugs in at rw_cpu_pool.cpp)";
-  }
-  return "unknown algorithm";
-}
 
 struct CpuThreadsPool::Impl {
   std::unique_ptr<rw::HostPool<std::uint32_t>> p32;
@@ -97,32 +85,84 @@ void CpuThreadsPool::mark_used(std::vector<std::uint32_t> const& pages) {
   });
 }
 
-rw::AllocResult CpuThreadsPool::allocate(rw::AllocWave const& wave) {
-  if (auto const why = cpu_pool_unsupported(wave.algorithm); !why.empty()) {
-    // PLUG-IN corw: rw::corw_get_pages (rw/corw.hpp), one lock-step warp per 32 consecutive
-    // threads (run_slices over warps instead of threads), goes here.
-    // PLUG-IN rw-malloc: the RW_malloc warp of rw/rw_malloc.hpp goes here likewise.
-    throw rw_not_built(why);
+namespace {
+
+/// Warp k of a wave: threads [32 k, min(32 k + 32, n)).
+struct WarpRange {
+  std::uint32_t begin, end;
+};
+WarpRange warp_range(std::uint32_t k, std::uint32_t n) {
+  std::uint32_t const begin = k * rw::kWarpLanes;
+  return {begin, std::min(n, begin + rw::kWarpLanes)};
+}
+
+/// RW / RW-BM: thread i alone (inactive threads do not call).
+template <class Ref>
+void run_walkers(Ref const& ref, rw::AllocWave const& wave, rw::AllocResult& out, WarpRange r) {
+  bool const bm = wave.algorithm == rw::Algorithm::rw_bm;
+  for (std::uint32_t i = r.begin; i < r.end; ++i) {
+    if (wave.pages[i] == 0) continue;  // inactive (divergence)
+    rw::PageRng rng           = rw::thread_rng(wave.seed, i);
+    rw::GetPageResult const g = bm ? ref.get_page_bm(rng) : ref.get_page_rw(rng);
+    out.first[i]              = g.page;  // index i is this OS thread's alone
+    out.steps[i]              = g.steps;
   }
+}
+
+/// CoRW (RW Alg. 2): the warp's active threads as one lock-step warp (rw/corw.hpp).
+template <class Ref>
+void run_corw_warp(Ref const& ref, rw::AllocWave const& wave, rw::AllocResult& out, WarpRange r) {
+  rw::CorwLane lanes[rw::kWarpLanes];
+  for (std::uint32_t i = r.begin; i < r.end; ++i)
+    lanes[i - r.begin] = rw::CorwLane{rw::thread_rng(wave.seed, i), wave.pages[i] != 0, {}};
+  rw::corw_get_pages(ref, lanes, r.end - r.begin);
+  for (std::uint32_t i = r.begin; i < r.end; ++i) {
+    out.first[i] = lanes[i - r.begin].result.page;
+    out.steps[i] = lanes[i - r.begin].result.steps;
+  }
+}
+
+/// RW_malloc (RW Alg. 3): the warp's threads as one lock-step warp (rw/rw_malloc.hpp; a lane
+/// asking for 0 pages is not in the group).
+template <class Ref>
+void run_malloc_warp(Ref const& ref, rw::AllocWave const& wave, rw::AllocResult& out, WarpRange r) {
+  std::vector<rw::MallocLane> lanes;
+  for (std::uint32_t i = r.begin; i < r.end; ++i)
+    lanes.push_back(rw::MallocLane{wave.pages[i], rw::thread_rng(wave.seed, i)});
+  std::vector<rw::GetPageResult> const got = rw::rw_malloc_warp(ref, lanes);
+  for (std::uint32_t i = r.begin; i < r.end; ++i) {
+    if (wave.pages[i] == 0) continue;
+    out.first[i] = got[i - r.begin].page;
+    out.steps[i] = got[i - r.begin].steps;
+  }
+}
+
+}  // namespace
+
+rw::AllocResult CpuThreadsPool::allocate(rw::AllocWave const& wave) {
+  rw::validate_alloc_wave(config_, wave);
   auto const n = static_cast<std::uint32_t>(wave.pages.size());
   rw::AllocResult out;
   out.first.assign(n, rw::kNoPage);
   out.steps.assign(n, 0);
-  for (std::uint32_t i = 0; i < n; ++i)
-    HEAPLAB_EXPECTS(wave.pages[i] <= 1,
-                    std::string(rw::algorithm_name(wave.algorithm)) +
-                        " hands out one page per request; thread " + std::to_string(i) +
-                        " asks for " + std::to_string(wave.pages[i]));
+  std::uint32_t const warps = (n + rw::kWarpLanes - 1) / rw::kWarpLanes;
   impl_->visit([&](auto& pool) {
     auto const ref = pool.template ref<core::HostAtomics>();
-    bool const bm  = wave.algorithm == rw::Algorithm::rw_bm;
-    run_slices(n, os_threads_, [&](std::uint32_t begin, std::uint32_t end) {
-      for (std::uint32_t i = begin; i < end; ++i) {
-        if (wave.pages[i] == 0) continue;  // inactive (divergence)
-        rw::PageRng rng           = rw::thread_rng(wave.seed, i);
-        rw::GetPageResult const r = bm ? ref.get_page_bm(rng) : ref.get_page_rw(rng);
-        out.first[i]              = r.page;  // index i is this OS thread's alone
-        out.steps[i]              = r.steps;
+    // OS threads take slices of whole warps (CoRW and RW_malloc are warp-collective).
+    run_slices(warps, os_threads_, [&](std::uint32_t begin, std::uint32_t end) {
+      for (std::uint32_t k = begin; k < end; ++k) {
+        WarpRange const r = warp_range(k, n);
+        switch (wave.algorithm) {
+          case rw::Algorithm::corw:
+            run_corw_warp(ref, wave, out, r);
+            break;
+          case rw::Algorithm::rw_malloc:
+            run_malloc_warp(ref, wave, out, r);
+            break;
+          default:
+            run_walkers(ref, wave, out, r);
+            break;
+        }
       }
     });
   });
@@ -130,13 +170,15 @@ rw::AllocResult CpuThreadsPool::allocate(rw::AllocWave const& wave) {
 }
 
 void CpuThreadsPool::free(rw::FreeWave const& wave) {
-  HEAPLAB_EXPECTS(wave.first.size() == wave.count.size(), "FreeWave: first and count differ");
+  rw::validate_free_wave(config_, wave);
   auto const n = static_cast<std::uint32_t>(wave.first.size());
   impl_->visit([&](auto& pool) {
     auto const ref = pool.template ref<core::HostAtomics>();
     run_slices(n, os_threads_, [&](std::uint32_t begin, std::uint32_t end) {
-      for (std::uint32_t i = begin; i < end; ++i)
-        for (std::uint32_t j = 0; j < wave.count[i]; ++j) ref.free_page(wave.first[i] + j);
+      for (std::uint32_t i = begin; i < end; ++i) {
+        if (wave.count[i] == 1) ref.free_page(wave.first[i]);
+        if (wave.count[i] > 1) rw::free_run(ref, wave.first[i], wave.count[i]);
+      }
     });
   });
 }

@@ -9,8 +9,9 @@
 // vectors, which no other OS thread writes; the join publishes them to the caller.
 //
 // Algorithms: rw (RW Alg. 1) and rw-bm (RW sec. 4.1) per thread; corw (RW Alg. 2) and rw-malloc
-// (RW Alg. 3) run one lock-step warp per 32 consecutive threads at the marked plug-in places of
-// rw_cpu_pool.cpp (until they land there they throw rw_not_built).
+// (RW Alg. 3) as one lock-step warp (rw/corw.hpp, rw/rw_malloc.hpp) per 32 consecutive threads,
+// as the GPU's warps are; OS threads take slices of whole warps. Bad waves are the shared
+// rw::validate_alloc_wave / validate_free_wave precondition errors.
 //
 // Linearization points and memory orders are those of rw/page_pool.hpp (docs/rw.md table): a
 // claim is the acquire fetch_or whose old value had the bit clear, a free the release
@@ -25,15 +26,6 @@
 #include "heaplab/rw/backend.hpp"
 
 namespace heaplab::runner {
-
-/// An algorithm this tree does not have on this backend yet (a plug-in place not filled).
-class rw_not_built : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// Why `backend` cannot run algorithm `a` in this tree, or "" when it can ("cpu-threads").
-std::string cpu_pool_unsupported(rw::Algorithm a);
 
 class CpuThreadsPool final : public rw::PoolBackend {
  public:

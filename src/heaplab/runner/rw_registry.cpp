@@ -4,8 +4,12 @@
 #include <algorithm>
 
 #include "heaplab/core/expects.hpp"
+#include "heaplab/runner/environment.hpp"
 #include "heaplab/runner/rw_cpu_pool.hpp"
 #include "heaplab/runner/rw_model_pool.hpp"
+#if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
+#include "heaplab/rw/device_pool.hpp"
+#endif
 
 namespace heaplab::runner {
 
@@ -17,13 +21,8 @@ std::string comma_joined(std::vector<std::string> const& names) {
   return out;
 }
 
-/// Why rw-gpu cannot run here. PLUG-IN rw-gpu: with rw::DevicePool (rw/device_pool.hpp) built,
-/// this says "" where a GPU is present (cudart probe) and make_rw_runner's "rw-gpu" case below
-/// returns RwRunner("rw-gpu", [o](cfg) { return std::make_unique<rw::DevicePool>(cfg, o.device);
-/// }, its support function, false, the device's name).
-std::string gpu_unavailable() {
-  return "the rw GPU pool (rw::DevicePool, rw/device_pool.hpp) is not built in this tree";
-}
+/// Every algorithm runs on every rw backend.
+std::string supports_all(rw::Algorithm) { return {}; }
 
 }  // namespace
 
@@ -40,7 +39,7 @@ bool is_rw_runner(std::string const& name) {
 std::string rw_unavailable_reason(std::string const& name) {
   if (!is_rw_runner(name))
     return "unknown runner '" + name + "'; runners: " + comma_joined(rw_runner_names());
-  if (name == "rw-gpu") return gpu_unavailable();
+  if (name == "rw-gpu") return gpu_unavailable_reason();
   return {};
 }
 
@@ -59,22 +58,20 @@ std::unique_ptr<RwRunner> make_rw_runner(std::string const& name, RwRunnerOption
         [threads = o.os_threads](rw::PoolConfig const& c) {
           return std::make_unique<CpuThreadsPool>(c, threads);
         },
-        &cpu_pool_unsupported,
+        &supports_all,
         false);
-  // PLUG-IN rw-gpu (see gpu_unavailable above).
-  throw runner_unavailable(gpu_unavailable());
-}
-
-std::vector<schedule::RwAlgorithm> rw_runner_algorithms(std::string const& name) {
-  std::vector<schedule::RwAlgorithm> out;
-  for (auto a : {schedule::RwAlgorithm::rw,
-                 schedule::RwAlgorithm::rw_bm,
-                 schedule::RwAlgorithm::corw,
-                 schedule::RwAlgorithm::rw_malloc}) {
-    if (name == "rw-cpu" && !cpu_pool_unsupported(to_rw(a)).empty()) continue;
-    out.push_back(a);
-  }
-  return out;
+  // rw-gpu: rw::DevicePool (one kernel per wave) on device 0 where a GPU is present.
+  if (std::string const why = gpu_unavailable_reason(); !why.empty()) throw runner_unavailable(why);
+#if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
+  return std::make_unique<RwRunner>(
+      "rw-gpu",
+      [](rw::PoolConfig const& c) { return std::make_unique<rw::DevicePool>(c); },
+      &supports_all,
+      false,
+      gpu_name());
+#else
+  throw runner_unavailable(gpu_unavailable_reason());  // not reached: the reason is never ""
+#endif
 }
 
 }  // namespace heaplab::runner

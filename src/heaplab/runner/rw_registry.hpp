@@ -35,7 +35,4 @@ std::unique_ptr<RwRunner> make_rw_runner(std::string const& name, RwRunnerOption
 /// "" when make_rw_runner(name) would succeed, else why not.
 std::string rw_unavailable_reason(std::string const& name);
 
-/// The algorithms runner `name` runs in this tree (what `heaplab stress` generates for it).
-std::vector<schedule::RwAlgorithm> rw_runner_algorithms(std::string const& name);
-
 }  // namespace heaplab::runner

@@ -31,7 +31,7 @@ struct RwStressOptions {
   std::atomic<bool> const* interrupt = nullptr;
   std::filesystem::path out_dir      = "failures";
   double tick_seconds                = 1;
-  /// The algorithms the cases use (rw_runner_algorithms(runner name)).
+  /// The algorithms the cases use (empty: all four; every rw runner runs every algorithm).
   std::vector<schedule::RwAlgorithm> algorithms;
 };
 
