@@ -24,7 +24,7 @@ using namespace compact_test;
 
 namespace {
 
-bool under_cuda_tool() { return std::getenv("CUDA_INJECTION64_PATH") != nullptr; }
+using heaplab::testing::under_cuda_tool;
 
 void run_grid(core::RewriteVariant variant) {
   std::size_t index = 0, passes = 0, capped = 0;

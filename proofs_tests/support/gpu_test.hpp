@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 namespace heaplab::testing {
@@ -28,6 +29,9 @@ GpuInfo const& gpu_info();
 
 /// True when HEAPLAB_REQUIRE_GPU=1 is set in the environment.
 bool gpu_required();
+
+/// True when a CUDA tool (compute-sanitizer, a profiler) is injected: kernels run 10-100x slower.
+inline bool under_cuda_tool() { return std::getenv("CUDA_INJECTION64_PATH") != nullptr; }
 
 }  // namespace heaplab::testing
 

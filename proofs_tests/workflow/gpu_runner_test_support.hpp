@@ -20,6 +20,7 @@
 #include <variant>
 #include <vector>
 
+#include "gpu_test.hpp"
 #include "heaplab/runner/environment.hpp"
 #include "heaplab/runner/gpu/gpu_runner.hpp"
 #include "heaplab/runner/report.hpp"
@@ -41,8 +42,7 @@ namespace gpu      = heaplab::runner::gpu;
 namespace schedule = heaplab::schedule;
 namespace core     = heaplab::core;
 
-/// True when a CUDA tool (compute-sanitizer, a profiler) is injected: kernels run 10-100x slower.
-inline bool under_cuda_tool() { return std::getenv("CUDA_INJECTION64_PATH") != nullptr; }
+using heaplab::testing::under_cuda_tool;
 
 /// The heaplab executable, relative to this test binary (the build folder may have moved).
 inline std::string heaplab_tool() {

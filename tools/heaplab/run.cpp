@@ -32,6 +32,7 @@ struct RunOptions {
   bool cpu_only          = false;
   int stress_seconds     = 20;
   int gpu_stress_seconds = 60;
+  int rw_stress_seconds  = 10;  // rw-cpu (CPU tier) and rw-gpu (GPU tier) stress smokes
   bool bench_smoke       = true;
   std::string junit;  // JUnit XML report, "" for none
 };
@@ -360,6 +361,8 @@ int run_main_job(RunOptions const& opt) {
   job.run_tier("cpu");
   // A short model stress smoke (docs/workflow.md): random schedules on the reference model.
   if (opt.stress_seconds > 0) job.stress_smoke("cpu", "model", opt.stress_seconds);
+  // The random-walk pools on CPU threads against their model (docs/rw.md "Schedules and runners").
+  if (opt.rw_stress_seconds > 0) job.stress_smoke("cpu", "rw-cpu", opt.rw_stress_seconds);
   std::string gpu_status;
   if (opt.cpu_only) {
     gpu_status = "GPU tier skipped: --cpu-only";
@@ -370,6 +373,7 @@ int run_main_job(RunOptions const& opt) {
     // The GPU runner against the model on random schedules, then a small CompactGpu Table 1 run
     // (docs/workflow.md "The main job").
     if (opt.gpu_stress_seconds > 0) job.stress_smoke("gpu", "gpu", opt.gpu_stress_seconds);
+    if (opt.rw_stress_seconds > 0) job.stress_smoke("gpu", "rw-gpu", opt.rw_stress_seconds);
     if (opt.bench_smoke) job.bench_smoke();
     gpu_status = "GPU tier ran on " + gpu_line.substr(5);
   }
@@ -401,8 +405,9 @@ void add_run(CLI::App& app) {
       "run", "the main job: the default verification suite, every tier this machine can run");
   cmd->option_defaults()->always_capture_default();
   cmd->footer(
-      "The CPU tier (the cpu-labelled test binaries and a model stress smoke) always runs; the\n"
-      "GPU tier (the gpu-labelled binaries, properties included, `stress --runner gpu` and a\n"
+      "The CPU tier (the cpu-labelled test binaries, a model and an rw-cpu stress smoke) always\n"
+      "runs; the GPU tier (the gpu-labelled binaries, properties included, `stress --runner gpu`\n"
+      "and `--runner rw-gpu`, and a\n"
       "CompactGpu and random-walk bench smokes) runs where a CUDA device is present, otherwise a "
       "line says why\n"
       "it was skipped. Logs go to <build>/run-logs. Prints a summary table; --junit also writes\n"
@@ -425,6 +430,11 @@ void add_run(CLI::App& app) {
   cmd->add_option("--gpu-stress-seconds",
                   opt->gpu_stress_seconds,
                   "seconds of `stress --runner gpu` in the GPU tier (0: none)")
+      ->check(unsigned_integer(0, 86400));
+  cmd->add_option("--rw-stress-seconds",
+                  opt->rw_stress_seconds,
+                  "seconds of each random-walk stress smoke: rw-cpu in the CPU tier, rw-gpu in the "
+                  "GPU tier (0: none)")
       ->check(unsigned_integer(0, 86400));
   cmd->add_option(
       "--bench-smoke",
