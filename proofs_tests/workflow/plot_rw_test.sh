@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# tools/plot-rw (docs/rw.md "Benchmarks"): the committed H100 CSVs become PNG figures; bad input
+# (a missing file, another figure's CSV, an empty CSV) exits 2 with a message naming the problem.
+# SKIPPED where Debian's python3 has no matplotlib (tools/setup installs python3-matplotlib).
+set -uo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+plot="$src/tools/plot-rw"
+if ! /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+  echo "SKIPPED: /usr/bin/python3 has no matplotlib (tools/setup installs python3-matplotlib)"
+  exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() {  # check NAME CONDITION-COMMAND...
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+is_png() {  # a PNG signature and more than 20 KB (a figure, not an empty canvas)
+  [ -f "$1" ] && [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] &&
+    [ "$(stat -c %s "$1")" -gt 20000 ]
+}
+expect_bad() {  # expect_bad NAME MESSAGE-FRAGMENT ARGS...
+  local name=$1 fragment=$2; shift 2
+  local out rc
+  out=$("$plot" "$@" 2>&1); rc=$?
+  check "$name: exit 2" test "$rc" -eq 2
+  check "$name: says '$fragment'" grep -q -- "$fragment" <<<"$out"
+}
+r="$src/docs/results"
+"$plot" fig7 "$r/2026-11-24-h100-rw-fig7.csv" "$tmp/fig7.png" >/dev/null
+check "fig7 from the H100 CSV is a PNG" is_png "$tmp/fig7.png"
+"$plot" fig4 "$r/2026-11-24-h100-rw-fig4.csv" "$tmp/fig4.png" >/dev/null
+check "fig4 from the H100 CSV is a PNG" is_png "$tmp/fig4.png"
+expect_bad "missing file" "No such file" fig7 "$tmp/none.csv" "$tmp/x.png"
+expect_bad "fig4 CSV given as fig7" "missing columns" fig7 "$r/2026-11-24-h100-rw-fig4.csv" "$tmp/x.png"
+head -1 "$r/2026-11-24-h100-rw-fig4.csv" > "$tmp/empty.csv"
+expect_bad "header only" "no rows" fig4 "$tmp/empty.csv" "$tmp/x.png"
+check "no figure written for bad input" test ! -e "$tmp/x.png"
+exit $fail
