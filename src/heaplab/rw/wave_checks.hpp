@@ -98,13 +98,16 @@ class RunLedger {
 
   [[nodiscard]] std::string take(std::uint32_t first, std::uint32_t count) {
     std::uint64_t const end = std::uint64_t{first} + count;
-    std::string const run   = "pages " + std::to_string(first) + ".." + std::to_string(end - 1);
+    // The message only on a violation: take() runs once per request of a wave (2^20 and more).
+    auto const run = [&] {
+      return "pages " + std::to_string(first) + ".." + std::to_string(end - 1);
+    };
     if (count == 0) return "an empty run at page " + std::to_string(first);
-    if (end > t_) return run + " reach beyond the pool (T = " + std::to_string(t_) + ")";
+    if (end > t_) return run() + " reach beyond the pool (T = " + std::to_string(t_) + ")";
     for (std::uint64_t w = first / 64; w * 64 < end; ++w) {
       std::uint64_t const overlap = bits_[w] & mask(w, first, end);
       if (overlap != 0)
-        return run + ": page " + std::to_string(w * 64 + core::find_first_set(overlap)) +
+        return run() + ": page " + std::to_string(w * 64 + core::find_first_set(overlap)) +
                " is already held by another request";
     }
     for (std::uint64_t w = first / 64; w * 64 < end; ++w) bits_[w] |= mask(w, first, end);
