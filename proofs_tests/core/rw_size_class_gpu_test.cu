@@ -111,7 +111,8 @@ TEST(DeviceSizeClassQueue, ExhaustionGivesNullsAndFreedChunksComeBackToTheirClas
   // failed (or the last refused look) saw end + its chunk > T, so end > T - 128.
   EXPECT_LE(first.chunk_pages, t);
   EXPECT_GT(first.chunk_pages, t - 128) << "the pool is spent up to less than the largest chunk";
-  rw::AllocResult const again = q.allocate(std::vector<std::uint32_t>(1024, 1));
+  // Chunks of the largest class no longer fit (carved >= end > T - 128); the rings are empty.
+  rw::AllocResult const again = q.allocate(std::vector<std::uint32_t>(1024, 128));
   for (std::uint32_t p : again.first) EXPECT_EQ(p, rw::kNoPage) << "a spent pool answers null";
   // Free every chunk: each class's ring gets back exactly its chunks.
   std::map<std::uint32_t, std::multiset<std::uint32_t>> freed;  // class -> first pages
