@@ -2,7 +2,9 @@
 # heaplab_bench's command line on any machine (cpu tier): --help of `rw` and its figures, bad
 # arguments (exit 2 and a one-line message naming the option), the model-only Fig. 4 grid against
 # Eq. 2 summed by awk, and `rw fig7` without a GPU (it says so, exit non-zero) or, where a GPU is
-# present, a tiny run that completes.
+# present, a tiny run that completes; the same for RW_malloc's figures (fig8-11): help, bad
+# arguments (also those only the figure's own check sees: a size beyond one RW_malloc run, min
+# above max), tiny runs.
 #   bench_cli_test.sh HEAPLAB_BENCH
 set -uo pipefail
 bench="$1"
@@ -35,7 +37,34 @@ check 2 "error: .*page size 100" "fig7 --page-bytes 100" -- rw fig7 --page-bytes
 check 2 "error: .*block size 48" "fig12 --block-threads 48" -- rw fig12 --block-threads 48
 check 2 "error: .*--match-rate" "fig12 --match-rate 2" -- rw fig12 --match-rate 2
 check 2 "error: .*subcommand is required" "rw alone" -- rw
-check 2 "error: " "rw fig9" -- rw fig9
+check 2 "error: " "rw fig13 (no such figure)" -- rw fig13
+
+# RW_malloc's figures (fig8-11): help and bad arguments, all before any GPU is needed.
+check 0 "--unit-bytes" "rw fig8 --help" -- rw fig8 --help
+check 0 "--sizes" "rw fig9 --help" -- rw fig9 --help
+check 0 "--fill-percent" "rw fig10 --help" -- rw fig10 --help
+check 0 "--max-waves" "rw fig11 --help" -- rw fig11 --help
+check 0 "fig11 " "rw --help lists fig11" -- rw --help
+check 2 "error: .*--sizes.*0 not in range" "fig8 --sizes 0" -- rw fig8 --sizes 0
+check 2 "error: .*--threads" "fig8 --threads 0" -- rw fig8 --threads 0
+check 2 "error: .*page size 48" "fig9 --unit-bytes 48" -- rw fig9 --unit-bytes 48
+check 2 "error: .*not expected.*--page-bytes" "fig9 has --unit-bytes, not --page-bytes" -- \
+  rw fig9 --page-bytes 16
+check 2 "error: .*--fill-percent" "fig10 --fill-percent 100" -- rw fig10 --fill-percent 100
+check 2 "error: rw fig10: --min-bytes 100 is above the largest size 64" "fig10 min above max" -- \
+  rw fig10 --min-bytes 100 --max-bytes 64 1024
+check 2 "error: rw fig9: a request of 32784 B is 2049 pages of 16 B" "fig9: one page beyond a run" -- \
+  rw fig9 --sizes 32784 --unit-bytes 16
+check 2 "error: rw fig11: a request of 65536 B is 4096 pages of 16 B; RW_malloc serves at most 2048" \
+  "fig11: a size beyond one RW_malloc run" -- rw fig11 --unit-bytes 16 --sizes 0 --max-bytes 65536
+check 2 "error: rw fig8: a request of 40000 B is 2500 pages" "fig8: a size beyond one run" -- \
+  rw fig8 --sizes 16 40000
+"$bench" rw fig10 --min-bytes 100 --max-bytes 64 > "$tmp/out" 2>&1
+if [ "$(wc -l < "$tmp/out")" -ne 1 ]; then
+  echo "FAIL: a bad fig10 argument printed more than one line:"; cat "$tmp/out"; failed=1
+else
+  echo "ok: a bad fig10 argument is one line"
+fi
 
 # Fig. 4's model, CPU only: the TAS column against Eq. 2's exact sum (T/N) sum_{j<N} 1/(A - j).
 check 0 "model \(Eq. 2, 3\) only" "fig4 --model-only" -- rw fig4 --model-only --threads 1000 5000 \
@@ -65,4 +94,22 @@ elif [ $status -eq 0 ] && grep -q "queue/x" "$tmp/out"; then
 else
   echo "FAIL: tiny fig7 (exit $status):"; cat "$tmp/out"; failed=1
 fi
+# RW_malloc's figures: without a GPU they say so and fail; with one, tiny runs complete with their
+# tables (every run's pages are checked: a wrong output would exit 1).
+tiny_malloc=("rw fig8 --pool-bytes 1048576 --runs 1 --warmup 0 --threads 64 1024 --sizes 16 100 8192"
+             "rw fig9 --pool-bytes 1048576 --runs 1 --warmup 0 --threads 512 --sizes 4 1000"
+             "rw fig10 --pool-bytes 1048576 --runs 1 --warmup 0 --threads 256 --max-bytes 512 --fill-percent 0 50"
+             "rw fig11 --pool-bytes 1048576 --runs 1 --threads 4096 --unit-bytes 16 64 --sizes 0 24 --max-bytes 1024")
+for args in "${tiny_malloc[@]}"; do
+  # shellcheck disable=SC2086
+  "$bench" $args > "$tmp/out" 2>&1
+  status=$?
+  if grep -q "no CUDA device" "$tmp/out"; then
+    if [ $status -eq 0 ]; then echo "FAIL: $args without a GPU exited 0"; failed=1; else echo "ok: ${args%% --*} without a GPU: exit $status, says so"; fi
+  elif [ $status -eq 0 ] && grep -qE "queue/rw|rw/queue" "$tmp/out"; then
+    echo "ok: a tiny ${args%% --*} ran on the GPU"
+  else
+    echo "FAIL: tiny $args (exit $status):"; cat "$tmp/out"; failed=1
+  fi
+done
 exit $failed

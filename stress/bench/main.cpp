@@ -261,6 +261,10 @@ struct BenchOptions {
   heaplab::bench::RwFig7Options rw_fig7;
   heaplab::bench::RwFig4Options rw_fig4;
   heaplab::bench::RwFig12Options rw_fig12;
+  heaplab::bench::RwFig8Options rw_fig8;
+  heaplab::bench::RwFig9Options rw_fig9;
+  heaplab::bench::RwFig10Options rw_fig10;
+  heaplab::bench::RwFig11Options rw_fig11;
 };
 
 void add_common_options(CLI::App* cmd, Common& common) {
@@ -357,8 +361,22 @@ void add_sweep_command(CLI::App& app, heaplab::bench::FragSweepOptions& sweep_op
   });
 }
 
-/// The options every `rw` figure takes (rw_bench.hpp RwBenchOptions).
-void add_rw_common_options(CLI::App* cmd, heaplab::bench::RwBenchOptions& o) {
+/// A page (unit) size: a power of two in 16 .. 2^20.
+CLI::Validator page_size_check() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        unsigned long long const b = std::stoull(v);
+        bool const ok              = b >= 16 && b <= (1u << 20) && (b & (b - 1)) == 0;
+        return ok ? "" : "page size " + v + " (expected a power of two in 16 .. 2^20)";
+      },
+      "POWER-OF-TWO");
+}
+
+/// The options every `rw` figure takes (rw_bench.hpp RwBenchOptions). RW_malloc's figures name the
+/// page "--unit-bytes" (page_flag); fig11, whose units are a list, none (page_flag nullptr).
+void add_rw_common_options(CLI::App* cmd,
+                           heaplab::bench::RwBenchOptions& o,
+                           char const* page_flag = "--page-bytes") {
   cmd->add_option("--runs", o.runs, "timed runs per cell (median and mean; the figures use 20)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--warmup", o.warmup, "untimed runs before them")->check(CLI::Range(0, 1000));
@@ -367,14 +385,9 @@ void add_rw_common_options(CLI::App* cmd, heaplab::bench::RwBenchOptions& o) {
   cmd->add_option("--pool-bytes",
                   o.pool_bytes,
                   "pool size in bytes (default 0: min(8 GiB, 40 % of the free device memory))");
-  cmd->add_option("--page-bytes", o.page_bytes, "page size in bytes (a power of two, >= 16)")
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            unsigned long long const b = std::stoull(v);
-            bool const ok              = b >= 16 && b <= (1u << 20) && (b & (b - 1)) == 0;
-            return ok ? "" : "page size " + v + " (expected a power of two in 16 .. 2^20)";
-          },
-          "POWER-OF-TWO"));
+  if (page_flag != nullptr)
+    cmd->add_option(page_flag, o.page_bytes, "page size in bytes (a power of two, >= 16)")
+        ->check(page_size_check());
   cmd->add_option("--block-threads", o.block_threads, "threads per block (a multiple of 32)")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
@@ -446,11 +459,91 @@ void add_rw_fig12(CLI::App* rw, BenchOptions& o) {
   });
 }
 
+/// Runs an RW_malloc figure: its argument check first (exit 2 without a GPU too), then the GPU.
+template <class Options>
+void rw_malloc_callback(CLI::App* cmd,
+                        Options& f,
+                        void (*validate)(Options const&),
+                        int (*run)(Options const&)) {
+  cmd->callback([&f, validate, run] {
+    validate(f);
+    print_device();
+    std::exit(run(f));
+  });
+}
+
+void add_rw_fig8(CLI::App* rw, BenchOptions& o) {
+  auto* cmd = rw->add_subcommand(
+      "fig8",
+      "RW Fig. 8: RW_malloc vs the size-class queue as threads scale: the allocation kernel of N "
+      "requests of one size on the empty allocator, then the free kernel of what it got.");
+  auto& f = o.rw_fig8;
+  add_rw_common_options(cmd, f.common, "--unit-bytes");
+  cmd->add_option("--sizes", f.sizes, "request sizes in bytes (list)")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--threads", f.threads, "threads N, one request each (list)")
+      ->check(CLI::Range(1u, 1u << 24));
+  rw_malloc_callback(cmd, f, heaplab::bench::validate_rw_fig8, heaplab::bench::run_rw_fig8);
+}
+
+void add_rw_fig9(CLI::App* rw, BenchOptions& o) {
+  auto* cmd = rw->add_subcommand(
+      "fig9",
+      "RW Fig. 9: RW_malloc vs the size-class queue as the request size grows (4 B .. 8 KB), the "
+      "allocation kernel of N requests on the empty allocator.");
+  auto& f = o.rw_fig9;
+  add_rw_common_options(cmd, f.common, "--unit-bytes");
+  cmd->add_option("--sizes", f.sizes, "request sizes in bytes (list)")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--threads", f.threads, "threads N, one request each")
+      ->check(CLI::Range(1u, 1u << 24));
+  rw_malloc_callback(cmd, f, heaplab::bench::validate_rw_fig9, heaplab::bench::run_rw_fig9);
+}
+
+void add_rw_fig10(CLI::App* rw, BenchOptions& o) {
+  auto* cmd = rw->add_subcommand(
+      "fig10",
+      "RW Fig. 10: RW_malloc vs the size-class queue with mixed sizes (each thread a seeded size "
+      "in [--min-bytes, max]), after untimed fill waves took --fill-percent of the pool.");
+  auto& f = o.rw_fig10;
+  add_rw_common_options(cmd, f.common, "--unit-bytes");
+  cmd->add_option("--min-bytes", f.min_bytes, "smallest request in bytes")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--max-bytes", f.max_bytes, "largest request in bytes (list: one block each)")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--threads", f.threads, "threads N, one request each (list)")
+      ->check(CLI::Range(1u, 1u << 24));
+  cmd->add_option("--fill-percent", f.fill_percent, "pool taken before the timed wave, % (list)")
+      ->check(CLI::Range(0.0, 99.0));
+  rw_malloc_callback(cmd, f, heaplab::bench::validate_rw_fig10, heaplab::bench::run_rw_fig10);
+}
+
+void add_rw_fig11(CLI::App* rw, BenchOptions& o) {
+  auto* cmd = rw->add_subcommand(
+      "fig11",
+      "RW Fig. 11: memory utilization of RW_malloc and the size-class queue: allocation waves "
+      "until one gets only nulls, bytes handed out / pool bytes, for each unit and size.");
+  auto& f = o.rw_fig11;
+  add_rw_common_options(cmd, f.common, nullptr);
+  cmd->add_option("--unit-bytes", f.units, "unit (page) sizes in bytes (list)")
+      ->check(page_size_check());
+  cmd->add_option("--sizes", f.sizes, "request sizes in bytes; 0: mixed in [min, max] (list)")
+      ->check(CLI::Range(0u, 1u << 20));
+  cmd->add_option("--min-bytes", f.min_bytes, "smallest mixed request in bytes")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--max-bytes", f.max_bytes, "largest mixed request in bytes")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--threads", f.threads, "requests per wave")->check(CLI::Range(1u, 1u << 24));
+  cmd->add_option("--max-waves", f.max_waves, "stop a run after this many waves")
+      ->check(CLI::Range(1u, 1u << 20));
+  rw_malloc_callback(cmd, f, heaplab::bench::validate_rw_fig11, heaplab::bench::run_rw_fig11);
+}
+
 void add_rw_command(CLI::App& app, BenchOptions& o) {
   auto* rw = app.add_subcommand(
       "rw",
-      "Random-walk page allocators (RW, RW-BM, CoRW) against the queue and DO baselines: the "
-      "paper's Fig. 7, Fig. 4 and Fig. 12 (docs/rw.md \"Benchmarks\").");
+      "Random-walk page allocators (RW, RW-BM, CoRW, RW_malloc) against the queue and DO "
+      "baselines: the paper's Fig. 7, Fig. 4, Fig. 12 and Fig. 8-11 (docs/rw.md \"Benchmarks\").");
   rw->require_subcommand(1);
   rw->footer(
       "Examples:\n"
@@ -460,13 +553,25 @@ void add_rw_command(CLI::App& app, BenchOptions& o) {
       "  heaplab_bench rw fig4 --csv fig4.csv                  Fig. 4: model and measured RW\n"
       "  heaplab_bench rw fig4 --model-only --csv fig4.csv     the model alone (no GPU)\n"
       "  heaplab_bench rw fig12 --tuples 16384 1048576 --match-rate 0.5\n"
+      "  heaplab_bench rw fig8 --csv fig8.csv                  RW_malloc vs the size-class queue\n"
+      "  heaplab_bench rw fig8 --sizes 16 8192 --threads 1024 1048576 --runs 20\n"
+      "  heaplab_bench rw fig9 --threads 65536 --unit-bytes 16\n"
+      "  heaplab_bench rw fig10 --max-bytes 8192 --fill-percent 0 90\n"
+      "  heaplab_bench rw fig11 --unit-bytes 16 256 --sizes 0 100 4096 --csv fig11.csv\n"
       "Columns: median/mean ms of the GETPAGE (or join) kernels over --runs runs; TAS = mean\n"
       "steps per thread, WAS = mean over warps of the warp's largest step count; the model's\n"
       "values beside them; queue/x = the queue's median time over this allocator's. The pool is\n"
-      "preset on the device to exactly A free pages at random places before every run.");
+      "preset on the device to exactly A free pages at random places before every run.\n"
+      "fig8-11 (RW_malloc): sizes in bytes, one unit (--unit-bytes, 16) for both allocators;\n"
+      "each run starts from the empty allocator; queue/rw = the queue's median kernel time over\n"
+      "RW_malloc's; fig11's util = bytes handed out / pool bytes.");
   add_rw_fig7(rw, o);
   add_rw_fig4(rw, o);
   add_rw_fig12(rw, o);
+  add_rw_fig8(rw, o);
+  add_rw_fig9(rw, o);
+  add_rw_fig10(rw, o);
+  add_rw_fig11(rw, o);
 }
 
 }  // namespace

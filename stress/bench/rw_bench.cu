@@ -56,11 +56,7 @@ namespace {
 
 using rwb::Times;
 
-/// A wave's output handed out a page twice or a page beyond the pool: the run is wrong.
-class wrong_output : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using rwb::wrong_output;
 
 /// TAS, WAS and failures of one wave of n threads (all active): TAS the mean step count, WAS the
 /// mean over warps (threads 32 k .. 32 k + 31) of the warp's largest step count (RW sec. 3.2.1).
@@ -410,25 +406,14 @@ int fig4(RwFig4Options const& o) {
   return 0;
 }
 
-/// Runs a figure; a wrong output is exit status 1 with the reason on stderr.
-template <class F>
-int reporting_wrong_output(F&& f) {
-  try {
-    return f();
-  } catch (wrong_output const& e) {
-    std::fprintf(stderr, "heaplab_bench rw: WRONG OUTPUT: %s\n", e.what());
-    return 1;
-  }
-}
-
 }  // namespace
 
 int run_rw_fig7(RwFig7Options const& o) {
-  return reporting_wrong_output([&] { return fig7(o); });
+  return rwb::reporting_wrong_output([&] { return fig7(o); });
 }
 
 int run_rw_fig4(RwFig4Options const& o) {
-  return reporting_wrong_output([&] { return fig4(o); });
+  return rwb::reporting_wrong_output([&] { return fig4(o); });
 }
 
 }  // namespace heaplab::bench

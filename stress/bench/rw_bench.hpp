@@ -5,7 +5,10 @@
 //           and the ratios queue / CoRW and queue / RW-BM per cell (RW sec. 5.2.1, Fig. 7);
 //   fig4    the Fig. 4 grid: TAS and WAS of RW, model and measured, over N and A (RW sec. 3.2);
 //   fig12   the hash-join probe case study (RW sec. 5.2.3, Fig. 12): output pages from each
-//           allocator or from DO, end-to-end time, the output verified.
+//           allocator or from DO, end-to-end time, the output verified;
+//   fig8-11 RW_malloc against the size-class queue ("queue", size_class_queue.hpp) as RW sec.
+//           5.2.2 compares it with Ouroboros (rw_malloc_bench.cu): kernel time as threads scale
+//           (alloc and free), as the size grows, with mixed sizes, and memory utilization.
 #pragma once
 
 #include <cstdint>
@@ -59,11 +62,69 @@ struct RwFig12Options {
   std::uint64_t check_rows_max = 1u << 20;  // up to this size, also every output page's owner
 };
 
+/// The defaults of RW_malloc's figures: a unit (page) of 16 B, walks bounded by 4096 rounds (a
+/// request that finds no run by then answers null; the pool may be full).
+inline RwBenchOptions rw_malloc_defaults() {
+  RwBenchOptions o;
+  o.page_bytes = 16;
+  o.max_steps  = 4096;
+  return o;
+}
+
+/// fig8 (RW Fig. 8): for each size and thread count, one allocation wave of N requests of that
+/// size on the empty allocator (timed), then the free wave of what it got (timed).
+struct RwFig8Options {
+  RwBenchOptions common = rw_malloc_defaults();  // common.page_bytes: the unit (--unit-bytes)
+  std::vector<std::uint32_t> sizes{16, 64, 256, 1024, 4096, 8192};
+  std::vector<std::uint32_t> threads{1024, 4096, 16384, 65536, 262144, 1048576};
+};
+
+/// fig9 (RW Fig. 9): one allocation wave of N requests for each size, 4 B .. 8 KB.
+struct RwFig9Options {
+  RwBenchOptions common = rw_malloc_defaults();
+  std::vector<std::uint32_t> sizes{4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
+  std::uint32_t threads = 262144;
+};
+
+/// fig10 (RW Fig. 10): one allocation wave of N requests, each a seeded size in [min, max] bytes,
+/// after untimed fill waves of the same sizes have taken fill % of the pool.
+struct RwFig10Options {
+  RwBenchOptions common   = rw_malloc_defaults();
+  std::uint32_t min_bytes = 4;
+  std::vector<std::uint32_t> max_bytes{64, 1024, 8192};
+  std::vector<std::uint32_t> threads{1024, 16384, 262144, 1048576};
+  std::vector<double> fill_percent{0, 50, 90};
+};
+
+/// fig11 (RW Fig. 11): waves of N requests until a wave gets only nulls; utilization = bytes
+/// handed out / pool bytes, for each unit and request size (0: mixed sizes in [min, max]).
+struct RwFig11Options {
+  RwBenchOptions common = rw_malloc_defaults();  // pool_bytes 0 here: 256 MiB
+  std::vector<std::uint32_t> units{16, 64, 256};
+  std::vector<std::uint32_t> sizes{0, 24, 256, 1000, 4096, 6000};
+  std::uint32_t min_bytes = 4;
+  std::uint32_t max_bytes = 8192;
+  std::uint32_t threads   = 1u << 20;
+  std::uint32_t max_waves = 1000;
+};
+
+/// Bad arguments of fig8-11 that the command line cannot see alone (a size that is more pages of
+/// the unit than RW_malloc serves, min above max): std::invalid_argument with a one-line message.
+/// No GPU needed.
+void validate_rw_fig8(RwFig8Options const& o);
+void validate_rw_fig9(RwFig9Options const& o);
+void validate_rw_fig10(RwFig10Options const& o);
+void validate_rw_fig11(RwFig11Options const& o);
+
 /// Each returns the process exit status: 0 done, 1 a measurement found wrong output (a page handed
 /// out twice, a join result missing). Throws std::runtime_error (no GPU, CUDA errors) and
 /// core::precondition_error.
 int run_rw_fig7(RwFig7Options const& o);
 int run_rw_fig4(RwFig4Options const& o);
 int run_rw_fig12(RwFig12Options const& o);
+int run_rw_fig8(RwFig8Options const& o);
+int run_rw_fig9(RwFig9Options const& o);
+int run_rw_fig10(RwFig10Options const& o);
+int run_rw_fig11(RwFig11Options const& o);
 
 }  // namespace heaplab::bench

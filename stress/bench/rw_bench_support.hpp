@@ -1,5 +1,5 @@
 // Shared by the `heaplab_bench rw` figures (rw_bench.cu, rw_hash_join.cu): the pool size, the
-// statistics over runs, the CSV file, progress lines on stderr. Host code.
+// statistics over runs, the CSV file, progress lines on stderr, the wrong-output exit. Host code.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -95,6 +95,23 @@ inline std::string cell(double v, char const* format = "%.3f") {
 /// The seed of run r of cell c (distinct per run and cell, fixed by --seed).
 inline std::uint64_t run_seed(std::uint64_t seed, std::uint64_t cell_index, int run) {
   return seed * 1000003u + cell_index * 7919u + static_cast<std::uint64_t>(run);
+}
+
+/// A wave's output handed out a page twice or a page beyond the pool: the run is wrong.
+class wrong_output : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Runs a figure; a wrong output is exit status 1 with the reason on stderr.
+template <class F>
+int reporting_wrong_output(F&& f) {
+  try {
+    return f();
+  } catch (wrong_output const& e) {
+    std::fprintf(stderr, "heaplab_bench rw: WRONG OUTPUT: %s\n", e.what());
+    return 1;
+  }
 }
 
 }  // namespace heaplab::bench::rwb

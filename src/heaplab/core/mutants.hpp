@@ -60,7 +60,9 @@
   X(rw_malloc_rollback_all_bits)     \
   X(rw_preset_modulo)                \
   X(rw_queue_empty_keeps_decrement)  \
-  X(rw_cpu_slice_drops_last)
+  X(rw_cpu_slice_drops_last)         \
+  X(rw_size_class_floor_log2)        \
+  X(rw_size_class_carve_past_pool)
 
 namespace heaplab::core::mutant {
 namespace detail {

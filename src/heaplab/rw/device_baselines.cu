@@ -1,4 +1,4 @@
-// rw::DeviceQueue and rw::DeviceDirectOutput (device_baselines.hpp).
+// rw::DeviceQueue, rw::DeviceDirectOutput and rw::DeviceSizeClassQueue (device_baselines.hpp).
 #include "heaplab/rw/device_baselines.hpp"
 
 #include <cuda_runtime_api.h>
@@ -49,6 +49,24 @@ void validate_one_page_wave(std::vector<std::uint32_t> const& pages, std::uint32
   w.block_threads = block_threads;
   w.pages         = pages;
   validate_alloc_wave(c, w);
+}
+
+/// The size-class queue's initial rings: every slot empty for lap 0.
+__global__ void size_class_reset_kernel(std::uint64_t* slots, std::uint64_t n) {
+  std::uint64_t const stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride)
+    slots[i] = queue_detail::empty_slot(0);
+}
+
+/// Free wave of the size-class queue: thread i frees the chunk of a request of count[i] pages at
+/// first[i] (count 0: nothing).
+__global__ void size_class_free_kernel(SizeClassStorage s,
+                                       std::uint32_t const* first,
+                                       std::uint32_t const* count,
+                                       std::uint32_t n) {
+  std::uint64_t const i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i >= n || count[i] == 0) return;
+  SizeClassQueueRef<core::DeviceAtomics>(s).free(first[i], count[i]);
 }
 
 }  // namespace
@@ -176,5 +194,137 @@ float DeviceDirectOutput::last_wave_ms() const { return impl_->last_ms; }
 DirectOutputStorage DeviceDirectOutput::storage() const {
   return DirectOutputStorage{impl_->next.data(), impl_->capacity};
 }
+
+// ---------------------------------------------------------------- DeviceSizeClassQueue
+
+namespace {
+// The counters: 64 words (512 B) apart; ring c's head, tail, count at 3c, 3c + 1, 3c + 2, then
+// the bump counter.
+constexpr std::size_t kClassCounterSpacing = 64;
+}  // namespace
+
+struct DeviceSizeClassQueue::Impl {
+  std::uint32_t num_pages;
+  std::uint32_t num_classes;
+  std::uint64_t num_slots = 0;
+  cudart::device_buffer<std::uint64_t> slots;
+  cudart::device_buffer<std::uint64_t> counters;
+  float last_ms = 0;
+
+  Impl(std::uint32_t t, std::uint32_t c) : num_pages(t), num_classes(c) {
+    for (std::uint32_t k = 0; k < c; ++k) num_slots += class_ring_capacity(t, k);
+    slots    = cudart::device_buffer<std::uint64_t>(num_slots, "size-class rings");
+    counters = cudart::device_buffer<std::uint64_t>(kClassCounterSpacing * (3 * c + 1),
+                                                    "size-class counters");
+  }
+
+  [[nodiscard]] std::uint64_t* counter(std::uint32_t k) const {
+    return counters.data() + kClassCounterSpacing * k;
+  }
+
+  [[nodiscard]] SizeClassStorage storage() const {
+    SizeClassStorage s;
+    std::uint64_t slot = 0;
+    for (std::uint32_t c = 0; c < num_classes; ++c) {
+      std::uint32_t const capacity = class_ring_capacity(num_pages, c);
+      s.rings[c]                   = QueueStorage{slots.data() + slot,
+                                counter(3 * c),
+                                counter(3 * c + 1),
+                                counter(3 * c + 2),
+                                capacity,
+                                num_pages};
+      slot += capacity;
+    }
+    s.carved      = counter(3 * num_classes);
+    s.num_pages   = num_pages;
+    s.num_classes = num_classes;
+    return s;
+  }
+};
+
+DeviceSizeClassQueue::DeviceSizeClassQueue(std::uint32_t num_pages, std::uint32_t num_classes) {
+  HEAPLAB_EXPECTS(num_pages > 0, "DeviceSizeClassQueue: the pool needs at least one page (T = 0)");
+  HEAPLAB_EXPECTS(
+      num_pages <= kMaxPages,
+      "DeviceSizeClassQueue: T = " + std::to_string(num_pages) + " pages exceeds the limit");
+  HEAPLAB_EXPECTS(num_classes >= 1 && num_classes <= kMaxSizeClasses,
+                  "DeviceSizeClassQueue: " + std::to_string(num_classes) +
+                      " size classes (expected 1 .. " + std::to_string(kMaxSizeClasses) + ")");
+  impl_ = std::make_unique<Impl>(num_pages, num_classes);
+  reset();
+}
+
+DeviceSizeClassQueue::~DeviceSizeClassQueue()                                          = default;
+DeviceSizeClassQueue::DeviceSizeClassQueue(DeviceSizeClassQueue&&) noexcept            = default;
+DeviceSizeClassQueue& DeviceSizeClassQueue::operator=(DeviceSizeClassQueue&&) noexcept = default;
+
+std::uint32_t DeviceSizeClassQueue::num_pages() const { return impl_->num_pages; }
+std::uint32_t DeviceSizeClassQueue::num_classes() const { return impl_->num_classes; }
+std::uint32_t DeviceSizeClassQueue::max_request_pages() const {
+  return class_chunk_pages(impl_->num_classes - 1);
+}
+
+void DeviceSizeClassQueue::reset() {
+  impl_->counters.set_zero_async(nullptr);
+  size_class_reset_kernel<<<cudart::grid_size(impl_->num_slots, kBlock, 8192), kBlock>>>(
+      impl_->slots.data(), impl_->num_slots);
+  HEAPLAB_CHECK_LAUNCH();
+  HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
+}
+
+AllocResult DeviceSizeClassQueue::allocate(std::vector<std::uint32_t> const& pages,
+                                           std::uint32_t block_threads) {
+  HEAPLAB_EXPECTS(block_threads >= 32 && block_threads <= 1024 && block_threads % 32 == 0,
+                  "DeviceSizeClassQueue::allocate: block_threads " + std::to_string(block_threads) +
+                      " (expected a multiple of 32 in 32..1024)");
+  for (std::size_t i = 0; i < pages.size(); ++i)
+    HEAPLAB_EXPECTS(pages[i] <= max_request_pages(),
+                    "DeviceSizeClassQueue::allocate: thread " + std::to_string(i) + " asks for " +
+                        std::to_string(pages[i]) + " pages, more than the largest class's " +
+                        std::to_string(max_request_pages()));
+  SizeClassQueueSource const source{SizeClassQueueRef<core::DeviceAtomics>(impl_->storage())};
+  return detail::run_getpage_wave(source, pages, block_threads, 0, &impl_->last_ms);
+}
+
+void DeviceSizeClassQueue::free(FreeWave const& wave) {
+  HEAPLAB_EXPECTS(wave.first.size() == wave.count.size(),
+                  "DeviceSizeClassQueue::free: first and count differ in length");
+  for (std::size_t i = 0; i < wave.first.size(); ++i) {
+    if (wave.count[i] == 0) continue;
+    HEAPLAB_EXPECTS(
+        wave.count[i] <= max_request_pages() &&
+            std::uint64_t{wave.first[i]} + class_chunk_pages(size_class_of(wave.count[i])) <=
+                impl_->num_pages,
+        "DeviceSizeClassQueue::free: thread " + std::to_string(i) + " frees a chunk of " +
+            std::to_string(wave.count[i]) + " pages at " + std::to_string(wave.first[i]) +
+            ", not a chunk inside the pool");
+  }
+  auto const n   = static_cast<std::uint32_t>(wave.first.size());
+  impl_->last_ms = 0;
+  if (n == 0) return;
+  cudart::device_buffer<std::uint32_t> first(n, "free wave first"), count(n, "free wave count");
+  cudart::copy_to_device_async(first.data(), wave.first.data(), n, nullptr);
+  cudart::copy_to_device_async(count.data(), wave.count.data(), n, nullptr);
+  HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
+  detail::EventTimer timer;
+  timer.start();
+  size_class_free_kernel<<<static_cast<unsigned>(cudart::ceil_div(n, kBlock)), kBlock>>>(
+      impl_->storage(), first.data(), count.data(), n);
+  HEAPLAB_CHECK_LAUNCH();
+  impl_->last_ms = timer.stop();
+}
+
+std::int64_t DeviceSizeClassQueue::available(std::uint32_t c) const {
+  HEAPLAB_EXPECTS(c < impl_->num_classes, "DeviceSizeClassQueue::available: no such class");
+  return static_cast<std::int64_t>(cudart::value_to_host(impl_->counter(3 * c + 2)));
+}
+
+std::uint64_t DeviceSizeClassQueue::carved() const {
+  return cudart::value_to_host(impl_->counter(3 * impl_->num_classes));
+}
+
+float DeviceSizeClassQueue::last_wave_ms() const { return impl_->last_ms; }
+
+SizeClassStorage DeviceSizeClassQueue::storage() const { return impl_->storage(); }
 
 }  // namespace heaplab::rw

@@ -2,8 +2,11 @@
 //   DeviceQueue         the queue-based page allocator (queue_pool.hpp; --allocator queue)
 //   DeviceDirectOutput  DO, a global counter into an output buffer, pages never freed
 //                       (direct_output.hpp; RW sec. 5.2.3)
+//   DeviceSizeClassQueue the size-class queue, RW_malloc's figures' baseline (size_class_queue.hpp;
+//                       "queue" in fig8-11)
 // Their allocation waves run the same kernel as DevicePool's (rw/detail/wave.cuh), one page per
-// active thread, so the benchmarks compare like with like.
+// active thread (a chunk of pages[i] pages for the size-class queue), so the benchmarks compare
+// like with like.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +16,7 @@
 #include "heaplab/rw/backend.hpp"
 #include "heaplab/rw/direct_output.hpp"
 #include "heaplab/rw/queue_pool.hpp"
+#include "heaplab/rw/size_class_queue.hpp"
 
 namespace heaplab::rw {
 
@@ -64,6 +68,44 @@ class DeviceDirectOutput {
   [[nodiscard]] std::uint64_t counter() const;
   [[nodiscard]] float last_wave_ms() const;
   [[nodiscard]] DirectOutputStorage storage() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class DeviceSizeClassQueue {
+ public:
+  /// T pages (1 <= T <= kMaxPages) and C size classes (1 .. kMaxSizeClasses): requests of 1 ..
+  /// 2^(C-1) pages. Every ring empty, nothing carved. The rings take 8 bytes per slot, about
+  /// 16 T bytes in all.
+  DeviceSizeClassQueue(std::uint32_t num_pages, std::uint32_t num_classes);
+  ~DeviceSizeClassQueue();
+  DeviceSizeClassQueue(DeviceSizeClassQueue&&) noexcept;
+  DeviceSizeClassQueue& operator=(DeviceSizeClassQueue&&) noexcept;
+  DeviceSizeClassQueue(DeviceSizeClassQueue const&)            = delete;
+  DeviceSizeClassQueue& operator=(DeviceSizeClassQueue const&) = delete;
+
+  [[nodiscard]] std::uint32_t num_pages() const;
+  [[nodiscard]] std::uint32_t num_classes() const;
+  /// 2^(C-1).
+  [[nodiscard]] std::uint32_t max_request_pages() const;
+  /// Back to the initial state (rings empty, nothing carved), on the device.
+  void reset();
+  /// One kernel (the shared wave kernel): thread i with pages[i] != 0 gets the first page of a
+  /// chunk of 2^ceil(log2 pages[i]) pages, or kNoPage. Precondition (precondition_error):
+  /// pages[i] <= max_request_pages(), block_threads a multiple of 32 in 32..1024.
+  AllocResult allocate(std::vector<std::uint32_t> const& pages, std::uint32_t block_threads = 256);
+  /// One kernel: thread i frees the chunk a request of count[i] pages got at first[i] (count 0:
+  /// nothing). Each chunk must be held and named once (not checked); chunks inside the pool and
+  /// counts <= max_request_pages() (precondition_error).
+  void free(FreeWave const& wave);
+  /// At quiescence: chunks in ring c.
+  [[nodiscard]] std::int64_t available(std::uint32_t c) const;
+  /// At quiescence: the bump counter (pages carved, plus carves that overshot).
+  [[nodiscard]] std::uint64_t carved() const;
+  [[nodiscard]] float last_wave_ms() const;
+  [[nodiscard]] SizeClassStorage storage() const;
 
  private:
   struct Impl;

@@ -1,7 +1,8 @@
 // Page sources for GPU kernels: one functor type per allocator, each with
 //   __device__ GetPageResult operator()(PageRng& rng, std::uint32_t pages) const
 // so that one kernel template (the allocation wave, the hash-join probe) runs every allocator the
-// same way: the random-walk pool (RW, RW-BM, CoRW, RW_malloc), the queue baseline and DO. A thread
+// same way: the random-walk pool (RW, RW-BM, CoRW, RW_malloc), the queue baseline, its size-class
+// variant and DO. A thread
 // that asks for nothing does not call its source (how a wave expresses divergence; CoRW is
 // warp-collective among the lanes that call it).
 //
@@ -22,6 +23,7 @@
 #include "heaplab/rw/page_pool.hpp"
 #include "heaplab/rw/queue_pool.hpp"
 #include "heaplab/rw/rw_malloc.cuh"
+#include "heaplab/rw/size_class_queue.hpp"
 
 namespace heaplab::rw {
 
@@ -91,6 +93,14 @@ struct DirectOutputSource {
   DirectOutputRef<core::DeviceAtomics> ref;
   __device__ __forceinline__ GetPageResult operator()(PageRng&, std::uint32_t) const {
     return ref.get_page();
+  }
+};
+
+/// The size-class queue (size_class_queue.hpp): a chunk of 2^ceil(log2 pages) pages per call.
+struct SizeClassQueueSource {
+  SizeClassQueueRef<core::DeviceAtomics> ref;
+  __device__ __forceinline__ GetPageResult operator()(PageRng&, std::uint32_t pages) const {
+    return ref.get(pages);
   }
 };
 

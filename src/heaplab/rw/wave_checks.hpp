@@ -3,11 +3,13 @@
 // trap or a hang. Host only, plain C++17.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
+#include "heaplab/core/bitops.hpp"
 #include "heaplab/core/expects.hpp"
 #include "heaplab/rw/backend.hpp"
 #include "heaplab/rw/page_pool.hpp"
@@ -79,5 +81,55 @@ inline void check_free_wave_pages(PoolConfig const& c,
     }
   }
 }
+
+/// The pages a benchmark run's requests hold (the output check of `heaplab_bench rw fig8` ..
+/// `fig11`, docs/rw.md "Benchmarks"): one bit per page of a pool of T pages. take(first, count)
+/// records the run [first, first + count) of one successful request and answers "" if it is inside
+/// the pool and disjoint from every run taken since the last clear(), otherwise the violation
+/// (and records nothing). O(count / 64 + 1) per run.
+class RunLedger {
+ public:
+  explicit RunLedger(std::uint32_t num_pages) : t_(num_pages), bits_((num_pages + 63) / 64, 0) {}
+
+  void clear() {
+    std::fill(bits_.begin(), bits_.end(), 0);
+    held_ = 0;
+  }
+
+  [[nodiscard]] std::string take(std::uint32_t first, std::uint32_t count) {
+    std::uint64_t const end = std::uint64_t{first} + count;
+    // The message only on a violation: take() runs once per request of a wave (2^20 and more).
+    auto const run = [&] {
+      return "pages " + std::to_string(first) + ".." + std::to_string(end - 1);
+    };
+    if (count == 0) return "an empty run at page " + std::to_string(first);
+    if (end > t_) return run() + " reach beyond the pool (T = " + std::to_string(t_) + ")";
+    for (std::uint64_t w = first / 64; w * 64 < end; ++w) {
+      std::uint64_t const overlap = bits_[w] & mask(w, first, end);
+      if (overlap != 0)
+        return run() + ": page " + std::to_string(w * 64 + core::find_first_set(overlap)) +
+               " is already held by another request";
+    }
+    for (std::uint64_t w = first / 64; w * 64 < end; ++w) bits_[w] |= mask(w, first, end);
+    held_ += count;
+    return "";
+  }
+
+  /// Pages taken since the last clear().
+  [[nodiscard]] std::uint64_t held_pages() const { return held_; }
+
+ private:
+  /// The bits of word w that lie in [first, end).
+  static std::uint64_t mask(std::uint64_t w, std::uint64_t first, std::uint64_t end) {
+    std::uint64_t const lo       = std::max(first, w * 64) - w * 64;
+    std::uint64_t const hi       = std::min(end, w * 64 + 64) - w * 64;
+    std::uint64_t const below_hi = hi == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << hi) - 1;
+    return below_hi & ~((std::uint64_t{1} << lo) - 1);
+  }
+
+  std::uint64_t t_;
+  std::vector<std::uint64_t> bits_;
+  std::uint64_t held_ = 0;
+};
 
 }  // namespace heaplab::rw
