@@ -60,7 +60,8 @@
   X(rw_malloc_rollback_all_bits)     \
   X(rw_preset_modulo)                \
   X(rw_queue_empty_keeps_decrement)  \
-  X(rw_cpu_slice_drops_last)
+  X(rw_cpu_slice_drops_last)         \
+  X(rw_queue_slot_relaxed)
 
 namespace heaplab::core::mutant {
 namespace detail {
