@@ -137,6 +137,12 @@ TEST(RwAnalysis, OccupancyModelIsEq2ForOneBitAndEq4ForOneRequest) {
                   0.02 * analysis::tas_variance(t, a, 100, w) + 1e-9);
     }
   }
+  // Collisions: for w = 1 the rate is RW sec. 3.2.2's A / T; a word with one free page makes two
+  // walkers target the same page for sure, so at N = A (the last pages alone in their words) the
+  // rate is the fraction of non-full words.
+  EXPECT_NEAR(analysis::rw_bm_occupancy(t, t / 100, 100, 1).collide_rate, 0.01, 1e-6);
+  EXPECT_GT(analysis::rw_bm_occupancy(t, t / 2, 100, 32).collide_rate, 0.1);
+  EXPECT_LT(analysis::rw_bm_occupancy(t, t / 2, 100, 32).collide_rate, 0.15);
   // The end state: N = A empties every word, so (nearly: the mean field's last request) all are
   // full; N = A / 2 leaves more full words than independent placement, ((T - A/2) / T)^w.
   EXPECT_NEAR(analysis::rw_bm_occupancy(4096, 64, 64, 32).full_end, 1.0, 2e-3);

@@ -9,7 +9,9 @@
 //  - RW / RW-BM TAS within 5 standard errors (tas_variance or between runs, the larger) plus a
 //    collision allowance of the occupancy model, and of Eq. 4 up to the model's own error
 //    (occupancy - Eq. 4, Eq. 4 underestimates RW-BM when N approaches A);
-//  - mean warp-max WAS below Eq. 5 (or the occupancy model's bound where higher) + 5 SE;
+//  - mean warp-max WAS below Eq. 5 (or the occupancy model's bound where higher) + 32 lanes'
+//    collision allowance + 5 SE (the first steps of all 5000 threads overlap on the GPU: at
+//    A/T = 50 % a few walkers read the same word and target the same page);
 //  - CoRW: per-lane TAS at most RW-BM's, WAS below RW-BM's bound, WAS - TAS <= 0.05 at >= 10 %;
 //  - Theorem 1 (A = N): TAS_RW / TAS_RWBM against Eq. 2 / occupancy model (~ w); Theorem 2
 //    (N = 5000, A = 5243): WAS_RWBM / (WAS_RW / w + (w - 1) / (2w)) against the bounds' ratio.

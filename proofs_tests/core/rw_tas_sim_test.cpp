@@ -27,17 +27,58 @@ rw::PoolConfig sim_config(rt::TasCell const& c) {
   return cfg;
 }
 
-rw::AllocResult simulate(rt::TasCell const& c, std::uint64_t preset_seed, std::uint64_t seed) {
+rw::AllocResult simulate_with(rt::TasCell const& c,
+                              std::uint64_t preset_seed,
+                              std::uint64_t seed,
+                              rt::detail::Overlap overlap) {
   rw::PoolConfig const cfg = sim_config(c);
-  return c.word_bits() == 64
-             ? rt::simulate_wave<std::uint64_t>(cfg, c.algorithm, c.a, preset_seed, c.n, seed)
-             : rt::simulate_wave<std::uint32_t>(cfg, c.algorithm, c.a, preset_seed, c.n, seed);
+  return c.word_bits() == 64 ? rt::simulate_wave<std::uint64_t>(
+                                   cfg, c.algorithm, c.a, preset_seed, c.n, seed, overlap)
+                             : rt::simulate_wave<std::uint32_t>(
+                                   cfg, c.algorithm, c.a, preset_seed, c.n, seed, overlap);
+}
+
+rw::AllocResult simulate(rt::TasCell const& c, std::uint64_t preset_seed, std::uint64_t seed) {
+  return simulate_with(c, preset_seed, seed, rt::detail::Overlap::one_by_one);
 }
 
 TEST(RwTasSim, TheGpuTableHoldsOnTheHostSimulation) {
-  // 4 runs per cell (8 for RW), as the GPU test's 8 (16): the tolerances scale with the runs.
+  // 4 runs per cell (8 for RW), as the GPU test's 8 (16): the tolerances scale with the runs. Both
+  // extremes of overlap: the GPU's wave lies between them.
   rt::Failures const f = rt::run_tas_table(simulate, 4, 8);
   EXPECT_TRUE(f.empty()) << f.size() << " failures, the first: " << f.front();
+  auto const together = [](rt::TasCell const& c, std::uint64_t preset_seed, std::uint64_t seed) {
+    return simulate_with(c, preset_seed, seed, rt::detail::Overlap::together);
+  };
+  rt::Failures const g = rt::run_tas_table(together, 4, 8);
+  EXPECT_TRUE(g.empty()) << g.size() << " failures, the first: " << g.front();
+}
+
+TEST(RwTasSim, StepCandidateIsTheWalksStep) {
+  // The together mode's step (step_candidate, then claim_bits) against get_page_* bounded to one
+  // step, on two copies of the same pool with the same random numbers, 2000 steps each (about
+  // 100 claims at 200 free pages of 4096: both outcomes often).
+  for (rw::Algorithm a : {rw::Algorithm::rw, rw::Algorithm::rw_bm}) {
+    rt::TasCell const c{a, 32, 1u << 12, 200, 1};
+    rw::PoolConfig cfg = sim_config(c);
+    cfg.max_steps      = 1;
+    rw::HostPool<std::uint32_t> x(cfg), y(cfg);
+    rt::preset_free_like_device(x, c.a, 3);
+    rt::preset_free_like_device(y, c.a, 3);
+    auto const rx = x.ref<core::HostAtomics>();
+    auto const ry = y.ref<core::HostAtomics>();
+    rw::PageRng gx{11}, gy{11};
+    for (int k = 0; k < 2000; ++k) {
+      rw::GetPageResult const g = a == rw::Algorithm::rw ? rx.get_page_rw(gx) : rx.get_page_bm(gx);
+      rt::detail::Candidate const cd = rt::detail::step_candidate(ry, a, gy);
+      bool const won                 = cd.ok && ry.claim_bits(cd.word, 1u << cd.bit) != 0;
+      ASSERT_EQ(g.ok(), won) << "step " << k;
+      if (won) {
+        EXPECT_EQ(g.page, cd.word * 32 + cd.bit);
+      }
+      ASSERT_EQ(gx.state, gy.state);
+    }
+  }
 }
 
 TEST(RwTasSim, TheTableRejectsRwBmReadingHalfTheWord) {
@@ -111,7 +152,7 @@ TEST(RwTasChecks, WasAboveTheBoundFails) {
   double const limit = rt::was_limit(c);
   rt::Failures ok, bad, none;
   rt::check_was(c, fake(3, limit * 0.95), ok);
-  rt::check_was(c, fake(3, limit * 1.3), bad);
+  rt::check_was(c, fake(3, limit * 2), bad);  // above even with 32 lanes of collisions
   EXPECT_TRUE(ok.empty());
   EXPECT_FALSE(bad.empty());
   rt::check_was({rw::Algorithm::rw_bm, 64, 1u << 20, 5000, 5000}, fake(3, 1e9), none);

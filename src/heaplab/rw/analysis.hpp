@@ -112,6 +112,12 @@ struct OccupancyModel {
   double tas          = 0;  // (1/N) sum_j 1 / p_j: TAS, as Eq. 4 with p_j from the occupancy
   double tas_variance = 0;  // (1/N^2) sum_j (1 - p_j) / p_j^2, as tas_variance
   double full_end     = 0;  // the fraction of full words after the N requests
+  /// The largest, over the requests, probability that a second walker reading the same random
+  /// word in the same step targets the same page as the first: sum_{k>=1} (h_k / words) x
+  /// min(1, 2 / (k + 1)) (two random rotations over k free bits placed at random pick the same
+  /// one with probability ~ the sum of the squared gaps, 2 / (k + 1)). w = 1: A / T at the
+  /// start, RW sec. 3.2.2's factor.
+  double collide_rate = 0;
 };
 
 inline OccupancyModel rw_bm_occupancy(std::uint64_t t,
@@ -130,6 +136,9 @@ inline OccupancyModel rw_bm_occupancy(std::uint64_t t,
   }
   OccupancyModel m;
   for (std::uint64_t j = 0; j < n; ++j) {
+    double rate = 0;
+    for (unsigned k = 1; k <= w; ++k) rate += h[k] / words * std::min(1.0, 2.0 / (k + 1.0));
+    m.collide_rate       = std::max(m.collide_rate, rate);
     double const nonfull = words - h[0];
     double const p       = nonfull / words;
     m.tas += 1.0 / p;
