@@ -5,6 +5,7 @@
 //   core_explore --workload heap --workload-seed 7 --strategy exhaustive --bound 2
 //   core_explore --workload heap-weak --memory-model release_acquire   weak-memory mode
 //   core_explore --workload rw --runs 20000                   random-walk page pool (issue 11)
+//   core_explore --workload queue --runs 20000                its queue baseline (queue-weak: weak)
 //
 // Built from the real protocol; configure with -DHEAPLAB_MUTANT=<name> to explore a planted bug
 // (docs/mutants.md).
@@ -41,9 +42,18 @@ int main(int argc, char** argv) {
          "CoRW "
          "warps in a third of the others) or "
          "rw-weak (rw with the page words checked "
-         "for stale reads; weak-memory mode by default)")
-      ->check(
-          CLI::IsMember({"heap", "heap_k", "bitmap", "turnover", "heap-weak", "rw", "rw-weak"}));
+         "for stale reads; weak-memory mode by default), queue (the queue baseline of the "
+         "random-walk paper on a ring of 2-6 slots) or queue-weak (queue with the page words "
+         "checked for stale reads; weak-memory mode by default)")
+      ->check(CLI::IsMember({"heap",
+                             "heap_k",
+                             "bitmap",
+                             "turnover",
+                             "heap-weak",
+                             "rw",
+                             "rw-weak",
+                             "queue",
+                             "queue-weak"}));
   app.add_option("--memory-model",
                  memory_model,
                  "sequential_consistency (sc: every load reads the latest store; the default "

@@ -9,6 +9,8 @@
 //               consistent mode must NOT find the bug (it is a missing release/acquire)
 //   "rw"        random-walk page pool workloads (issue 11), default exploration
 //   "rw-weak"   rw with observed page words, as heap-weak
+//   "queue"     the queue baseline on a tiny ring (issue 11), default exploration
+//   "queue-weak" queue with observed page words, as heap-weak
 // (proofs_tests/core/CMakeLists.txt). The same budgets find nothing in the real protocol
 // (explorer_test.cpp, DefaultBudgetFindsNothingInTheRealProtocol and
 // WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol).

@@ -10,6 +10,7 @@
 
 #include "harness/bitmap_workload.hpp"
 #include "harness/heap_workload.hpp"
+#include "harness/queue_workload.hpp"
 #include "harness/rw_workload.hpp"
 #include "harness/workload_gen.hpp"
 #include "heaplab/sched/explore.hpp"
@@ -23,11 +24,24 @@ namespace heaplab::harness {
 /// (sched::MemoryModel::release_acquire; docs/explorer.md "Weak memory").
 /// rw: random_rw_workload(seed), the random-walk page pool (RW, RW-BM 32/64; rw_workload.hpp);
 /// rw-weak: the same with observed page words (weak-memory mode).
-enum class WorkloadKind : std::uint8_t { heap, heap_k, bitmap, turnover, heap_weak, rw, rw_weak };
+/// queue: random_queue_workload(seed), the queue baseline on a tiny ring (queue_workload.hpp);
+/// queue-weak: the same with observed page words (weak-memory mode).
+enum class WorkloadKind : std::uint8_t {
+  heap,
+  heap_k,
+  bitmap,
+  turnover,
+  heap_weak,
+  rw,
+  rw_weak,
+  queue,
+  queue_weak
+};
 
 /// The workloads whose default memory model is the weak-memory mode (release_acquire).
 inline bool is_weak_workload(WorkloadKind k) {
-  return k == WorkloadKind::heap_weak || k == WorkloadKind::rw_weak;
+  return k == WorkloadKind::heap_weak || k == WorkloadKind::rw_weak ||
+         k == WorkloadKind::queue_weak;
 }
 
 inline WorkloadKind workload_kind_from_string(std::string const& s) {
@@ -38,9 +52,11 @@ inline WorkloadKind workload_kind_from_string(std::string const& s) {
   if (s == "heap-weak") return WorkloadKind::heap_weak;
   if (s == "rw") return WorkloadKind::rw;
   if (s == "rw-weak") return WorkloadKind::rw_weak;
+  if (s == "queue") return WorkloadKind::queue;
+  if (s == "queue-weak") return WorkloadKind::queue_weak;
   throw std::invalid_argument("unknown workload '" + s +
-                              "' (expected heap, heap_k, bitmap, turnover, heap-weak, rw or "
-                              "rw-weak)");
+                              "' (expected heap, heap_k, bitmap, turnover, heap-weak, rw, "
+                              "rw-weak, queue or queue-weak)");
 }
 
 /// The heap-weak workload of a seed.
@@ -69,6 +85,10 @@ inline sched::ProgramFactory workload_factory(
         return make_rw_program(random_rw_workload(ws));
       case WorkloadKind::rw_weak:
         return make_rw_program(random_rw_weak_workload(ws));
+      case WorkloadKind::queue:
+        return make_queue_program(random_queue_workload(ws));
+      case WorkloadKind::queue_weak:
+        return make_queue_program(random_queue_weak_workload(ws));
       case WorkloadKind::turnover:
         break;
     }
@@ -91,6 +111,10 @@ inline std::string describe_workload(WorkloadKind kind, std::uint64_t workload_s
     os << random_rw_workload(workload_seed);
   else if (kind == WorkloadKind::rw_weak)
     os << random_rw_weak_workload(workload_seed);
+  else if (kind == WorkloadKind::queue)
+    os << random_queue_workload(workload_seed);
+  else if (kind == WorkloadKind::queue_weak)
+    os << random_queue_weak_workload(workload_seed);
   else
     os << turnover_workload();
   return os.str();

@@ -62,7 +62,8 @@
   X(rw_queue_empty_keeps_decrement)  \
   X(rw_cpu_slice_drops_last)         \
   X(rw_size_class_floor_log2)        \
-  X(rw_size_class_carve_past_pool)
+  X(rw_size_class_carve_past_pool)   \
+  X(rw_queue_slot_relaxed)
 
 namespace heaplab::core::mutant {
 namespace detail {

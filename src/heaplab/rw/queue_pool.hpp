@@ -3,7 +3,8 @@
 // concurrent requests; Ouroboros-style allocators keep such queues, RW sec. 2). Written by us, not
 // taken from any allocator's code. Called "queue" everywhere (CLI: --allocator queue).
 // Header-only, __host__ __device__ over an atomics policy A of core/atomics.hpp, so the same code
-// runs in kernels (DeviceAtomics), on std::threads (HostAtomics) and, later, under the explorer.
+// runs in kernels (DeviceAtomics), on std::threads (HostAtomics) and under the explorer (workloads
+// queue and queue-weak, proofs_tests/core/harness/queue_workload.hpp).
 //
 // State: a ring of C >= T slots of free page ids, and three 64-bit counters:
 //   head   tickets handed to GETPAGE (fetch_add: the request's place in the queue)
@@ -96,6 +97,15 @@ HEAPLAB_HD_INLINE constexpr std::uint32_t slot_code(std::uint64_t word) {
   return static_cast<std::uint32_t>(word >> 32);
 }
 
+/// FREEPAGE's slot write (the compare-exchange that makes the slot full): release, paired with
+/// GETPAGE's acquire load of the slot, so the page's previous owner's accesses happen before the
+/// next owner's. MUTANT rw_queue_slot_relaxed: relaxed, so the next owner does not synchronize
+/// with the previous one (found only by the explorer's weak-memory mode, workload queue-weak).
+HEAPLAB_HD_INLINE constexpr core::MemoryOrder slot_publish_order() {
+  return core::mutant::rw_queue_slot_relaxed ? core::MemoryOrder::relaxed
+                                             : core::MemoryOrder::release;
+}
+
 }  // namespace queue_detail
 
 /// Slot i of a ring whose first `filled` slots hold pages page_of(0), ..., page_of(filled - 1)
@@ -150,7 +160,7 @@ class QueueRef {
     std::uint64_t expected    = queue_detail::empty_slot(lap);
     // Waits for the reader of ticket t - C (the slot's previous lap) to empty the slot.
     while (!A::compare_exchange(
-        cell, expected, queue_detail::full_slot(lap, p), core::MemoryOrder::release)) {
+        cell, expected, queue_detail::full_slot(lap, p), queue_detail::slot_publish_order())) {
       expected = queue_detail::empty_slot(lap);
       A::backoff(core::Backoff::until_memory_changes);
     }

@@ -1,0 +1,352 @@
+// The queue baseline (rw/queue_pool.hpp, RW sec. 3.2.1) under the controlled scheduler (issue 11;
+// docs/rw.md "Baselines"): 2-4 logical threads run getpage / freepage / hand-over lists (the rw
+// workload's ops, RwOp) on a tiny ring (capacity C = 2-6, T = 1..C pages, all in the ring at the
+// start), so tickets wrap the ring several laps in one run. Checks:
+//   - the model (model::PageModel) is the ownership log, as in rw_workload.hpp: a page is held
+//     after get_page returned it and free before free_page starts, so a correct queue can never
+//     trip it; it rejects a page handed out twice (or >= T) and a free by a thread that does not
+//     hold the page. A null is legal at any time (a snapshot of count, queue_pool.hpp); it must
+//     have taken exactly one step, a page at least one;
+//   - at a mid-run barrier and after the drain (quiescence) the ring is consistent with the model
+//     (queue_state_problems): count = tail - head = the free pages, tail - head <= C, the slots of
+//     tickets head .. tail - 1 are full in their lap and hold exactly the model's free pages, every
+//     other slot is empty for the lap of the next ticket that uses it;
+//   - observed_pages (queue-weak, the weak-memory mode): a payload word per page written by each
+//     owner through the policy (relaxed); every new owner must read the last value written (the
+//     free's release compare-exchange on the slot pairs with the request's acquire load).
+// Header-only: mutant test targets compile it with their HEAPLAB_MUTANT_* name.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/rw_workload.hpp"
+#include "heaplab/core/atomics.hpp"
+#include "heaplab/core/cookie.hpp"
+#include "heaplab/model/page_model.hpp"
+#include "heaplab/rw/queue_pool.hpp"
+#include "heaplab/sched/controlled_run.hpp"
+#include "heaplab/sched/strategy.hpp"
+
+namespace heaplab::harness {
+
+struct QueueWorkload {
+  std::uint32_t num_pages = 1;  // T, all in the ring at the start (pages 0 .. T - 1)
+  std::uint32_t capacity  = 2;  // C >= T
+  std::vector<std::vector<RwOp>> threads;
+  std::uint32_t mailbox_cells = 1;
+  bool observed_pages         = false;
+};
+
+inline std::ostream& operator<<(std::ostream& os, QueueWorkload const& w) {
+  os << "QueueWorkload{T=" << w.num_pages << ", C=" << w.capacity
+     << ", mailbox cells=" << w.mailbox_cells << (w.observed_pages ? ", pages=observed" : "")
+     << ", threads:";
+  static char const* const names[] = {" get", " free(#", " give(cell ", " take+free(cell "};
+  for (std::size_t i = 0; i < w.threads.size(); ++i) {
+    os << "\n  T" << i << ":";
+    for (auto const& op : w.threads[i]) {
+      os << names[static_cast<int>(op.kind)];
+      if (op.kind != RwOp::Kind::get) os << op.arg << ")";
+    }
+  }
+  return os << "}";
+}
+
+/// The queue workload of a seed: C = 2..6, T = 1..C, 2-4 threads of 2-6 ops (half getpage, the
+/// rest free one of mine, give one through a mailbox cell, take one and free it), 1-2 cells.
+inline QueueWorkload random_queue_workload(std::uint64_t seed) {
+  sched::SplitMix64 rng(core::splitmix64(seed ^ 0x5155'4555'4551ull));
+  QueueWorkload w;
+  w.capacity      = 2 + static_cast<std::uint32_t>(rng.below(5));
+  w.num_pages     = 1 + static_cast<std::uint32_t>(rng.below(w.capacity));
+  w.mailbox_cells = 1 + static_cast<std::uint32_t>(rng.below(2));
+  w.threads.resize(2 + rng.below(3));
+  for (auto& ops : w.threads) {
+    std::uint32_t const count = 2 + static_cast<std::uint32_t>(rng.below(5));
+    for (std::uint32_t k = 0; k < count; ++k) {
+      std::uint64_t const r = rng.below(10);
+      RwOp op;
+      op.kind = r < 5   ? RwOp::Kind::get
+                : r < 7 ? RwOp::Kind::free_own
+                : r < 8 ? RwOp::Kind::give
+                        : RwOp::Kind::take_and_free;
+      op.arg  = op.kind == RwOp::Kind::free_own
+                    ? static_cast<std::uint32_t>(rng.below(4))
+                    : static_cast<std::uint32_t>(rng.below(w.mailbox_cells));
+      ops.push_back(op);
+    }
+  }
+  return w;
+}
+
+/// The queue-weak workload of a seed: the queue workload with observed page payloads.
+inline QueueWorkload random_queue_weak_workload(std::uint64_t seed) {
+  QueueWorkload w  = random_queue_workload(seed);
+  w.observed_pages = true;
+  return w;
+}
+
+/// The ring's state at quiescence: the slot words and the three counters.
+struct QueueState {
+  std::vector<std::uint64_t> slots;
+  std::uint64_t head = 0, tail = 0, count = 0;
+};
+
+/// What is inconsistent in `s` (quiescent: no request or free in flight) given the pages the
+/// model says are free (in the ring); empty if nothing. The rules are queue_pool.hpp's header.
+inline std::vector<std::string> queue_state_problems(QueueState const& s,
+                                                     std::set<std::uint32_t> const& free_pages) {
+  namespace qd = rw::queue_detail;
+  std::vector<std::string> out;
+  auto const cap = static_cast<std::uint64_t>(s.slots.size());
+  if (s.tail < s.head || s.tail - s.head > cap)
+    return {"queue: head " + std::to_string(s.head) + " and tail " + std::to_string(s.tail) +
+            " do not leave 0.." + std::to_string(cap) + " pages in the ring"};
+  std::uint64_t const in_ring = s.tail - s.head;
+  if (static_cast<std::int64_t>(s.count) != static_cast<std::int64_t>(in_ring))
+    out.push_back("queue: count " + std::to_string(static_cast<std::int64_t>(s.count)) +
+                  " but tail - head = " + std::to_string(in_ring) + " pages in the ring");
+  if (in_ring != free_pages.size())
+    out.push_back("queue: " + std::to_string(in_ring) + " pages in the ring but the model has " +
+                  std::to_string(free_pages.size()) + " free");
+  std::multiset<std::uint32_t> seen;
+  for (std::uint64_t k = 0; k < cap; ++k) {
+    std::uint64_t const ticket = s.head + k;  // the next ticket of slot ticket % C
+    std::uint64_t const word   = s.slots[ticket % cap];
+    bool const full            = k < in_ring;
+    std::uint64_t const lap    = ticket / cap;
+    if (qd::slot_code(word) != qd::slot_code(full ? qd::full_slot(lap, 0) : qd::empty_slot(lap)))
+      out.push_back("queue: slot " + std::to_string(ticket % cap) + " should be " +
+                    (full ? "full" : "empty") + " for lap " + std::to_string(lap) + " (ticket " +
+                    std::to_string(ticket) + "), its code is " +
+                    std::to_string(qd::slot_code(word)));
+    else if (full)
+      seen.insert(static_cast<std::uint32_t>(word));
+  }
+  if (out.empty() && !std::equal(seen.begin(), seen.end(), free_pages.begin(), free_pages.end()))
+    out.push_back("queue: the ring's pages are not the model's free pages");
+  return out;
+}
+
+/// One execution of a queue workload with atomics policy A.
+template <class A>
+class QueueRun {
+ public:
+  explicit QueueRun(QueueWorkload workload)
+      : w_(std::move(workload)),
+        queue_(w_.num_pages, w_.capacity, w_.num_pages),
+        storage_(queue_.storage()),
+        ref_(storage_),
+        model_(w_.num_pages),
+        mailbox_(w_.mailbox_cells, 0),
+        payload_(w_.num_pages, 0) {}
+
+  [[nodiscard]] model::PageModel const& model() const { return model_; }
+
+  /// The body of logical thread i (the rw workload's ops; no RW_malloc).
+  void thread_body(std::uint32_t i) {
+    std::vector<Held> mine;
+    for (RwOp const& op : w_.threads[i]) {
+      if (op.kind == RwOp::Kind::get) get(i, mine);
+      if (op.kind == RwOp::Kind::free_own && !mine.empty())
+        free_held(i, take_held(mine, mine.size() - 1 - op.arg % mine.size()));
+      if (op.kind == RwOp::Kind::give && !mine.empty()) give(i, take_held(mine, 0), op.arg);
+      if (op.kind == RwOp::Kind::take_and_free) take_and_free(i, op.arg);
+    }
+    barrier();
+    while (!mine.empty()) free_held(i, take_held(mine, mine.size() - 1));
+    for (std::uint32_t c = 0; c < w_.mailbox_cells; ++c) take_and_free(i, c);
+  }
+
+  /// After every thread finished: every page back in the ring, the ring consistent.
+  std::vector<std::string> final_check() {
+    std::vector<std::string> out = state_now("the end");
+    if (model_.free_count() != w_.num_pages)
+      out.push_back("after the drain " + std::to_string(model_.free_count()) + " of " +
+                    std::to_string(w_.num_pages) + " pages are free");
+    return out;
+  }
+
+  [[nodiscard]] std::string describe(void const* a) const {
+    rw::QueueStorage const& s = storage_;
+    auto const p              = reinterpret_cast<std::uintptr_t>(a);
+    auto const slots          = reinterpret_cast<std::uintptr_t>(s.slots);
+    if (p >= slots && p < slots + s.capacity * 8u)
+      return "slot[" + std::to_string((p - slots) / 8) + "]";
+    if (a == s.head) return "head";
+    if (a == s.tail) return "tail";
+    if (a == s.count) return "count";
+    auto const m = reinterpret_cast<std::uintptr_t>(mailbox_.data());
+    if (p >= m && p < m + mailbox_.size() * 8)
+      return "mailbox[" + std::to_string((p - m) / 8) + "]";
+    auto const o = reinterpret_cast<std::uintptr_t>(payload_.data());
+    if (p >= o && p < o + payload_.size() * 8) return "page[" + std::to_string((p - o) / 8) + "]";
+    if (a == &arrivals_) return "barrier.arrivals";
+    if (a == &open_) return "barrier.open";
+    return {};
+  }
+
+ private:
+  struct Held {
+    std::uint32_t page    = 0;
+    std::uint64_t payload = 0;
+  };
+
+  std::uint32_t num_threads() const { return static_cast<std::uint32_t>(w_.threads.size()); }
+  std::uint32_t mailbox_owner() const { return num_threads(); }
+
+  static Held take_held(std::vector<Held>& mine, std::size_t idx) {
+    Held const h = mine[idx];
+    mine.erase(mine.begin() + static_cast<std::ptrdiff_t>(idx));
+    return h;
+  }
+
+  template <class F>
+  void with_model(F&& f) {
+    std::lock_guard<std::mutex> lock(model_mutex_);
+    try {
+      f();
+    } catch (std::exception const& e) {
+      throw RwHarnessFailure(std::string("model: ") + e.what());
+    }
+  }
+
+  void get(std::uint32_t i, std::vector<Held>& mine) {
+    rw::GetPageResult const r = ref_.get_page();
+    if (r.steps == 0 || (!r.ok() && r.steps != 1))
+      throw RwHarnessFailure("queue getpage took " + std::to_string(r.steps) + " steps (page " +
+                             (r.ok() ? std::to_string(r.page) : std::string("null")) +
+                             "; a null takes exactly 1)");
+    std::uint64_t id = 0;
+    with_model([&] {
+      model_.get_page(i, r.page);
+      id = ++requests_;
+    });
+    if (!r.ok()) return;
+    Held h{r.page, core::cookie_of((std::uint64_t{i} << 32) | id)};
+    if (w_.observed_pages) (void)read_as_new_owner(r.page, "getpage");
+    write_payload(r.page, h.payload);
+    mine.push_back(h);
+  }
+
+  void free_held(std::uint32_t i, Held const& h) {
+    if (read_payload(h.page) != h.payload)
+      throw RwHarnessFailure("payload of page " + std::to_string(h.page) +
+                             " was overwritten while held (a page handed to two owners)");
+    with_model([&] { model_.free_page(i, h.page); });  // before the free: reuse may follow
+    ref_.free_page(h.page);
+  }
+
+  /// Hands the page over through a mailbox cell; if the cell is occupied, frees it instead.
+  void give(std::uint32_t i, Held const& h, std::uint32_t cell) {
+    with_model([&] { model_.hand_over(i, mailbox_owner(), h.page); });  // before it is visible
+    std::uint64_t expected = 0;
+    if (!A::compare_exchange(
+            &mailbox_[cell], expected, std::uint64_t{h.page} + 1u, core::MemoryOrder::acq_rel)) {
+      with_model([&] { model_.hand_over(mailbox_owner(), i, h.page); });
+      free_held(i, h);
+    }
+  }
+
+  void take_and_free(std::uint32_t i, std::uint32_t cell) {
+    std::uint64_t const v =
+        A::exchange(&mailbox_[cell], std::uint64_t{0}, core::MemoryOrder::acq_rel);
+    if (v == 0) return;
+    auto const page = static_cast<std::uint32_t>(v - 1);
+    with_model([&] { model_.hand_over(mailbox_owner(), i, page); });
+    Held h{page, w_.observed_pages ? read_as_new_owner(page, "take") : read_payload(page)};
+    h.payload ^= 1u;
+    write_payload(page, h.payload);
+    free_held(i, h);
+  }
+
+  std::uint64_t read_payload(std::uint32_t p) {
+    if (!w_.observed_pages) return payload_[p];
+    return A::load(&payload_[p], core::MemoryOrder::relaxed);
+  }
+  void write_payload(std::uint32_t p, std::uint64_t v) {
+    if (!w_.observed_pages)
+      payload_[p] = v;
+    else
+      A::store(&payload_[p], v, core::MemoryOrder::relaxed);
+  }
+  /// observed_pages: the new owner must read the last value written to the page's word.
+  std::uint64_t read_as_new_owner(std::uint32_t p, char const* how) {
+    std::uint64_t const seen = read_payload(p);
+    std::uint64_t const last = core::HostAtomics::load(&payload_[p], core::MemoryOrder::relaxed);
+    if (seen != last)
+      throw RwHarnessFailure(std::string("queue ") + how + " of page " + std::to_string(p) +
+                             ": the new owner reads the page word as " + std::to_string(seen) +
+                             " but the last write stored " + std::to_string(last) +
+                             ": the previous owner's accesses do not happen before the new "
+                             "owner's (a missing release/acquire on the slot)");
+    return seen;
+  }
+
+  std::vector<std::string> state_now(char const* where) {
+    rw::QueueStorage const& s = storage_;
+    QueueState q;
+    q.slots.assign(s.slots, s.slots + s.capacity);
+    q.head  = *s.head;
+    q.tail  = *s.tail;
+    q.count = *s.count;
+    std::lock_guard<std::mutex> lock(model_mutex_);
+    std::set<std::uint32_t> free_pages;
+    for (std::uint32_t p = 0; p < w_.num_pages; ++p)
+      if (model_.is_free(p)) free_pages.insert(p);
+    std::vector<std::string> out;
+    for (auto const& v : queue_state_problems(q, free_pages))
+      out.push_back(std::string(where) + ": " + v);
+    return out;
+  }
+
+  /// All threads meet; the last to arrive checks the ring while the others wait (quiescent).
+  void barrier() {
+    std::uint32_t const arrived =
+        A::fetch_add(&arrivals_, std::uint32_t{1}, core::MemoryOrder::acq_rel) + 1u;
+    if (arrived == num_threads()) {
+      auto const found = state_now("the barrier");
+      if (!found.empty()) {
+        std::string all;
+        for (auto const& f : found) all += (all.empty() ? "" : "\n") + f;
+        throw RwHarnessFailure(all);
+      }
+      A::store(&open_, std::uint32_t{1}, core::MemoryOrder::release);
+      return;
+    }
+    while (A::load(&open_, core::MemoryOrder::acquire) == 0)
+      A::backoff(core::Backoff::until_memory_changes);
+  }
+
+  QueueWorkload w_;
+  rw::HostQueue queue_;
+  rw::QueueStorage storage_;
+  rw::QueueRef<A> ref_;
+  model::PageModel model_;
+  std::mutex model_mutex_;
+  std::uint64_t requests_ = 0;
+  std::vector<std::uint64_t> mailbox_;
+  std::vector<std::uint64_t> payload_;
+  std::uint32_t arrivals_ = 0;
+  std::uint32_t open_     = 0;
+};
+
+/// A program for the controlled scheduler: one execution of `workload` (ObservedAtomics).
+inline sched::Program make_queue_program(QueueWorkload const& workload) {
+  auto run = std::make_shared<QueueRun<core::ObservedAtomics>>(workload);
+  sched::Program p;
+  for (std::uint32_t i = 0; i < workload.threads.size(); ++i)
+    p.threads.push_back([run, i] { run->thread_body(i); });
+  p.check            = [run](std::vector<sched::Event> const&) { return run->final_check(); };
+  p.describe_address = [run](void const* a) { return run->describe(a); };
+  return p;
+}
+
+}  // namespace heaplab::harness
