@@ -84,6 +84,7 @@ TEST(CliUsage, EveryUsageErrorExitsTwoWithOneLine) {
       {"stress --watchdog-ms 0", "--watchdog-ms: expected an integer in [1, 86400000]"},
       {"run --budget 0", "--budget: expected an integer in [1, 86400]"},
       {"run --stress-seconds nan", "--stress-seconds: expected an integer"},
+      {"run --rw-stress-seconds -1", "--rw-stress-seconds: expected an integer"},
       {"help stres", "unknown command 'stres' (did you mean 'stress'?)"},
       {"show", "file is required"},
       {"list-invariants --name", "unknown option '--name' (did you mean '--names'?)"},
@@ -434,7 +435,7 @@ TEST(CliRun, JunitReportListsTheSuites) {
   std::ofstream(build / "cpu-tier.txt") << "t/good\nt/bad\n";
   std::ofstream(build / "gpu-tier.txt") << "";
   auto const xml = dir.path() / "run.xml";
-  Result const r = run("run --cpu-only --stress-seconds 0 --build-dir '" + build.string() +
+  Result const r = run("run --cpu-only --stress-seconds 0 --rw-stress-seconds 0 --build-dir '" + build.string() +
                        "' --junit '" + xml.string() + "'");
   EXPECT_EQ(r.status, 1) << r.output;
   std::ifstream in(xml);
