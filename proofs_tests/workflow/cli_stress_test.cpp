@@ -435,8 +435,8 @@ TEST(CliRun, JunitReportListsTheSuites) {
   std::ofstream(build / "cpu-tier.txt") << "t/good\nt/bad\n";
   std::ofstream(build / "gpu-tier.txt") << "";
   auto const xml = dir.path() / "run.xml";
-  Result const r = run("run --cpu-only --stress-seconds 0 --rw-stress-seconds 0 --build-dir '" + build.string() +
-                       "' --junit '" + xml.string() + "'");
+  Result const r = run("run --cpu-only --stress-seconds 0 --rw-stress-seconds 0 --build-dir '" +
+                       build.string() + "' --junit '" + xml.string() + "'");
   EXPECT_EQ(r.status, 1) << r.output;
   std::ifstream in(xml);
   std::string const text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

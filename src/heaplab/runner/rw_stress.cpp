@@ -56,20 +56,13 @@ schedule::RwFailureFile rw_failure_file_for(RwStressOptions const& options,
                                             RwRunner const& runner,
                                             RwFailure const& failure) {
   schedule::RwFailureFile f;
-  f.created           = schedule::utc_now_iso8601();
-  f.git_commit        = git_commit();
-  f.gpu               = runner.device_name();
-  f.runner            = runner.name();
-  f.seed              = c.seed;
-  f.rapidcheck        = c.rapidcheck;
-  f.origin.command    = "stress";
-  f.origin.run_seed   = options.seed;
-  f.origin.case_index = c.index;
-  f.failure.step      = failure.step;
-  f.failure.kind      = failure.kind;
-  f.failure.check     = failure.check;
-  f.failure.message   = describe(failure);
-  f.schedule          = c.schedule;
+  static_cast<schedule::FailureHeader&>(f) = stress_failure_header(
+      runner.device_name(), runner.name(), c.seed, c.rapidcheck, options.seed, c.index);
+  f.failure.step    = failure.step;
+  f.failure.kind    = failure.kind;
+  f.failure.check   = failure.check;
+  f.failure.message = describe(failure);
+  f.schedule        = c.schedule;
   return f;
 }
 

@@ -360,20 +360,32 @@ StressCase make_case(StressOptions const& options, std::uint64_t k) {
   return c;
 }
 
+schedule::FailureHeader stress_failure_header(std::string const& device,
+                                              std::string const& runner,
+                                              std::uint64_t case_seed,
+                                              schedule::RapidCheckParams const& rapidcheck,
+                                              std::uint64_t run_seed,
+                                              std::uint64_t case_index) {
+  schedule::FailureHeader h;
+  h.created           = schedule::utc_now_iso8601();
+  h.git_commit        = git_commit();
+  h.gpu               = device;
+  h.runner            = runner;
+  h.seed              = case_seed;
+  h.rapidcheck        = rapidcheck;
+  h.origin.command    = "stress";
+  h.origin.run_seed   = run_seed;
+  h.origin.case_index = case_index;
+  return h;
+}
+
 schedule::FailureFile failure_file_for(StressOptions const& options,
                                        StressCase const& c,
                                        ScheduleRunner const& runner,
                                        Failure const& failure) {
   schedule::FailureFile f;
-  f.created              = schedule::utc_now_iso8601();
-  f.git_commit           = git_commit();
-  f.gpu                  = runner.device_name();
-  f.runner               = runner.name();
-  f.seed                 = c.seed;
-  f.rapidcheck           = c.rapidcheck;
-  f.origin.command       = "stress";
-  f.origin.run_seed      = options.seed;
-  f.origin.case_index    = c.index;
+  static_cast<schedule::FailureHeader&>(f) = stress_failure_header(
+      runner.device_name(), runner.name(), c.seed, c.rapidcheck, options.seed, c.index);
   f.origin.profile       = to_string(options.profile);
   f.origin.heap_mib      = options.heap_mib;
   f.failure              = failure.record();

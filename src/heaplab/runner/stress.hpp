@@ -181,6 +181,15 @@ using RunnerFactory = std::function<std::unique_ptr<ScheduleRunner>(unsigned wor
 std::vector<std::uint64_t> cases_of_shard(StressOptions const& options, std::uint64_t limit);
 
 /// The failure file of a failed stress case.
+/// The header every stress failure file starts with: when, which build and device, which runner,
+/// which case of which run (origin "stress"); the heap and rw files add their own fields.
+schedule::FailureHeader stress_failure_header(std::string const& device,
+                                              std::string const& runner,
+                                              std::uint64_t case_seed,
+                                              schedule::RapidCheckParams const& rapidcheck,
+                                              std::uint64_t run_seed,
+                                              std::uint64_t case_index);
+
 schedule::FailureFile failure_file_for(StressOptions const& options,
                                        StressCase const& c,
                                        ScheduleRunner const& runner,
