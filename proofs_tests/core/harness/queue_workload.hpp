@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/page_ownership.hpp"
 #include "harness/rw_workload.hpp"
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/cookie.hpp"
@@ -68,21 +69,7 @@ inline QueueWorkload random_queue_workload(std::uint64_t seed) {
   w.num_pages     = 1 + static_cast<std::uint32_t>(rng.below(w.capacity));
   w.mailbox_cells = 1 + static_cast<std::uint32_t>(rng.below(2));
   w.threads.resize(2 + rng.below(3));
-  for (auto& ops : w.threads) {
-    std::uint32_t const count = 2 + static_cast<std::uint32_t>(rng.below(5));
-    for (std::uint32_t k = 0; k < count; ++k) {
-      std::uint64_t const r = rng.below(10);
-      RwOp op;
-      op.kind = r < 5   ? RwOp::Kind::get
-                : r < 7 ? RwOp::Kind::free_own
-                : r < 8 ? RwOp::Kind::give
-                        : RwOp::Kind::take_and_free;
-      op.arg  = op.kind == RwOp::Kind::free_own
-                    ? static_cast<std::uint32_t>(rng.below(4))
-                    : static_cast<std::uint32_t>(rng.below(w.mailbox_cells));
-      ops.push_back(op);
-    }
-  }
+  add_random_ops(w.threads, w.mailbox_cells, rng);
   return w;
 }
 
@@ -144,32 +131,36 @@ class QueueRun {
         queue_(w_.num_pages, w_.capacity, w_.num_pages),
         storage_(queue_.storage()),
         ref_(storage_),
-        model_(w_.num_pages),
-        mailbox_(w_.mailbox_cells, 0),
-        payload_(w_.num_pages, 0) {}
+        own_(w_.num_pages,
+             static_cast<std::uint32_t>(w_.threads.size()),
+             w_.mailbox_cells,
+             w_.observed_pages,
+             OwnershipStyle{"queue ", "a missing release/acquire on the slot", false}) {}
 
-  [[nodiscard]] model::PageModel const& model() const { return model_; }
+  [[nodiscard]] model::PageModel const& model() const { return own_.model(); }
 
   /// The body of logical thread i (the rw workload's ops; no RW_malloc).
   void thread_body(std::uint32_t i) {
-    std::vector<Held> mine;
+    std::vector<HeldPages> mine;
+    auto const free_fn = [this, i](HeldPages const& h) { free_held(i, h); };
     for (RwOp const& op : w_.threads[i]) {
       if (op.kind == RwOp::Kind::get) get(i, mine);
       if (op.kind == RwOp::Kind::free_own && !mine.empty())
         free_held(i, take_held(mine, mine.size() - 1 - op.arg % mine.size()));
-      if (op.kind == RwOp::Kind::give && !mine.empty()) give(i, take_held(mine, 0), op.arg);
-      if (op.kind == RwOp::Kind::take_and_free) take_and_free(i, op.arg);
+      if (op.kind == RwOp::Kind::give && !mine.empty())
+        own_.give(i, take_held(mine, 0), op.arg, free_fn);
+      if (op.kind == RwOp::Kind::take_and_free) own_.take_and_free(i, op.arg, free_fn);
     }
-    barrier();
+    own_.barrier([this] { return state_now("the barrier"); });
     while (!mine.empty()) free_held(i, take_held(mine, mine.size() - 1));
-    for (std::uint32_t c = 0; c < w_.mailbox_cells; ++c) take_and_free(i, c);
+    for (std::uint32_t c = 0; c < w_.mailbox_cells; ++c) own_.take_and_free(i, c, free_fn);
   }
 
   /// After every thread finished: every page back in the ring, the ring consistent.
   std::vector<std::string> final_check() {
     std::vector<std::string> out = state_now("the end");
-    if (model_.free_count() != w_.num_pages)
-      out.push_back("after the drain " + std::to_string(model_.free_count()) + " of " +
+    if (own_.model().free_count() != w_.num_pages)
+      out.push_back("after the drain " + std::to_string(own_.model().free_count()) + " of " +
                     std::to_string(w_.num_pages) + " pages are free");
     return out;
   }
@@ -183,111 +174,32 @@ class QueueRun {
     if (a == s.head) return "head";
     if (a == s.tail) return "tail";
     if (a == s.count) return "count";
-    auto const m = reinterpret_cast<std::uintptr_t>(mailbox_.data());
-    if (p >= m && p < m + mailbox_.size() * 8)
-      return "mailbox[" + std::to_string((p - m) / 8) + "]";
-    auto const o = reinterpret_cast<std::uintptr_t>(payload_.data());
-    if (p >= o && p < o + payload_.size() * 8) return "page[" + std::to_string((p - o) / 8) + "]";
-    if (a == &arrivals_) return "barrier.arrivals";
-    if (a == &open_) return "barrier.open";
-    return {};
+    return own_.describe(a);
   }
 
  private:
-  struct Held {
-    std::uint32_t page    = 0;
-    std::uint64_t payload = 0;
-  };
-
-  std::uint32_t num_threads() const { return static_cast<std::uint32_t>(w_.threads.size()); }
-  std::uint32_t mailbox_owner() const { return num_threads(); }
-
-  static Held take_held(std::vector<Held>& mine, std::size_t idx) {
-    Held const h = mine[idx];
-    mine.erase(mine.begin() + static_cast<std::ptrdiff_t>(idx));
-    return h;
-  }
-
-  template <class F>
-  void with_model(F&& f) {
-    std::lock_guard<std::mutex> lock(model_mutex_);
-    try {
-      f();
-    } catch (std::exception const& e) {
-      throw RwHarnessFailure(std::string("model: ") + e.what());
-    }
-  }
-
-  void get(std::uint32_t i, std::vector<Held>& mine) {
+  void get(std::uint32_t i, std::vector<HeldPages>& mine) {
     rw::GetPageResult const r = ref_.get_page();
     if (r.steps == 0 || (!r.ok() && r.steps != 1))
       throw RwHarnessFailure("queue getpage took " + std::to_string(r.steps) + " steps (page " +
                              (r.ok() ? std::to_string(r.page) : std::string("null")) +
                              "; a null takes exactly 1)");
     std::uint64_t id = 0;
-    with_model([&] {
-      model_.get_page(i, r.page);
+    own_.with_model([&](model::PageModel& m) {
+      m.get_page(i, r.page);
       id = ++requests_;
     });
     if (!r.ok()) return;
-    Held h{r.page, core::cookie_of((std::uint64_t{i} << 32) | id)};
-    if (w_.observed_pages) (void)read_as_new_owner(r.page, "getpage");
-    write_payload(r.page, h.payload);
+    HeldPages h{r.page, core::cookie_of((std::uint64_t{i} << 32) | id)};
+    if (w_.observed_pages) (void)own_.read_as_new_owner(r.page, "getpage");
+    own_.write_payload(r.page, h.payload);
     mine.push_back(h);
   }
 
-  void free_held(std::uint32_t i, Held const& h) {
-    if (read_payload(h.page) != h.payload)
-      throw RwHarnessFailure("payload of page " + std::to_string(h.page) +
-                             " was overwritten while held (a page handed to two owners)");
-    with_model([&] { model_.free_page(i, h.page); });  // before the free: reuse may follow
-    ref_.free_page(h.page);
-  }
-
-  /// Hands the page over through a mailbox cell; if the cell is occupied, frees it instead.
-  void give(std::uint32_t i, Held const& h, std::uint32_t cell) {
-    with_model([&] { model_.hand_over(i, mailbox_owner(), h.page); });  // before it is visible
-    std::uint64_t expected = 0;
-    if (!A::compare_exchange(
-            &mailbox_[cell], expected, std::uint64_t{h.page} + 1u, core::MemoryOrder::acq_rel)) {
-      with_model([&] { model_.hand_over(mailbox_owner(), i, h.page); });
-      free_held(i, h);
-    }
-  }
-
-  void take_and_free(std::uint32_t i, std::uint32_t cell) {
-    std::uint64_t const v =
-        A::exchange(&mailbox_[cell], std::uint64_t{0}, core::MemoryOrder::acq_rel);
-    if (v == 0) return;
-    auto const page = static_cast<std::uint32_t>(v - 1);
-    with_model([&] { model_.hand_over(mailbox_owner(), i, page); });
-    Held h{page, w_.observed_pages ? read_as_new_owner(page, "take") : read_payload(page)};
-    h.payload ^= 1u;
-    write_payload(page, h.payload);
-    free_held(i, h);
-  }
-
-  std::uint64_t read_payload(std::uint32_t p) {
-    if (!w_.observed_pages) return payload_[p];
-    return A::load(&payload_[p], core::MemoryOrder::relaxed);
-  }
-  void write_payload(std::uint32_t p, std::uint64_t v) {
-    if (!w_.observed_pages)
-      payload_[p] = v;
-    else
-      A::store(&payload_[p], v, core::MemoryOrder::relaxed);
-  }
-  /// observed_pages: the new owner must read the last value written to the page's word.
-  std::uint64_t read_as_new_owner(std::uint32_t p, char const* how) {
-    std::uint64_t const seen = read_payload(p);
-    std::uint64_t const last = core::HostAtomics::load(&payload_[p], core::MemoryOrder::relaxed);
-    if (seen != last)
-      throw RwHarnessFailure(std::string("queue ") + how + " of page " + std::to_string(p) +
-                             ": the new owner reads the page word as " + std::to_string(seen) +
-                             " but the last write stored " + std::to_string(last) +
-                             ": the previous owner's accesses do not happen before the new "
-                             "owner's (a missing release/acquire on the slot)");
-    return seen;
+  void free_held(std::uint32_t i, HeldPages const& h) {
+    own_.check_payload(h);
+    own_.with_model([&](model::PageModel& m) { m.free_page(i, h.page); });  // before the free
+    ref_.free_page(h.page);                                                 // (reuse may follow)
   }
 
   std::vector<std::string> state_now(char const* where) {
@@ -297,56 +209,28 @@ class QueueRun {
     q.head  = *s.head;
     q.tail  = *s.tail;
     q.count = *s.count;
-    std::lock_guard<std::mutex> lock(model_mutex_);
+    std::lock_guard<std::mutex> lock(own_.model_mutex());
     std::set<std::uint32_t> free_pages;
     for (std::uint32_t p = 0; p < w_.num_pages; ++p)
-      if (model_.is_free(p)) free_pages.insert(p);
+      if (own_.model().is_free(p)) free_pages.insert(p);
     std::vector<std::string> out;
     for (auto const& v : queue_state_problems(q, free_pages))
       out.push_back(std::string(where) + ": " + v);
     return out;
   }
 
-  /// All threads meet; the last to arrive checks the ring while the others wait (quiescent).
-  void barrier() {
-    std::uint32_t const arrived =
-        A::fetch_add(&arrivals_, std::uint32_t{1}, core::MemoryOrder::acq_rel) + 1u;
-    if (arrived == num_threads()) {
-      auto const found = state_now("the barrier");
-      if (!found.empty()) {
-        std::string all;
-        for (auto const& f : found) all += (all.empty() ? "" : "\n") + f;
-        throw RwHarnessFailure(all);
-      }
-      A::store(&open_, std::uint32_t{1}, core::MemoryOrder::release);
-      return;
-    }
-    while (A::load(&open_, core::MemoryOrder::acquire) == 0)
-      A::backoff(core::Backoff::until_memory_changes);
-  }
-
   QueueWorkload w_;
   rw::HostQueue queue_;
   rw::QueueStorage storage_;
   rw::QueueRef<A> ref_;
-  model::PageModel model_;
-  std::mutex model_mutex_;
+  PageOwnership<A> own_;
   std::uint64_t requests_ = 0;
-  std::vector<std::uint64_t> mailbox_;
-  std::vector<std::uint64_t> payload_;
-  std::uint32_t arrivals_ = 0;
-  std::uint32_t open_     = 0;
 };
 
 /// A program for the controlled scheduler: one execution of `workload` (ObservedAtomics).
 inline sched::Program make_queue_program(QueueWorkload const& workload) {
-  auto run = std::make_shared<QueueRun<core::ObservedAtomics>>(workload);
-  sched::Program p;
-  for (std::uint32_t i = 0; i < workload.threads.size(); ++i)
-    p.threads.push_back([run, i] { run->thread_body(i); });
-  p.check            = [run](std::vector<sched::Event> const&) { return run->final_check(); };
-  p.describe_address = [run](void const* a) { return run->describe(a); };
-  return p;
+  return program_of(std::make_shared<QueueRun<core::ObservedAtomics>>(workload),
+                    workload.threads.size());
 }
 
 }  // namespace heaplab::harness

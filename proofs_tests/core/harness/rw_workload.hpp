@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/page_ownership.hpp"
 #include "heaplab/check/rw_invariants.hpp"
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/bitops.hpp"
@@ -172,6 +173,27 @@ inline void make_malloc_workload(RwWorkload& w, sched::SplitMix64& rng) {
   }
 }
 
+/// Appends 2-6 random ops to each thread's list: half getpage, the rest free one of mine (arg
+/// 0..3), give one through a mailbox cell or take one and free it (arg: a cell below `cells`).
+inline void add_random_ops(std::vector<std::vector<RwOp>>& threads,
+                           std::uint32_t cells,
+                           sched::SplitMix64& rng) {
+  for (auto& ops : threads) {
+    std::uint32_t const count = 2 + static_cast<std::uint32_t>(rng.below(5));
+    for (std::uint32_t k = 0; k < count; ++k) {
+      std::uint64_t const r = rng.below(10);
+      RwOp op;
+      op.kind = r < 5   ? RwOp::Kind::get
+                : r < 7 ? RwOp::Kind::free_own
+                : r < 8 ? RwOp::Kind::give
+                        : RwOp::Kind::take_and_free;
+      op.arg  = op.kind == RwOp::Kind::free_own ? static_cast<std::uint32_t>(rng.below(4))
+                                                : static_cast<std::uint32_t>(rng.below(cells));
+      ops.push_back(op);
+    }
+  }
+}
+
 /// The rw workload of a seed: RW on T = 2..12 pages (one word) or RW-BM on 1-3 words of 32 or 64
 /// bits; 1-4 free pages; 2-4 threads of 2-6 ops; max_steps 8..40. A third of the seeds then become
 /// RW_malloc workloads (make_malloc_workload); a third of the others get CoRW warps
@@ -200,21 +222,7 @@ inline RwWorkload random_rw_workload(std::uint64_t seed, bool corw_always = fals
   std::uint32_t const n = 2 + static_cast<std::uint32_t>(rng.below(3));
   w.mailbox_cells       = 1 + static_cast<std::uint32_t>(rng.below(2));
   w.threads.resize(n);
-  for (auto& ops : w.threads) {
-    std::uint32_t const count = 2 + static_cast<std::uint32_t>(rng.below(5));
-    for (std::uint32_t k = 0; k < count; ++k) {
-      std::uint64_t const r = rng.below(10);
-      RwOp op;
-      op.kind = r < 5   ? RwOp::Kind::get
-                : r < 7 ? RwOp::Kind::free_own
-                : r < 8 ? RwOp::Kind::give
-                        : RwOp::Kind::take_and_free;
-      op.arg  = op.kind == RwOp::Kind::free_own
-                    ? static_cast<std::uint32_t>(rng.below(4))
-                    : static_cast<std::uint32_t>(rng.below(w.mailbox_cells));
-      ops.push_back(op);
-    }
-  }
+  add_random_ops(w.threads, w.mailbox_cells, rng);
   // After the draws above, so rw / bm seeds keep their workloads.
   if (!corw_always && rng.below(3) == 0)
     make_malloc_workload(w, rng);
@@ -230,12 +238,6 @@ inline RwWorkload random_rw_weak_workload(std::uint64_t seed) {
   return w;
 }
 
-/// Raised inside a logical thread when an rw harness check fails (reported as thread_error).
-class RwHarnessFailure : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 /// One execution of an rw workload with atomics policy A on words W.
 template <class A, class W>
 class RwRun {
@@ -244,22 +246,25 @@ class RwRun {
       : w_(std::move(workload)),
         pool_(w_.config),
         ref_(pool_.template ref<A>()),
-        model_(w_.config.num_pages),
-        mailbox_(w_.mailbox_cells, 0),
-        payload_(w_.config.num_pages, 0) {
+        own_(w_.config.num_pages,
+             static_cast<std::uint32_t>(w_.threads.size()),
+             w_.mailbox_cells,
+             w_.observed_pages,
+             OwnershipStyle{"", "a missing release/acquire", true}) {
     for (std::uint32_t p : w_.pretaken) {
       pool_.mark_used(p);  // before the run, outside the scheduler
-      model_.get_page(pretaken_owner(), p);
+      own_.model().get_page(pretaken_owner(), p);
     }
   }
 
-  [[nodiscard]] model::PageModel const& model() const { return model_; }
+  [[nodiscard]] model::PageModel const& model() const { return own_.model(); }
   [[nodiscard]] std::vector<std::uint32_t> const& steps() const { return steps_; }
 
   /// The body of logical thread i.
   void thread_body(std::uint32_t i) {
-    std::vector<Held> mine;
+    std::vector<HeldPages> mine;
     rw::PageRng rng{core::splitmix64(w_.seed_salt ^ (std::uint64_t{i} << 40))};
+    auto const free_fn = [this, i](HeldPages const& h) { free_held(i, h); };
     for (RwOp const& op : w_.threads[i]) {
       switch (op.kind) {
         case RwOp::Kind::get:
@@ -274,16 +279,16 @@ class RwRun {
           give(i, take_held(mine, 0), op.arg);
           break;
         case RwOp::Kind::take_and_free:
-          take_and_free(i, op.arg);
+          own_.take_and_free(i, op.arg, free_fn);
           break;
         case RwOp::Kind::malloc:
           malloc_warp(i, rng, op, mine);
           break;
       }
     }
-    barrier();
+    own_.barrier([this] { return catalog_now("the barrier"); });
     while (!mine.empty()) free_held(i, take_held(mine, mine.size() - 1));
-    for (std::uint32_t c = 0; c < w_.mailbox_cells; ++c) take_and_free(i, c);
+    for (std::uint32_t c = 0; c < w_.mailbox_cells; ++c) own_.take_and_free(i, c, free_fn);
   }
 
   /// After every thread finished: the catalog against the model's owners, and only the pre-taken
@@ -292,8 +297,8 @@ class RwRun {
     std::vector<std::string> out = catalog_now("the end");
     for (std::uint32_t o = 0; o < mailbox_owner(); ++o)
       if (!owners()[o].empty()) out.push_back("T" + std::to_string(o) + " still holds pages");
-    if (model_.free_count() + w_.pretaken.size() != w_.config.num_pages)
-      out.push_back("after the drain " + std::to_string(model_.free_count()) + " of " +
+    if (own_.model().free_count() + w_.pretaken.size() != w_.config.num_pages)
+      out.push_back("after the drain " + std::to_string(own_.model().free_count()) + " of " +
                     std::to_string(w_.config.num_pages) + " pages are free, expected all but the " +
                     std::to_string(w_.pretaken.size()) + " pre-taken ones");
     return out;
@@ -302,47 +307,16 @@ class RwRun {
   [[nodiscard]] std::string describe(void const* a) const {
     std::string name = pool_.describe_address(a);
     if (!name.empty()) return name;
-    auto const p = reinterpret_cast<std::uintptr_t>(a);
-    auto const m = reinterpret_cast<std::uintptr_t>(mailbox_.data());
-    if (p >= m && p < m + mailbox_.size() * 8)
-      return "mailbox[" + std::to_string((p - m) / 8) + "]";
-    auto const o = reinterpret_cast<std::uintptr_t>(payload_.data());
-    if (p >= o && p < o + payload_.size() * 8) return "page[" + std::to_string((p - o) / 8) + "]";
-    if (a == &arrivals_) return "barrier.arrivals";
-    if (a == &open_) return "barrier.open";
-    return {};
+    return own_.describe(a);
   }
 
  private:
-  struct Held {
-    std::uint32_t page    = 0;
-    std::uint64_t payload = 0;
-    std::uint32_t count   = 0;  // 0: one page from getpage; n >= 1: a run of RW_malloc from page
-  };
-
   std::uint32_t num_threads() const { return static_cast<std::uint32_t>(w_.threads.size()); }
-  std::uint32_t mailbox_owner() const { return num_threads(); }
+  std::uint32_t mailbox_owner() const { return own_.mailbox_owner(); }
   std::uint32_t pretaken_owner() const { return num_threads() + 1; }
-  check::RwOwners owners() const { return model_.owners(pretaken_owner() + 1); }
+  check::RwOwners owners() const { return own_.model().owners(pretaken_owner() + 1); }
 
-  static Held take_held(std::vector<Held>& mine, std::size_t idx) {
-    Held const h = mine[idx];
-    mine.erase(mine.begin() + static_cast<std::ptrdiff_t>(idx));
-    return h;
-  }
-
-  /// The model, under a lock (a plain host structure; no yield point inside).
-  template <class F>
-  void with_model(F&& f) {
-    std::lock_guard<std::mutex> lock(model_mutex_);
-    try {
-      f();
-    } catch (std::exception const& e) {
-      throw RwHarnessFailure(std::string("model: ") + e.what());
-    }
-  }
-
-  void get(std::uint32_t i, rw::PageRng& rng, std::vector<Held>& mine) {
+  void get(std::uint32_t i, rw::PageRng& rng, std::vector<HeldPages>& mine) {
     RwAlgorithm const a = w_.algorithm_of(i);
     if (a == RwAlgorithm::corw) return get_corw(i, rng, mine);
     record_get(i, a == RwAlgorithm::rw ? ref_.get_page_rw(rng) : ref_.get_page_bm(rng), mine);
@@ -350,7 +324,7 @@ class RwRun {
 
   /// A CoRW warp's getpage: one corw_get_pages for its lanes (each with its own PageRng), then
   /// every asking lane's answer is recorded as a request of thread i.
-  void get_corw(std::uint32_t i, rw::PageRng& rng, std::vector<Held>& mine) {
+  void get_corw(std::uint32_t i, rw::PageRng& rng, std::vector<HeldPages>& mine) {
     rw::CorwLane lanes[4];
     std::uint64_t const seed = rng.next();
     for (std::uint32_t l = 0; l < 4; ++l)
@@ -360,33 +334,36 @@ class RwRun {
       if (lane.wants) record_get(i, lane.result, mine);
   }
 
-  void record_get(std::uint32_t i, rw::GetPageResult const& r, std::vector<Held>& mine) {
+  void record_get(std::uint32_t i, rw::GetPageResult const& r, std::vector<HeldPages>& mine) {
     check_steps(r, "getpage");
-    with_model([&] {
-      model_.get_page(i, r.page);
+    own_.with_model([&](model::PageModel& m) {
+      m.get_page(i, r.page);
       steps_.push_back(r.steps);
     });
     if (!r.ok()) return;
-    Held h{r.page, core::cookie_of((std::uint64_t{i} << 32) | steps_.size())};
-    if (w_.observed_pages) (void)read_as_new_owner(r.page, "getpage");
-    write_payload(r.page, h.payload);
+    HeldPages h{r.page, core::cookie_of((std::uint64_t{i} << 32) | steps_.size())};
+    if (w_.observed_pages) (void)own_.read_as_new_owner(r.page, "getpage");
+    own_.write_payload(r.page, h.payload);
     mine.push_back(h);
   }
 
-  void free_held(std::uint32_t i, Held const& h) {
-    check_payload(h);
+  void free_held(std::uint32_t i, HeldPages const& h) {
+    own_.check_payload(h);
     if (h.count != 0) {
-      with_model([&] { model_.free_run(i, h.page, h.count); });  // before the free, as below
+      own_.with_model([&](model::PageModel& m) { m.free_run(i, h.page, h.count); });  // as below
       rw::free_run(ref_, h.page, h.count);
       return;
     }
-    with_model([&] { model_.free_page(i, h.page); });  // before the free: reuse may follow
-    ref_.free_page(h.page);
+    own_.with_model([&](model::PageModel& m) { m.free_page(i, h.page); });  // before the free
+    ref_.free_page(h.page);                                                 // (reuse may follow)
   }
 
   /// One lock-step warp (RW Alg. 3): lane l asks for op.lanes[l] pages; each run is recorded in
   /// the model after the call returned, with the same step checks as getpage.
-  void malloc_warp(std::uint32_t i, rw::PageRng& rng, RwOp const& op, std::vector<Held>& mine) {
+  void malloc_warp(std::uint32_t i,
+                   rw::PageRng& rng,
+                   RwOp const& op,
+                   std::vector<HeldPages>& mine) {
     std::vector<rw::MallocLane> lanes;
     for (std::uint16_t n : op.lanes) lanes.push_back(rw::MallocLane{n, rw::PageRng{rng.next()}});
     std::vector<rw::GetPageResult> const got = rw::rw_malloc_warp(ref_, lanes);
@@ -394,15 +371,15 @@ class RwRun {
       if (lanes[l].n == 0) continue;
       rw::GetPageResult const r = got[l];
       check_steps(r, "rw_malloc");
-      with_model([&] {
-        model_.get_run(i, r.page, lanes[l].n);
+      own_.with_model([&](model::PageModel& m) {
+        m.get_run(i, r.page, lanes[l].n);
         steps_.push_back(r.steps);
       });
       if (!r.ok()) continue;
-      Held h{r.page, core::cookie_of((std::uint64_t{i} << 32) | steps_.size()), lanes[l].n};
+      HeldPages h{r.page, core::cookie_of((std::uint64_t{i} << 32) | steps_.size()), lanes[l].n};
       for (std::uint32_t p = r.page; p < r.page + h.count; ++p) {
-        if (w_.observed_pages) (void)read_as_new_owner(p, "rw_malloc");
-        write_payload(p, h.payload);
+        if (w_.observed_pages) (void)own_.read_as_new_owner(p, "rw_malloc");
+        own_.write_payload(p, h.payload);
       }
       mine.push_back(h);
     }
@@ -416,59 +393,11 @@ class RwRun {
                              (r.ok() ? std::to_string(r.page) : std::string("null")) + ")");
   }
 
-  /// Hands the page over through a mailbox cell; if the cell is occupied, frees it instead.
-  void give(std::uint32_t i, Held const& h, std::uint32_t cell) {
-    if (h.count != 0) return free_held(i, h);  // runs are not handed over
-    check_payload(h);
-    with_model([&] { model_.hand_over(i, mailbox_owner(), h.page); });  // before it is visible
-    std::uint64_t expected = 0;
-    if (!A::compare_exchange(
-            &mailbox_[cell], expected, std::uint64_t{h.page} + 1u, core::MemoryOrder::acq_rel)) {
-      with_model([&] { model_.hand_over(mailbox_owner(), i, h.page); });
-      free_held(i, h);
-    }
-  }
-
-  void take_and_free(std::uint32_t i, std::uint32_t cell) {
-    std::uint64_t const v =
-        A::exchange(&mailbox_[cell], std::uint64_t{0}, core::MemoryOrder::acq_rel);
-    if (v == 0) return;
-    auto const page = static_cast<std::uint32_t>(v - 1);
-    with_model([&] { model_.hand_over(mailbox_owner(), i, page); });
-    Held h{page, read_payload(page)};
-    if (w_.observed_pages) h.payload = read_as_new_owner(page, "take");
-    h.payload ^= 1u;
-    write_payload(page, h.payload);
-    free_held(i, h);
-  }
-
-  std::uint64_t read_payload(std::uint32_t p) {
-    if (!w_.observed_pages) return payload_[p];
-    return A::load(&payload_[p], core::MemoryOrder::relaxed);
-  }
-  void write_payload(std::uint32_t p, std::uint64_t v) {
-    if (!w_.observed_pages)
-      payload_[p] = v;
-    else
-      A::store(&payload_[p], v, core::MemoryOrder::relaxed);
-  }
-  void check_payload(Held const& h) {
-    for (std::uint32_t p = h.page; p < h.page + std::max(h.count, 1u); ++p)
-      if (read_payload(p) != h.payload)
-        throw RwHarnessFailure("payload of page " + std::to_string(p) +
-                               " was overwritten while held (a page handed to two owners)");
-  }
-  /// observed_pages: the new owner must read the last value written to the page's word.
-  std::uint64_t read_as_new_owner(std::uint32_t p, char const* how) {
-    std::uint64_t const seen = read_payload(p);
-    std::uint64_t const last = core::HostAtomics::load(&payload_[p], core::MemoryOrder::relaxed);
-    if (seen != last)
-      throw RwHarnessFailure(std::string(how) + " of page " + std::to_string(p) +
-                             ": the new owner reads the page word as " + std::to_string(seen) +
-                             " but the last write stored " + std::to_string(last) +
-                             ": the previous owner's accesses do not happen before the new "
-                             "owner's (a missing release/acquire)");
-    return seen;
+  /// Hands the page over through a mailbox cell (runs are freed: not handed over).
+  void give(std::uint32_t i, HeldPages const& h, std::uint32_t cell) {
+    if (h.count != 0) return free_held(i, h);
+    own_.check_payload(h);
+    own_.give(i, h, cell, [this, i](HeldPages const& x) { free_held(i, x); });
   }
 
   std::vector<std::string> catalog_now(char const* where) {
@@ -477,51 +406,23 @@ class RwRun {
     check::RwPoolSnapshot const s = check::rw_snapshot(
         w_.config.num_pages, used.data(), used.size(), locks.data(), locks.size());
     std::vector<std::string> out;
-    std::lock_guard<std::mutex> lock(model_mutex_);
-    for (auto const& v : check::rw_check_all(s, owners(), model_.runs()))
+    std::lock_guard<std::mutex> lock(own_.model_mutex());
+    for (auto const& v : check::rw_check_all(s, owners(), own_.model().runs()))
       out.push_back(std::string("rw catalog at ") + where + ": " + v.to_string());
     return out;
-  }
-
-  /// All threads meet; the last to arrive checks the pool while the others wait (quiescent).
-  void barrier() {
-    std::uint32_t const arrived =
-        A::fetch_add(&arrivals_, std::uint32_t{1}, core::MemoryOrder::acq_rel) + 1u;
-    if (arrived == num_threads()) {
-      auto const found = catalog_now("the barrier");
-      if (!found.empty()) {
-        std::string all;
-        for (auto const& f : found) all += (all.empty() ? "" : "\n") + f;
-        throw RwHarnessFailure(all);
-      }
-      A::store(&open_, std::uint32_t{1}, core::MemoryOrder::release);
-      return;
-    }
-    while (A::load(&open_, core::MemoryOrder::acquire) == 0)
-      A::backoff(core::Backoff::until_memory_changes);
   }
 
   RwWorkload w_;
   rw::HostPool<W> pool_;
   rw::PagePoolRef<A, W> ref_;
-  model::PageModel model_;
-  std::mutex model_mutex_;
+  PageOwnership<A> own_;
   std::vector<std::uint32_t> steps_;  // X_i of every request, in model order (under the lock)
-  std::vector<std::uint64_t> mailbox_;
-  std::vector<std::uint64_t> payload_;
-  std::uint32_t arrivals_ = 0;
-  std::uint32_t open_     = 0;
 };
 
 template <class W>
 sched::Program make_rw_program_words(RwWorkload const& workload) {
-  auto run = std::make_shared<RwRun<core::ObservedAtomics, W>>(workload);
-  sched::Program p;
-  for (std::uint32_t i = 0; i < workload.threads.size(); ++i)
-    p.threads.push_back([run, i] { run->thread_body(i); });
-  p.check            = [run](std::vector<sched::Event> const&) { return run->final_check(); };
-  p.describe_address = [run](void const* a) { return run->describe(a); };
-  return p;
+  return program_of(std::make_shared<RwRun<core::ObservedAtomics, W>>(workload),
+                    workload.threads.size());
 }
 
 /// A program for the controlled scheduler: one execution of `workload` (ObservedAtomics).
