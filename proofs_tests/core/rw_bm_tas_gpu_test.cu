@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 #include "gpu_test.hpp"
@@ -48,7 +49,22 @@ rw::AllocResult gpu_wave(rt::TasCell const& c, std::uint64_t preset_seed, std::u
 TEST(RwBmTasGpu, RwBmAndCorwMatchEq4AndEq5AndTheTheorems) {
   HEAPLAB_REQUIRE_GPU();
   rt::Failures const f = rt::run_tas_table(gpu_wave, 8, 16);
-  EXPECT_TRUE(f.empty()) << f.size() << " failures, the first: " << f.front();
+  rt::Failures ownership, statistics;
+  for (auto const& s : f)
+    (s.rfind(rt::kOwnershipFailure, 0) == 0 ? ownership : statistics).push_back(s);
+  EXPECT_TRUE(ownership.empty()) << ownership.size() << " failures, the first: " << ownership[0];
+  // Under a CUDA tool (compute-sanitizer) the tool schedules the threads: how many walkers
+  // overlap, and so TAS / WAS, are the tool's, not the GPU's (racecheck once measured a Theorem 2
+  // ratio of 0.97 for w = 64 where the GPU gives 1.15). The table is printed; only ownership is
+  // asserted there.
+  if (heaplab::testing::under_cuda_tool()) {
+    if (!statistics.empty())
+      std::printf("under a CUDA tool: %zu statistical checks not asserted, the first: %s\n",
+                  statistics.size(),
+                  statistics[0].c_str());
+    return;
+  }
+  EXPECT_TRUE(statistics.empty()) << statistics.size() << " failures, the first: " << statistics[0];
 }
 
 }  // namespace

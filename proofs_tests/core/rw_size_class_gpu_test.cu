@@ -130,7 +130,10 @@ TEST(DeviceSizeClassQueue, ExhaustionGivesNullsAndFreedChunksComeBackToTheirClas
   std::map<std::uint32_t, std::multiset<std::uint32_t>> got;
   for (std::size_t k = 0; k < reuse.first.size(); ++k) {
     ASSERT_NE(reuse.first[k], rw::kNoPage) << "request " << k << ": its class's ring had a chunk";
-    EXPECT_EQ(reuse.steps[k], 1u) << "request " << k << " was not served by its ring";
+    // Served by its ring: no carve (checked below). Not "one step": a take that loses the race for
+    // the ring's count retries, and each retry is a step (it happened under compute-sanitizer's
+    // initcheck, which schedules the threads its own way).
+    EXPECT_GE(reuse.steps[k], 1u) << "request " << k;
     std::uint32_t cls = 0;
     while ((1u << cls) < first.held.count[k]) ++cls;
     got[cls].insert(reuse.first[k]);

@@ -278,6 +278,8 @@ using WaveFn = std::function<rw::AllocResult(TasCell const&, std::uint64_t, std:
 
 /// The failures of a table (empty: every check passed).
 using Failures = std::vector<std::string>;
+/// The prefix of a failure that is not statistical: a page handed out twice, beyond T, or missing.
+inline constexpr char const* kOwnershipFailure = "ownership: ";
 
 inline Measured measure(WaveFn const& wave, TasCell const& c, unsigned runs, Failures& failures) {
   Measured m;
@@ -288,7 +290,7 @@ inline Measured measure(WaveFn const& wave, TasCell const& c, unsigned runs, Fai
     std::uint64_t const seed        = 77u + 1009u * run + c.n + static_cast<unsigned>(c.algorithm);
     rw::AllocResult const r         = wave(c, preset_seed, seed);
     std::string const problem       = ownership_problem(r, c.t);
-    if (!problem.empty()) failures.push_back(c.name() + ": " + problem);
+    if (!problem.empty()) failures.push_back(kOwnershipFailure + c.name() + ": " + problem);
     WaveSteps const s = wave_steps(r);
     m.tas += s.tas / runs;
     m.was += s.was / runs;
