@@ -197,12 +197,6 @@ DirectOutputStorage DeviceDirectOutput::storage() const {
 
 // ---------------------------------------------------------------- DeviceSizeClassQueue
 
-namespace {
-// The counters: 64 words (512 B) apart; ring c's head, tail, count at 3c, 3c + 1, 3c + 2, then
-// the bump counter.
-constexpr std::size_t kClassCounterSpacing = 64;
-}  // namespace
-
 struct DeviceSizeClassQueue::Impl {
   std::uint32_t num_pages;
   std::uint32_t num_classes;
@@ -212,33 +206,14 @@ struct DeviceSizeClassQueue::Impl {
   float last_ms = 0;
 
   Impl(std::uint32_t t, std::uint32_t c) : num_pages(t), num_classes(c) {
-    for (std::uint32_t k = 0; k < c; ++k) num_slots += class_ring_capacity(t, k);
-    slots    = cudart::device_buffer<std::uint64_t>(num_slots, "size-class rings");
-    counters = cudart::device_buffer<std::uint64_t>(kClassCounterSpacing * (3 * c + 1),
-                                                    "size-class counters");
-  }
-
-  [[nodiscard]] std::uint64_t* counter(std::uint32_t k) const {
-    return counters.data() + kClassCounterSpacing * k;
+    num_slots = size_class_slot_words(t, c);
+    slots     = cudart::device_buffer<std::uint64_t>(num_slots, "size-class rings");
+    counters =
+        cudart::device_buffer<std::uint64_t>(size_class_counter_words(c), "size-class counters");
   }
 
   [[nodiscard]] SizeClassStorage storage() const {
-    SizeClassStorage s;
-    std::uint64_t slot = 0;
-    for (std::uint32_t c = 0; c < num_classes; ++c) {
-      std::uint32_t const capacity = class_ring_capacity(num_pages, c);
-      s.rings[c]                   = QueueStorage{slots.data() + slot,
-                                counter(3 * c),
-                                counter(3 * c + 1),
-                                counter(3 * c + 2),
-                                capacity,
-                                num_pages};
-      slot += capacity;
-    }
-    s.carved      = counter(3 * num_classes);
-    s.num_pages   = num_pages;
-    s.num_classes = num_classes;
-    return s;
+    return size_class_storage(slots.data(), counters.data(), num_pages, num_classes);
   }
 };
 
@@ -299,28 +274,22 @@ void DeviceSizeClassQueue::free(FreeWave const& wave) {
             std::to_string(wave.count[i]) + " pages at " + std::to_string(wave.first[i]) +
             ", not a chunk inside the pool");
   }
-  auto const n   = static_cast<std::uint32_t>(wave.first.size());
   impl_->last_ms = 0;
-  if (n == 0) return;
-  cudart::device_buffer<std::uint32_t> first(n, "free wave first"), count(n, "free wave count");
-  cudart::copy_to_device_async(first.data(), wave.first.data(), n, nullptr);
-  cudart::copy_to_device_async(count.data(), wave.count.data(), n, nullptr);
-  HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
-  detail::EventTimer timer;
-  timer.start();
-  size_class_free_kernel<<<static_cast<unsigned>(cudart::ceil_div(n, kBlock)), kBlock>>>(
-      impl_->storage(), first.data(), count.data(), n);
-  HEAPLAB_CHECK_LAUNCH();
-  impl_->last_ms = timer.stop();
+  impl_->last_ms = detail::run_free_wave(wave, [&](auto const* first, auto const* count, auto n) {
+    size_class_free_kernel<<<static_cast<unsigned>(cudart::ceil_div(n, kBlock)), kBlock>>>(
+        impl_->storage(), first, count, n);
+    HEAPLAB_CHECK_LAUNCH();
+  });
 }
 
 std::int64_t DeviceSizeClassQueue::available(std::uint32_t c) const {
   HEAPLAB_EXPECTS(c < impl_->num_classes, "DeviceSizeClassQueue::available: no such class");
-  return static_cast<std::int64_t>(cudart::value_to_host(impl_->counter(3 * c + 2)));
+  return static_cast<std::int64_t>(
+      cudart::value_to_host(impl_->counters.data() + size_class_count_word(c)));
 }
 
 std::uint64_t DeviceSizeClassQueue::carved() const {
-  return cudart::value_to_host(impl_->counter(3 * impl_->num_classes));
+  return cudart::value_to_host(impl_->counters.data() + size_class_carved_word(impl_->num_classes));
 }
 
 float DeviceSizeClassQueue::last_wave_ms() const { return impl_->last_ms; }

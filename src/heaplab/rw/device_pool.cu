@@ -203,21 +203,14 @@ void DevicePool::free(FreeWave const& wave) {
   } else {
     validate_free_wave(c, wave);
   }
-  auto const n   = static_cast<std::uint32_t>(wave.first.size());
   impl_->last_ms = 0;
-  if (n == 0) return;
-  cudart::device_buffer<std::uint32_t> first(n, "free wave first"), count(n, "free wave count");
-  cudart::copy_to_device_async(first.data(), wave.first.data(), n, nullptr);
-  cudart::copy_to_device_async(count.data(), wave.count.data(), n, nullptr);
-  HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
-  detail::EventTimer timer;
-  timer.start();
-  impl_->with_storage([&](auto s) {
-    free_wave_kernel<<<static_cast<unsigned>(cudart::ceil_div(n, kBlock)), kBlock>>>(
-        s, first.data(), count.data(), n);
-    HEAPLAB_CHECK_LAUNCH();
+  impl_->last_ms = detail::run_free_wave(wave, [&](auto const* first, auto const* count, auto n) {
+    impl_->with_storage([&](auto s) {
+      free_wave_kernel<<<static_cast<unsigned>(cudart::ceil_div(n, kBlock)), kBlock>>>(
+          s, first, count, n);
+      HEAPLAB_CHECK_LAUNCH();
+    });
   });
-  impl_->last_ms = timer.stop();
 }
 
 PoolWords DevicePool::words() const { return impl_->words(); }

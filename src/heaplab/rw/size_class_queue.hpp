@@ -45,6 +45,7 @@
 // Steps (GetPageResult::steps): the ring's steps (1, plus its failed looks) plus 1 for a carve.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -150,6 +151,45 @@ class SizeClassQueueRef {
   SizeClassStorage s_{};
 };
 
+/// The memory layout of a size-class queue, one for host and device storage: the rings' slots
+/// back to back (ring c: class_ring_capacity(T, c) slots), and the counters each on its own 512
+/// bytes (kSizeClassCounterSpacing words; as HostQueue's): ring c's head, tail, count at 3c,
+/// 3c + 1, 3c + 2, then the bump counter.
+inline constexpr std::size_t kSizeClassCounterSpacing = 64;
+inline std::size_t size_class_slot_words(std::uint32_t num_pages, std::uint32_t num_classes) {
+  std::size_t slots = 0;
+  for (std::uint32_t c = 0; c < num_classes; ++c) slots += class_ring_capacity(num_pages, c);
+  return slots;
+}
+inline std::size_t size_class_counter_words(std::uint32_t num_classes) {
+  return kSizeClassCounterSpacing * (3 * std::size_t{num_classes} + 1);
+}
+/// The word index of ring c's count, and of the bump counter (after the rings of C classes).
+inline std::size_t size_class_count_word(std::uint32_t c) {
+  return kSizeClassCounterSpacing * (3 * std::size_t{c} + 2);
+}
+inline std::size_t size_class_carved_word(std::uint32_t num_classes) {
+  return kSizeClassCounterSpacing * 3 * std::size_t{num_classes};
+}
+inline SizeClassStorage size_class_storage(std::uint64_t* slots,
+                                           std::uint64_t* counters,
+                                           std::uint32_t num_pages,
+                                           std::uint32_t num_classes) {
+  auto const counter = [&](std::size_t k) { return counters + kSizeClassCounterSpacing * k; };
+  SizeClassStorage s;
+  std::size_t slot = 0;
+  for (std::uint32_t c = 0; c < num_classes; ++c) {
+    std::uint32_t const capacity = class_ring_capacity(num_pages, c);
+    s.rings[c]                   = QueueStorage{
+        slots + slot, counter(3 * c), counter(3 * c + 1), counter(3 * c + 2), capacity, num_pages};
+    slot += capacity;
+  }
+  s.carved      = counters + size_class_carved_word(num_classes);
+  s.num_pages   = num_pages;
+  s.num_classes = num_classes;
+  return s;
+}
+
 /// Owning host storage of a size-class queue (CPU tests): T pages, C classes, every ring empty,
 /// nothing carved.
 class HostSizeClassQueue {
@@ -159,31 +199,14 @@ class HostSizeClassQueue {
     HEAPLAB_EXPECTS(num_pages > 0, "HostSizeClassQueue: the pool needs at least one page");
     HEAPLAB_EXPECTS(num_classes >= 1 && num_classes <= kMaxSizeClasses,
                     "HostSizeClassQueue: C outside 1 .. kMaxSizeClasses");
-    std::size_t slots = 0;
-    for (std::uint32_t c = 0; c < num_classes; ++c) slots += class_ring_capacity(num_pages, c);
-    slots_.assign(slots, queue_detail::empty_slot(0));
-    counters_.assign(std::size_t{kSpacing} * (3 * num_classes + 1), 0);
+    slots_.assign(size_class_slot_words(num_pages, num_classes), queue_detail::empty_slot(0));
+    counters_.assign(size_class_counter_words(num_classes), 0);
   }
   HostSizeClassQueue(HostSizeClassQueue const&)            = delete;
   HostSizeClassQueue& operator=(HostSizeClassQueue const&) = delete;
 
   [[nodiscard]] SizeClassStorage storage() {
-    SizeClassStorage s;
-    std::size_t slot = 0;
-    for (std::uint32_t c = 0; c < num_classes_; ++c) {
-      std::uint32_t const capacity = class_ring_capacity(num_pages_, c);
-      s.rings[c]                   = QueueStorage{slots_.data() + slot,
-                                counter(3 * c),
-                                counter(3 * c + 1),
-                                counter(3 * c + 2),
-                                capacity,
-                                num_pages_};
-      slot += capacity;
-    }
-    s.carved      = counter(3 * num_classes_);
-    s.num_pages   = num_pages_;
-    s.num_classes = num_classes_;
-    return s;
+    return size_class_storage(slots_.data(), counters_.data(), num_pages_, num_classes_);
   }
   template <class A>
   [[nodiscard]] SizeClassQueueRef<A> ref() {
@@ -191,18 +214,14 @@ class HostSizeClassQueue {
   }
   /// At quiescence: the chunks in ring c.
   [[nodiscard]] std::int64_t available(std::uint32_t c) const {
-    return static_cast<std::int64_t>(counters_[std::size_t{kSpacing} * (3 * c + 2)]);
+    return static_cast<std::int64_t>(counters_[size_class_count_word(c)]);
   }
   /// At quiescence: the bump counter (pages carved, plus failed carves).
   [[nodiscard]] std::uint64_t carved() const {
-    return counters_[std::size_t{kSpacing} * 3 * num_classes_];
+    return counters_[size_class_carved_word(num_classes_)];
   }
 
  private:
-  // Each counter on its own 512 bytes (64 words), as HostQueue's.
-  static constexpr std::uint32_t kSpacing = 64;
-  std::uint64_t* counter(std::uint32_t k) { return counters_.data() + std::size_t{kSpacing} * k; }
-
   std::uint32_t num_pages_;
   std::uint32_t num_classes_;
   std::vector<std::uint64_t> slots_;

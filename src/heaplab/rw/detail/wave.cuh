@@ -94,4 +94,21 @@ AllocResult run_getpage_wave(Source const& source,
   return result;
 }
 
+/// One free wave: first[] and count[] uploaded, then launch(first, count, n) with the kernel
+/// alone timed (the copies are outside the timed region). Returns its milliseconds, 0 for an
+/// empty wave (nothing launched).
+template <class Launch>
+float run_free_wave(FreeWave const& wave, Launch const& launch) {
+  auto const n = static_cast<std::uint32_t>(wave.first.size());
+  if (n == 0) return 0;
+  cudart::device_buffer<std::uint32_t> first(n, "free wave first"), count(n, "free wave count");
+  cudart::copy_to_device_async(first.data(), wave.first.data(), n, nullptr);
+  cudart::copy_to_device_async(count.data(), wave.count.data(), n, nullptr);
+  HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
+  EventTimer timer;
+  timer.start();
+  launch(first.data(), count.data(), n);
+  return timer.stop();
+}
+
 }  // namespace heaplab::rw::detail
