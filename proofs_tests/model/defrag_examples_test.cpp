@@ -97,22 +97,42 @@ TEST_F(Figure5, ObjectsOfSourceBlock5MoveIntoBlocks14And19) {
 }
 
 TEST_F(Figure5, TheWholeCallRewritesPointersAndUpdatesStates) {
-  DefragResult const r = m.defrag(kT);
-  // Pass 1 (the figure): 34 objects move (4 from block 2 into 7's slots 35..38, 30 from block 5);
-  // the three cells and the root refer to moved objects.
+  // Between passes (in the observer) pointers and the root still hold the locations at the call's
+  // start: cells -> 5000 (5, 1), 5029 (5, 63), 2003 (2, 40); the root -> 5024 (5, 51).
+  using Ref = std::optional<core::SlotRef>;
+  std::vector<std::vector<Ref>> cells_seen;
+  std::vector<Ref> root_seen;
+  DefragResult const r = m.defrag(kT, DefragOptions{}, [&](HeapModel const& at, auto const&) {
+    auto const s = at.snapshot();
+    cells_seen.push_back({s.blocks[23].objects[0]->refs[0],
+                          s.blocks[23].objects[1]->refs[0],
+                          s.blocks[23].objects[2]->refs[0]});
+    root_seen.push_back(at.root_locations()[root]);
+  });
+  // Pass 1 (the figure): 34 objects move (4 from block 2 into 7's slots 35..38, 30 from block 5).
   ASSERT_EQ(r.passes.size(), 2u);
   EXPECT_EQ(r.passes[0].candidates, 6u);
   EXPECT_EQ(r.passes[0].sources, 2u);
   EXPECT_EQ(r.passes[0].objects_moved, 34u);
-  EXPECT_EQ(r.passes[0].pointers_rewritten, 3u);
-  EXPECT_EQ(r.passes[0].roots_rewritten, 1u);
   // Then 7 has 39, 14 is full, 16 has 30, 19 has 26: R = [7, 16, 19], B = 1. Pass 2 moves block
   // 7's 39 objects (slots 0..34: ids 7000..7034; slots 35..38: ids 2000..2003): the first 34 fill
   // 16's free slots 30..63, the other 5 (7034, 2000..2003) take 19's free slots 16, 17, 18, 19, 30.
   EXPECT_EQ(r.passes[1].candidates, 3u);
   EXPECT_EQ(r.passes[1].sources, 1u);
   EXPECT_EQ(r.passes[1].objects_moved, 39u);
-  EXPECT_EQ(r.passes[1].pointers_rewritten, 1u);  // the cell that points to 2003
+  // One rewrite for the call, after pass 2: the scan sees the three cells' pointer slots; all
+  // three refer to moved objects (5000, 5029 once; 2003 twice, 2 -> 7 -> 19, rewritten once), and
+  // so does the root (5024). Per pass the counts would have been 3 + 1 pointers and 1 + 0 roots.
+  EXPECT_EQ(r.pointers_scanned, 3u);
+  EXPECT_EQ(r.pointers_rewritten, 3u);
+  EXPECT_EQ(r.roots_rewritten, 1u);
+  std::vector<Ref> const call_start = {
+      core::SlotRef{5, 1}, core::SlotRef{5, 63}, core::SlotRef{2, 40}};
+  ASSERT_EQ(cells_seen.size(), 2u);
+  for (std::size_t pass = 0; pass < 2; ++pass) {
+    EXPECT_EQ(cells_seen[pass], call_start) << "after pass " << pass;
+    EXPECT_EQ(root_seen[pass], Ref(core::SlotRef{5, 51})) << "after pass " << pass;
+  }
   // 16 is full and 19 holds 31 <= 42: one candidate left, r = 1 <= n, B = 0.
   EXPECT_EQ(r.stop, DefragStop::no_progress);
   EXPECT_EQ(m.fill(14), 64u);
@@ -259,6 +279,153 @@ TEST(DefragPasses, StopsOnceAtMostK1CandidatesRemain) {
   // With k1 = 8 nothing happens at all.
   DefragResult const none = m.defrag(kT, std::nullopt, 8);
   EXPECT_TRUE(none.passes.empty());
+}
+
+// ----------------------------------------------------------- one pointer rewrite per call
+//
+// The call rewrites pointers once, after its last pass (docs/model.md "One rewrite per call"):
+// between passes every pointer and root holds its object's location at the call's start.
+// T (capacity 64, pointers next: T*, other: Cell*) and Cell (object: T*); n = 1, k1 = 0.
+//   block 0: 100 at slot 0     block 1: 200 at slot 0     block 2: 300 at slot 0
+//   block 3: 400 at slot 0     block 4: cell 1 at slot 0  block 5: cell 2 at slot 0
+// Pass 1: R = [0, 1, 2, 3], B = 2: 0 -> 2 (100 to (2, 1)), 1 -> 3 (200 to (3, 1)).
+// Pass 2: R = [2, 3], B = 1: 2 -> 3, slot order: 300 to (3, 2), 100 to (3, 3). Then r = 1, B = 0.
+// So 100 moves twice, 200 and 300 once, 400 never.
+// Pointers: 300.next -> 100, 100.next -> 200, 400.next -> 300, 200.next -> 400, 100.other ->
+// cell 1; cell 1 -> 100, cell 2 -> 400. Roots: 100, 400, null.
+class OneRewritePerCall : public ::testing::Test {
+ protected:
+  static constexpr TypeId kT    = 0;
+  static constexpr TypeId kCell = 1;
+  using Ref                     = std::optional<core::SlotRef>;
+  static core::HeapConfig config() {
+    core::HeapConfig c;
+    c.types.push_back({"T", 8, std::nullopt, false, {{"next", kT, 1}, {"other", kCell, 1}}});
+    c.types.push_back({"Cell", 8, std::nullopt, false, {{"object", kT, 1}}});
+    c.num_blocks    = 8;
+    c.defrag_factor = 1;
+    c.k1            = 0;
+    return c;
+  }
+  void SetUp() override {
+    for (std::uint32_t b = 0; b < 4; ++b) place_at(m, kT, b, {0}, 100 * (b + 1));
+    place_at(m, kCell, 4, {0}, 1);
+    place_at(m, kCell, 5, {0}, 2);
+    m.set_ref(300, 0, 100);
+    m.set_ref(100, 0, 200);
+    m.set_ref(400, 0, 300);
+    m.set_ref(200, 0, 400);
+    m.set_ref(100, 1, 1);
+    m.set_ref(1, 0, 100);
+    m.set_ref(2, 0, 400);
+    m.add_root(100);
+    m.add_root(400);
+    m.add_root(std::nullopt);
+  }
+  /// Pointer slot k of the object at (block, slot) in snapshot s.
+  static Ref ref_at(check::HeapSnapshot const& s,
+                    std::uint32_t block,
+                    std::uint32_t slot,
+                    std::size_t k) {
+    auto const& record = s.blocks.at(block).objects.at(slot);
+    EXPECT_TRUE(record.has_value()) << "no object at " << block << ":" << slot;
+    return record ? record->refs.at(k) : Ref{};
+  }
+  /// Defragments `type`, keeping the model's snapshot and roots after every pass.
+  DefragResult defrag_observed(TypeId type) {
+    return m.defrag(type, DefragOptions{}, [&](HeapModel const& at, DefragPassStats const&) {
+      seen.push_back(at.snapshot());
+      roots_seen.push_back(at.root_locations());
+      where_100.push_back(at.object(100).where);
+    });
+  }
+  HeapModel m{config()};
+  std::vector<check::HeapSnapshot> seen;
+  std::vector<std::vector<Ref>> roots_seen;
+  std::vector<Location> where_100;
+};
+
+TEST_F(OneRewritePerCall, APointerToAnObjectMovedTwiceIsStaleBetweenPassesAndRewrittenOnce) {
+  DefragResult const r = defrag_observed(kT);
+  ASSERT_EQ(r.passes.size(), 2u);
+  EXPECT_EQ(r.stop, DefragStop::no_progress);
+  EXPECT_EQ(r.objects_by_relocation_count, (std::vector<std::uint64_t>{1, 2, 1}));
+  EXPECT_EQ(r.relocations.at(100), 2u);
+  // The objects do move pass by pass (100: (0, 0) -> (2, 1) -> (3, 3)) ...
+  EXPECT_EQ(where_100, (std::vector<Location>{{2, 1}, {3, 3}}));
+  // ... but their pointers are not rewritten until the call ends. After pass 1: block 2 holds
+  // 300 (slot 0) and 100 (slot 1), block 3 holds 400 (slot 0) and 200 (slot 1).
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(ref_at(seen[0], 2, 0, 0), Ref(core::SlotRef{0, 0}));  // 300.next -> 100 at the start
+  EXPECT_EQ(ref_at(seen[0], 2, 1, 0), Ref(core::SlotRef{1, 0}));  // 100.next -> 200 at the start
+  EXPECT_EQ(ref_at(seen[0], 3, 0, 0), Ref(core::SlotRef{2, 0}));  // 400.next -> 300 (not moved)
+  EXPECT_EQ(ref_at(seen[0], 4, 0, 0), Ref(core::SlotRef{0, 0}));  // cell 1 -> 100 at the start
+  // After pass 2 (the last): block 3 holds 400, 200, 300, 100; still the call-start locations,
+  // now in blocks 0, 1 and 2, which are all free.
+  EXPECT_EQ(ref_at(seen[1], 3, 3, 0), Ref(core::SlotRef{1, 0}));  // 100.next
+  EXPECT_EQ(ref_at(seen[1], 3, 2, 0), Ref(core::SlotRef{0, 0}));  // 300.next
+  EXPECT_EQ(ref_at(seen[1], 3, 0, 0), Ref(core::SlotRef{2, 0}));  // 400.next (300 moved in pass 2)
+  EXPECT_EQ(ref_at(seen[1], 4, 0, 0), Ref(core::SlotRef{0, 0}));  // cell 1
+  for (std::uint32_t b : {0u, 1u, 2u}) EXPECT_EQ(seen[1].blocks[b].type, core::kNoType);
+  // After the call every pointer holds the final location.
+  auto const after = m.snapshot();
+  EXPECT_EQ(ref_at(after, 3, 2, 0), Ref(core::SlotRef{3, 3}));  // 300.next -> 100
+  EXPECT_EQ(ref_at(after, 3, 3, 0), Ref(core::SlotRef{3, 1}));  // 100.next -> 200
+  EXPECT_EQ(ref_at(after, 3, 0, 0), Ref(core::SlotRef{3, 2}));  // 400.next -> 300
+  EXPECT_EQ(ref_at(after, 3, 1, 0), Ref(core::SlotRef{3, 0}));  // 200.next -> 400
+  EXPECT_EQ(ref_at(after, 4, 0, 0), Ref(core::SlotRef{3, 3}));  // cell 1 -> 100
+  EXPECT_TRUE(check::check_all(after).empty());
+  // The one scan after the last pass: the next slots of the 4 T's (other: Cell*, not scanned)
+  // and the 2 cells' slots = 6. Rewritten: 300.next, 100.next, 400.next, cell 1 = 4 (100 counts
+  // once although it moved twice; 200.next and cell 2 refer to 400, which never moved).
+  EXPECT_EQ(r.pointers_scanned, 6u);
+  EXPECT_EQ(r.pointers_rewritten, 4u);
+}
+
+TEST_F(OneRewritePerCall, PointersToOtherTypesShowTheirCurrentLocations) {
+  // Defragmenting T: pointers to cells (which never move) hold the cells' locations, also in a
+  // moved object's copy (100 at (2, 1) after pass 1).
+  (void)defrag_observed(kT);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(ref_at(seen[0], 2, 1, 1), Ref(core::SlotRef{4, 0}));  // 100.other -> cell 1
+  EXPECT_EQ(ref_at(seen[1], 3, 3, 1), Ref(core::SlotRef{4, 0}));
+  // Then defragmenting Cell: R = [4, 5], B = 1, cell 1 moves to (5, 1). Between passes the
+  // pointer to it is stale, but pointers to T's objects (moved by the previous call) show their
+  // current locations: the previous call's view is gone.
+  seen.clear();
+  roots_seen.clear();
+  DefragResult const r = defrag_observed(kCell);
+  ASSERT_EQ(r.passes.size(), 1u);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(ref_at(seen[0], 3, 3, 1), Ref(core::SlotRef{4, 0}));  // 100.other -> cell 1: stale
+  EXPECT_EQ(ref_at(seen[0], 3, 3, 0), Ref(core::SlotRef{3, 1}));  // 100.next -> 200: current
+  EXPECT_EQ(ref_at(seen[0], 5, 1, 0), Ref(core::SlotRef{3, 3}));  // cell 1 -> 100: current
+  EXPECT_EQ(ref_at(seen[0], 5, 0, 0), Ref(core::SlotRef{3, 0}));  // cell 2 -> 400
+  EXPECT_EQ(roots_seen[0], (std::vector<Ref>{core::SlotRef{3, 3}, core::SlotRef{3, 0}, Ref{}}));
+  EXPECT_EQ(ref_at(m.snapshot(), 3, 3, 1), Ref(core::SlotRef{5, 1}));
+  // Only T's 4 objects have a slot that may point to a Cell (other); one refers to cell 1.
+  EXPECT_EQ(r.pointers_scanned, 4u);
+  EXPECT_EQ(r.pointers_rewritten, 1u);
+  EXPECT_EQ(r.roots_rewritten, 0u);
+}
+
+TEST_F(OneRewritePerCall, ARootToAnObjectMovedTwiceIsStaleBetweenPassesAndRewrittenOnce) {
+  DefragResult const r            = defrag_observed(kT);
+  std::vector<Ref> const at_start = {core::SlotRef{0, 0}, core::SlotRef{3, 0}, Ref{}};
+  ASSERT_EQ(roots_seen.size(), 2u);
+  EXPECT_EQ(roots_seen[0], at_start);
+  EXPECT_EQ(roots_seen[1], at_start);
+  EXPECT_EQ(m.root_locations(),
+            (std::vector<Ref>{core::SlotRef{3, 3}, core::SlotRef{3, 0}, Ref{}}));
+  EXPECT_EQ(r.roots_rewritten, 1u);  // the root to 100 (moved twice), once; 400 never moved
+}
+
+TEST_F(OneRewritePerCall, NoPassNoRewriteScan) {
+  DefragResult const r = m.defrag(kT, std::nullopt, 4);  // 4 candidates <= k1 = 4: no pass
+  EXPECT_TRUE(r.passes.empty());
+  EXPECT_EQ(r.pointers_scanned, 0u);  // a pass would have been followed by a scan of 6 slots
+  EXPECT_EQ(r.pointers_rewritten, 0u);
+  EXPECT_EQ(r.roots_rewritten, 0u);
 }
 
 }  // namespace

@@ -335,7 +335,7 @@ TEST(ModelRoots, RootsFollowTheirObjectsAndAreNulledWithThem) {
   // Blocks 0 (one shark) and 1 (one shark) are candidates; n = 1: source 0, target 1.
   auto const result = m.defrag(kShark);
   ASSERT_EQ(result.passes.size(), 1u);
-  EXPECT_EQ(result.passes[0].roots_rewritten, 0u);  // shark 4 moved; the root refers to shark 5
+  EXPECT_EQ(result.roots_rewritten, 0u);  // shark 4 moved; the root refers to shark 5
   EXPECT_EQ(m.root_locations()[r], std::optional<Location>(Location{1, 0}));
   EXPECT_EQ(m.object(4).where, (Location{1, 1}));
   m.set_root(r, 4);

@@ -69,17 +69,14 @@ void HeapModel::apply_defrag_pass(DefragPassPlan const& plan,
                                   DefragPassStats& stats,
                                   std::map<ObjectId, std::uint32_t>& relocations,
                                   std::vector<std::uint64_t>& relocations_by_ordinal) {
-  TypeId const T        = plan.type;
   stats.candidates      = static_cast<std::uint32_t>(plan.R.size());
   stats.sources_allowed = plan.sources_allowed;
   stats.sources         = plan.B;
 
   // Sec. 3.2 copy objects (and sec. 3.3 forwarding: old location -> new location, kept by id).
-  std::set<ObjectId> moved;
   for (auto const& a : plan.sources) {
     for (auto const& m : a.moves) {
       move(m.id, m.to);
-      moved.insert(m.id);
       std::uint32_t const k = ++relocations[m.id];
       if (relocations_by_ordinal.size() < k) relocations_by_ordinal.resize(k, 0);
       ++relocations_by_ordinal[k - 1];
@@ -87,36 +84,10 @@ void HeapModel::apply_defrag_pass(DefragPassPlan const& plan,
     }
   }
 
-  // Sec. 3.4 rewrite pointers, limiting the scan to the pointer slots of the types U that may
-  // point to T (a slot whose pointee S satisfies T <: S). The model refers to objects by id, so a
-  // rewritten pointer keeps its id and now denotes the new location; the counts show what the
-  // GPU must rewrite. Every reference to a moved object must be found by this limited scan.
-  for (TypeId U : config_.types_pointing_to(T)) {
-    auto const slots = config_.pointer_slots(U);
-    for (std::uint32_t b : allocated_[U]) {
-      for (auto const& id : blocks_[b].slots) {
-        if (!id) continue;
-        Object const& obj = objects_.at(*id);
-        for (std::size_t k = 0; k < slots.size(); ++k) {
-          if (!config_.slot_may_point_to(slots[k], T)) continue;
-          ++stats.pointers_scanned;
-          if (obj.refs[k] && moved.count(*obj.refs[k])) ++stats.pointers_rewritten;
-        }
-      }
-    }
-  }
-  std::uint64_t references_to_moved = 0;
-  for (auto const& [id, obj] : objects_)
-    for (auto const& r : obj.refs)
-      if (r && moved.count(*r)) ++references_to_moved;
-  if (references_to_moved != stats.pointers_rewritten)
-    throw std::logic_error(
-        "HeapModel::defrag: the type-limited pointer scan (CompactGpu sec. 3.4) "
-        "found " +
-        std::to_string(stats.pointers_rewritten) + " of " + std::to_string(references_to_moved) +
-        " references to moved objects");
-  for (auto const& r : roots_)
-    if (r && moved.count(*r)) ++stats.roots_rewritten;
+  // Sec. 3.4 rewrite pointers: not here. A pass only moves objects (and writes forwarding
+  // pointers or records); the call rewrites every pointer once, after its last pass
+  // (count_call_rewrites). Until then pointers and roots refer to the locations at the call's
+  // start (call_start_locations_).
 
   // Sec. 3.5 update block states: sources become free; targets may lose active and defrag.
   for (auto const& a : plan.sources) {
@@ -137,6 +108,72 @@ DefragResult HeapModel::defrag(TypeId type,
   return defrag(type, options);
 }
 
+void HeapModel::count_call_rewrites(TypeId type, DefragResult& result) const {
+  if (result.passes.empty()) return;  // nothing moved: no rewrite scan
+  auto const moved = [&](std::optional<ObjectId> const& r) {
+    return r && result.relocations.count(*r) != 0;
+  };
+  // Sec. 3.4 rewrite pointers, once per call after the last pass, limiting the scan to the
+  // pointer slots of the types U that may point to T (a slot whose pointee S satisfies T <: S).
+  // The model refers to objects by id, so a rewritten pointer keeps its id and now denotes the
+  // final location; the counts show what the GPU must rewrite: every slot whose object moved at
+  // least once in this call, however many times it moved.
+  for (TypeId U : config_.types_pointing_to(type)) {
+    auto const slots = config_.pointer_slots(U);
+    for (std::uint32_t b : allocated_[U]) {
+      for (auto const& id : blocks_[b].slots) {
+        if (!id) continue;
+        Object const& obj = objects_.at(*id);
+        for (std::size_t k = 0; k < slots.size(); ++k) {
+          if (!config_.slot_may_point_to(slots[k], type)) continue;
+          ++result.pointers_scanned;
+          if (moved(obj.refs[k])) ++result.pointers_rewritten;
+        }
+      }
+    }
+  }
+  // Every reference to a moved object must be found by this limited scan.
+  std::uint64_t references_to_moved = 0;
+  for (auto const& [id, obj] : objects_)
+    for (auto const& r : obj.refs)
+      if (moved(r)) ++references_to_moved;
+  if (references_to_moved != result.pointers_rewritten)
+    throw std::logic_error(
+        "HeapModel::defrag: the type-limited pointer scan (CompactGpu sec. 3.4) "
+        "found " +
+        std::to_string(result.pointers_rewritten) + " of " + std::to_string(references_to_moved) +
+        " references to moved objects");
+  for (auto const& r : roots_)
+    if (moved(r)) ++result.roots_rewritten;
+}
+
+void HeapModel::run_defrag_passes(TypeId type,
+                                  std::uint32_t n,
+                                  std::uint32_t k1,
+                                  DefragResult& result,
+                                  PassObserver const& on_pass) {
+  // Sec. 3.6 multiple passes: until at most k1 candidates remain. A pass with B = 0 (fewer than
+  // n + 1 candidates) could not move anything, so it ends the call.
+  while (true) {
+    std::vector<std::uint32_t> const R = candidates(type, n);
+    if (n == config_.defrag_factor && std::set<std::uint32_t>(R.begin(), R.end()) != defrag_[type])
+      throw std::logic_error("HeapModel::defrag: defrag[T] differs from the blocks with low fill");
+    if (R.size() <= k1) {
+      result.stop = DefragStop::k1_reached;
+      return;
+    }
+    DefragPassPlan const plan = plan_defrag_pass(type, n, result.source_cap);
+    if (plan.B == 0) {
+      result.stop = DefragStop::no_progress;
+      return;
+    }
+    DefragPassStats stats;
+    apply_defrag_pass(plan, stats, result.relocations, result.relocations_by_ordinal);
+    result.passes.push_back(stats);
+    if (on_pass) on_pass(*this, stats);
+  }
+}
+
 DefragResult HeapModel::defrag(TypeId type,
                                DefragOptions const& options,
                                PassObserver const& on_pass) {
@@ -152,37 +189,26 @@ DefragResult HeapModel::defrag(TypeId type,
   // Validates type, n and the cap before anything changes.
   (void)plan_defrag_pass(type, n, cap);
 
-  std::vector<ObjectId> const objects_of_T = [&] {
-    std::vector<ObjectId> ids;
-    for (auto const& [id, obj] : objects_)
-      if (obj.type == type) ids.push_back(id);
-    return ids;
-  }();
+  std::vector<ObjectId> objects_of_T;
+  for (auto const& [id, obj] : objects_)
+    if (obj.type == type) objects_of_T.push_back(id);
   result.candidates_before         = static_cast<std::uint32_t>(candidates(type, n).size());
   result.fragmentation_before      = fragmentation(type);
   result.heap_fragmentation_before = fragmentation();
   result.blocks_before             = static_cast<std::uint32_t>(allocated_[type].size());
 
-  // Sec. 3.6 multiple passes: until at most k1 candidates remain. A pass with B = 0 (fewer than
-  // n + 1 candidates) could not move anything, so it ends the call.
-  while (true) {
-    std::vector<std::uint32_t> const R = candidates(type, n);
-    if (n == config_.defrag_factor && std::set<std::uint32_t>(R.begin(), R.end()) != defrag_[type])
-      throw std::logic_error("HeapModel::defrag: defrag[T] differs from the blocks with low fill");
-    if (R.size() <= k1) {
-      result.stop = DefragStop::k1_reached;
-      break;
-    }
-    DefragPassPlan const plan = plan_defrag_pass(type, n, cap);
-    if (plan.B == 0) {
-      result.stop = DefragStop::no_progress;
-      break;
-    }
-    DefragPassStats stats;
-    apply_defrag_pass(plan, stats, result.relocations, result.relocations_by_ordinal);
-    result.passes.push_back(stats);
-    if (on_pass) on_pass(*this, stats);
+  // One rewrite per call (docs/model.md): until the passes end, pointers and roots refer to the
+  // locations the objects of T (the only ones that move) had at the call's start.
+  for (ObjectId id : objects_of_T) call_start_locations_[id] = objects_.at(id).where;
+  try {
+    run_defrag_passes(type, n, k1, result, on_pass);
+  } catch (...) {
+    call_start_locations_.clear();
+    throw;
   }
+  call_start_locations_.clear();
+  count_call_rewrites(type, result);
+
   // n-override rule (docs/model.md): this call used factor n for its candidates; the defrag[T]
   // sets always follow the config's factor. update_block_state already applies the config's n
   // to every block it touches; recompute all blocks of T so that the rule is stated in one place.

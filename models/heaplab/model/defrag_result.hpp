@@ -39,14 +39,14 @@ struct DefragPassPlan {
   std::vector<SourceAssignment> sources;  // R[0] .. R[B-1], in that order
 };
 
+/// One pass. A pass only moves objects and updates block states; pointers are rewritten once per
+/// call, after the last pass (the pointer counts are in DefragResult; docs/model.md "One rewrite
+/// per call").
 struct DefragPassStats {
-  std::uint32_t candidates         = 0;  // r at the start of the pass
-  std::uint32_t sources_allowed    = 0;  // floor(r / (n + 1))
-  std::uint32_t sources            = 0;  // B = min(sources_allowed, source cap)
-  std::uint64_t objects_moved      = 0;
-  std::uint64_t pointers_rewritten = 0;  // pointer slots that referred to a moved object
-  std::uint64_t roots_rewritten    = 0;
-  std::uint64_t pointers_scanned   = 0;  // pointer slots of the types that may point to T
+  std::uint32_t candidates      = 0;  // r at the start of the pass
+  std::uint32_t sources_allowed = 0;  // floor(r / (n + 1))
+  std::uint32_t sources         = 0;  // B = min(sources_allowed, source cap)
+  std::uint64_t objects_moved   = 0;
 };
 
 using core::DefragStop;  // why the call stopped (core/defrag_limits.hpp)
@@ -58,6 +58,15 @@ struct DefragResult {
   /// At most this many sources per pass (core::kUnlimitedSources: no cap).
   std::uint32_t source_cap = core::kUnlimitedSources;
   std::vector<DefragPassStats> passes;
+  /// The one pointer rewrite of the call, after the last pass (CompactGpu sec. 3.4; once per call,
+  /// not per pass: docs/model.md). All 0 when no pass ran.
+  /// Pointer slots of the types U that may point to T (the type-limited scan), in the allocated
+  /// blocks of U after the last pass.
+  std::uint64_t pointers_scanned = 0;
+  /// Those of the scanned slots whose object moved at least once in this call.
+  std::uint64_t pointers_rewritten = 0;
+  /// Root entries whose object moved at least once in this call.
+  std::uint64_t roots_rewritten   = 0;
   DefragStop stop                 = DefragStop::k1_reached;
   std::uint32_t candidates_before = 0;  // with the factor of this call
   std::uint32_t candidates_after  = 0;

@@ -388,11 +388,16 @@ std::vector<std::optional<Location>> HeapModel::root_locations() const {
   std::vector<std::optional<Location>> out;
   for (auto const& r : roots_) {
     if (r)
-      out.push_back(objects_.at(*r).where);
+      out.push_back(referent_location(*r));
     else
       out.push_back(std::nullopt);
   }
   return out;
+}
+
+Location HeapModel::referent_location(ObjectId id) const {
+  auto const it = call_start_locations_.find(id);
+  return it != call_start_locations_.end() ? it->second : objects_.at(id).where;
 }
 
 // ------------------------------------------------------------------------------------- free

@@ -13,6 +13,14 @@
 // each is one the allocator may legally make and applies them; afterwards the id graph must match
 // exactly. Free, parallel_do and defragmentation are deterministic given the heap, so for those
 // the model predicts the exact post-state.
+//
+// One rewrite per call. A defragmentation call moves objects pass by pass but rewrites pointers
+// once, after its last pass (CompactGpu sec. 3.4's scan, run once per call instead of once per
+// pass: beyond the paper, docs/model.md). So while the call runs, i.e. when its PassObserver
+// sees the model between passes, every pointer field and every root still holds the location
+// its object had when the call began: snapshot() and root_locations() report that stale view
+// then (objects themselves are at their new locations). After the call they report the final
+// locations again.
 #pragma once
 
 #include <array>
@@ -73,7 +81,9 @@ class HeapModel;
 
 /// Called after every pass of HeapModel::defrag with the model in its state after that pass
 /// (sources free, targets' states updated with the config's n) and the pass's statistics: the
-/// per-pass observation point of the exact GPU differential (docs/compaction.md).
+/// per-pass observation point of the exact GPU differential (docs/compaction.md). Pointers are
+/// not rewritten yet (one rewrite per call, after the last pass): the model's snapshot() and
+/// root_locations() show every pointer and root at its object's location at the call's start.
 using PassObserver = std::function<void(HeapModel const&, DefragPassStats const&)>;
 
 /// A defragmentation request (CompactGpu sec. 3): the GPU compactor's options
@@ -192,7 +202,9 @@ class HeapModel {
   std::size_t add_root(std::optional<ObjectId> target);
   void set_root(std::size_t index, std::optional<ObjectId> target);
   [[nodiscard]] std::vector<std::optional<ObjectId>> const& roots() const { return roots_; }
-  /// The roots as locations (what a GPU root array must hold after any step).
+  /// The roots as locations (what a GPU root array must hold after any step). During a
+  /// defragmentation call (in its PassObserver), the locations the objects had when the call
+  /// began: roots are rewritten once, after the last pass.
   [[nodiscard]] std::vector<std::optional<Location>> root_locations() const;
 
   // ---------------------------------------------------------------------------------- free
@@ -223,14 +235,17 @@ class HeapModel {
                       std::optional<std::uint32_t> n  = std::nullopt,
                       std::optional<std::uint32_t> k1 = std::nullopt);
   /// The same for a full request (n, k1, the variant and a forced cap, which set the cap on
-  /// sources per pass as on the GPU: core::effective_source_cap) and a per-pass observer.
+  /// sources per pass as on the GPU: core::effective_source_cap) and a per-pass observer, which
+  /// sees pointers and roots not yet rewritten (the call rewrites them once, after its last pass).
   DefragResult defrag(TypeId type, DefragOptions const& options, PassObserver const& on_pass = {});
 
   // ------------------------------------------------------------------------------ snapshot
   /// The heap as a HeapSnapshot with payloads (producer "model"): free blocks have type kNoType
   /// and an all-ones allocation bitmap; allocated blocks have the bits of their objects and the
   /// bits at or above the capacity set; every state bitmap has all hierarchy levels; pointer
-  /// targets are the (block, slot) of the target's current location. The model does not track
+  /// targets are the (block, slot) of the target's current location, except during a
+  /// defragmentation call (in its PassObserver): then the location the target had when the call
+  /// began, since pointers are rewritten once, after the last pass. The model does not track
   /// iteration bitmaps between kernels; it reports iter_bitmap == alloc_bitmap (the value the
   /// next parallel_do copies, DynaSOAr sec. 3.1).
   [[nodiscard]] check::HeapSnapshot snapshot() const;
@@ -251,6 +266,17 @@ class HeapModel {
                          DefragPassStats& stats,
                          std::map<ObjectId, std::uint32_t>& relocations,
                          std::vector<std::uint64_t>& relocations_by_ordinal);
+  /// The passes of defrag(), with the pointer view of the call (call_start_locations_) set.
+  void run_defrag_passes(TypeId type,
+                         std::uint32_t n,
+                         std::uint32_t k1,
+                         DefragResult& result,
+                         PassObserver const& on_pass);
+  /// The one pointer rewrite of a call, after its last pass: fills result's pointer counts.
+  void count_call_rewrites(TypeId type, DefragResult& result) const;
+  /// Where a pointer or root that refers to `id` points: the object's location, or during a
+  /// defragmentation call the location it had when the call began (call_start_locations_).
+  [[nodiscard]] Location referent_location(ObjectId id) const;
 
   core::HeapConfig config_;
   std::vector<Block> blocks_;
@@ -261,6 +287,10 @@ class HeapModel {
   std::map<ObjectId, std::uint32_t> incoming_;  // slots and roots referring to each id (> 0)
   ObjectId next_unused_id_ = 1;
   std::optional<TypeId> running_parallel_do_;
+  /// Only while defrag() runs: the location each object of the defragmented type had when the
+  /// call began (only those objects move), where pointers to it still point until the call's one
+  /// rewrite after its last pass. Empty otherwise.
+  std::map<ObjectId, Location> call_start_locations_;
 };
 
 }  // namespace heaplab::model

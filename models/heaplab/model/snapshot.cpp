@@ -44,8 +44,8 @@ check::HeapSnapshot HeapModel::snapshot() const {
       record.id     = obj.id;
       record.cookie = obj.cookie;
       for (auto const& ref : obj.refs) {
-        if (ref)
-          record.refs.push_back(objects_.at(*ref).where);
+        if (ref)  // during a defragmentation call: the location at the call's start
+          record.refs.push_back(referent_location(*ref));
         else
           record.refs.push_back(std::nullopt);
       }
