@@ -1,6 +1,7 @@
 // The model-side additions for the exact differential (label cpu): a model built from a snapshot
-// with payloads, the per-pass observer, the source cap of the recompute variants, and the cap a
-// schedule's defrag step gets from its variant. docs/model.md, docs/compaction.md.
+// with payloads, the per-pass observer, the source cap of the recompute variants, the cap a
+// schedule's defrag step gets from its variant, and (on the model only) that the grid's
+// multi-move cases do move objects 2+ times in one call. docs/model.md, docs/compaction.md.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,11 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "case_grid.hpp"
+#include "differential.hpp"
 #include "heaplab/check/diff.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/core/defrag_limits.hpp"
 #include "heaplab/model/heap_model.hpp"
 #include "heaplab/model/interpreter.hpp"
+#include "heaplab/soa/host_config.hpp"
 
 namespace check = heaplab::check;
 namespace core  = heaplab::core;
@@ -195,4 +199,108 @@ TEST(ModelDefragHooks, AScheduleStepGetsTheCapOfItsVariant) {
   EXPECT_EQ(core::effective_source_cap(forced, 1), 2048u);
   forced.source_cap = 3;
   EXPECT_EQ(core::effective_source_cap(forced, 1), 3u);
+}
+
+// ------------------------------------------------------------------ the multi-move cases
+
+namespace {
+
+/// The differential's driver interface (support/differential.hpp) over the model itself, to
+/// build a case's heap without a GPU or the emulation. Its placement is the model's (lowest
+/// block), not the GPU's; the multi-move shape's point (every block of T keeps 1 or 2 objects)
+/// does not depend on placement.
+class ModelDriver {
+ public:
+  explicit ModelDriver(compact_test::CaseParams const& c)
+      : model_(heaplab::soa::heap_config<compact_test::Types>(c.num_blocks, c.heap_n, 0)) {}
+  [[nodiscard]] core::HeapConfig const& config() const { return model_.config(); }
+  void allocate(std::vector<compact_test::NewObject> const& objects) {
+    for (auto const& o : objects) ASSERT_TRUE(model_.allocate(o.type, o.id)) << "full at " << o.id;
+  }
+  check::HeapSnapshot snapshot() const { return model_.snapshot(); }
+  void link(std::vector<compact_test::Link> const& links) {
+    for (auto const& l : links) model_.set_ref(l.from, l.slot, l.to);
+  }
+  void destroy(std::vector<std::uint64_t> const& ids) {
+    for (std::uint64_t id : ids) model_.free(id);
+  }
+  void add_root_array(compact_test::RootArray const& r) {
+    for (std::uint64_t id : r.targets)
+      model_.add_root(id == 0 ? std::nullopt : std::optional<std::uint64_t>(id));
+  }
+  [[nodiscard]] std::vector<std::optional<core::SlotRef>> root_locations() const {
+    return model_.root_locations();
+  }
+  model::HeapModel& model() { return model_; }
+
+ private:
+  model::HeapModel model_;
+};
+
+}  // namespace
+
+TEST(MultiMoveCases, EveryCaseRelocatesObjectsTwiceAndPointsToThem) {
+  using compact_test::CaseParams;
+  for (auto variant : {core::RewriteVariant::forwarding,
+                       core::RewriteVariant::recompute_global,
+                       core::RewriteVariant::recompute_shared}) {
+    std::vector<CaseParams> const cases = compact_test::multi_move_cases(variant, 320);
+    ASSERT_EQ(cases.size(), 4u);
+    std::vector<CaseParams> const grid = compact_test::case_grid(variant, 320);
+    for (CaseParams const& c : cases) {
+      SCOPED_TRACE(c.describe());
+      // The grid's runners (emulation_test, compact_gpu_test) run these cases.
+      EXPECT_TRUE(std::any_of(grid.begin(), grid.end(), [&](CaseParams const& g) {
+        return g.describe() == c.describe();
+      }));
+      ModelDriver driver(c);
+      std::mt19937_64 rng(c.seed);
+      (void)compact_test::populate(driver, c, rng);
+      model::HeapModel& m = driver.model();
+      // By id, before the call: every pointer (holder, slot target) and every root.
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> pointers;
+      for (auto const& [id, obj] : m.objects())
+        for (auto const& r : obj.refs)
+          if (r) pointers.emplace_back(id, *r);
+      std::vector<std::optional<std::uint64_t>> const roots = m.roots();
+
+      core::DefragOptions o;
+      o.n                         = c.n;
+      o.k1                        = c.k1;
+      o.variant                   = c.variant;
+      o.source_cap                = c.forced_cap;
+      model::DefragResult const r = m.defrag(c.type, o);
+      auto const& histogram       = r.objects_by_relocation_count;
+      ASSERT_GE(histogram.size(), 3u) << "no object of the type moved twice";
+      EXPECT_GT(histogram.back(), 0u);
+      EXPECT_GE(r.passes.size(), 2u);
+      auto const twice = [&](std::uint64_t id) {
+        auto const it = r.relocations.find(id);
+        return it != r.relocations.end() && it->second >= 2;
+      };
+      std::size_t to_twice = 0, chained = 0, roots_to_twice = 0;
+      for (auto const& [from, to] : pointers) {
+        to_twice += twice(to) ? 1 : 0;
+        chained += twice(from) && twice(to) ? 1 : 0;
+      }
+      for (auto const& root : roots) roots_to_twice += root && twice(*root) ? 1 : 0;
+      EXPECT_GT(to_twice + roots_to_twice, 0u) << "nothing points to an object moved twice";
+      // Node and Fat point to their own kind: a pointer held by an object moved 2+ times to an
+      // object moved 2+ times is carried stale through several passes.
+      if (c.type == compact_test::kNode || c.type == compact_test::kFat) {
+        EXPECT_GT(chained, 0u) << "no pointer between two objects moved twice";
+      }
+      if (::testing::Test::HasFailure()) return;
+      if (compact_test::verbose())
+        std::printf(
+            "[multi-move] %s: %zu passes, moved at most %zu times, %zu pointers and %zu "
+            "roots to objects moved twice, %zu chained\n",
+            c.describe().c_str(),
+            r.passes.size(),
+            histogram.size() - 1,
+            to_twice,
+            roots_to_twice,
+            chained);
+    }
+  }
 }

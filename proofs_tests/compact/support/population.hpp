@@ -27,9 +27,12 @@ namespace core  = heaplab::core;
 
 /// How objects are freed after allocation (the initial fragmentation).
 enum class Shape : std::uint8_t {
-  uniform,    // every object independently, with a per-case probability in [0.3, 0.8]
-  per_block,  // every block drops to a random fill in [0, its fill] (many fills near n/(n+1))
-  sparse,     // every object with probability 0.92 (few objects, many nearly empty blocks)
+  uniform,     // every object independently, with a per-case probability in [0.3, 0.8]
+  per_block,   // every block drops to a random fill in [0, its fill] (many fills near n/(n+1))
+  sparse,      // every object with probability 0.92 (few objects, many nearly empty blocks)
+  multi_move,  // every block keeps 1 or 2 objects: a pass's targets stay candidates and become
+               // sources of later passes, so objects move 2+ times in one call; pointers form
+               // chains (slot k of an object -> the (k+1)-th next survivor its pointee admits)
 };
 
 inline char const* to_string(Shape s) {
@@ -40,6 +43,8 @@ inline char const* to_string(Shape s) {
       return "per-block";
     case Shape::sparse:
       return "sparse";
+    case Shape::multi_move:
+      return "multi-move";
   }
   return "?";
 }
@@ -123,7 +128,8 @@ struct Mutation {
 };
 
 /// What to free (by shape), how survivors point to survivors (each pointer slot linked with
-/// probability 0.7 to a random survivor of a type its pointee admits), and four root arrays
+/// probability 0.7 to a random survivor of a type its pointee admits; in the multi-move shape
+/// slot k to the (k+1)-th next such survivor by id, cyclically: chains), and four root arrays
 /// (pointee = every non-leaf type of interest, 80% of entries non-null).
 inline Mutation plan_mutation(check::HeapSnapshot const& allocated,
                               Shape shape,
@@ -140,9 +146,10 @@ inline Mutation plan_mutation(check::HeapSnapshot const& allocated,
     for (auto const& o : allocated.blocks[b].objects)
       if (o) ids.push_back(o->id);
     std::vector<bool> dies(ids.size(), false);
-    if (shape == Shape::per_block) {
-      std::uniform_int_distribution<std::size_t> fill(0, ids.size());
-      std::size_t const keep = fill(rng);
+    if (shape == Shape::per_block || shape == Shape::multi_move) {
+      std::uniform_int_distribution<std::size_t> fill(shape == Shape::multi_move ? 1 : 0,
+                                                      shape == Shape::multi_move ? 2 : ids.size());
+      std::size_t const keep = std::min(fill(rng), ids.size());
       std::vector<std::size_t> order(ids.size());
       for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
       std::shuffle(order.begin(), order.end(), rng);
@@ -168,12 +175,23 @@ inline Mutation plan_mutation(check::HeapSnapshot const& allocated,
     if (v.empty()) return 0;
     return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)];
   };
+  // The (k+1)-th survivor after `id` that a pointer declared as `pointee` may refer to.
+  auto chained_of = [&](std::uint32_t pointee, std::uint64_t id, std::uint32_t k) -> std::uint64_t {
+    auto const& v = admitted[pointee];
+    if (v.empty()) return 0;
+    std::size_t const after = std::upper_bound(v.begin(), v.end(), id) - v.begin();
+    return v[(after + k) % v.size()];
+  };
   for (auto const& [id, t] : survivors) {
     auto const slots = config.pointer_slots(t);
-    for (std::uint32_t k = 0; k < slots.size(); ++k)
-      if (unit(rng) < 0.7)
+    for (std::uint32_t k = 0; k < slots.size(); ++k) {
+      if (shape == Shape::multi_move) {
+        m.links.push_back({id, k, chained_of(slots[k].pointee, id, k)});
+      } else if (unit(rng) < 0.7) {
         if (std::uint64_t const to = random_of(slots[k].pointee); to != 0)
           m.links.push_back({id, k, to});
+      }
+    }
   }
   std::vector<std::pair<std::uint32_t, std::size_t>> arrays;  // (pointee, entries)
   for (std::uint32_t s = 0; s < config.num_types(); ++s)
