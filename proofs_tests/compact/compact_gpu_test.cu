@@ -26,7 +26,7 @@ namespace {
 
 using heaplab::testing::under_cuda_tool;
 
-void run_grid(core::RewriteVariant variant) {
+void run_grid(core::RewriteVariant variant, Observe observe = Observe::every_pass) {
   std::size_t index = 0, passes = 0, capped = 0;
   // Under a CUDA tool: every 7th case (all n, k1 and shapes still occur) on smaller heaps.
   bool const reduced = under_cuda_tool();
@@ -34,8 +34,11 @@ void run_grid(core::RewriteVariant variant) {
     if (reduced && index++ % 7 != 0) continue;
     GpuDriver<Types> driver(c.num_blocks, c.heap_n, 0);
     compact::DefragStats stats;
-    run_differential_case(driver, c, &stats);
+    run_differential_case(driver, c, &stats, observe);
     if (::testing::Test::HasFailure()) return;  // one failing case says enough
+    EXPECT_EQ(
+        stats.pass_loop,
+        observe == Observe::every_pass ? compact::PassLoop::host : driver.compactor().pass_loop());
     passes += stats.passes.size();
     capped += cap_bound(stats) ? 1 : 0;
   }
@@ -90,6 +93,21 @@ TEST(CompactGpu, RecomputeGlobalMatchesTheModelAfterEveryPass) {
 TEST(CompactGpu, RecomputeSharedMatchesTheModelAfterEveryPass) {
   HEAPLAB_REQUIRE_GPU();
   run_grid(core::RewriteVariant::recompute_shared);
+}
+
+// The device-side pass loop (a CUDA graph; no observer): the same grid, the same final state,
+// pointers, roots, per-pass numbers and relocation counts as the model.
+// (tools/gpu-tier --sanitize sets HEAPLAB_PASS_LOOP=host: there the same grid runs with the
+// host-stepped loop and no observer; docs/compaction.md says why.)
+TEST(CompactGpu, TheDeviceLoopMatchesTheModelAtTheEnd) {
+  HEAPLAB_REQUIRE_GPU();
+  for (auto v : {core::RewriteVariant::forwarding,
+                 core::RewriteVariant::recompute_global,
+                 core::RewriteVariant::recompute_shared}) {
+    SCOPED_TRACE(core::to_string(v));
+    run_grid(v, Observe::end_only);
+    if (::testing::Test::HasFailure()) return;
+  }
 }
 
 TEST(CompactGpuCaps, RecomputeSharedUsesAtMost4096OverNPlusOneSources) {
@@ -231,24 +249,37 @@ TEST(CompactGpuApi, AfterMassiveDeallocationComparesTheScaledThreshold) {
 TEST(CompactGpuApi, StatisticsAddUp) {
   HEAPLAB_REQUIRE_GPU();
   for (auto v : {core::RewriteVariant::forwarding, core::RewriteVariant::recompute_shared}) {
-    Populated p(15);
-    compact::DefragOptions o;
-    o.variant                    = v;
-    compact::DefragStats const s = p.driver.defragment(kLeaf, o, {});
-    ASSERT_FALSE(s.passes.empty());
-    std::uint64_t moved = 0;
-    compact::PhaseTimes sum;
-    for (auto const& pass : s.passes) {
-      moved += pass.objects_moved;
-      sum += pass.times;
-      EXPECT_GE(pass.times.copy_ms, 0.0);
-      EXPECT_GE(pass.times.rewrite_ms, 0.0);
-      EXPECT_GE(pass.times.state_ms, 0.0);
+    for (auto loop : {compact::PassLoop::device, compact::PassLoop::host}) {
+      if (loop == compact::PassLoop::device && std::getenv("HEAPLAB_PASS_LOOP") != nullptr)
+        continue;  // HEAPLAB_PASS_LOOP=host (the sanitizer runs; see above)
+      SCOPED_TRACE(std::string(core::to_string(v)) + ", " + compact::to_string(loop) + " loop");
+      Populated p(15);
+      p.driver.compactor().set_pass_loop(loop);
+      compact::DefragOptions o;
+      o.variant                    = v;
+      compact::DefragStats const s = p.driver.defragment(kLeaf, o, {});
+      ASSERT_FALSE(s.passes.empty());
+      EXPECT_EQ(s.pass_loop, loop);
+      std::uint64_t moved = 0;
+      compact::PhaseTimes sum;
+      for (auto const& pass : s.passes) {
+        moved += pass.objects_moved;
+        sum += pass.times;
+        EXPECT_GT(pass.objects_moved, 0u);
+        EXPECT_GE(pass.times.copy_ms, 0.0);
+        EXPECT_GE(pass.times.state_ms, 0.0);
+        if (loop == compact::PassLoop::device) EXPECT_EQ(pass.times.sum_ms(), 0.0);
+      }
+      EXPECT_EQ(moved, s.objects_moved);
+      EXPECT_EQ(s.object_bytes_moved, s.objects_moved * Types::size_bytes<Leaf>);
+      EXPECT_EQ(s.forwarding_bytes,
+                v == core::RewriteVariant::forwarding ? s.objects_moved * 8 : 0u);
+      EXPECT_GT(s.pointers_rewritten, 0u);
+      EXPECT_GT(s.times.rewrite_ms, 0.0);
+      double const rounding = 1e-3;  // event times are floats
+      EXPECT_GE(s.total_ms + rounding, s.passes_ms + s.times.rewrite_ms);
+      EXPECT_GE(s.passes_ms + rounding, sum.copy_ms + sum.state_ms);
+      EXPECT_EQ(p.driver.pattern_mismatches(), 0u);
     }
-    EXPECT_EQ(moved, s.objects_moved);
-    EXPECT_EQ(s.object_bytes_moved, s.objects_moved * Types::size_bytes<Leaf>);
-    EXPECT_EQ(s.forwarding_bytes, v == core::RewriteVariant::forwarding ? s.objects_moved * 8 : 0u);
-    EXPECT_GE(s.total_ms, sum.copy_ms + sum.rewrite_ms);
-    EXPECT_EQ(p.driver.pattern_mismatches(), 0u);
   }
 }

@@ -298,13 +298,23 @@ TEST(CompactReflection, ScansExactlyTheArraysThatMayPointToT) {
 
 namespace {
 
-/// Candidate counts are scripted; records what the loop asked for.
+/// Candidate counts are scripted; records what the loop asked for. Device = true: a backend
+/// with a device-side loop (enabled), whose end_call reports `loop`.
+template <bool Device>
 struct ScriptedBackend {
+  static constexpr bool has_device_loop = Device;
   std::vector<std::uint32_t> r;  // scan results in order
   std::size_t scans = 0;
   std::vector<std::string> calls;
   compact::detail::CallPlan plan{};
+  compact::detail::LoopReport loop;
 
+  [[nodiscard]] bool device_loop() const { return true; }
+  double prepare_device_loop(compact::detail::CallPlan const&) {
+    calls.push_back("prepare");
+    return 0.125;
+  }
+  void launch_passes() { calls.push_back("launch"); }
   void begin_call(compact::detail::CallPlan const& p) {
     plan = p;
     calls.push_back("begin");
@@ -316,29 +326,31 @@ struct ScriptedBackend {
   void copy(compact::PassDecision const& d) {
     calls.push_back("copy " + std::to_string(d.sources));
   }
-  void commit_targets(compact::PassDecision const&) { calls.push_back("commit"); }
-  void rewrite(compact::PassDecision const&) { calls.push_back("rewrite"); }
-  void release_sources(compact::PassDecision const&) { calls.push_back("release"); }
+  void update_block_states(compact::PassDecision const&) { calls.push_back("states"); }
+  void rewrite() { calls.push_back("rewrite"); }
   compact::detail::PassReport end_pass() {
     calls.push_back("end_pass");
     compact::detail::PassReport p;
-    p.objects_moved      = 10;
-    p.pointers_rewritten = 3;
-    p.copy_ms            = 1;
-    p.rewrite_ms         = 2;
-    p.state_ms           = 0.25;
+    p.objects_moved = 10;
+    p.copy_ms       = 1;
+    p.state_ms      = 0.25;
     return p;
   }
   compact::detail::CallReport end_call() {
     calls.push_back("end_call");
-    return {0, 9.0};
+    compact::detail::CallReport c;
+    c.pointers_rewritten = 9;
+    c.rewrite_ms         = 2;
+    c.total_ms           = 9.0;
+    c.loop               = loop;
+    return c;
   }
 };
 
 }  // namespace
 
-TEST(CompactEngine, RunsPassesInOrderUntilAtMostK1CandidatesRemain) {
-  ScriptedBackend b;
+TEST(CompactEngine, RunsPassesInOrderUntilAtMostK1CandidatesRemainThenRewritesOnce) {
+  ScriptedBackend<false> b;
   b.r = {100, 60, 20, 9};
   compact::detail::CallPlan plan;
   plan.n            = 3;
@@ -348,12 +360,25 @@ TEST(CompactEngine, RunsPassesInOrderUntilAtMostK1CandidatesRemain) {
   compact::DefragStats const s = compact::detail::run_defragmentation(
       b, plan, [&](compact::PassStats const& p) { observed.push_back(p.index); });
   EXPECT_EQ(b.calls,
-            (std::vector<std::string>{"begin",    "scan", "copy 25", "commit", "rewrite", "release",
-                                      "end_pass", "scan", "copy 15", "commit", "rewrite", "release",
-                                      "end_pass", "scan", "copy 5",  "commit", "rewrite", "release",
-                                      "end_pass", "scan", "end_call"}));
+            (std::vector<std::string>{"begin",
+                                      "scan",
+                                      "copy 25",
+                                      "states",
+                                      "end_pass",
+                                      "scan",
+                                      "copy 15",
+                                      "states",
+                                      "end_pass",
+                                      "scan",
+                                      "copy 5",
+                                      "states",
+                                      "end_pass",
+                                      "scan",
+                                      "rewrite",
+                                      "end_call"}));
   EXPECT_EQ(observed, (std::vector<std::uint32_t>{0, 1, 2}));
   EXPECT_EQ(s.stop, DefragStop::k1_reached);
+  EXPECT_EQ(s.pass_loop, compact::PassLoop::host);
   EXPECT_EQ(s.candidates_before, 100u);
   EXPECT_EQ(s.candidates_after, 9u);
   EXPECT_EQ(s.objects_moved, 30u);
@@ -362,14 +387,55 @@ TEST(CompactEngine, RunsPassesInOrderUntilAtMostK1CandidatesRemain) {
   EXPECT_EQ(s.pointers_rewritten, 9u);
   EXPECT_DOUBLE_EQ(s.times.scan_ms, 2.0);  // four scans
   EXPECT_DOUBLE_EQ(s.times.state_ms, 0.75);
+  EXPECT_DOUBLE_EQ(s.times.rewrite_ms, 2.0);  // one rewrite
   EXPECT_DOUBLE_EQ(s.total_ms, 9.0);
   ASSERT_EQ(s.passes.size(), 3u);
   EXPECT_EQ(s.passes[1].candidates, 60u);
   EXPECT_EQ(s.passes[1].sources_allowed, 15u);
 }
 
+TEST(CompactEngine, WithoutAnObserverTheDeviceLoopRunsThePassesAndReportsThem) {
+  ScriptedBackend<true> b;
+  compact::PassStats p;
+  p.candidates             = 100;
+  p.sources_allowed        = 25;
+  p.sources                = 25;
+  p.objects_moved          = 7;
+  b.loop.passes            = {p, p};
+  b.loop.stop              = DefragStop::no_progress;
+  b.loop.candidates_before = 100;
+  b.loop.candidates_after  = 3;
+  compact::detail::CallPlan plan;
+  plan.n                       = 3;
+  plan.object_bytes            = 16;
+  compact::DefragStats const s = compact::detail::run_defragmentation(b, plan, {});
+  EXPECT_EQ(b.calls,
+            (std::vector<std::string>{"prepare", "begin", "launch", "rewrite", "end_call"}));
+  EXPECT_EQ(s.pass_loop, compact::PassLoop::device);
+  EXPECT_EQ(s.passes.size(), 2u);
+  EXPECT_EQ(s.objects_moved, 14u);
+  EXPECT_EQ(s.object_bytes_moved, 224u);
+  EXPECT_EQ(s.stop, DefragStop::no_progress);
+  EXPECT_EQ(s.candidates_before, 100u);
+  EXPECT_EQ(s.candidates_after, 3u);
+  EXPECT_DOUBLE_EQ(s.setup_ms, 0.125);
+}
+
+TEST(CompactEngine, AnObserverSendsTheDeviceLoopBackToTheHost) {
+  ScriptedBackend<true> b;
+  b.r = {2, 0};
+  compact::detail::CallPlan plan;
+  plan.n       = 1;
+  int observed = 0;
+  compact::DefragStats const s =
+      compact::detail::run_defragmentation(b, plan, [&](compact::PassStats const&) { ++observed; });
+  EXPECT_EQ(s.pass_loop, compact::PassLoop::host);
+  EXPECT_EQ(b.calls.front(), "begin");
+  EXPECT_EQ(observed, 1);  // r = 2, n = 1: one pass; then r = 0 ends the call
+}
+
 TEST(CompactEngine, APassWithoutSourcesEndsTheCall) {
-  ScriptedBackend b;
+  ScriptedBackend<false> b;
   b.r = {2};
   compact::detail::CallPlan plan;
   plan.n                       = 2;
@@ -377,12 +443,12 @@ TEST(CompactEngine, APassWithoutSourcesEndsTheCall) {
   compact::DefragStats const s = compact::detail::run_defragmentation(b, plan, {});
   EXPECT_EQ(s.stop, DefragStop::no_progress);
   EXPECT_TRUE(s.passes.empty());
-  EXPECT_EQ(b.calls, (std::vector<std::string>{"begin", "scan", "end_call"}));
+  EXPECT_EQ(b.calls, (std::vector<std::string>{"begin", "scan", "rewrite", "end_call"}));
   EXPECT_EQ(s.forwarding_bytes, 0u);
 }
 
 TEST(CompactEngine, TheCapLimitsEveryPass) {
-  ScriptedBackend b;
+  ScriptedBackend<false> b;
   b.r = {40, 37, 34, 0};
   compact::detail::CallPlan plan;
   plan.n                       = 1;

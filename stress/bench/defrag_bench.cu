@@ -215,28 +215,53 @@ bool verify_defrag(Workload& w, DefragBenchOptions const& o, std::string const& 
   return ok;
 }
 
-/// The warm-up and timed runs of one variant, each on a rebuilt heap (the last one verified when
-/// o.verify); returns the median run by total time. `verified` becomes false if a check failed.
+/// The warm-up and timed runs of one variant with the passes stepped by `loop`, each on a
+/// rebuilt heap (the last one verified when o.verify); returns the median run by total time.
+/// `verified` becomes false if a check failed.
 compact::DefragStats median_defrag_run(Workload& w,
                                        compact::Compactor<Types>& compactor,
                                        DefragBenchOptions const& o,
                                        std::string const& name,
+                                       compact::PassLoop loop,
                                        bool& verified) {
   compact::DefragOptions options;
   options.n       = o.n;
   options.k1      = o.k1;
   options.variant = variant_from(name);
+  compactor.set_pass_loop(loop);
   std::vector<compact::DefragStats> runs;
   for (int i = 0; i < o.warmup + o.repeats; ++i) {
     w.build(o.seed, o.fraction);
     compact::DefragStats s = compactor.defragment(kA, options);
-    if (o.verify && i == o.warmup + o.repeats - 1 && !verify_defrag(w, o, name)) verified = false;
+    std::string const what = name + " (" + compact::to_string(loop) + " loop)";
+    if (o.verify && i == o.warmup + o.repeats - 1 && !verify_defrag(w, o, what)) verified = false;
     if (i >= o.warmup) runs.push_back(std::move(s));
   }
   std::sort(runs.begin(), runs.end(), [](auto const& x, auto const& y) {
     return x.total_ms < y.total_ms;
   });
   return runs[runs.size() / 2];
+}
+
+/// CompactGpu Fig. 10 from one more (untimed) run with the relocation count switched on:
+/// objects of A by the number of times the call moved them.
+void print_relocations(Workload& w,
+                       compact::Compactor<Types>& compactor,
+                       DefragBenchOptions const& o,
+                       std::string const& name) {
+  compact::DefragOptions options;
+  options.n                 = o.n;
+  options.k1                = o.k1;
+  options.variant           = variant_from(name);
+  options.count_relocations = true;
+  w.build(o.seed, o.fraction);
+  compact::DefragStats const s = compactor.defragment(kA, options);
+  std::printf("  relocations (Fig. 10: objects of A moved c times):");
+  for (std::size_t c = 0; c < s.objects_by_relocation_count.size(); ++c)
+    std::printf(" %zux %llu%s",
+                c,
+                static_cast<unsigned long long>(s.objects_by_relocation_count[c]),
+                c + 1 < s.objects_by_relocation_count.size() ? "," : "\n");
 }
 
 /// One row of a variant's table: a phase, its time and bytes against the paper's figures.
@@ -280,24 +305,31 @@ void write_phase_csv(std::FILE* csv,
                static_cast<unsigned long long>(count));
 }
 
-/// A variant's summary line and its phase table (and CSV rows when csv is open).
+/// A variant's summary line and its phase table (and CSV rows when csv is open): the phases of
+/// the host-stepped run (where every pass is timed), the rewrite and total of the device-loop
+/// run, and the host-stepped total for comparison.
 void print_variant(std::string const& name,
-                   compact::DefragStats const& s,
+                   compact::DefragStats const& device,
+                   compact::DefragStats const& host,
                    std::uint64_t count,
                    double copy_gbps,
                    std::FILE* csv) {
-  double const copy_bytes    = 2.0 * s.object_bytes_moved + s.forwarding_bytes;
-  double const rewrite_bytes = 8.0 * s.pointers_scanned + 16.0 * s.pointers_rewritten +
+  compact::DefragStats const& s = device;
+  double const copy_bytes       = 2.0 * s.object_bytes_moved + s.forwarding_bytes;
+  double const rewrite_bytes    = 8.0 * s.pointers_scanned + 16.0 * s.pointers_rewritten +
                                8.0 * s.roots_scanned + 16.0 * s.roots_rewritten;
   double const total_bytes = copy_bytes + rewrite_bytes;
-  PhaseRow const rows[]    = {{"scan", s.times.scan_ms, -1, "4.0 ms"},
-                              {"copy", s.times.copy_ms, copy_bytes, "6.7 ms, 352.6 MB, 17%"},
-                              {"rewrite", s.times.rewrite_ms, rewrite_bytes, "33.3 ms, 4858 MB, 27%"},
-                              {"state", s.times.state_ms, -1, "(in total)"},
-                              {"total", s.total_ms, total_bytes, "44.4 ms"}};
+  PhaseRow const rows[]    = {
+         {"scan", host.times.scan_ms, -1, "4.0 ms"},
+         {"copy", host.times.copy_ms, copy_bytes, "6.7 ms, 352.6 MB, 17%"},
+         {"state", host.times.state_ms, -1, "(in total)"},
+         {"rewrite", s.times.rewrite_ms, rewrite_bytes, "33.3 ms, 4858 MB, 27% (18 scans)"},
+         {"total", s.total_ms, total_bytes, "44.4 ms"},
+         {"host-tot", host.total_ms, total_bytes, "(host-stepped passes)"}};
   std::printf(
       "\nvariant %s: %zu passes (paper: 18), %llu objects moved, %llu of %llu pointers "
-      "rewritten, stop: %s, candidates %u -> %u\n",
+      "rewritten (one scan), stop: %s, candidates %u -> %u; device loop: passes %.3f ms, "
+      "rewrite %.3f ms, graph setup %.3f ms (host, untimed)\n",
       name.c_str(),
       s.passes.size(),
       static_cast<unsigned long long>(s.objects_moved),
@@ -305,7 +337,10 @@ void print_variant(std::string const& name,
       static_cast<unsigned long long>(s.pointers_scanned),
       core::to_string(s.stop),
       s.candidates_before,
-      s.candidates_after);
+      s.candidates_after,
+      s.passes_ms,
+      s.times.rewrite_ms,
+      s.setup_ms);
   std::printf("  %-8s %10s %12s %10s %9s   %s\n",
               "phase",
               "ms",
@@ -317,17 +352,20 @@ void print_variant(std::string const& name,
     print_phase_row(r, copy_gbps);
     if (csv) write_phase_csv(csv, name, r, copy_gbps, s, count);
   }
+  std::printf(
+      "  scan, copy, state: host-stepped run (every pass timed); rewrite, total: "
+      "device-loop run (the default)\n");
 }
 
-/// --per-pass: one line per pass of the median run.
+/// --per-pass: one line per pass of the median host-stepped run.
 void print_passes(compact::DefragStats const& s) {
   std::printf("  %5s %9s %9s %10s %9s %9s %9s\n",
               "pass",
               "r",
               "B'",
               "moved",
+              "scan ms",
               "copy ms",
-              "rewr ms",
               "state ms");
   for (auto const& p : s.passes)
     std::printf("  %5u %9u %9u %10llu %9.3f %9.3f %9.3f\n",
@@ -335,8 +373,8 @@ void print_passes(compact::DefragStats const& s) {
                 p.candidates,
                 p.sources,
                 static_cast<unsigned long long>(p.objects_moved),
+                p.times.scan_ms,
                 p.times.copy_ms,
-                p.times.rewrite_ms,
                 p.times.state_ms);
 }
 
@@ -380,9 +418,13 @@ int run_defrag_bench(DefragBenchOptions const& o) {
   compact::Compactor<Types> compactor(w.heap);
   bool verified = true;
   for (std::string const& name : o.variants) {
-    compact::DefragStats const s = median_defrag_run(w, compactor, o, name, verified);
-    print_variant(name, s, count, copy_gbps, csv);
-    if (o.per_pass) print_passes(s);
+    compact::DefragStats const device =
+        median_defrag_run(w, compactor, o, name, compact::PassLoop::device, verified);
+    compact::DefragStats const host =
+        median_defrag_run(w, compactor, o, name, compact::PassLoop::host, verified);
+    print_variant(name, device, host, count, copy_gbps, csv);
+    if (o.per_pass) print_passes(host);
+    if (o.relocations) print_relocations(w, compactor, o, name);
   }
   if (csv) std::fclose(csv);
   return verified ? 0 : 1;

@@ -27,6 +27,7 @@ struct DefragBenchOptions {
   std::size_t copy_mib = 1024;
   bool verify          = true;  // check every pointer and the object count after the run
   bool per_pass        = false;
+  bool relocations     = true;  // one more run with the relocation histogram (Fig. 10)
   std::uint64_t seed   = 1;
   std::string csv;
 };

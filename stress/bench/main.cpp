@@ -334,6 +334,9 @@ void add_defrag_command(CLI::App& app, heaplab::bench::DefragBenchOptions& defra
       ->check(CLI::Range(1, 65536));
   defrag->add_option("--verify", defrag_options.verify, "check every pointer after the last run");
   defrag->add_flag("--per-pass", defrag_options.per_pass, "print every pass");
+  defrag->add_flag("!--no-relocations",
+                   defrag_options.relocations,
+                   "skip the extra run that counts how often each object moved (Fig. 10)");
   defrag->add_option("--seed", defrag_options.seed, "which objects are deleted and linked");
   defrag->add_option("--csv", defrag_options.csv, "also write the numbers as CSV to this file");
   defrag->callback([&defrag_options] {

@@ -93,10 +93,16 @@ RootLocations populate(Driver& heap, CaseParams const& c, std::mt19937_64& rng) 
 /// the model, the id graph is
 /// unchanged, every plain field still holds its pattern, the catalog holds, the defragmentation
 /// post-conditions and the F bound hold, and the pass count is within the exact worst case.
+/// How the implementation is observed: after every pass (an observer: the passes are stepped on
+/// the host), or only at the end (no observer: the GPU runs its device-side pass loop; the
+/// per-pass numbers are then compared from the call's statistics).
+enum class Observe { every_pass, end_only };
+
 template <class Driver>
 void run_differential_case(Driver& heap,
                            CaseParams const& c,
-                           compact::DefragStats* stats_out = nullptr) {
+                           compact::DefragStats* stats_out = nullptr,
+                           Observe observe                 = Observe::every_pass) {
   SCOPED_TRACE(std::string(heap.name()) + " case " + c.describe() +
                " (replay: HEAPLAB_COMPACT_SEED or the seed above)");
   std::mt19937_64 rng(c.seed);
@@ -118,6 +124,7 @@ void run_differential_case(Driver& heap,
   options.k1                         = c.k1;
   options.variant                    = c.variant;
   options.source_cap                 = c.forced_cap;
+  options.count_relocations          = true;  // Fig. 10 from the implementation (the model always)
   model::DefragResult const expected = predicted.defrag(
       c.type, options, [&](model::HeapModel const& m, model::DefragPassStats const&) {
         if (model_passes.size() >= c.compared_passes) return;
@@ -155,8 +162,19 @@ void run_differential_case(Driver& heap,
                     << p.objects_moved;
     }
   };
-  compact::DefragStats const stats = heap.defragment(c.type, options, on_pass);
+  compact::DefragStats const stats = heap.defragment(
+      c.type, options, observe == Observe::every_pass ? compact::PassObserver(on_pass) : nullptr);
   if (stats_out != nullptr) *stats_out = stats;
+  if (observe == Observe::end_only)
+    for (std::size_t i = 0; i < stats.passes.size() && i < expected.passes.size(); ++i) {
+      compact::PassStats const& p     = stats.passes[i];
+      model::DefragPassStats const& e = expected.passes[i];
+      EXPECT_TRUE(p.candidates == e.candidates && p.sources_allowed == e.sources_allowed &&
+                  p.sources == e.sources && p.objects_moved == e.objects_moved)
+          << "pass " << i << " differs from the model: r " << e.candidates << "/" << p.candidates
+          << ", B " << e.sources_allowed << "/" << p.sources_allowed << ", B' " << e.sources << "/"
+          << p.sources << ", moved " << e.objects_moved << "/" << p.objects_moved;
+    }
   if (verbose()) {
     std::printf(
         "[compact] %s: %s: r %u -> %u, %zu passes (%s), %llu moved, %llu pointers and "
@@ -181,6 +199,8 @@ void run_differential_case(Driver& heap,
   EXPECT_EQ(stats.pointers_scanned, expected.pointers_scanned);
   EXPECT_EQ(stats.pointers_rewritten, expected.pointers_rewritten);
   EXPECT_EQ(stats.roots_rewritten, expected.roots_rewritten);
+  // CompactGpu Fig. 10: how many times each object moved, counted by following its chain.
+  EXPECT_EQ(stats.objects_by_relocation_count, expected.objects_by_relocation_count);
   EXPECT_EQ(stats.defrag_bits_corrected, 0u) << "a pass left defrag[T] out of step with the fills";
   EXPECT_EQ(stats.source_cap, c.effective_cap());
 
@@ -188,7 +208,9 @@ void run_differential_case(Driver& heap,
   RootLocations const roots_after = heap.root_locations();
   check::SnapshotDiff const d     = check::diff(predicted.snapshot(), after);
   EXPECT_TRUE(d.empty()) << "final state differs from the model:\n" << d.to_string();
-  EXPECT_EQ(roots_after, predicted.root_locations());
+  EXPECT_EQ(roots_after, predicted.root_locations())
+      << "final roots differ from the model:\nroots expected: "
+      << roots_text(predicted.root_locations()) << "\nroots actual:   " << roots_text(roots_after);
 
   // Independent of the model.
   EXPECT_TRUE(id_graph(after, roots_after) == graph_before)

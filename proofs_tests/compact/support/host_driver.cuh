@@ -97,17 +97,18 @@ class HostObjectHeap {
 /// Planted bugs, for the tests that show the differential catches a wrong implementation.
 enum class Fault : std::uint8_t {
   none,
-  skip_roots,              // external roots are not rewritten (the paper's behaviour)
-  skip_forwarding,         // Alg. 2 is left out: Alg. 3 reads object data as forwarding pointers
-  skip_self_holder,        // T's own blocks are not scanned: moved objects keep stale pointers
-  release_before_rewrite,  // sources are released before the rewrite: Alg. 3 no longer sees them
+  skip_roots,        // external roots are not rewritten (the paper's behaviour)
+  skip_forwarding,   // Alg. 2 is left out: Alg. 3 reads object data as forwarding pointers
+  skip_self_holder,  // T's own blocks are not scanned: moved objects keep stale pointers
+  single_hop,        // the rewrite follows one move only: objects moved twice are left behind
 };
 
 /// The pass loop's backend that runs the kernels' steps sequentially (see the file comment).
 template <class Types>
 class HostBackend {
  public:
-  using Ref = soa::HeapRef<Types>;
+  using Ref                             = soa::HeapRef<Types>;
+  static constexpr bool has_device_loop = false;
 
   HostBackend(Ref ref, std::vector<compact::ExternalRoots> roots, Fault fault = Fault::none)
       : ref_(ref), all_roots_(std::move(roots)), fault_(fault) {}
@@ -118,21 +119,28 @@ class HostBackend {
     words_ = ref_.core().storage().layout.containers(0);
     R_.assign(std::size_t{M_} + 1, 0);
     call_.assign(words_, 0);
-    records_.assign(M_, 0);
+    sources_.assign(words_, 0);
+    record_source_.assign(M_, 0);
+    record_targets_.assign(std::size_t{M_} * plan.n, 0);
+    record_target_bitmaps_.assign(std::size_t{M_} * plan.n, 0);
     counters_ = {};
-    build_    = plan.n != plan.heap_n;
+    passes_   = 0;
     holders_  = cdetail::holder_arrays(Ref::layout(), plan.type);
     roots_.clear();
     for (auto const& r : all_roots_)
       if (r.count > 0 && Ref::layout().is_subtype(plan.type, r.pointee)) roots_.push_back(r);
+    if (plan.n != plan.heap_n)
+      for (std::uint32_t w = 0; w < words_; ++w)
+        call_[w] = cdetail::call_candidate_word(ref_, plan_.type, plan_.n, w);
+    if (plan.count_relocations) {
+      start_words_.assign(ref_.core().allocated(plan.type).words(),
+                          ref_.core().allocated(plan.type).words() + words_);
+      start_alloc_.resize(M_);
+      for (std::uint32_t b = 0; b < M_; ++b) start_alloc_[b] = view_of(0).alloc_bitmap(b);
+    }
   }
 
   cdetail::ScanResult scan() {
-    if (build_) {
-      for (std::uint32_t w = 0; w < words_; ++w)
-        call_[w] = cdetail::call_candidate_word(ref_, plan_.type, plan_.n, w);
-      build_ = false;
-    }
     std::uint64_t const* words = candidate_words();
     std::uint32_t r            = 0;
     for (std::uint32_t b = 0; b < M_; ++b)
@@ -140,89 +148,56 @@ class HostBackend {
     return {r, 0.0};
   }
 
+  /// The move kernel: every thread's copy, then (the barrier) every forwarding pointer or record.
   void copy(compact::PassDecision const& d) {
-    view_             = make_view(d);
-    auto const& table = Ref::layout();
-    if (plan_.variant != compact::RewriteVariant::forwarding)
-      for (std::uint32_t j = 0; j < (plan_.n + 1) * d.sources; ++j)
-        cdetail::snapshot_record_bitmap(view_, j);
+    view_                       = view_of(d.sources);
+    auto const& table           = Ref::layout();
     std::uint64_t const threads = std::uint64_t{d.sources} * compact::kThreadsPerSource;
-    for (std::uint64_t i = 0; i < threads; ++i) cdetail::move_object(view_, table, i);
-    if (plan_.variant == compact::RewriteVariant::forwarding && fault_ != Fault::skip_forwarding)
-      for (std::uint64_t i = 0; i < threads; ++i) cdetail::place_forwarding_pointer(view_, i);
-  }
-
-  void commit_targets(compact::PassDecision const& d) {
+    std::vector<cdetail::Relocation> relocations(threads);
+    for (std::uint64_t i = 0; i < threads; ++i) {
+      relocations[i] = cdetail::relocation_of(view_, i);
+      cdetail::move_object(view_, table, relocations[i]);
+      // MUTANT fused_forwarding_store: without the barrier, this order (each forwarding
+      // pointer right after its object's copy) is one the GPU may run, and the emulation runs it.
+      if constexpr (core::mutant::fused_forwarding_store)
+        if (view_.forwarding && fault_ != Fault::skip_forwarding)
+          cdetail::place_forwarding_pointer(view_, relocations[i]);
+    }
+    source_moved_.resize(d.sources);
     for (std::uint32_t s = 0; s < d.sources; ++s)
-      counters_.objects_moved += cdetail::commit_targets(view_, s);
+      source_moved_[s] =
+          cdetail::live_objects(cdetail::SourceRecordView<Ref>{&view_, s}, plan_.capacity);
+    if (!view_.forwarding) {
+      for (std::uint32_t s = 0; s < d.sources; ++s)
+        cdetail::store_record(view_, cdetail::SourceRecordView<Ref>{&view_, s});
+    } else if (fault_ != Fault::skip_forwarding && !core::mutant::fused_forwarding_store) {
+      for (auto const& r : relocations) cdetail::place_forwarding_pointer(view_, r);
+    }
   }
 
-  void rewrite(compact::PassDecision const& d) {
-    if (fault_ == Fault::release_before_rewrite)
-      for (std::uint32_t s = 0; s < d.sources; ++s) cdetail::release_source(view_, s);
-    auto const& table         = Ref::layout();
-    std::uint32_t const bound = view_.source_bound();
-    auto const with_lookup    = [&](auto const& body) {
-      switch (plan_.variant) {
-        case compact::RewriteVariant::forwarding:
-          body(cdetail::ForwardingLookup<Ref>{view_, bound});
-          break;
-        case compact::RewriteVariant::recompute_global: {
-          std::vector<std::uint32_t> const shared(R_.begin(), R_.begin() + d.sources);
-          body(cdetail::RecomputeLookup<Ref>{
-              view_, bound, shared.data(), R_.data(), records_.data()});
-          break;
-        }
-        case compact::RewriteVariant::recompute_shared: {
-          std::size_t const entries = std::size_t{plan_.n + 1} * d.sources;
-          std::vector<std::uint64_t> const bitmaps(records_.begin(), records_.begin() + entries);
-          std::vector<std::uint32_t> const ids(R_.begin(), R_.begin() + entries);
-          body(cdetail::RecomputeLookup<Ref>{view_, bound, ids.data(), ids.data(), bitmaps.data()});
-          break;
-        }
-      }
-    };
-    with_lookup([&](auto const& lookup) {
-      for (cdetail::HolderArrays const& h : holders_) {
-        if (fault_ == Fault::skip_self_holder && h.holder == plan_.type) continue;
-        std::vector<std::uint32_t> blocks;
-        auto const allocated = ref_.core().allocated(h.holder);
-        for (std::uint32_t b = 0; b < M_; ++b)
-          if (allocated.get(b)) blocks.push_back(b);
-        std::uint64_t const total =
-            std::uint64_t{blocks.size()} * h.count * compact::kThreadsPerSource;
-        for (std::uint64_t i = 0; i < total; ++i) {
-          cdetail::RewriteCount const c =
-              cdetail::rewrite_holder_slot(view_, table, h, blocks.data(), bound, lookup, i);
-          counters_.pointers_scanned += c.scanned;
-          counters_.pointers_rewritten += c.rewritten;
-        }
-      }
-      for (compact::ExternalRoots const& r : roots_) {
-        if (fault_ == Fault::skip_roots) break;
-        for (std::uint64_t i = 0; i < r.count; ++i) {
-          cdetail::RewriteCount const c = cdetail::rewrite_root(r.pointers, lookup, i);
-          counters_.roots_scanned += c.scanned;
-          counters_.roots_rewritten += c.rewritten;
-        }
-      }
-    });
-  }
-
-  void release_sources(compact::PassDecision const& d) {
-    if (fault_ == Fault::release_before_rewrite) return;
+  /// The block-state kernel: one of the orders it may run in (every commit, then every
+  /// release; on the GPU they run side by side, commits counting from source_moved).
+  void update_block_states(compact::PassDecision const& d) {
+    for (std::uint32_t s = 0; s < d.sources; ++s)
+      counters_.objects_moved += cdetail::commit_targets(view_, s, source_moved_[s]);
     for (std::uint32_t s = 0; s < d.sources; ++s) cdetail::release_source(view_, s);
+    ++passes_;
   }
 
   cdetail::PassReport end_pass() {
     cdetail::PassReport r;
-    r.objects_moved      = counters_.objects_moved;
-    r.pointers_scanned   = counters_.pointers_scanned;
-    r.pointers_rewritten = counters_.pointers_rewritten;
-    r.roots_scanned      = counters_.roots_scanned;
-    r.roots_rewritten    = counters_.roots_rewritten;
-    counters_            = {};
+    r.objects_moved         = counters_.objects_moved;
+    counters_.objects_moved = 0;
     return r;
+  }
+
+  void rewrite() {
+    cdetail::PassView<Ref> const v = view_of(0);
+    std::uint32_t const hops       = fault_ == Fault::single_hop ? 1u : cdetail::kMaxHops;
+    if (v.forwarding)
+      rewrite_with(cdetail::ForwardingLookup<Ref>{v, hops});
+    else
+      rewrite_with(cdetail::RecomputeLookup<Ref>{v, hops});
   }
 
   cdetail::CallReport end_call() {
@@ -230,26 +205,81 @@ class HostBackend {
     if (plan_.n != plan_.heap_n)
       for (std::uint32_t b = 0; b < M_; ++b)
         r.defrag_bits_corrected += cdetail::resync_defrag_bit(ref_, plan_.type, plan_.heap_n, b);
+    r.pointers_scanned            = counters_.pointers_scanned;
+    r.pointers_rewritten          = counters_.pointers_rewritten;
+    r.roots_scanned               = counters_.roots_scanned;
+    r.roots_rewritten             = counters_.roots_rewritten;
+    r.objects_by_relocation_count = histogram_;
     return r;
   }
 
  private:
+  /// A call without a pass moved nothing and scans nothing (as on the GPU).
+  template <class Lookup>
+  void rewrite_with(Lookup const& lookup) {
+    if (plan_.count_relocations) count_relocations(lookup);
+    if (passes_ == 0) return;
+    auto const& table = Ref::layout();
+    for (cdetail::HolderArrays const& h : holders_) {
+      if (fault_ == Fault::skip_self_holder && h.holder == plan_.type) continue;
+      auto const allocated = ref_.core().allocated(h.holder);
+      for (std::uint32_t b = 0; b < M_; ++b) {
+        if (!allocated.get(b)) continue;
+        std::uint32_t const blocks[1] = {b};
+        std::uint64_t const live[1]   = {lookup.view.alloc_bitmap(b)};
+        for (std::uint32_t lane = 0; lane < 32; ++lane) {
+          cdetail::RewriteCount const c =
+              cdetail::rewrite_holder_pairs(lookup.view, table, h, blocks, live, lane, lookup);
+          counters_.pointers_scanned += c.scanned;
+          counters_.pointers_rewritten += c.rewritten;
+        }
+      }
+    }
+    if (fault_ == Fault::skip_roots) return;
+    for (compact::ExternalRoots const& r : roots_)
+      for (std::uint64_t i = 0; i < r.count; ++i) {
+        cdetail::RewriteCount const c = cdetail::rewrite_root(r.pointers, lookup, i);
+        counters_.roots_scanned += c.scanned;
+        counters_.roots_rewritten += c.rewritten;
+      }
+  }
+
+  /// What relocation_histogram_kernel counts, one object at a time.
+  template <class Lookup>
+  void count_relocations(Lookup const& lookup) {
+    histogram_.clear();
+    for (std::uint32_t b = 0; b < M_; ++b) {
+      if (((start_words_[b / 64] >> (b % 64)) & 1u) == 0) continue;
+      for (std::uint32_t slot = 0; slot < plan_.capacity; ++slot) {
+        if (((start_alloc_[b] >> slot) & 1u) == 0) continue;
+        std::uint32_t const c = cdetail::relocations_of(lookup, b, slot);
+        if (histogram_.size() <= c) histogram_.resize(c + 1, 0);
+        ++histogram_[c];
+      }
+    }
+  }
+
   std::uint64_t* candidate_words() {
     return plan_.n == plan_.heap_n ? ref_.core().defrag(plan_.type).words() : call_.data();
   }
-  cdetail::PassView<Ref> make_view(compact::PassDecision const& d) {
+  cdetail::PassView<Ref> view_of(std::uint32_t sources) {
     cdetail::PassView<Ref> v;
     v.heap            = ref_;
     v.type            = plan_.type;
     v.capacity        = plan_.capacity;
     v.n               = plan_.n;
     v.heap_n          = plan_.heap_n;
-    v.sources         = d.sources;
+    v.sources         = sources;
+    v.forwarding      = plan_.variant == compact::RewriteVariant::forwarding;
     v.R               = R_.data();
-    v.candidates      = candidate_words();
     v.call_candidates = plan_.n != plan_.heap_n ? call_.data() : nullptr;
-    v.record_bitmaps  = records_.data();
-    v.counters        = nullptr;
+    v.call_sources    = sources_.data();
+    if (!v.forwarding) {
+      v.record_source         = record_source_.data();
+      v.record_targets        = record_targets_.data();
+      v.record_target_bitmaps = record_target_bitmaps_.data();
+    }
+    v.counters = nullptr;
     return v;
   }
 
@@ -257,13 +287,14 @@ class HostBackend {
   std::vector<compact::ExternalRoots> all_roots_, roots_;
   cdetail::CallPlan plan_{};
   std::uint32_t M_ = 0, words_ = 0;
-  std::vector<std::uint32_t> R_;
-  std::vector<std::uint64_t> call_, records_;
+  std::vector<std::uint32_t> R_, record_targets_, source_moved_;
+  std::vector<std::uint64_t> call_, sources_, record_source_, record_target_bitmaps_;
+  std::vector<std::uint64_t> start_words_, start_alloc_, histogram_;
   cdetail::PassCounters counters_{};
   std::vector<cdetail::HolderArrays> holders_;
   cdetail::PassView<Ref> view_{};
-  bool build_  = false;
-  Fault fault_ = Fault::none;
+  Fault fault_          = Fault::none;
+  std::uint32_t passes_ = 0;  // passes of this call so far
 };
 
 /// compact::defragment for a HostObjectHeap.
@@ -346,7 +377,8 @@ class HostDriver {
   std::map<std::uint64_t, std::uint64_t> pointer_;  // id -> pointer at allocation
   std::vector<compact::ExternalRoots> roots_;
   std::vector<std::unique_ptr<std::vector<std::uint64_t>>> storage_;
-  Fault fault_ = Fault::none;
+  Fault fault_          = Fault::none;
+  std::uint32_t passes_ = 0;  // passes of this call so far
 };
 
 }  // namespace compact_test

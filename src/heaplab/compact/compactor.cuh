@@ -15,15 +15,19 @@
 //   if (auto stats = autodefrag.end_of_iteration()) ...
 //
 // Stop-the-world (sec. 3): call only at quiescence, when no kernel that uses the heap runs.
-// Everything is ordered on the heap's stream; defragment() synchronizes it once per pass (the
-// host needs the number of candidates). nvcc only.
+// Everything is ordered on the heap's stream. Without an observer the passes run on the device
+// (one CUDA graph, no host round trip; PassLoop::device) and defragment() synchronizes once, at
+// the end; with an observer, or PassLoop::host, it synchronizes once per pass. Pointers are
+// rewritten once per call, after the last pass. nvcc only.
 #pragma once
 
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,7 +50,6 @@
 #include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/grid.hpp"
-#include "heaplab/soa/set_bit_indices.cuh"
 
 namespace heaplab::compact {
 
@@ -60,8 +63,11 @@ class Compactor {
   /// and kept: R and per-holder block lists (4 bytes per heap block each), the call's candidate
   /// bitmap and the records of the recompute variants.
   explicit Compactor(heap_type& heap)
-      : heap_(&heap), multiprocessors_(cudart::multiprocessor_count()) {
+      : heap_(&heap),
+        multiprocessors_(cudart::multiprocessor_count()),
+        pass_loop_(default_pass_loop()) {
     for (auto& e : events_) HEAPLAB_CUDA_TRY(cudaEventCreate(&e));
+    HEAPLAB_CUDA_TRY(cudaStreamCreateWithFlags(&capture_stream_, cudaStreamNonBlocking));
     void* pinned = nullptr;
     HEAPLAB_CUDA_TRY(cudaMallocHost(&pinned, sizeof(HostReadback)));
     readback_.reset(static_cast<HostReadback*>(pinned));
@@ -69,9 +75,17 @@ class Compactor {
   Compactor(Compactor const&)            = delete;
   Compactor& operator=(Compactor const&) = delete;
   ~Compactor() {
+    destroy_loop();
+    if (capture_stream_ != nullptr) (void)cudaStreamDestroy(capture_stream_);
     for (auto& e : events_)
       if (e != nullptr) (void)cudaEventDestroy(e);
   }
+
+  /// Where the passes of defragment() calls without an observer are stepped (PassLoop; default
+  /// device, or what the environment variable HEAPLAB_PASS_LOOP says: `device` or `host`). A
+  /// call with an observer always steps them on the host.
+  void set_pass_loop(PassLoop loop) { pass_loop_ = loop; }
+  [[nodiscard]] PassLoop pass_loop() const { return pass_loop_; }
 
   [[nodiscard]] heap_type& heap() const { return *heap_; }
 
@@ -95,10 +109,11 @@ class Compactor {
   }
 
   /// CompactGpu sec. 3: defragments the objects of concrete type `type` (a runtime type id of
-  /// Types) in passes until at most k1 candidates remain or a pass has no source (B = 0).
-  /// on_pass is called after every pass at quiescence. Throws core::precondition_error for an
-  /// unknown or abstract type, n outside 1 <= n < N_T, or a source cap of 0; cudart::cuda_error
-  /// when a launch fails.
+  /// Types) in passes until at most k1 candidates remain or a pass has no source (B = 0), then
+  /// rewrites the pointers once. on_pass is called after every pass at quiescence (the passes
+  /// are then stepped on the host; pointers still hold their values of the call's start). Throws
+  /// core::precondition_error for an unknown or abstract type, n outside 1 <= n < N_T, or a source
+  /// cap of 0; cudart::cuda_error when a launch fails.
   DefragStats defragment(std::uint32_t type,
                          DefragOptions const& options = {},
                          PassObserver const& on_pass  = {}) {
@@ -145,64 +160,83 @@ class Compactor {
     std::uint32_t candidates = 0;
     detail::PassCounters counters{};
     unsigned long long candidate_count = 0;
+    detail::LoopState loop{};
+    unsigned long long histogram[detail::kRelocationBins]{};
   };
-  /// Device-side scratch words: r (written by R's enumeration), the holder block counts, the
-  /// pass counters, and count_candidates' result.
+  /// Device-side scratch words: r (written by R's enumeration), the call's counters,
+  /// count_candidates' result, the device-side loop's state and the relocation histogram.
   struct DeviceWords {
     std::uint32_t candidates = 0;
-    std::uint32_t holder_count[Types::num_types]{};
     detail::PassCounters counters{};
     unsigned long long candidate_count = 0;
+    detail::LoopState loop{};
+    unsigned long long histogram[detail::kRelocationBins]{};
   };
   struct PinnedFree {
     void operator()(HostReadback* p) const noexcept { (void)cudaFreeHost(p); }
   };
   using Words     = cudart::device_buffer<std::uint64_t>;  // bitmap words, records
-  using BlockList = cudart::device_buffer<std::uint32_t>;  // block indices
+  using BlockList = cudart::device_buffer<std::uint32_t>;  // block indices, record targets
 
-  // Events of one pass: scan begin/end, then the starts of copy, commit, rewrite, release, and
-  // the end of the pass; plus the call's first and last.
+  // Events: a host-stepped pass's scan begin/end, the starts of copy and block states and its
+  // end; the device-side loop's begin and end; the rewrite's begin and end; the call's first
+  // and last.
   enum Event : int {
     scan0,
     scan1,
     copy0,
-    commit0,
-    rewrite0,
-    release0,
+    states0,
     pass1,
+    loop0,
+    rewrite0,
+    rewrite1,
     call0,
     call1,
     kEvents
   };
 
+  /// What a captured device-side loop depends on besides the compactor's scratch (which keeps
+  /// its addresses): the graph is rebuilt when any of these changes.
+  struct LoopKey {
+    std::uint32_t type = 0, n = 0, heap_n = 0, k1 = 0, cap = 0;
+    RewriteVariant variant     = RewriteVariant::forwarding;
+    std::uint64_t perturb_seed = 0;
+    bool operator==(LoopKey const& o) const {
+      return type == o.type && n == o.n && heap_n == o.heap_n && k1 == o.k1 && cap == o.cap &&
+             variant == o.variant && perturb_seed == o.perturb_seed;
+    }
+  };
+
   class GpuBackend {
    public:
+    static constexpr bool has_device_loop = true;
+
     explicit GpuBackend(Compactor& c) : c_(c) {}
+
+    [[nodiscard]] bool device_loop() const { return c_.pass_loop_ == PassLoop::device; }
 
     void begin_call(detail::CallPlan const& plan) {
       plan_ = plan;
       c_.ensure_scratch();
       HEAPLAB_CUDA_TRY(cudaMemsetAsync(c_.device_words(), 0, sizeof(DeviceWords), c_.stream()));
-      c_.record(call0);
-      holders_      = detail::holder_arrays(ref_type::layout(), plan.type);
-      holder_ready_ = std::vector<bool>(Types::num_types, false);
+      c_.call_sources_.set_zero_async(c_.stream());
+      if (plan.variant != RewriteVariant::forwarding) c_.ensure_records(plan.n);
+      if (plan.count_relocations) c_.snapshot_start(plan.type);
+      holders_ = detail::holder_arrays(ref_type::layout(), plan.type);
       roots_.clear();
       for (ExternalRoots const& r : c_.roots_)
         if (r.count > 0 && ref_type::layout().is_subtype(plan.type, r.pointee)) roots_.push_back(r);
-      if (plan.variant != RewriteVariant::forwarding) c_.ensure_records();
-      build_candidates_ = plan.n != plan.heap_n;
-      pass_             = 0;
+      pass_ = 0;
+      c_.record(call0);
+      // The n-override rule: the call's own candidate bitmap, built once; the passes keep it.
+      if (plan.n != plan.heap_n) c_.build_call_candidates(plan_, c_.call_candidates());
     }
+
+    // ------------------------------------------------------------- host-stepped passes
 
     detail::ScanResult scan() {
       c_.record(scan0);
-      if (build_candidates_) {  // once per call: the passes keep the call's bitmap up to date
-        c_.build_call_candidates(plan_, c_.call_candidates());
-        build_candidates_ = false;
-      }
-      std::uint64_t const* words = c_.candidate_words(plan_);
-      c_.indices_->enumerate(
-          words, c_.num_blocks(), c_.R(), &c_.device_words()->candidates, c_.stream());
+      c_.select_candidates(plan_, detail::LoopDecision{}, c_.stream());
       cudart::copy_to_host_async(
           &c_.readback_->candidates, &c_.device_words()->candidates, 1, c_.stream());
       c_.record(scan1);
@@ -211,128 +245,120 @@ class Compactor {
     }
 
     void copy(PassDecision const& d) {
-      view_ = make_view(d);
+      view_ = c_.make_view(plan_, d.sources, core::perturb_seed_for(plan_.perturb_seed, pass_));
       ++pass_;
       c_.record(copy0);
-      if (plan_.variant != RewriteVariant::forwarding) {
-        std::uint64_t const entries = std::uint64_t{plan_.n + 1u} * d.sources;
-        detail::record_bitmaps_kernel<Types>
-            <<<c_.grid_for(entries), detail::kThreadsPerBlock, 0, c_.stream()>>>(view_);
-        c_.after_launch();
-      }
-      std::uint64_t const threads = std::uint64_t{d.sources} * kThreadsPerSource;
+      std::uint64_t const threads = std::uint64_t{d.sources} * 32u;  // a warp per source
       detail::move_kernel<Types>
           <<<c_.grid_for(threads), detail::kThreadsPerBlock, 0, c_.stream()>>>(view_);
       c_.after_launch();
-      if (plan_.variant == RewriteVariant::forwarding) {
-        detail::forwarding_kernel<Types>
-            <<<c_.grid_for(threads), detail::kThreadsPerBlock, 0, c_.stream()>>>(view_);
-        c_.after_launch();
-      }
     }
 
-    void commit_targets(PassDecision const& d) {
-      c_.record(commit0);
-      detail::commit_targets_kernel<Types>
-          <<<c_.grid_for(d.sources), detail::kThreadsPerBlock, 0, c_.stream()>>>(view_);
-      c_.after_launch();
-    }
-
-    void rewrite(PassDecision const& d) {
-      c_.record(rewrite0);
-      for (detail::HolderArrays const& h : holders_) {
-        // allocated[U] is fixed during the call for U != T; allocated[T] loses the sources at
-        // the end of every pass.
-        if (!holder_ready_[h.holder] || h.holder == plan_.type) {
-          c_.indices_->enumerate(c_.heap().ref().core().allocated(h.holder).words(),
-                                 c_.num_blocks(),
-                                 c_.holder_blocks(h.holder),
-                                 &c_.device_words()->holder_count[h.holder],
-                                 c_.stream());
-          holder_ready_[h.holder] = true;
-        }
-        std::uint64_t const most = std::uint64_t{c_.num_blocks()} * h.count * kThreadsPerSource;
-        std::uint32_t const* const blocks = c_.holder_blocks(h.holder);
-        std::uint32_t const* const count  = &c_.device_words()->holder_count[h.holder];
-        with_variant([&](auto variant) {
-          constexpr RewriteVariant V = decltype(variant)::value;
-          launch_rewrite<V>(d, most, &detail::rewrite_holders_kernel<Types, V>, h, blocks, count);
-        });
-      }
-      for (ExternalRoots const& r : roots_) {
-        with_variant([&](auto variant) {
-          constexpr RewriteVariant V = decltype(variant)::value;
-          launch_rewrite<V>(
-              d, r.count, &detail::rewrite_roots_kernel<Types, V>, r.pointers, r.count);
-        });
-      }
-    }
-
-    void release_sources(PassDecision const& d) {
-      c_.record(release0);
-      detail::release_sources_kernel<Types>
-          <<<c_.grid_for(d.sources), detail::kThreadsPerBlock, 0, c_.stream()>>>(view_);
+    void update_block_states(PassDecision const& d) {
+      c_.record(states0);
+      detail::block_states_kernel<Types><<<c_.grid_for(2u * std::uint64_t{d.sources}),
+                                           detail::kThreadsPerBlock,
+                                           0,
+                                           c_.stream()>>>(view_);
       c_.after_launch();
     }
 
     detail::PassReport end_pass() {
-      cudart::copy_to_host_async(
-          &c_.readback_->counters, &c_.device_words()->counters, 1, c_.stream());
+      unsigned long long* const moved = &c_.device_words()->counters.objects_moved;
+      cudart::copy_to_host_async(&c_.readback_->counters.objects_moved, moved, 1, c_.stream());
       c_.record(pass1);
       HEAPLAB_CUDA_TRY(cudaEventSynchronize(c_.events_[pass1]));
-      detail::PassCounters const k = c_.readback_->counters;
-      HEAPLAB_CUDA_TRY(cudaMemsetAsync(
-          &c_.device_words()->counters, 0, sizeof(detail::PassCounters), c_.stream()));
+      HEAPLAB_CUDA_TRY(cudaMemsetAsync(moved, 0, sizeof(unsigned long long), c_.stream()));
       detail::PassReport r;
-      r.objects_moved      = k.objects_moved;
-      r.pointers_scanned   = k.pointers_scanned;
-      r.pointers_rewritten = k.pointers_rewritten;
-      r.roots_scanned      = k.roots_scanned;
-      r.roots_rewritten    = k.roots_rewritten;
-      r.copy_ms            = c_.elapsed(copy0, commit0);
-      r.rewrite_ms         = c_.elapsed(rewrite0, release0);
-      r.state_ms           = c_.elapsed(commit0, rewrite0) + c_.elapsed(release0, pass1);
+      r.objects_moved = c_.readback_->counters.objects_moved;
+      r.copy_ms       = c_.elapsed(copy0, states0);
+      r.state_ms      = c_.elapsed(states0, pass1);
       return r;
     }
 
+    // ------------------------------------------------------------- device-side passes
+
+    /// Before begin_call (untimed by the call's events): captures the loop's graph unless the
+    /// compactor holds one for this call shape. Returns the host time it took.
+    double prepare_device_loop(detail::CallPlan const& plan) {
+      auto const start = std::chrono::steady_clock::now();
+      c_.ensure_scratch();
+      if (plan.variant != RewriteVariant::forwarding) c_.ensure_records(plan.n);
+      if (plan.n != plan.heap_n) (void)c_.call_candidates();  // no allocation while capturing
+      c_.prepare_loop(plan);
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+          .count();
+    }
+
+    void launch_passes() {
+      device_loop_ = true;
+      c_.launch_loop(plan_);
+    }
+
+    // ------------------------------------------------------------- once per call
+
+    void rewrite() {
+      c_.record(rewrite0);
+      detail::PassView<ref_type> v =
+          c_.make_view(plan_, 0, core::perturb_seed_for(plan_.perturb_seed, detail::kMaxHops));
+      // A call without a pass moved nothing: nothing to rewrite, nothing scanned. The host
+      // knows it for host-stepped passes; the device-side loop's kernels check it themselves.
+      if (device_loop_) v.loop = &c_.device_words()->loop;
+      bool const rewrite = device_loop_ || pass_ > 0;
+      with_variant([&](auto variant) {
+        constexpr RewriteVariant V = decltype(variant)::value;
+        if (plan_.count_relocations) c_.count_relocations<V>(v);
+        if (!rewrite) return;
+        for (detail::HolderArrays const& h : holders_) {
+          std::uint64_t const* words = c_.heap().ref().core().allocated(h.holder).words();
+          detail::rewrite_holders_kernel<Types, V>
+              <<<c_.grid_for(std::uint64_t{c_.num_blocks()} * 32u / detail::kRewriteBlocks),
+                 detail::kThreadsPerBlock,
+                 0,
+                 c_.stream()>>>(v, h, words);
+          c_.after_launch();
+        }
+        for (ExternalRoots const& r : roots_) {
+          detail::rewrite_roots_kernel<Types, V>
+              <<<c_.grid_for(r.count), detail::kThreadsPerBlock, 0, c_.stream()>>>(
+                  v, r.pointers, r.count);
+          c_.after_launch();
+        }
+      });
+      c_.record(rewrite1);
+    }
+
     detail::CallReport end_call() {
-      detail::CallReport report;
       if (plan_.n != plan_.heap_n) {
         // The n-override rule (docs/model.md): defrag[T] follows the heap's n after the call.
-        ref_type const heap = c_.heap().ref();
         detail::resync_defrag_kernel<Types>
             <<<c_.grid_for(c_.num_blocks()), detail::kThreadsPerBlock, 0, c_.stream()>>>(
-                heap, plan_.type, plan_.heap_n, &c_.device_words()->counters);
+                c_.heap().ref(), plan_.type, plan_.heap_n, &c_.device_words()->counters);
         c_.after_launch();
       }
-      cudart::copy_to_host_async(
-          &c_.readback_->counters, &c_.device_words()->counters, 1, c_.stream());
+      c_.read_back_call();
       c_.record(call1);
       HEAPLAB_CUDA_TRY(cudaEventSynchronize(c_.events_[call1]));
-      report.defrag_bits_corrected = c_.readback_->counters.defrag_bits_corrected;
-      report.total_ms              = c_.elapsed(call0, call1);
+      HostReadback const& back = *c_.readback_;
+      detail::CallReport report;
+      report.pointers_scanned      = back.counters.pointers_scanned;
+      report.pointers_rewritten    = back.counters.pointers_rewritten;
+      report.roots_scanned         = back.counters.roots_scanned;
+      report.roots_rewritten       = back.counters.roots_rewritten;
+      report.defrag_bits_corrected = back.counters.defrag_bits_corrected;
+      if (plan_.count_relocations) {
+        std::size_t used = detail::kRelocationBins;
+        while (used > 1 && back.histogram[used - 1] == 0) --used;
+        report.objects_by_relocation_count.assign(back.histogram, back.histogram + used);
+      }
+      report.rewrite_ms = c_.elapsed(rewrite0, rewrite1);
+      report.total_ms   = c_.elapsed(call0, call1);
+      report.passes_ms  = device_loop_ ? c_.elapsed(loop0, rewrite0) : c_.elapsed(call0, rewrite0);
+      if (device_loop_) report.loop = c_.loop_report();
       return report;
     }
 
    private:
-    detail::PassView<ref_type> make_view(PassDecision const& d) const {
-      detail::PassView<ref_type> v;
-      v.heap            = c_.heap().ref();
-      v.type            = plan_.type;
-      v.capacity        = plan_.capacity;
-      v.n               = plan_.n;
-      v.heap_n          = plan_.heap_n;
-      v.sources         = d.sources;
-      v.R               = c_.R();
-      v.candidates      = c_.candidate_words(plan_);
-      v.call_candidates = plan_.n != plan_.heap_n ? c_.call_candidates() : nullptr;
-      v.record_bitmaps =
-          plan_.variant != RewriteVariant::forwarding ? c_.record_bitmaps() : nullptr;
-      v.counters     = &c_.device_words()->counters;
-      v.perturb_seed = core::perturb_seed_for(plan_.perturb_seed, pass_);
-      return v;
-    }
-
     /// Calls f(std::integral_constant<RewriteVariant, V>{}) for the call's variant V.
     template <class F>
     void with_variant(F&& f) const {
@@ -349,39 +375,162 @@ class Compactor {
       }
     }
 
-    /// Launches a rewrite kernel of variant V (rewrite_holders_kernel or rewrite_roots_kernel)
-    /// for at most most_threads threads, with V's shared memory, as kernel(view, args...).
-    template <RewriteVariant V, class... Params, class... Args>
-    void launch_rewrite(PassDecision const& d,
-                        std::uint64_t most_threads,
-                        void (*kernel)(detail::PassView<ref_type>, Params...),
-                        Args const&... args) {
-      std::uint32_t const shared = detail::rewrite_shared_bytes(V, plan_.n, d.sources);
-      HEAPLAB_EXPECTS(shared <= core::kDefragRecordBudgetBytes,
-                      "CompactGpu: the records of a pass exceed the shared-memory budget");
-      unsigned grid = c_.grid_for(most_threads);
-      if (shared > 0) {
-        // Every thread block loads the records once: keep the grid to what is resident.
-        unsigned const resident =
-            cudart::resident_blocks(kernel, detail::kThreadsPerBlock, shared, c_.multiprocessors_);
-        grid = grid < resident ? grid : resident;
-      }
-      kernel<<<grid, detail::kThreadsPerBlock, shared, c_.stream()>>>(view_, args...);
-      c_.after_launch();
-    }
-
     Compactor& c_;
     detail::CallPlan plan_{};
     detail::PassView<ref_type> view_{};
     std::vector<detail::HolderArrays> holders_;
-    std::vector<bool> holder_ready_;
     std::vector<ExternalRoots> roots_;
-    bool build_candidates_ = false;
-    std::uint32_t pass_    = 0;  // passes of this call begun so far
+    std::uint32_t pass_ = 0;  // host-stepped passes of this call begun so far
+    bool device_loop_   = false;
   };
+
+  /// HEAPLAB_PASS_LOOP=host|device (unset: device). tools/gpu-tier --sanitize sets `host`:
+  /// under compute-sanitizer, kernels launched from the body of a conditional CUDA graph node
+  /// are reported by synccheck (divergent barrier in a kernel without divergence) and racecheck
+  /// aborts, while the same kernels launched directly are clean (docs/compaction.md).
+  static PassLoop default_pass_loop() {
+    char const* v = std::getenv("HEAPLAB_PASS_LOOP");
+    if (v == nullptr || *v == '\0' || std::string(v) == "device") return PassLoop::device;
+    HEAPLAB_EXPECTS(std::string(v) == "host",
+                    "HEAPLAB_PASS_LOOP must be 'device' or 'host', not '" + std::string(v) + "'");
+    return PassLoop::host;
+  }
 
   detail::CallPlan make_plan(std::uint32_t type, DefragOptions const& options) const {
     return detail::make_call_plan<Types>(heap_->config(), type, options);
+  }
+
+  /// The view of a pass with `sources` sources (0 for the device-side loop and the rewrite).
+  detail::PassView<ref_type> make_view(detail::CallPlan const& plan,
+                                       std::uint32_t sources,
+                                       std::uint64_t perturb_seed) {
+    detail::PassView<ref_type> v;
+    v.heap            = heap_->ref();
+    v.type            = plan.type;
+    v.capacity        = plan.capacity;
+    v.n               = plan.n;
+    v.heap_n          = plan.heap_n;
+    v.sources         = sources;
+    v.forwarding      = plan.variant == RewriteVariant::forwarding;
+    v.R               = R();
+    v.call_candidates = plan.n != plan.heap_n ? call_candidates() : nullptr;
+    v.call_sources    = call_sources_.data();
+    if (!v.forwarding) {
+      v.record_source         = record_source_.data();
+      v.record_targets        = record_targets_.data();
+      v.record_target_bitmaps = record_target_bitmaps_.data();
+    }
+    v.counters     = &device_words()->counters;
+    v.moved        = &device_words()->counters.objects_moved;
+    v.source_moved = source_moved_.data();
+    v.perturb_seed = perturb_seed;
+    return v;
+  }
+
+  // ------------------------------------------------------------ the device-side loop
+
+  /// Launches every pass of the call as one CUDA graph: a while node whose body is scan, plan
+  /// (decide_pass; ends the loop), move and block states, with the loop's state in device
+  /// memory (detail::LoopState). No host synchronization; end_call reads the pass records.
+  void launch_loop(detail::CallPlan const& plan) {
+    std::uint32_t const capacity =
+        core::worst_case_passes_with_cap(num_blocks(), plan.n, plan.k1, plan.source_cap) + 1u;
+    if (loop_passes_.size() < capacity)
+      loop_passes_ = cudart::device_buffer<detail::LoopPass>(capacity, "CompactGpu pass records");
+    detail::LoopState& init = readback_->loop;
+    init                    = detail::LoopState{};
+    init.capacity           = static_cast<std::uint32_t>(loop_passes_.size());
+    init.records            = loop_passes_.data();
+    cudart::copy_to_device_async(&device_words()->loop, &init, 1, stream());
+    record(loop0);
+    HEAPLAB_CUDA_TRY(cudaGraphLaunch(loop_exec_, stream()));
+  }
+
+  /// The loop's graph for this call shape: captured and instantiated unless already held (host
+  /// work, once per compactor and call shape; DefragStats::setup_ms).
+  void prepare_loop(detail::CallPlan const& plan) {
+    LoopKey const key{
+        plan.type, plan.n, plan.heap_n, plan.k1, plan.source_cap, plan.variant, plan.perturb_seed};
+    if (loop_exec_ == nullptr || !(loop_key_ == key)) build_loop(plan, key);
+  }
+
+  /// Captures the loop's body into the while node's graph and instantiates it.
+  void build_loop(detail::CallPlan const& plan, LoopKey const& key) {
+    destroy_loop();
+    cudaGraph_t graph = nullptr;
+    HEAPLAB_CUDA_TRY(cudaGraphCreate(&graph, 0));
+    cudaGraphConditionalHandle handle{};
+    HEAPLAB_CUDA_TRY(
+        cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault));
+    cudaGraphNodeParams node{};
+    node.type               = cudaGraphNodeTypeConditional;
+    node.conditional.handle = handle;
+    node.conditional.type   = cudaGraphCondTypeWhile;
+    node.conditional.size   = 1;
+    cudaGraphNode_t while_node{};
+    HEAPLAB_CUDA_TRY(cudaGraphAddNode(&while_node, graph, nullptr, nullptr, 0, &node));
+    cudaGraph_t body = node.conditional.phGraph_out[0];
+    HEAPLAB_CUDA_TRY(cudaStreamBeginCaptureToGraph(
+        capture_stream_, body, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal));
+    capture_loop_body(plan, handle);
+    HEAPLAB_CUDA_TRY(cudaStreamEndCapture(capture_stream_, &body));
+    HEAPLAB_CUDA_TRY(cudaGraphInstantiate(&loop_exec_, graph, 0));
+    HEAPLAB_CUDA_TRY(cudaGraphDestroy(graph));
+    loop_key_ = key;
+  }
+
+  void capture_loop_body(detail::CallPlan const& plan, cudaGraphConditionalHandle handle) {
+    cudaStream_t const s            = capture_stream_;
+    detail::PassView<ref_type> view = make_view(plan, 0, plan.perturb_seed);
+    view.loop                       = &device_words()->loop;
+    detail::LoopDecision const decision{
+        &device_words()->loop, plan.n, plan.k1, plan.source_cap, handle};
+    select_candidates(plan, decision, s);
+    // One resident wave each: the grid-stride loops cover any B', and a late pass with a few
+    // sources does not pay for thousands of idle thread blocks.
+    unsigned const wave =
+        static_cast<unsigned>(multiprocessors_) * (2048u / detail::kThreadsPerBlock);
+    detail::move_kernel<Types><<<wave, detail::kThreadsPerBlock, 0, s>>>(view);
+    HEAPLAB_CHECK_LAUNCH();
+    detail::block_states_kernel<Types><<<wave, detail::kThreadsPerBlock, 0, s>>>(view);
+    HEAPLAB_CHECK_LAUNCH();
+  }
+
+  void destroy_loop() noexcept {
+    if (loop_exec_ != nullptr) (void)cudaGraphExecDestroy(loop_exec_);
+    loop_exec_ = nullptr;
+  }
+
+  /// The device-side loop's report from the read-back state (after end_call's synchronization).
+  detail::LoopReport loop_report() {
+    detail::LoopState const& s = readback_->loop;
+    HEAPLAB_EXPECTS(s.overflow == 0 && s.stopped == 1,
+                    "CompactGpu: the device-side pass loop ran out of pass records (more passes "
+                    "than core::worst_case_passes_with_cap allows)");
+    std::vector<detail::LoopPass> records(s.passes);
+    if (s.passes > 0) cudart::copy_to_host(records.data(), loop_passes_.data(), s.passes, stream());
+    detail::LoopReport r;
+    r.stop              = static_cast<DefragStop>(s.stop);
+    r.candidates_before = s.candidates_before;
+    r.candidates_after  = s.candidates_after;
+    for (std::uint32_t i = 0; i < s.passes; ++i) {
+      PassStats p;
+      p.index           = i;
+      p.candidates      = records[i].candidates;
+      p.sources_allowed = records[i].sources_allowed;
+      p.sources         = records[i].sources;
+      p.objects_moved   = records[i].objects_moved;
+      r.passes.push_back(p);
+    }
+    return r;
+  }
+
+  /// Queues the copies of the call's counters, loop state and histogram to the pinned readback.
+  void read_back_call() {
+    cudart::copy_to_host_async(&readback_->counters, &device_words()->counters, 1, stream());
+    cudart::copy_to_host_async(&readback_->loop, &device_words()->loop, 1, stream());
+    cudart::copy_to_host_async(
+        readback_->histogram, device_words()->histogram, detail::kRelocationBins, stream());
   }
 
   // ---------------------------------------------------------------- scratch and helpers
@@ -392,27 +541,51 @@ class Compactor {
 
   void ensure_scratch() {
     if (!R_) {
-      R_       = BlockList(std::size_t{num_blocks()} + 1, "CompactGpu candidate array R");
-      words_   = cudart::device_buffer<DeviceWords>(1, "CompactGpu scratch words");
-      indices_ = std::make_unique<soa::SetBitIndices>(num_blocks());
+      R_             = BlockList(std::size_t{num_blocks()} + 1, "CompactGpu candidate array R");
+      words_         = cudart::device_buffer<DeviceWords>(1, "CompactGpu scratch words");
+      call_sources_  = Words(containers(), "CompactGpu call source bitmap");
+      source_moved_  = BlockList(num_blocks(), "CompactGpu objects moved per source");
+      select_chunks_ = BlockList(cudart::ceil_div(containers(), detail::kSelectWordsPerChunk),
+                                 "CompactGpu candidate counts per chunk");
       words_.set_zero_async(stream());
     }
   }
-  void ensure_records() {
-    if (!records_) records_ = Words(num_blocks(), "CompactGpu record bitmaps");
+  /// The recompute variants' records: one per block (sec. 3.8 Fig. 7, indexed by the source's
+  /// block id), 8 + 12 n bytes per block.
+  void ensure_records(std::uint32_t n) {
+    std::size_t const targets = std::size_t{num_blocks()} * n;
+    if (record_source_.size() < num_blocks())
+      record_source_ = Words(num_blocks(), "CompactGpu record source bitmaps");
+    if (record_targets_.size() < targets) {
+      record_targets_        = BlockList(targets, "CompactGpu record target ids");
+      record_target_bitmaps_ = Words(targets, "CompactGpu record target bitmaps");
+    }
+  }
+  /// count_relocations: allocated[T] and every allocation bitmap as the call begins.
+  void snapshot_start(std::uint32_t type) {
+    if (!start_words_) {
+      start_words_ = Words(containers(), "CompactGpu call-start allocated[T]");
+      start_alloc_ = Words(num_blocks(), "CompactGpu call-start allocation bitmaps");
+    }
+    auto const core = heap_->ref().core();
+    cudart::copy_on_device_async(
+        start_words_.data(), core.allocated(type).words(), containers(), stream());
+    cudart::copy_on_device_async(
+        start_alloc_.data(), core.blocks().alloc_bitmap_address(0), num_blocks(), stream());
+  }
+  template <RewriteVariant V>
+  void count_relocations(detail::PassView<ref_type> const& v) {
+    detail::relocation_histogram_kernel<Types, V>
+        <<<grid_for(num_blocks()), detail::kThreadsPerBlock, 0, stream()>>>(
+            v, start_words_.data(), start_alloc_.data(), device_words()->histogram);
+    after_launch();
   }
   std::uint32_t* R() const { return R_.data(); }
   DeviceWords* device_words() const { return words_.data(); }
-  std::uint64_t* record_bitmaps() const { return records_.data(); }
   std::uint64_t* call_candidates() {
     if (!call_candidates_)
       call_candidates_ = Words(containers(), "CompactGpu call candidate bitmap");
     return call_candidates_.data();
-  }
-  std::uint32_t* holder_blocks(std::uint32_t u) {
-    if (holder_blocks_.size() != Types::num_types) holder_blocks_.resize(Types::num_types);
-    if (!holder_blocks_[u]) holder_blocks_[u] = BlockList(num_blocks(), "CompactGpu holder blocks");
-    return holder_blocks_[u].data();
   }
 
   /// Level 0 of the bitmap the call's candidates come from: defrag[T] when the call uses the
@@ -421,6 +594,21 @@ class Compactor {
     if (plan.n == plan.heap_n) return heap_->ref().core().defrag(plan.type).words();
     return call_candidates();
   }
+  /// R and r (device words) from the call's candidate bitmap, on stream s; with a decision
+  /// (the device-side loop), also the pass (detail::write_candidates_kernel).
+  void select_candidates(detail::CallPlan const& plan,
+                         detail::LoopDecision const& decision,
+                         cudaStream_t s) {
+    auto const chunks          = static_cast<unsigned>(select_chunks_.size());
+    std::uint64_t const* words = candidate_words(plan);
+    detail::count_chunks_kernel<<<chunks, detail::kThreadsPerBlock, 0, s>>>(
+        words, num_blocks(), select_chunks_.data());
+    HEAPLAB_CHECK_LAUNCH();
+    detail::write_candidates_kernel<<<chunks, detail::kThreadsPerBlock, 0, s>>>(
+        words, num_blocks(), select_chunks_.data(), R(), &device_words()->candidates, decision);
+    HEAPLAB_CHECK_LAUNCH();
+  }
+
   /// The call's own candidate bitmap from the block fills with the call's n (docs/model.md
   /// "The n-override rule"): before the first scan of a call whose n differs from the heap's.
   void build_call_candidates(detail::CallPlan const& plan, std::uint64_t* out) {
@@ -452,13 +640,20 @@ class Compactor {
 
   heap_type* heap_;
   int multiprocessors_ = 1;
+  PassLoop pass_loop_  = PassLoop::device;  // set_pass_loop
   cudaEvent_t events_[kEvents]{};
+  cudaStream_t capture_stream_ = nullptr;
+  cudaGraphExec_t loop_exec_   = nullptr;
+  LoopKey loop_key_{};
   std::unique_ptr<HostReadback, PinnedFree> readback_;
   BlockList R_;                               // R[0 .. r), then r
   cudart::device_buffer<DeviceWords> words_;  // one DeviceWords
-  Words records_, call_candidates_, count_bitmap_;
-  std::vector<BlockList> holder_blocks_;
-  std::unique_ptr<soa::SetBitIndices> indices_;
+  cudart::device_buffer<detail::LoopPass> loop_passes_;
+  Words call_sources_, call_candidates_, count_bitmap_;
+  Words record_source_, record_target_bitmaps_, start_words_, start_alloc_;
+  BlockList record_targets_;
+  BlockList select_chunks_;  // candidates per chunk of the selection
+  BlockList source_moved_;   // objects moved per source of the current pass
   std::vector<ExternalRoots> roots_;
 };
 

@@ -51,21 +51,24 @@ struct PhaseTimes {
 };
 
 /// One pass. The counts are exact; the model's DefragPassStats has the same meaning for
-/// candidates, sources_allowed, sources, objects_moved, pointers_scanned, pointers_rewritten and
-/// roots_rewritten.
+/// candidates, sources_allowed, sources and objects_moved.
 struct PassStats {
   std::uint32_t index           = 0;
   std::uint32_t candidates      = 0;  // r
   std::uint32_t sources_allowed = 0;  // B = floor(r / (n + 1))
   std::uint32_t sources         = 0;  // B' = min(B, cap)
   std::uint64_t objects_moved   = 0;
-  /// Live pointer slots of the SOA arrays that may point to T (sec. 3.4), outside the sources.
-  std::uint64_t pointers_scanned   = 0;
-  std::uint64_t pointers_rewritten = 0;
-  std::uint64_t roots_scanned      = 0;  // entries of the root arrays that may point to T
-  std::uint64_t roots_rewritten    = 0;
+  /// scan, copy and state (host-stepped loop only; the device-side loop reports no phase
+  /// times per pass). Pointers are rewritten once per call (DefragStats).
   PhaseTimes times;
 };
+
+/// Where the passes of a call are stepped: on the device (a CUDA graph with a while node: no
+/// host round trip between passes; the default when no PassObserver is given) or on the host
+/// (one synchronization per pass, phase times per pass; always with an observer).
+enum class PassLoop { device, host };
+
+inline char const* to_string(PassLoop l) { return l == PassLoop::device ? "device" : "host"; }
 
 struct DefragStats {
   std::uint32_t type       = 0;
@@ -82,16 +85,32 @@ struct DefragStats {
   /// A copy reads and writes each of them once.
   std::uint64_t object_bytes_moved = 0;
   /// Forwarding pointers written (8 bytes per moved object; forwarding variant only).
-  std::uint64_t forwarding_bytes   = 0;
+  std::uint64_t forwarding_bytes = 0;
+  /// The call's one rewrite (sec. 3.4, once per call): live pointer slots of the SOA arrays that
+  /// may point to T, those that pointed into a source of the call (rewritten to the object's
+  /// final location), and likewise the entries of the root arrays that may point to T. The
+  /// model's DefragResult has the same counts.
   std::uint64_t pointers_scanned   = 0;
   std::uint64_t pointers_rewritten = 0;
   std::uint64_t roots_scanned      = 0;
   std::uint64_t roots_rewritten    = 0;
+  /// CompactGpu Fig. 10, when DefragOptions::count_relocations: [c] = objects of T live at the
+  /// call's start that the call moved c times (the last bin also counts larger c). Empty
+  /// otherwise. The model's DefragResult::objects_by_relocation_count has the same meaning.
+  std::vector<std::uint64_t> objects_by_relocation_count;
+  PassLoop pass_loop = PassLoop::host;
   /// Blocks whose defrag[T] bit the final n-override recomputation had to change. Always 0
   /// unless a pass left a target's defrag[T] bit out of step with its fill (a bug).
   std::uint64_t defrag_bits_corrected = 0;
-  PhaseTimes times;     // summed over passes, plus the final scan
-  double total_ms = 0;  // first event to last, host gaps between passes included
+  /// scan, copy, state: summed over the passes of a host-stepped loop (0 with the device-side
+  /// loop); rewrite: the call's one rewrite.
+  PhaseTimes times;
+  double passes_ms = 0;  // all passes (host-stepped: host gaps between passes included)
+  double total_ms  = 0;  // first event of the call to its last
+  /// Host time spent before the call's first event preparing the device-side loop (capturing
+  /// and instantiating its CUDA graph; 0 when the compactor already held one for this call's
+  /// type, n, k1, cap, variant and seed). Not part of total_ms.
+  double setup_ms = 0;
 };
 
 /// Called after every pass, at quiescence (the heap may be snapshotted inside).

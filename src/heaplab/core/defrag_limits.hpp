@@ -106,6 +106,10 @@ struct DefragOptions {
   /// paper): 0 is off; otherwise each pass's kernels delay warps by a hash of this seed. The
   /// model ignores it (it changes no result).
   std::uint64_t perturb_seed = 0;
+  /// The GPU compactor also reports how many times the call moved each object (CompactGpu
+  /// Fig. 10; compact::DefragStats::objects_by_relocation_count), at the cost of a copy of the
+  /// allocation bitmaps and a pass over T's objects. The model always reports it.
+  bool count_relocations = false;
 };
 
 /// B' = min(B, cap): the sources one pass uses.

@@ -20,9 +20,10 @@ struct CallPlan {
   std::uint32_t k1           = 0;
   std::uint32_t source_cap   = core::kUnlimitedSources;  // B' <= source_cap
   RewriteVariant variant     = RewriteVariant::forwarding;
-  std::uint32_t capacity     = 0;  // N_T
-  std::uint32_t object_bytes = 0;  // size(T)
-  std::uint64_t perturb_seed = 0;  // DefragOptions::perturb_seed
+  std::uint32_t capacity     = 0;      // N_T
+  std::uint32_t object_bytes = 0;      // size(T)
+  std::uint64_t perturb_seed = 0;      // DefragOptions::perturb_seed
+  bool count_relocations     = false;  // DefragOptions::count_relocations
 };
 
 /// Throws core::precondition_error for a type id that is out of range or abstract, n outside
@@ -49,15 +50,16 @@ CallPlan make_call_plan(core::HeapConfig const& config,
   HEAPLAB_EXPECTS(!options.source_cap || *options.source_cap >= 1,
                   "defragment: a forced source cap must be at least 1");
   CallPlan plan;
-  plan.type         = type;
-  plan.n            = n;
-  plan.heap_n       = config.defrag_factor;
-  plan.k1           = options.k1.value_or(config.k1);
-  plan.variant      = options.variant;
-  plan.source_cap   = core::effective_source_cap(options, n);
-  plan.capacity     = cap;
-  plan.object_bytes = table.types[type].size_bytes;
-  plan.perturb_seed = options.perturb_seed;
+  plan.type              = type;
+  plan.n                 = n;
+  plan.heap_n            = config.defrag_factor;
+  plan.k1                = options.k1.value_or(config.k1);
+  plan.variant           = options.variant;
+  plan.source_cap        = core::effective_source_cap(options, n);
+  plan.capacity          = cap;
+  plan.object_bytes      = table.types[type].size_bytes;
+  plan.perturb_seed      = options.perturb_seed;
+  plan.count_relocations = options.count_relocations;
   return plan;
 }
 

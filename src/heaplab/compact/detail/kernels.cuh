@@ -5,6 +5,10 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 
 #include "heaplab/compact/detail/steps.cuh"
 #include "heaplab/core/defrag_limits.hpp"
@@ -15,9 +19,6 @@
 namespace heaplab::compact::detail {
 
 inline constexpr unsigned kThreadsPerBlock = 256;
-/// Pointer slots a rewrite thread loads before it looks any of them up (memory-level
-/// parallelism; see rewrite_holders_kernel).
-inline constexpr unsigned kRewriteBatch = 4;
 
 using core::PerturbPoint;
 using soa::detail::global_thread_1d;
@@ -29,13 +30,6 @@ using soa::detail::perturb_warp;
 __device__ __forceinline__ void add_warp_total(unsigned long long* counter, unsigned value) {
   unsigned const total = __reduce_add_sync(0xFFFFFFFFu, value);
   if (soa::detail::lane_id() == 0 && total != 0) atomicAdd(counter, 1ull * total);
-}
-
-/// The dynamic shared memory of the recompute variants' rewrite kernels (one declaration for
-/// every instantiation).
-__device__ __forceinline__ unsigned char* dynamic_shared_memory() {
-  extern __shared__ __align__(16) unsigned char heaplab_compact_shared[];
-  return heaplab_compact_shared;
 }
 
 /// The call's candidate bitmap when its n differs from the heap's (level 0 only, `words`
@@ -62,55 +56,212 @@ __global__ void count_bits_kernel(std::uint64_t const* words,
   add_warp_total(out, local);
 }
 
-template <class Types>
-__global__ void record_bitmaps_kernel(PassView<soa::HeapRef<Types>> v) {
-  std::uint64_t const total = std::uint64_t{v.n + 1u} * v.sources;
-  for (std::uint64_t j = global_thread_1d(); j < total; j += grid_stride_1d())
-    snapshot_record_bitmap(v, static_cast<std::uint32_t>(j));
+/// The lookup of variant V (the recompute variants share one: their records are in global
+/// memory, indexed by block id).
+template <class Ref, core::RewriteVariant V>
+using LookupFor = std::conditional_t<V == core::RewriteVariant::forwarding,
+                                     ForwardingLookup<Ref>,
+                                     RecomputeLookup<Ref>>;
+
+/// The device-side pass loop's decision, by one thread once r is known: compact::decide_pass,
+/// as the host loop decides; a pass is published through `loop` for the kernels of the same
+/// iteration, and the loop ends (the while node's condition becomes 0) when the decision is to
+/// stop. The kernels that follow in the stopping iteration see B' = 0 and do nothing.
+struct LoopDecision {
+  LoopState* loop = nullptr;  // nullptr: host-stepped (the host decides)
+  std::uint32_t n = 1, k1 = 0, cap = 0;
+  cudaGraphConditionalHandle handle{};
+};
+
+__device__ inline void decide_on_device(LoopDecision const& d, std::uint32_t r) {
+  LoopState* const loop = d.loop;
+  PassDecision const p  = decide_pass(r, d.n, d.k1, d.cap);
+  if (loop->passes == 0) loop->candidates_before = r;
+  loop->candidates_after = r;
+  if (!p.run || loop->passes >= loop->capacity) {
+    loop->overflow = p.run ? 1u : 0u;
+    loop->sources  = 0;
+    loop->stop     = static_cast<std::uint32_t>(p.stop);
+    loop->stopped  = 1;
+    cudaGraphSetConditional(d.handle, 0);
+    return;
+  }
+  loop->current = loop->passes;
+  loop->sources = p.sources;
+  LoopPass rec;  // every byte written (the host copies the records)
+  rec.candidates              = r;
+  rec.sources_allowed         = p.sources_allowed;
+  rec.sources                 = p.sources;
+  loop->records[loop->passes] = rec;
+  ++loop->passes;
 }
 
-/// CompactGpu Alg. 1: 64 threads per source block.
+/// Level-0 words per chunk of the candidate selection (one thread block, one word per thread).
+inline constexpr std::uint32_t kSelectWordsPerChunk = kThreadsPerBlock;
+
+/// Word w of a level-0 bitmap of num_bits bits, bits at and above num_bits cleared; 0 past the
+/// end. Without branches: the kernels below call it before block-wide barriers, and every lane
+/// of a warp stays on one path.
+__device__ __forceinline__ std::uint64_t select_word(std::uint64_t const* words,
+                                                     std::uint32_t num_bits,
+                                                     std::uint64_t w) {
+  std::uint64_t const num_words = (std::uint64_t{num_bits} + 63u) / 64u;
+  bool const inside             = w < num_words;
+  std::uint64_t const x         = words[inside ? w : num_words - 1u];
+  std::uint64_t const valid     = inside ? std::uint64_t{num_bits} - w * 64u : 0u;
+  return valid >= 64u ? x : x & core::low_bits(static_cast<unsigned>(valid));
+}
+
+/// The candidate selection, first kernel: the set bits of each chunk of kSelectWordsPerChunk
+/// words into chunk_counts[chunk].
+template <int = 0>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    count_chunks_kernel(std::uint64_t const* words,
+                        std::uint32_t num_bits,
+                        std::uint32_t* chunk_counts) {
+  using Reduce = cub::BlockReduce<std::uint32_t, kThreadsPerBlock>;
+  __shared__ typename Reduce::TempStorage reduce;
+  std::uint64_t const w = std::uint64_t{blockIdx.x} * kSelectWordsPerChunk + threadIdx.x;
+  std::uint32_t const total =
+      Reduce(reduce).Sum(static_cast<std::uint32_t>(__popcll(select_word(words, num_bits, w))));
+  if (threadIdx.x == 0) chunk_counts[blockIdx.x] = total;
+}
+
+/// CompactGpu sec. 3.2 "Choosing Source/Target Blocks", second kernel: the stream compaction
+/// of the candidate bitmap (level 0, num_bits bits) into R, ascending, and r = *count. A block
+/// adds up the counts of the chunks before its own, scans its words' counts and writes their
+/// positions, a warp at a time per word (lane l takes bits l and l + 32: coalesced stores).
+/// With `decision.loop` the block of the last chunk also decides the pass (decide_on_device).
+/// Two small kernels in place of a CUB select over every bit position plus a decision kernel:
+/// the device-side loop runs them once per pass.
+template <int = 0>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    write_candidates_kernel(std::uint64_t const* words,
+                            std::uint32_t num_bits,
+                            std::uint32_t const* chunk_counts,
+                            std::uint32_t* R,
+                            std::uint32_t* count,
+                            LoopDecision decision) {
+  using Reduce = cub::BlockReduce<std::uint32_t, kThreadsPerBlock>;
+  using Scan   = cub::BlockScan<std::uint32_t, kThreadsPerBlock>;
+  __shared__ union {
+    typename Reduce::TempStorage reduce;
+    typename Scan::TempStorage scan;
+  } temp;
+  __shared__ std::uint32_t before;
+  std::uint32_t earlier = 0;
+  for (std::uint32_t c = threadIdx.x; c < blockIdx.x; c += blockDim.x) earlier += chunk_counts[c];
+  earlier = Reduce(temp.reduce).Sum(earlier);
+  if (threadIdx.x == 0) before = earlier;
+  __syncthreads();
+  std::uint64_t const w = std::uint64_t{blockIdx.x} * kSelectWordsPerChunk + threadIdx.x;
+  std::uint64_t const x = select_word(words, num_bits, w);
+  std::uint32_t offset = 0, total = 0;
+  Scan(temp.scan).ExclusiveSum(static_cast<std::uint32_t>(__popcll(x)), offset, total);
+  offset += before;
+  std::uint32_t const lane = soa::detail::lane_id();
+  // The warp's nonzero words, one at a time.
+  for (unsigned nonzero = __ballot_sync(0xFFFFFFFFu, x != 0); nonzero != 0;
+       nonzero &= nonzero - 1u) {
+    auto const j           = static_cast<std::uint32_t>(__ffs(static_cast<int>(nonzero)) - 1);
+    std::uint64_t const xj = __shfl_sync(0xFFFFFFFFu, x, static_cast<int>(j));
+    std::uint32_t const oj = __shfl_sync(0xFFFFFFFFu, offset, static_cast<int>(j));
+    std::uint64_t const wj = w - lane + j;
+    for (std::uint32_t bit = lane; bit < 64u; bit += 32u)
+      if ((xj >> bit) & 1u)
+        R[oj + static_cast<std::uint32_t>(__popcll(xj & core::low_bits(bit)))] =
+            static_cast<std::uint32_t>(wj * 64u + bit);
+  }
+  if (blockIdx.x != gridDim.x - 1u || threadIdx.x != 0) return;
+  std::uint32_t const r = before + total;
+  *count                = r;
+  if (decision.loop != nullptr) decide_on_device(decision, r);
+}
+
+/// Warps per thread block of the move kernel.
+inline constexpr std::uint32_t kWarpsPerBlock = kThreadsPerBlock / 32u;
+
+/// A source's record in the move kernel's shared memory (SourceRecordView's interface).
+struct SharedSourceRecord {
+  std::uint32_t const* ids;
+  std::uint64_t const* bitmaps;
+  __device__ std::uint32_t block(std::uint32_t k) const { return ids[k]; }
+  __device__ std::uint64_t bitmap(std::uint32_t k) const { return bitmaps[k]; }
+};
+
+/// CompactGpu Alg. 1 and 2 in one kernel, one warp per source (the paper gives a source 64
+/// threads, one per slot; a warp's lane takes slots' objects `lane` and `lane + 32`, the same
+/// relocation_in, so a source's objects are copied by one warp with the loads of two objects in
+/// flight per lane, and no thread waits for a slot that holds nothing). Per source: lanes k <= n
+/// load block R[s + k B'] of its record and that block's allocation bitmap into the warp's
+/// shared memory, in parallel; after __syncwarp every lane computes its relocations from there,
+/// once, and copies the objects; after a second __syncwarp, when every object of the source has
+/// been read, it stores their forwarding pointers: they overwrite the start of the source's data
+/// segment (sec. 3.3 footnote 6 gives them a kernel of their own for this reason), and no other
+/// warp reads that source (targets are not sources; no two sources share a target). __syncwarp
+/// orders the memory accesses of the lanes it synchronizes. Recompute variants store each
+/// source's record instead. A third __syncwarp ends the round before the record is reused.
 template <class Types>
-__global__ void move_kernel(PassView<soa::HeapRef<Types>> v) {
-  auto const& table         = soa::HeapRef<Types>::layout();
-  std::uint64_t const total = std::uint64_t{v.sources} * kThreadsPerSource;
-  for (std::uint64_t i = global_thread_1d(); i < total; i += grid_stride_1d()) {
-    perturb_warp(v.perturb_seed, i / 32u, PerturbPoint::move);
-    move_object(v, table, i);
-    // MUTANT fused_forwarding_store: the forwarding pointer is stored right after the object's
-    // own copy, in the move kernel, instead of in a kernel of its own (CompactGpu sec. 3.3
-    // footnote 6): it may overwrite bytes of other objects of the source block that other
-    // threads have not copied yet (docs/mutants.md).
-    if constexpr (core::mutant::fused_forwarding_store) place_forwarding_pointer(v, i);
+__global__ void __launch_bounds__(kThreadsPerBlock, 4)
+    move_kernel(PassView<soa::HeapRef<Types>> view) {
+  __shared__ std::uint32_t ids[kWarpsPerBlock][kThreadsPerSource];
+  __shared__ std::uint64_t bitmaps[kWarpsPerBlock][kThreadsPerSource];
+  PassView<soa::HeapRef<Types>> const v = resolve(view);
+  auto const& table                     = soa::HeapRef<Types>::layout();
+  std::uint32_t const lane              = soa::detail::lane_id();
+  std::uint32_t const w                 = threadIdx.x / 32u;
+  std::uint64_t const warps             = grid_stride_1d() / 32u;
+  SharedSourceRecord const rec{ids[w], bitmaps[w]};
+  for (std::uint64_t s = global_thread_1d() / 32u; s < v.sources; s += warps) {  // warp-uniform
+    perturb_warp(v.perturb_seed, s, PerturbPoint::move);
+    for (std::uint32_t k = lane; k <= v.n; k += 32u) {  // n < N_T <= 64
+      std::uint32_t const b = v.R[pass_block_index(static_cast<std::uint32_t>(s), k, v.sources)];
+      ids[w][k]             = b;
+      bitmaps[w][k]         = v.alloc_bitmap(b);
+    }
+    __syncwarp();
+    Relocation const r[2] = {relocation_in(rec, v.n, v.capacity, lane),
+                             relocation_in(rec, v.n, v.capacity, lane + 32u)};
+    copy_objects_grouped(v, table, r);
+    if (lane == 0) v.source_moved[s] = live_objects(rec, v.capacity);
+    if (!v.forwarding) {
+      if (lane == 0) store_record(v, rec);
+    } else {
+      // MUTANT fused_forwarding_store: no barrier between the copies and the forwarding
+      // stores, so a forwarding pointer may overwrite bytes of the source that other lanes
+      // have not copied yet (docs/mutants.md).
+      if constexpr (!core::mutant::fused_forwarding_store) __syncwarp();
+      perturb_warp(v.perturb_seed, s, PerturbPoint::forwarding);
+      place_forwarding_pointer(v, r[0]);
+      place_forwarding_pointer(v, r[1]);
+    }
+    __syncwarp();
   }
 }
 
-/// CompactGpu Alg. 2: a separate kernel (sec. 3.3 footnote 6).
+/// Sec. 3.5 in one kernel of 2 B' threads: thread s < B' commits the targets of source s (they
+/// gain the moved slots), thread B' + s releases source s; the two chains of atomic bitmap
+/// operations run side by side. Why it is race-free: the commit does not read the source's
+/// allocation bitmap (which the release overwrites) but the count the move kernel left in
+/// source_moved; every other access of a thread is to s's own targets (no two sources share
+/// one) or source, or an atomic bit operation on a state bitmap, and each bit changes at most
+/// once (targets and sources are different blocks), so by DynaSOAr's Lemma 5 every level is
+/// consistent when the kernel ends.
 template <class Types>
-__global__ void forwarding_kernel(PassView<soa::HeapRef<Types>> v) {
-  std::uint64_t const total = std::uint64_t{v.sources} * kThreadsPerSource;
-  for (std::uint64_t i = global_thread_1d(); i < total; i += grid_stride_1d()) {
-    perturb_warp(v.perturb_seed, i / 32u, PerturbPoint::forwarding);
-    place_forwarding_pointer(v, i);
+__global__ void block_states_kernel(PassView<soa::HeapRef<Types>> view) {
+  PassView<soa::HeapRef<Types>> const v = resolve(view);
+  unsigned moved                        = 0;
+  std::uint64_t const sources           = v.sources;
+  for (std::uint64_t t = global_thread_1d(); t < 2u * sources; t += grid_stride_1d()) {
+    perturb_warp(v.perturb_seed, t / 32u, PerturbPoint::commit);
+    if (t < sources) {
+      auto const s = static_cast<std::uint32_t>(t);
+      moved += commit_targets(v, s, v.source_moved[s]);
+    } else {
+      release_source(v, static_cast<std::uint32_t>(t - sources));
+    }
   }
-}
-
-template <class Types>
-__global__ void commit_targets_kernel(PassView<soa::HeapRef<Types>> v) {
-  unsigned moved = 0;
-  for (std::uint64_t s = global_thread_1d(); s < v.sources; s += grid_stride_1d()) {
-    perturb_warp(v.perturb_seed, s / 32u, PerturbPoint::commit);
-    moved += commit_targets(v, static_cast<std::uint32_t>(s));
-  }
-  add_warp_total(&v.counters->objects_moved, moved);
-}
-
-template <class Types>
-__global__ void release_sources_kernel(PassView<soa::HeapRef<Types>> v) {
-  for (std::uint64_t s = global_thread_1d(); s < v.sources; s += grid_stride_1d()) {
-    perturb_warp(v.perturb_seed, s / 32u, PerturbPoint::release);
-    release_source(v, static_cast<std::uint32_t>(s));
-  }
+  add_warp_total(v.moved, moved);
 }
 
 template <class Types>
@@ -124,101 +275,88 @@ __global__ void resync_defrag_kernel(soa::HeapRef<Types> heap,
   add_warp_total(&counters->defrag_bits_corrected, corrected);
 }
 
-/// Shared memory bytes of a rewrite kernel of variant V for a pass with `sources` sources.
-__host__ __device__ constexpr std::uint32_t rewrite_shared_bytes(core::RewriteVariant v,
-                                                                 std::uint32_t n,
-                                                                 std::uint32_t sources) {
-  return v == core::RewriteVariant::recompute_global   ? sources * 4u
-         : v == core::RewriteVariant::recompute_shared ? (n + 1u) * sources * 12u
-                                                       : 0u;
+/// The device-side loop ran no pass (nothing moved): the rewrite has nothing to do and scans
+/// nothing, as the host-stepped loop, which skips it.
+template <class Ref>
+__device__ __forceinline__ bool no_pass_ran(PassView<Ref> const& v) {
+  return v.loop != nullptr && v.loop->passes == 0;
 }
 
-/// Sec. 3.8: the pointer lookup of variant V for the rewrite kernels, passed to `run`. The
-/// recompute variants first load their records into shared memory (every thread of the block
-/// takes part, then one barrier; nothing writes shared memory afterwards): call it from every
-/// thread of the block, outside any divergent branch.
-template <class Types, core::RewriteVariant V, class Run>
-__device__ __forceinline__ void with_rewrite_lookup(PassView<soa::HeapRef<Types>> const& v,
-                                                    std::uint32_t bound,
-                                                    Run&& run) {
-  using Ref = soa::HeapRef<Types>;
-  if constexpr (V == core::RewriteVariant::forwarding) {
-    run(ForwardingLookup<Ref>{v, bound});
-  } else if constexpr (V == core::RewriteVariant::recompute_global) {
-    auto* const source_ids = reinterpret_cast<std::uint32_t*>(dynamic_shared_memory());
-    for (std::uint32_t k = threadIdx.x; k < v.sources; k += blockDim.x) source_ids[k] = v.R[k];
-    __syncthreads();
-    run(RecomputeLookup<Ref>{v, bound, source_ids, v.R, v.record_bitmaps});
-  } else {
-    std::uint32_t const entries = (v.n + 1u) * v.sources;
-    auto* const bitmaps         = reinterpret_cast<std::uint64_t*>(dynamic_shared_memory());
-    auto* const ids             = reinterpret_cast<std::uint32_t*>(bitmaps + entries);
-    for (std::uint32_t k = threadIdx.x; k < entries; k += blockDim.x) {
-      bitmaps[k] = v.record_bitmaps[k];
-      ids[k]     = v.R[k];
-    }
-    __syncthreads();
-    run(RecomputeLookup<Ref>{v, bound, ids, ids, bitmaps});
-  }
-}
+/// Blocks a rewrite warp takes per round (their loads in flight together).
+inline constexpr std::uint32_t kRewriteBlocks = 1;
 
-/// Sec. 3.4 / 3.8: rewrites the pointers to sources in the SOA arrays `h` of the holder blocks
-/// holder_blocks[0 .. *holder_count) (one thread per pointer slot).
+/// Sec. 3.4, once per call: rewrites the pointers to moved objects in the SOA arrays `h` of the
+/// blocks of allocated[U] (U = h.holder; `holder_words` = level 0 of allocated[U]). One warp per
+/// kRewriteBlocks blocks per round, over all blocks; the bitmaps are read through the read-only
+/// path (nothing writes them during the rewrite).
 template <class Types, core::RewriteVariant V>
-__global__ void rewrite_holders_kernel(PassView<soa::HeapRef<Types>> v,
-                                       HolderArrays h,
-                                       std::uint32_t const* holder_blocks,
-                                       std::uint32_t const* holder_count) {
-  auto const& table         = soa::HeapRef<Types>::layout();
-  std::uint32_t const bound = v.source_bound();
-  unsigned scanned = 0, rewritten = 0;
-  with_rewrite_lookup<Types, V>(v, bound, [&](auto const& lookup) {
-    // kRewriteBatch indices per thread and round, each phase for all of them before the next:
-    // the pointer loads (and the lookups' loads) of one thread are independent, so they are
-    // in flight together instead of one dependent chain after the other.
-    std::uint64_t const total  = std::uint64_t{*holder_count} * h.count * kThreadsPerSource;
-    std::uint64_t const stride = grid_stride_1d();
-    for (std::uint64_t first = global_thread_1d(); first < total; first += stride * kRewriteBatch) {
-      perturb_warp(v.perturb_seed, first / 32u, PerturbPoint::rewrite);
-      LoadedPointer p[kRewriteBatch];
-      std::uint64_t q[kRewriteBatch];
+__global__ void __launch_bounds__(kThreadsPerBlock, 8)
+    rewrite_holders_kernel(PassView<soa::HeapRef<Types>> v,
+                           HolderArrays h,
+                           std::uint64_t const* holder_words) {
+  if (no_pass_ran(v)) return;
+  auto const& table = soa::HeapRef<Types>::layout();
+  LookupFor<soa::HeapRef<Types>, V> const lookup{v};
+  std::uint32_t const lane         = soa::detail::lane_id();
+  std::uint64_t const warps        = grid_stride_1d() / 32u;
+  std::uint64_t const M            = v.heap.num_blocks();
+  std::uint64_t const* const alloc = v.heap.core().blocks().alloc_bitmap_address(0);
+  RewriteCount c;
+  for (std::uint64_t base = global_thread_1d() / 32u; base < M; base += warps * kRewriteBlocks) {
+    perturb_warp(v.perturb_seed, base, PerturbPoint::rewrite);
+    std::uint32_t blocks[kRewriteBlocks];
+    std::uint64_t live[kRewriteBlocks];
 #pragma unroll
-      for (unsigned k = 0; k < kRewriteBatch; ++k) {
-        std::uint64_t const i = first + k * stride;
-        p[k] = i < total ? load_holder_slot(v, table, h, holder_blocks, bound, i) : LoadedPointer{};
-      }
-#pragma unroll
-      for (unsigned k = 0; k < kRewriteBatch; ++k)
-        q[k] = p[k].at == nullptr ? 0 : lookup(p[k].value);
-#pragma unroll
-      for (unsigned k = 0; k < kRewriteBatch; ++k) {
-        RewriteCount const c = store_rewritten(p[k], q[k]);
-        scanned += c.scanned;
-        rewritten += c.rewritten;
-      }
+    for (std::uint32_t j = 0; j < kRewriteBlocks; ++j) {
+      std::uint64_t const b = base + j * warps;
+      bool const holder = b < M && ((load_readonly(holder_words + b / 64u) >> (b % 64u)) & 1u) != 0;
+      blocks[j]         = holder ? static_cast<std::uint32_t>(b) : kNoBlock;
+      live[j]           = holder ? load_readonly(alloc + b) : 0;
     }
-  });
-  add_warp_total(&v.counters->pointers_scanned, scanned);
-  add_warp_total(&v.counters->pointers_rewritten, rewritten);
+    c += rewrite_holder_pairs(v, table, h, blocks, live, lane, lookup);
+  }
+  add_warp_total(&v.counters->pointers_scanned, c.scanned);
+  add_warp_total(&v.counters->pointers_rewritten, c.rewritten);
 }
 
-/// Sec. 3.4 / 3.8: rewrites the pointers to sources in the external root array
-/// roots[0 .. root_count) (one thread per entry).
+/// Sec. 3.4 (beyond the paper: external roots), once per call: one thread per entry.
 template <class Types, core::RewriteVariant V>
 __global__ void rewrite_roots_kernel(PassView<soa::HeapRef<Types>> v,
                                      std::uint64_t* roots,
                                      std::uint64_t root_count) {
-  std::uint32_t const bound = v.source_bound();
-  unsigned scanned = 0, rewritten = 0;
-  with_rewrite_lookup<Types, V>(v, bound, [&](auto const& lookup) {
-    for (std::uint64_t i = global_thread_1d(); i < root_count; i += grid_stride_1d()) {
-      RewriteCount const c = rewrite_root(roots, lookup, i);
-      scanned += c.scanned;
-      rewritten += c.rewritten;
+  if (no_pass_ran(v)) return;
+  LookupFor<soa::HeapRef<Types>, V> const lookup{v};
+  RewriteCount c;
+  for (std::uint64_t i = global_thread_1d(); i < root_count; i += grid_stride_1d())
+    c += rewrite_root(roots, lookup, i);
+  add_warp_total(&v.counters->roots_scanned, c.scanned);
+  add_warp_total(&v.counters->roots_rewritten, c.rewritten);
+}
+
+/// Bins of the relocation histogram (CompactGpu Fig. 10); the last bin takes larger counts.
+inline constexpr std::uint32_t kRelocationBins = 64;
+
+/// CompactGpu Fig. 10 from the GPU: for every object of T live when the call began (block b of
+/// the call-start allocated[T], `start_words`, slot set in `start_alloc[b]`), the number of
+/// times the call moved it, counted into histogram[min(count, kRelocationBins - 1)]. Before the
+/// rewrite (it follows the same chains).
+template <class Types, core::RewriteVariant V>
+__global__ void relocation_histogram_kernel(PassView<soa::HeapRef<Types>> v,
+                                            std::uint64_t const* start_words,
+                                            std::uint64_t const* start_alloc,
+                                            unsigned long long* histogram) {
+  LookupFor<soa::HeapRef<Types>, V> const lookup{v};
+  for (std::uint64_t b = global_thread_1d(); b < v.heap.num_blocks(); b += grid_stride_1d()) {
+    if (((start_words[b / 64u] >> (b % 64u)) & 1u) == 0) continue;
+    std::uint64_t live = start_alloc[b] & core::low_bits(v.capacity);
+    while (live != 0) {
+      int const slot = core::find_first_set(live);
+      live &= live - 1u;
+      std::uint32_t const c =
+          relocations_of(lookup, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(slot));
+      atomicAdd(histogram + (c < kRelocationBins ? c : kRelocationBins - 1u), 1ull);
     }
-  });
-  add_warp_total(&v.counters->roots_scanned, scanned);
-  add_warp_total(&v.counters->roots_rewritten, rewritten);
+  }
 }
 
 }  // namespace heaplab::compact::detail
