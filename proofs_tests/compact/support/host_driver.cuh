@@ -157,11 +157,6 @@ class HostBackend {
     for (std::uint64_t i = 0; i < threads; ++i) {
       relocations[i] = cdetail::relocation_of(view_, i);
       cdetail::move_object(view_, table, relocations[i]);
-      // MUTANT fused_forwarding_store: without the barrier, this order (each forwarding
-      // pointer right after its object's copy) is one the GPU may run, and the emulation runs it.
-      if constexpr (core::mutant::fused_forwarding_store)
-        if (view_.forwarding && fault_ != Fault::skip_forwarding)
-          cdetail::place_forwarding_pointer(view_, relocations[i]);
     }
     source_moved_.resize(d.sources);
     for (std::uint32_t s = 0; s < d.sources; ++s)
@@ -170,7 +165,7 @@ class HostBackend {
     if (!view_.forwarding) {
       for (std::uint32_t s = 0; s < d.sources; ++s)
         cdetail::store_record(view_, cdetail::SourceRecordView<Ref>{&view_, s});
-    } else if (fault_ != Fault::skip_forwarding && !core::mutant::fused_forwarding_store) {
+    } else if (fault_ != Fault::skip_forwarding) {
       for (auto const& r : relocations) cdetail::place_forwarding_pointer(view_, r);
     }
   }
