@@ -253,7 +253,8 @@ __global__ void block_states_kernel(PassView<soa::HeapRef<Types>> view) {
   unsigned moved                        = 0;
   std::uint64_t const sources           = v.sources;
   for (std::uint64_t t = global_thread_1d(); t < 2u * sources; t += grid_stride_1d()) {
-    perturb_warp(v.perturb_seed, t / 32u, PerturbPoint::commit);
+    perturb_warp(
+        v.perturb_seed, t / 32u, t < sources ? PerturbPoint::commit : PerturbPoint::release);
     if (t < sources) {
       auto const s = static_cast<std::uint32_t>(t);
       moved += commit_targets(v, s, v.source_moved[s]);

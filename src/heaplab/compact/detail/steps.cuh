@@ -406,18 +406,11 @@ __device__ __forceinline__ bool single_chunk(soa::FieldLayout const& f) {
          chunk_width(f.element_bytes) == f.element_bytes;
 }
 
-/// copy_objects on the GPU: the same chunks, in groups of kCopyGroup fields whose loads for
-/// all K objects are issued before any store, held in registers (static indices only, so
-/// nothing goes to local memory). Fields of several elements or of more than 16 bytes, and
-/// every field under the copy_widens_narrow_fields mutant, take copy_objects's path.
+/// copy_objects_grouped's path (all fields, the single-chunk ones from registers).
 template <std::uint32_t K, class Ref, class Table>
-__device__ __forceinline__ void copy_objects_grouped(PassView<Ref> const& v,
-                                                     Table const& table,
-                                                     Relocation const (&r)[K]) {
-  if constexpr (core::mutant::copy_widens_narrow_fields) {
-    copy_objects(v, table, r);
-    return;
-  }
+__device__ __forceinline__ void copy_single_chunk_fields(PassView<Ref> const& v,
+                                                         Table const& table,
+                                                         Relocation const (&r)[K]) {
   unsigned char const* from[K];
   unsigned char* to[K];
 #pragma unroll
@@ -467,6 +460,21 @@ __device__ __forceinline__ void copy_objects_grouped(PassView<Ref> const& v,
                             f.element_bytes},
                       value[q][j]);
     }
+  }
+}
+
+/// copy_objects on the GPU: the same chunks, in groups of kCopyGroup fields whose loads for
+/// all K objects are issued before any store, held in registers (static indices only, so
+/// nothing goes to local memory). Fields of several elements or of more than 16 bytes, and
+/// every field under the copy_widens_narrow_fields mutant, take copy_objects's path.
+template <std::uint32_t K, class Ref, class Table>
+__device__ __forceinline__ void copy_objects_grouped(PassView<Ref> const& v,
+                                                     Table const& table,
+                                                     Relocation const (&r)[K]) {
+  if constexpr (core::mutant::copy_widens_narrow_fields) {
+    copy_objects(v, table, r);
+  } else {
+    copy_single_chunk_fields(v, table, r);
   }
 }
 #endif
