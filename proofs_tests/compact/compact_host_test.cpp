@@ -266,6 +266,13 @@ TEST(CompactCallPlan, DefaultsComeFromTheHeapAndCapsCombine) {
   o.source_cap = 5000;  // a forced cap above the variant's does not raise it
   EXPECT_EQ(compact::detail::make_call_plan<Types>(config, compact_test::kLeaf, o).source_cap,
             1024u);
+  o.source_cap          = std::nullopt;
+  o.record_budget_bytes = core::kHopperRecordBudgetBytes;  // 232448 / (12 * 4) = 4842
+  EXPECT_EQ(compact::detail::make_call_plan<Types>(config, compact_test::kLeaf, o).source_cap,
+            4842u);
+  o.record_budget_bytes = 47;  // < 48 bytes: no record of n = 3 fits
+  EXPECT_THROW((void)compact::detail::make_call_plan<Types>(config, compact_test::kLeaf, o),
+               core::precondition_error);
 }
 
 // --------------------------------------------------------------------------- reflection

@@ -201,6 +201,30 @@ TEST(ModelDefragHooks, AScheduleStepGetsTheCapOfItsVariant) {
   EXPECT_EQ(core::effective_source_cap(forced, 1), 3u);
 }
 
+TEST(ModelDefragHooks, TheRecordBudgetSetsTheCapsOnBothSides) {
+  // Hopper's 227 KiB = 232448 bytes: / 4 = 58112 sources for Recompute-Global; / (12 * 4) =
+  // 4842 (rounded down) for Recompute-Shared with n = 3.
+  core::DefragOptions o;
+  o.record_budget_bytes = core::kHopperRecordBudgetBytes;
+  o.variant             = core::RewriteVariant::recompute_global;
+  EXPECT_EQ(core::effective_source_cap(o, 3), 58112u);
+  o.variant = core::RewriteVariant::recompute_shared;
+  EXPECT_EQ(core::effective_source_cap(o, 3), 4842u);
+  // A budget of 72 bytes holds 72 / (12 * 2) = 3 records for n = 1: the model's passes use 3.
+  model::HeapModel m          = fragmented(16, 10);
+  o.record_budget_bytes       = 72;
+  o.n                         = 1;
+  model::DefragResult const r = m.defrag(kT, o);
+  EXPECT_EQ(r.source_cap, 3u);
+  for (auto const& p : r.passes) EXPECT_LE(p.sources, 3u);
+  EXPECT_EQ(r.passes.front().sources, 3u);
+  // 23 bytes hold no record for n = 1 (24 bytes each): refused before anything changes.
+  model::HeapModel untouched = fragmented(16, 10);
+  o.record_budget_bytes      = 23;
+  EXPECT_THROW((void)untouched.defrag(kT, o), core::precondition_error);
+  EXPECT_EQ(untouched.candidates(kT, 1).size(), 16u);
+}
+
 // ------------------------------------------------------------------ the multi-move cases
 
 namespace {

@@ -172,12 +172,13 @@ double gbps(double bytes, double ms) { return ms <= 0 ? 0.0 : bytes / (ms * 1e-3
 void print_defrag_header(DefragBenchOptions const& o, std::uint64_t count, CopyResult const& copy) {
   std::printf(
       "\nTable 1 synthetic benchmark (CompactGpu sec. 4.4): 2 classes x %llu objects of 32 B "
-      "(scale %.4g), %.0f%% of class A deleted, n=%u, k1=%u\n",
+      "(scale %.4g), %.0f%% of class A deleted, n=%u, k1=%u, record budget %u B (recompute caps)\n",
       static_cast<unsigned long long>(count),
       o.scale,
       o.fraction * 100,
       o.n,
-      o.k1);
+      o.k1,
+      o.record_budget);
   std::printf(
       "device-to-device copy in this run: %.1f GB/s (cudaMemcpyAsync, %zu MiB, bytes read + "
       "written); int4 kernel %.1f GB/s\n",
@@ -225,9 +226,10 @@ compact::DefragStats median_defrag_run(Workload& w,
                                        compact::PassLoop loop,
                                        bool& verified) {
   compact::DefragOptions options;
-  options.n       = o.n;
-  options.k1      = o.k1;
-  options.variant = variant_from(name);
+  options.n                   = o.n;
+  options.k1                  = o.k1;
+  options.variant             = variant_from(name);
+  options.record_budget_bytes = o.record_budget;
   compactor.set_pass_loop(loop);
   std::vector<compact::DefragStats> runs;
   for (int i = 0; i < o.warmup + o.repeats; ++i) {
@@ -250,10 +252,11 @@ void print_relocations(Workload& w,
                        DefragBenchOptions const& o,
                        std::string const& name) {
   compact::DefragOptions options;
-  options.n                 = o.n;
-  options.k1                = o.k1;
-  options.variant           = variant_from(name);
-  options.count_relocations = true;
+  options.n                   = o.n;
+  options.k1                  = o.k1;
+  options.variant             = variant_from(name);
+  options.record_budget_bytes = o.record_budget;
+  options.count_relocations   = true;
   w.build(o.seed, o.fraction);
   compact::DefragStats const s = compactor.defragment(kA, options);
   std::printf("  relocations (Fig. 10: objects of A moved c times):");

@@ -334,6 +334,12 @@ void add_defrag_command(CLI::App& app, heaplab::bench::DefragBenchOptions& defra
       ->check(CLI::Range(1, 65536));
   defrag->add_option("--verify", defrag_options.verify, "check every pointer after the last run");
   defrag->add_flag("--per-pass", defrag_options.per_pass, "print every pass");
+  defrag
+      ->add_option("--record-budget",
+                   defrag_options.record_budget,
+                   "shared-memory bytes behind the recompute variants' caps (sec. 3.8): 49152 "
+                   "(the paper's 48 KiB) or 232448 (Hopper's 227 KiB opt-in)")
+      ->check(CLI::Range(24u, 1u << 30));
   defrag->add_flag("!--no-relocations",
                    defrag_options.relocations,
                    "skip the extra run that counts how often each object moved (Fig. 10)");

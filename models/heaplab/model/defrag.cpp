@@ -181,6 +181,10 @@ DefragResult HeapModel::defrag(TypeId type,
   std::uint32_t const n   = options.n.value_or(config_.defrag_factor);
   std::uint32_t const k1  = options.k1.value_or(config_.k1);
   std::uint32_t const cap = core::effective_source_cap(options, n);
+  if (cap == 0 && !options.source_cap)
+    fail("a record budget of " + std::to_string(options.record_budget_bytes) +
+         " bytes leaves no source per pass for " + core::to_string(options.variant) +
+         " with n=" + std::to_string(n) + " (CompactGpu sec. 3.8: 12 (n + 1) bytes per record)");
   DefragResult result;
   result.type       = type;
   result.n          = n;

@@ -22,8 +22,13 @@
 namespace heaplab::core {
 
 /// Shared memory one thread block may use without opting in (48 KiB on every GPU since Fermi;
-/// CompactGpu sec. 3.8 "Current NVIDIA GPUs have 48 KB of shared memory").
+/// CompactGpu sec. 3.8 "Current NVIDIA GPUs have 48 KB of shared memory"): the default record
+/// budget, which gives the recompute variants the paper's caps.
 inline constexpr std::uint32_t kDefragRecordBudgetBytes = 48u * 1024u;
+
+/// The most shared memory one thread block of a Hopper GPU may opt in to (227 KiB; sm_90):
+/// a record budget a caller may choose (DefragOptions::record_budget_bytes).
+inline constexpr std::uint32_t kHopperRecordBudgetBytes = 227u * 1024u;
 
 /// "No cap": the forwarding-pointer variant stores its forwarding pointers in the source blocks
 /// themselves and can use every source the candidates allow.
@@ -32,8 +37,10 @@ inline constexpr std::uint32_t kUnlimitedSources = 0xFFFFFFFFu;
 /// How pointers to moved objects find the new location (CompactGpu sec. 3.3, 3.8).
 enum class RewriteVariant : std::uint8_t {
   forwarding,        // forwarding pointers in the source blocks (sec. 3.3, DynaSOAr Alg. 2, 3)
-  recompute_global,  // source block ids in shared memory, the rest of each record global
-  recompute_shared,  // whole records in shared memory
+  recompute_global,  // the paper: source block ids in shared memory, the records global
+  recompute_shared,  // the paper: whole records in shared memory
+  // heaplab's GPU keeps every record in global memory, indexed by block id (one rewrite per
+  // call, docs/compaction.md); the variants keep the paper's caps on sources per pass.
 };
 
 HEAPLAB_HD_INLINE constexpr char const* to_string(RewriteVariant v) {
@@ -59,27 +66,31 @@ HEAPLAB_HD_INLINE constexpr char const* to_string(DefragStop s) {
 }
 
 /// Recompute-Global: only the 4-byte source block id of each record lives in shared memory:
-/// 48 KiB / 4 B = 12288 sources per pass, whatever n is (the paper's number).
-HEAPLAB_HD_INLINE constexpr std::uint32_t recompute_global_sources_per_pass() {
-  return kDefragRecordBudgetBytes / 4u;
+/// budget / 4 B sources per pass, whatever n is (48 KiB: 12288, the paper's number).
+HEAPLAB_HD_INLINE constexpr std::uint32_t recompute_global_sources_per_pass(
+    std::uint32_t budget = kDefragRecordBudgetBytes) {
+  return budget / 4u;
 }
 
 /// Recompute-Shared: a whole record in shared memory, n + 1 block ids (4 B each) and n + 1
-/// allocation bitmaps (8 B each), i.e. 12 (n + 1) bytes: 48 KiB / (12 (n + 1)) sources per pass
-/// (2048 for n = 1, the paper's number). Precondition: n >= 1.
-HEAPLAB_HD_INLINE constexpr std::uint32_t recompute_shared_sources_per_pass(std::uint32_t n) {
-  return kDefragRecordBudgetBytes / (12u * (n + 1u));
+/// allocation bitmaps (8 B each), i.e. 12 (n + 1) bytes: budget / (12 (n + 1)) sources per pass
+/// (48 KiB: 2048 for n = 1, the paper's number). Precondition: n >= 1.
+HEAPLAB_HD_INLINE constexpr std::uint32_t recompute_shared_sources_per_pass(
+    std::uint32_t n, std::uint32_t budget = kDefragRecordBudgetBytes) {
+  return budget / (12u * (n + 1u));
 }
 
-/// The cap on sources per pass of a variant with factor n (kUnlimitedSources for forwarding).
-HEAPLAB_HD_INLINE constexpr std::uint32_t sources_per_pass(RewriteVariant v, std::uint32_t n) {
+/// The cap on sources per pass of a variant with factor n and a record budget in bytes
+/// (kUnlimitedSources for forwarding).
+HEAPLAB_HD_INLINE constexpr std::uint32_t sources_per_pass(
+    RewriteVariant v, std::uint32_t n, std::uint32_t budget = kDefragRecordBudgetBytes) {
   switch (v) {
     case RewriteVariant::forwarding:
       return kUnlimitedSources;
     case RewriteVariant::recompute_global:
-      return recompute_global_sources_per_pass();
+      return recompute_global_sources_per_pass(budget);
     case RewriteVariant::recompute_shared:
-      return recompute_shared_sources_per_pass(n);
+      return recompute_shared_sources_per_pass(n, budget);
   }
   return kUnlimitedSources;
 }
@@ -102,6 +113,11 @@ struct DefragOptions {
   /// At most this many sources per pass, on top of the variant's cap (tests use it to exercise
   /// the capped pass geometry with small heaps). >= 1 when given.
   std::optional<std::uint32_t> source_cap;
+  /// The shared-memory budget in bytes the recompute variants' caps come from (sec. 3.8):
+  /// kDefragRecordBudgetBytes (48 KiB, the paper's caps) by default; kHopperRecordBudgetBytes
+  /// raises them to what a Hopper thread block may opt in to. It must leave a cap of at least
+  /// one source.
+  std::uint32_t record_budget_bytes = kDefragRecordBudgetBytes;
   /// Warp-order perturbation of the call's kernels (core/perturb.hpp; test-only, beyond the
   /// paper): 0 is off; otherwise each pass's kernels delay warps by a hash of this seed. The
   /// model ignores it (it changes no result).
@@ -119,10 +135,13 @@ HEAPLAB_HD_INLINE constexpr std::uint32_t capped_sources(std::uint32_t sources_a
 }
 
 /// The cap on sources per pass of a call with `options` and effective factor n (the options' n
-/// or the heap's): the variant's (sources_per_pass), lowered to options.source_cap if given.
+/// or the heap's): the variant's (sources_per_pass with options.record_budget_bytes), lowered
+/// to options.source_cap if given. 0 when the budget leaves no source (the callers reject it).
 /// n = 0 (invalid; the callers reject it) gives kUnlimitedSources.
 inline std::uint32_t effective_source_cap(DefragOptions const& options, std::uint32_t n) {
-  std::uint32_t const cap = n == 0 ? kUnlimitedSources : sources_per_pass(options.variant, n);
+  std::uint32_t const cap = n == 0
+                                ? kUnlimitedSources
+                                : sources_per_pass(options.variant, n, options.record_budget_bytes);
   return options.source_cap ? capped_sources(cap, *options.source_cap) : cap;
 }
 

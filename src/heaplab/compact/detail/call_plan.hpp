@@ -27,7 +27,8 @@ struct CallPlan {
 };
 
 /// Throws core::precondition_error for a type id that is out of range or abstract, n outside
-/// 1 <= n < N_T (CompactGpu sec. 3: a source must fit into n targets), or a forced cap of 0.
+/// 1 <= n < N_T (CompactGpu sec. 3: a source must fit into n targets), a forced cap of 0, or a
+/// record budget too small for one source.
 /// The cap is core::effective_source_cap (the variant's, lowered to options.source_cap if given),
 /// the same as the model's.
 template <class Types>
@@ -50,12 +51,16 @@ CallPlan make_call_plan(core::HeapConfig const& config,
   HEAPLAB_EXPECTS(!options.source_cap || *options.source_cap >= 1,
                   "defragment: a forced source cap must be at least 1");
   CallPlan plan;
-  plan.type              = type;
-  plan.n                 = n;
-  plan.heap_n            = config.defrag_factor;
-  plan.k1                = options.k1.value_or(config.k1);
-  plan.variant           = options.variant;
-  plan.source_cap        = core::effective_source_cap(options, n);
+  plan.type       = type;
+  plan.n          = n;
+  plan.heap_n     = config.defrag_factor;
+  plan.k1         = options.k1.value_or(config.k1);
+  plan.variant    = options.variant;
+  plan.source_cap = core::effective_source_cap(options, n);
+  HEAPLAB_EXPECTS(plan.source_cap >= 1,
+                  "defragment: a record budget of " + std::to_string(options.record_budget_bytes) +
+                      " bytes leaves no source per pass for " + core::to_string(options.variant) +
+                      " with n=" + std::to_string(n) + " (sec. 3.8: 12 (n + 1) bytes per record)");
   plan.capacity          = cap;
   plan.object_bytes      = table.types[type].size_bytes;
   plan.perturb_seed      = options.perturb_seed;
