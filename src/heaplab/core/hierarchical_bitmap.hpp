@@ -96,7 +96,7 @@ class BitmapRef {
   HEAPLAB_HD_INLINE std::uint64_t* words() const { return words_; }
   /// Address of container `index` of level `level` (for traces and tests).
   HEAPLAB_HD_INLINE std::uint64_t* container(std::uint32_t level, std::uint32_t index) const {
-    return words_ + layout_.level_offset[level] + index;
+    return words_ + level_offset(level) + index;
   }
 
   /// The bit at pos (a single load; linearizes there).
@@ -127,12 +127,19 @@ class BitmapRef {
   HEAPLAB_HD std::uint32_t try_find_set(std::uint64_t seed) const {
     if (layout_.num_levels == 0) return kNotFound;
     std::uint32_t index = 0;  // container index on the current level
-    for (std::uint32_t l = layout_.num_levels; l-- > 0;) {
-      std::uint64_t const word = Atomics::load(container(l, index), MemoryOrder::relaxed);
-      int const bit            = find_first_set_rotated(word, detail::rotation(seed, l));
+    // Levels top-down, unrolled over the constant maximum so that the layout arrays are indexed
+    // by constants (no local-memory copy of the layout on the GPU).
+#if HEAPLAB_DEVICE_CODE
+#pragma unroll
+#endif
+    for (std::uint32_t k = kBitmapMaxLevels; k-- > 0;) {
+      if (k >= layout_.num_levels) continue;
+      std::uint64_t const word =
+          Atomics::load(words_ + layout_.level_offset[k] + index, MemoryOrder::relaxed);
+      int const bit = find_first_set_rotated(word, detail::rotation(seed, k));
       if (bit < 0) return kNotFound;
       index = index * 64u + static_cast<std::uint32_t>(bit);
-      if (index >= layout_.level_bits[l]) return kNotFound;  // never set; defensive
+      if (index >= layout_.level_bits[k]) return kNotFound;  // never set; defensive
     }
     return index;
   }
@@ -194,26 +201,74 @@ class BitmapRef {
  private:
   HEAPLAB_HD bool has_upper(std::uint32_t level) const { return level + 1u < layout_.num_levels; }
 
+  /// layout_.level_offset[level] by a select over constant indices: a dynamic index into the
+  /// layout array would make the GPU copy the layout to local memory in every kernel that
+  /// allocates (DynaSOAr's hierarchy has at most kBitmapMaxLevels levels).
+  HEAPLAB_HD_INLINE std::uint32_t level_offset(std::uint32_t level) const {
+    std::uint32_t offset = 0;  // level 0 starts the array
+#if HEAPLAB_DEVICE_CODE
+#pragma unroll
+#endif
+    for (std::uint32_t k = 1; k < kBitmapMaxLevels; ++k)
+      if (level == k) offset = layout_.level_offset[k];
+    return offset;
+  }
+
+  // try_set_at / try_clear_at: the level-`level` RMW, then the mandatory summary updates of
+  // Def. 2 up the hierarchy, iteratively (DynaSOAr sec. 4.1.2 states them recursively; a loop
+  // keeps the GPU code free of a call stack). Level l + 1 is updated with the retrying set /
+  // clear (retry_rmw) and propagates further iff that successful RMW was itself a set-first /
+  // clear-last.
+
+  /// One RMW that must change bit `pos` of `level`: retried while the bit is already in the
+  /// target state (another thread's update on it is pending, sec. 4.1.3). Returns the value the
+  /// successful RMW read. With the mutant hierarchy_try_propagate a single attempt is made;
+  /// `changed` says whether it changed the bit.
+  template <bool Set>
+  HEAPLAB_HD std::uint64_t retry_rmw(std::uint32_t level,
+                                     std::uint32_t pos,
+                                     MemoryOrder order,
+                                     bool& changed) const {
+    std::uint64_t const mask = std::uint64_t{1} << (pos % 64u);
+    std::uint64_t* const at  = container(level, pos / 64u);
+    for (;;) {
+      std::uint64_t const prev =
+          Set ? Atomics::fetch_or(at, mask, order) : Atomics::fetch_and(at, ~mask, order);
+      changed = Set ? (prev & mask) == 0 : (prev & mask) != 0;
+      // MUTANT hierarchy_try_propagate: the mandatory update may be dropped (sec. 4.1.3).
+      if (changed || mutant::hierarchy_try_propagate) return prev;
+      Atomics::backoff(Backoff::until_memory_changes);
+    }
+  }
+
+  /// The summary updates owed after a set-first (Set) / clear-last at (level, pos): level + 1,
+  /// then further up while each update is itself a set-first / clear-last.
+  template <bool Set>
+  HEAPLAB_HD void propagate_up(std::uint32_t level, std::uint32_t pos) const {
+    while (has_upper(level)) {
+      // MUTANT hierarchy_deep_set_stops / hierarchy_deep_clear_stops: set-first / clear-last
+      // propagates from level 0 to level 1 only; a level-1 update leaves level 2 stale. Only
+      // bitmaps of 3+ levels (M > 4096) are affected (docs/mutants.md).
+      constexpr bool deep_stops =
+          Set ? mutant::hierarchy_deep_set_stops : mutant::hierarchy_deep_clear_stops;
+      if (deep_stops && level >= 1u) return;
+      ++level;
+      pos /= 64u;
+      bool changed             = false;
+      std::uint64_t const prev = retry_rmw<Set>(level, pos, MemoryOrder::relaxed, changed);
+      std::uint64_t const mask = std::uint64_t{1} << (pos % 64u);
+      bool const owes          = Set ? prev == 0 : prev == mask;
+      if (!changed || !owes) return;
+    }
+  }
+
   HEAPLAB_HD bool try_set_at(std::uint32_t level, std::uint32_t pos, MemoryOrder order) const {
     std::uint64_t const mask = std::uint64_t{1} << (pos % 64u);
     std::uint64_t const prev = Atomics::fetch_or(container(level, pos / 64u), mask, order);
     bool const changed       = (prev & mask) == 0;
     // MUTANT hierarchy_skip_set_first: the summary bit is never set (docs/mutants.md).
     bool const set_first = changed && prev == 0 && !mutant::hierarchy_skip_set_first;
-    if (set_first && has_upper(level)) {  // set-first SF^l (Def. 2)
-      // MUTANT hierarchy_deep_set_stops: set-first propagates from level 0 to level 1 only; a
-      // level-1 set-first leaves level 2 stale. Only bitmaps of 3+ levels (M > 4096) are
-      // affected (docs/mutants.md).
-      if constexpr (mutant::hierarchy_deep_set_stops) {
-        if (level >= 1u) return changed;
-      }
-      if constexpr (mutant::hierarchy_try_propagate) {
-        // MUTANT hierarchy_try_propagate: the mandatory update may be dropped (sec. 4.1.3).
-        try_set_at(level + 1u, pos / 64u, MemoryOrder::relaxed);
-      } else {
-        set_at(level + 1u, pos / 64u, MemoryOrder::relaxed);
-      }
-    }
+    if (set_first) propagate_up<true>(level, pos);  // set-first SF^l (Def. 2)
     return changed;
   }
 
@@ -221,18 +276,7 @@ class BitmapRef {
     std::uint64_t const mask = std::uint64_t{1} << (pos % 64u);
     std::uint64_t const prev = Atomics::fetch_and(container(level, pos / 64u), ~mask, order);
     bool const changed       = (prev & mask) != 0;
-    if (changed && prev == mask && has_upper(level)) {  // clear-last CL^l (Def. 2)
-      // MUTANT hierarchy_deep_clear_stops: clear-last propagates from level 0 to level 1 only;
-      // an emptied level-1 container leaves its level-2 summary bit set (3+ levels only).
-      if constexpr (mutant::hierarchy_deep_clear_stops) {
-        if (level >= 1u) return changed;
-      }
-      if constexpr (mutant::hierarchy_try_propagate) {
-        try_clear_at(level + 1u, pos / 64u, MemoryOrder::relaxed);  // MUTANT (above)
-      } else {
-        clear_at(level + 1u, pos / 64u, MemoryOrder::relaxed);
-      }
-    }
+    if (changed && prev == mask) propagate_up<false>(level, pos);  // clear-last CL^l (Def. 2)
     return changed;
   }
 
