@@ -10,7 +10,7 @@ __global__ void core_device_compile_check(core::HeapRef<core::DeviceAtomics> hea
                                           std::uint32_t t,
                                           std::uint32_t k) {
   std::uint64_t const seed = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
-  std::uint32_t const b    = heap.find_or_claim_block(t, seed);
+  std::uint32_t const b    = heap.find_or_claim_block(t, 1, seed);
   if (b == core::kNotFound) return;
   core::ReserveResult const r = heap.blocks().try_reserve(b, k, seed);
   if (r.ok() && heap.commit_reservation(t, b, r)) {

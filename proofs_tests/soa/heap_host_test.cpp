@@ -95,7 +95,10 @@ struct HostImage {
       : plan(soa::StoragePlan::make(config, block_bytes)),
         metadata(plan.metadata_bytes / 8 + 1, 0),
         blocks(static_cast<unsigned char*>(std::aligned_alloc(128, plan.block_area_bytes()))) {
-    storage = plan.storage_at(metadata.data(), config.defrag_factor, core::kDefaultActiveLookups);
+    storage = plan.storage_at(metadata.data(),
+                              config.defrag_factor,
+                              core::kDefaultActiveLookups,
+                              core::kDefaultClaimWaitRounds);
     for (std::size_t i = 0; i < soa::initial_state_elements(storage); ++i)
       soa::write_initial_state(storage, i);
     auto* caps = const_cast<std::uint32_t*>(storage.capacities);

@@ -60,6 +60,10 @@ enum class Backoff : std::uint8_t {
   /// A retry that may take another path even if no memory changed (new rotation seed). The
   /// scheduler treats the next switch as free (not a preemption) and PCT lowers the priority.
   retry,
+  /// One round of a BOUNDED wait for another thread's progress (an allocation waiting for the
+  /// block its claim ticket's owner is opening, heap_ref.hpp find_or_claim_block). The GPU sleeps
+  /// briefly; the scheduler treats it as `retry`.
+  wait,
 };
 
 HEAPLAB_HD_INLINE constexpr char const* to_string(MemoryOrder o) {
@@ -214,8 +218,14 @@ struct NativeAtomics {
 /// GPU kernels. Device scope: the heap is shared by all thread blocks of one GPU.
 struct DeviceAtomics : detail::NativeAtomics {
   /// Retry loops on the GPU rely on independent thread scheduling (Volta and later) for forward
-  /// progress of the thread they wait for; no sleep is inserted.
-  HEAPLAB_HD_INLINE static void backoff(Backoff) {}
+  /// progress of the thread they wait for; no sleep is inserted, except for one round of a
+  /// bounded wait (Backoff::wait), which sleeps so that waiters leave the memory system to the
+  /// thread they wait for.
+  HEAPLAB_HD_INLINE static void backoff([[maybe_unused]] Backoff kind) {
+#if HEAPLAB_DEVICE_CODE
+    if (kind == Backoff::wait) __nanosleep(200);
+#endif
+  }
 };
 
 /// Free-running CPU threads (the ThreadSanitizer configuration).

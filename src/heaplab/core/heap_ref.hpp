@@ -51,6 +51,10 @@ namespace heaplab::core {
 /// DynaSOAr sec. 4.2: active-block lookups before the slow path.
 inline constexpr std::uint32_t kDefaultActiveLookups = 5;
 
+/// Rounds an allocation without a claim ticket waits for the block its ticket's owner opens
+/// before it opens one itself (find_or_claim_block; 0 turns claim tickets off).
+inline constexpr std::uint32_t kDefaultClaimWaitRounds = 8;
+
 /// Raw storage of a heap: plain pointers to memory the protocol accesses atomically, plus the
 /// numbers the protocol needs. Trivially copyable; host and device builders fill it
 /// (host_heap.hpp; the GPU heap of soa/). check::from_core reads it at quiescence.
@@ -63,11 +67,15 @@ struct HeapStorage {
   std::uint64_t* active_words     = nullptr;  // [num_types * layout.total_words]
   std::uint64_t* defrag_words     = nullptr;  // [num_types * layout.total_words]
   std::uint32_t const* capacities = nullptr;  // [num_types]; 0 for abstract types
-  BitmapLayout layout{};                      // of a bitmap of num_blocks bits
-  std::uint32_t num_blocks     = 0;
-  std::uint32_t num_types      = 0;
-  std::uint32_t defrag_factor  = 1;  // CompactGpu's n
-  std::uint32_t active_lookups = kDefaultActiveLookups;
+  /// Per type, the slots requested so far by allocations that found no active block
+  /// (find_or_claim_block's claim tickets); nullptr: claim tickets off.
+  std::uint64_t* claim_tickets = nullptr;  // [num_types]
+  BitmapLayout layout{};                   // of a bitmap of num_blocks bits
+  std::uint32_t num_blocks        = 0;
+  std::uint32_t num_types         = 0;
+  std::uint32_t defrag_factor     = 1;  // CompactGpu's n
+  std::uint32_t active_lookups    = kDefaultActiveLookups;
+  std::uint32_t claim_wait_rounds = kDefaultClaimWaitRounds;
 };
 static_assert(std::is_trivially_copyable_v<HeapStorage>);
 
@@ -143,16 +151,50 @@ class HeapRef {
     return b;
   }
 
-  /// A block to reserve in: an active block of type t, else a freshly initialized one, else one
-  /// that a level-0 scan finds in active[t] (it may have become active while the lookups ran or
-  /// an upper level lagged). kNotFound: out of memory (no free block and no active block of t
-  /// was observed).
-  HEAPLAB_HD std::uint32_t find_or_claim_block(std::uint32_t t, std::uint64_t seed) const {
+  /// A block to reserve up to k slots of type t in: an active block of type t, else (after the
+  /// claim-ticket wait below) a freshly initialized one, else one that a level-0 scan finds in
+  /// active[t] (it may have become active while the lookups ran or an upper level lagged).
+  /// kNotFound: out of memory (no free block and no active block of t was observed).
+  ///
+  /// Claim tickets (issue 13, cold-start bursts; not in the papers). DynaSOAr Alg. 1 opens a new
+  /// block whenever the active lookups fail. When many warps allocate at once on an empty heap,
+  /// every one of them fails the lookups before the first new block is published, and each opens
+  /// its own block: the heap fills with sparse blocks, and with several types the blocks go to
+  /// the wrong types (a population of 75% of the heap no longer fits one launch). Here an
+  /// allocation that misses takes k tickets from claim_tickets[t] (a fetch_add, relaxed: the
+  /// counter carries no data, only a share of the demand). Tickets cut the demand into runs of
+  /// N_t slots; the allocation whose tickets start a run (contain a multiple of N_t) opens the
+  /// run's block, the others wait up to claim_wait_rounds rounds (Backoff::wait, then the active
+  /// lookups again) for a block to appear in active[t], then open one themselves. So a burst opens
+  /// about one block per N_t requested slots, and the wait is bounded: no allocation depends on
+  /// another thread's progress beyond those rounds (the protocol stays lock-free). The block
+  /// found after waiting is like any lookup result: possibly full, invalid or of another type by
+  /// the time of the reservation, which try_reserve / commit_reservation handle (App. A.3).
+  HEAPLAB_HD std::uint32_t find_or_claim_block(std::uint32_t t,
+                                               std::uint32_t k,
+                                               std::uint64_t seed) const {
     std::uint32_t b = find_active_block(t, seed);
     if (b != kNotFound) return b;
+    if (s_.claim_tickets != nullptr && s_.claim_wait_rounds > 0 && !opens_a_run(t, k)) {
+      for (std::uint32_t w = 1; w <= s_.claim_wait_rounds; ++w) {
+        Atomics::backoff(Backoff::wait);
+        b = find_active_block(t, detail::mix_seed(seed, 0x100u + w));
+        if (b != kNotFound) return b;
+      }
+    }
     b = claim_free_block(t, seed);
     if (b != kNotFound) return b;
     return active(t).find_set_scan(seed);
+  }
+
+  /// Takes k claim tickets of type t; true iff they start a run of N_t tickets, i.e. the caller
+  /// opens the block for that run (find_or_claim_block).
+  HEAPLAB_HD bool opens_a_run(std::uint32_t t, std::uint32_t k) const {
+    std::uint64_t const n = s_.capacities[t];
+    std::uint64_t const first =
+        Atomics::fetch_add(s_.claim_tickets + t, std::uint64_t{k}, MemoryOrder::relaxed);
+    std::uint64_t const last = first + k - 1u;
+    return first % n == 0 || first / n != last / n;
   }
 
   /// The state updates a successful reservation r in block b is responsible for, then the type
@@ -189,7 +231,7 @@ class HeapRef {
                                     std::uint64_t& round) const {
     for (;; ++round) {
       std::uint64_t const s = detail::mix_seed(seed, round);
-      std::uint32_t const b = find_or_claim_block(t, s);
+      std::uint32_t const b = find_or_claim_block(t, k, s);
       if (b == kNotFound) return SlotsRef{};
       ReserveResult const r = blocks().try_reserve(b, k, s);
       if (r.ok() && commit_reservation(t, b, r)) return SlotsRef{b, r.slots};

@@ -67,6 +67,10 @@ struct HeapOptions {
   std::uint32_t active_lookups = core::kDefaultActiveLookups;
   /// Extra rounds before an allocation answers nullptr (HeapRef::allocate_raw).
   std::uint32_t oom_retries = kDefaultOomRetries;
+  /// Rounds an allocation without a claim ticket waits for a block being opened before it opens
+  /// one itself (core/heap_ref.hpp find_or_claim_block, "Claim tickets"); 0: claim tickets off
+  /// (DynaSOAr Alg. 1 as published: every miss opens a block).
+  std::uint32_t claim_wait_rounds = core::kDefaultClaimWaitRounds;
   /// Stream every heap operation is ordered on.
   cudaStream_t stream = nullptr;
   /// Register the block area with the NVTX memory API as a pool with one region per block
@@ -208,8 +212,8 @@ class Heap {
                          metadata_.data(),
                          plan_.metadata_bytes,
                          stream());
-    core::HeapStorage const storage =
-        plan_.storage_at(host.data(), config_.defrag_factor, options_.active_lookups);
+    core::HeapStorage const storage = plan_.storage_at(
+        host.data(), config_.defrag_factor, options_.active_lookups, options_.claim_wait_rounds);
     check::HeapSnapshot snap = check::from_core(config_, storage);
     snap.producer            = "gpu";
     return snap;
@@ -291,11 +295,13 @@ class Heap {
         capacities.data(),
         capacities.size(),
         stream());
-    ref_ =
-        ref_type(plan_.storage_at(metadata_.data(), config_.defrag_factor, options_.active_lookups),
-                 static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(blocks_.data())),
-                 control_device(),
-                 options_.oom_retries);
+    ref_ = ref_type(plan_.storage_at(metadata_.data(),
+                                     config_.defrag_factor,
+                                     options_.active_lookups,
+                                     options_.claim_wait_rounds),
+                    static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(blocks_.data())),
+                    control_device(),
+                    options_.oom_retries);
     launch_initialize();
     // The capacities live in pageable host memory: wait before it goes out of scope.
     HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));

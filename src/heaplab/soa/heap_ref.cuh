@@ -398,8 +398,38 @@ class HeapRef {
     slots = r.slots;
   }
 
+  /// DynaSOAr Alg. 2 for object p, coalesced with the other lanes of the warp that free objects
+  /// of the same block at the same time: one release_slots (one fetch_and, the coalesced form of
+  /// Alg. 2 in the core) for the group instead of one per lane. Under independent thread
+  /// scheduling the same discipline as allocate_raw's (1)-(4): `active` is evaluated once and
+  /// used only by the two matches that directly follow it; from then on only `group` is named,
+  /// and every lane of the group runs the same synchronizing calls (the branch on `distinct` is
+  /// uniform across the group: it depends only on values reduced over the group).
+  /// The group's slots are distinct unless a slot is freed twice in the same group (a double
+  /// free): then every lane frees its own slot with the core's single-slot path, whose check
+  /// reports the second free exactly as without coalescing.
+  /// Memory order: __syncwarp(group) orders every lane's accesses to its object (e.g. a
+  /// destructor) before the leader's RELEASE fetch_and, which the next owner's acquire
+  /// reservation reads (block_headers.hpp release_slots); the match / reduce intrinsics alone
+  /// order nothing. The linearization point of each lane's free is that fetch_and.
   __device__ void free_unchecked(std::uint64_t p) const {
-    core_.deallocate(core::pointer_type(p), locate(p));
+    unsigned const active    = __activemask();
+    std::uint32_t const type = core::pointer_type(p);
+    unsigned const group =
+        __match_any_sync(active, core::pointer_block_address(p)) & __match_any_sync(active, type);
+    core::SlotRef const at    = locate(p);
+    std::uint64_t const bit   = std::uint64_t{1} << at.slot;
+    unsigned const low        = __reduce_or_sync(group, static_cast<unsigned>(bit));
+    unsigned const high       = __reduce_or_sync(group, static_cast<unsigned>(bit >> 32));
+    std::uint64_t const slots = (std::uint64_t{high} << 32) | low;
+    bool const distinct       = __popcll(slots) == __popc(group);
+    if (!distinct) {
+      core_.deallocate(type, at);
+      return;
+    }
+    __syncwarp(group);
+    unsigned const leader = static_cast<unsigned>(__ffs(static_cast<int>(group))) - 1u;
+    if (detail::lane_id() == leader) core_.release_slots(type, at.block, slots);
   }
 
   template <class T, std::size_t... I>

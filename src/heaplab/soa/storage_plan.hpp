@@ -47,6 +47,7 @@ struct StoragePlan {
   std::size_t active_words    = 0;  // uint64_t[num_types * layout.total_words]
   std::size_t defrag_words    = 0;  // uint64_t[num_types * layout.total_words]
   std::size_t capacities      = 0;  // uint32_t[num_types]
+  std::size_t claim_tickets   = 0;  // uint64_t[num_types]
   std::size_t control         = 0;  // detail::DeviceControl
   std::size_t metadata_bytes  = 0;  // end of the region (a multiple of 128)
 
@@ -83,6 +84,7 @@ struct StoragePlan {
     p.active_words      = place(p.typed_words() * sizeof(std::uint64_t));
     p.defrag_words      = place(p.typed_words() * sizeof(std::uint64_t));
     p.capacities        = place(std::size_t{p.num_types} * sizeof(std::uint32_t));
+    p.claim_tickets     = place(std::size_t{p.num_types} * sizeof(std::uint64_t));
     p.control           = place(sizeof(detail::DeviceControl));
     p.metadata_bytes    = end;
     return p;
@@ -91,22 +93,25 @@ struct StoragePlan {
   /// The core's view of a metadata region at `base` (device or host memory laid out by this plan).
   [[nodiscard]] core::HeapStorage storage_at(void* base,
                                              std::uint32_t defrag_factor,
-                                             std::uint32_t active_lookups) const {
+                                             std::uint32_t active_lookups,
+                                             std::uint32_t claim_wait_rounds) const {
     auto* const bytes = static_cast<unsigned char*>(base);
     core::HeapStorage s;
-    s.alloc_bitmaps   = reinterpret_cast<std::uint64_t*>(bytes + alloc_bitmaps);
-    s.iter_bitmaps    = reinterpret_cast<std::uint64_t*>(bytes + iter_bitmaps);
-    s.block_types     = reinterpret_cast<std::uint32_t*>(bytes + block_types);
-    s.free_words      = reinterpret_cast<std::uint64_t*>(bytes + free_words);
-    s.allocated_words = reinterpret_cast<std::uint64_t*>(bytes + allocated_words);
-    s.active_words    = reinterpret_cast<std::uint64_t*>(bytes + active_words);
-    s.defrag_words    = reinterpret_cast<std::uint64_t*>(bytes + defrag_words);
-    s.capacities      = reinterpret_cast<std::uint32_t const*>(bytes + capacities);
-    s.layout          = layout;
-    s.num_blocks      = num_blocks;
-    s.num_types       = num_types;
-    s.defrag_factor   = defrag_factor;
-    s.active_lookups  = active_lookups;
+    s.alloc_bitmaps     = reinterpret_cast<std::uint64_t*>(bytes + alloc_bitmaps);
+    s.iter_bitmaps      = reinterpret_cast<std::uint64_t*>(bytes + iter_bitmaps);
+    s.block_types       = reinterpret_cast<std::uint32_t*>(bytes + block_types);
+    s.free_words        = reinterpret_cast<std::uint64_t*>(bytes + free_words);
+    s.allocated_words   = reinterpret_cast<std::uint64_t*>(bytes + allocated_words);
+    s.active_words      = reinterpret_cast<std::uint64_t*>(bytes + active_words);
+    s.defrag_words      = reinterpret_cast<std::uint64_t*>(bytes + defrag_words);
+    s.capacities        = reinterpret_cast<std::uint32_t const*>(bytes + capacities);
+    s.claim_tickets     = reinterpret_cast<std::uint64_t*>(bytes + claim_tickets);
+    s.layout            = layout;
+    s.num_blocks        = num_blocks;
+    s.num_types         = num_types;
+    s.defrag_factor     = defrag_factor;
+    s.active_lookups    = active_lookups;
+    s.claim_wait_rounds = claim_wait_rounds;
     return s;
   }
 
@@ -132,8 +137,8 @@ HEAPLAB_HD_INLINE std::uint64_t full_bitmap_word(core::BitmapLayout const& layou
 /// every i in [0, initial_state_elements(plan)) leaves the region in the state of an empty heap
 /// (DynaSOAr sec. 3.4, App. A.2): every block free and invalidated (allocation bitmap all ones,
 /// iteration bitmap 0, type kNoType), the free bitmap full on every level, allocated/active/
-/// defrag of every type empty. Capacities and the control block are not touched. Plain stores:
-/// the heap is quiescent (the initialization kernel, or a CPU test).
+/// defrag of every type empty, no claim ticket taken. Capacities and the control block are not
+/// touched. Plain stores: the heap is quiescent (the initialization kernel, or a CPU test).
 HEAPLAB_HD_INLINE void write_initial_state(core::HeapStorage const& s, std::size_t i) {
   if (i < s.num_blocks) {
     s.alloc_bitmaps[i] = core::kFullBitmap;
@@ -147,6 +152,7 @@ HEAPLAB_HD_INLINE void write_initial_state(core::HeapStorage const& s, std::size
     s.active_words[i]    = 0;
     s.defrag_words[i]    = 0;
   }
+  if (i < s.num_types && s.claim_tickets != nullptr) s.claim_tickets[i] = 0;
 }
 
 /// The number of indices write_initial_state must be run for.
