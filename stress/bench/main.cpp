@@ -13,6 +13,7 @@
 #include "alloc_bench.hpp"
 #include "baselines.hpp"
 #include "defrag_bench.hpp"
+#include "fill_bench.hpp"
 #include "heaplab/cuda/device_info.hpp"
 #include "rw_bench.hpp"
 
@@ -244,6 +245,77 @@ int run_alloc(Common const& c, AllocOptions const& o) {
   return 0;
 }
 
+/// Cold-start fill (issue 13): one launch, every thread one object, on an empty heap; with claim
+/// tickets off (--claim-wait-rounds 0, DynaSOAr Alg. 1) and on, side by side.
+int run_fill(heaplab::bench::FillBenchOptions const& o) {
+  print_device();
+  std::FILE* csv = o.csv.empty() ? nullptr : std::fopen(o.csv.c_str(), "w");
+  if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
+  if (csv)
+    std::fprintf(csv,
+                 "workload,blocks,claim_wait_rounds,fraction,requests,worst_failed,"
+                 "worst_used_fraction,median_ms\n");
+  std::printf(
+      "\ncold-start fill: ONE launch, every thread 1 object, empty heap, %d runs each\n"
+      "(fraction = blocks the packed population needs / M; failed = nullptr answers, worst run;\n"
+      " wait = claim_wait_rounds, 0 = claim tickets off)\n",
+      o.runs);
+  std::printf("  %-9s %8s %5s %8s %10s %12s %12s %10s\n",
+              "workload",
+              "M",
+              "wait",
+              "fraction",
+              "requests",
+              "worst failed",
+              "worst placed",
+              "median ms");
+  auto const rows = heaplab::bench::cold_start_fill(o);
+  for (auto const& r : rows) {
+    std::printf("  %-9s %8u %5u %8.3f %10llu %12llu %11.2f%% %10.3f\n",
+                r.workload,
+                r.blocks,
+                r.claim_wait_rounds,
+                r.fraction,
+                static_cast<unsigned long long>(r.requests),
+                static_cast<unsigned long long>(r.worst_failed),
+                100.0 * r.worst_used_fraction,
+                r.median_ms);
+    if (csv)
+      std::fprintf(csv,
+                   "%s,%u,%u,%.4f,%llu,%llu,%.5f,%.4f\n",
+                   r.workload,
+                   r.blocks,
+                   r.claim_wait_rounds,
+                   r.fraction,
+                   static_cast<unsigned long long>(r.requests),
+                   static_cast<unsigned long long>(r.worst_failed),
+                   r.worst_used_fraction,
+                   r.median_ms);
+  }
+  // Per (workload, M, wait): the largest requested fraction that no run failed.
+  std::printf("\nlargest fraction filled by one launch without a failure:\n");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    bool first_of_cell = true;
+    for (std::size_t j = 0; j < i; ++j)
+      if (std::string(rows[j].workload) == rows[i].workload && rows[j].blocks == rows[i].blocks &&
+          rows[j].claim_wait_rounds == rows[i].claim_wait_rounds)
+        first_of_cell = false;
+    if (!first_of_cell) continue;
+    double best = 0;
+    for (auto const& r : rows)
+      if (std::string(r.workload) == rows[i].workload && r.blocks == rows[i].blocks &&
+          r.claim_wait_rounds == rows[i].claim_wait_rounds && r.worst_failed == 0)
+        best = std::max(best, r.fraction);
+    std::printf("  %-9s M = %-8u wait %-3u %6.1f%%\n",
+                rows[i].workload,
+                rows[i].blocks,
+                rows[i].claim_wait_rounds,
+                100.0 * best);
+  }
+  if (csv) std::fclose(csv);
+  return 0;
+}
+
 struct BaselineOptions {
   std::size_t copy_mib = 2048;
   std::vector<int> ns{1, 16, 64};
@@ -258,6 +330,7 @@ struct BenchOptions {
   AllocOptions alloc;
   heaplab::bench::DefragBenchOptions defrag;
   heaplab::bench::FragSweepOptions sweep;
+  heaplab::bench::FillBenchOptions fill;
   heaplab::bench::RwFig7Options rw_fig7;
   heaplab::bench::RwFig4Options rw_fig4;
   heaplab::bench::RwFig12Options rw_fig12;
@@ -311,6 +384,25 @@ void add_alloc_command(CLI::App& app, BenchOptions& o) {
           "--wave-threads", alloc_options.wave_threads, "threads of the one-wave benchmark")
       ->check(CLI::Range(1, 1 << 28));
   alloc->callback([&o] { std::exit(run_alloc(o.common, o.alloc)); });
+}
+
+void add_fill_command(CLI::App& app, heaplab::bench::FillBenchOptions& f) {
+  auto* fill = app.add_subcommand(
+      "fill",
+      "Cold-start fill: the largest fraction of an empty heap ONE launch can fill, every thread "
+      "allocating one object (one type; three mixed types).\n"
+      "  example: heaplab_bench fill --blocks 256 16384 --fractions 0.9 0.95 1.0 --runs 5");
+  fill->add_option("--blocks", f.blocks, "heap sizes M (list)")->check(CLI::Range(1u, 1u << 26));
+  fill->add_option("--fractions", f.fractions, "population / heap, packed (list)")
+      ->check(CLI::Range(0.0, 1.0));
+  fill->add_option("--claim-wait-rounds",
+                   f.claim_wait_rounds,
+                   "HeapOptions::claim_wait_rounds to compare (list; 0 = claim tickets off)")
+      ->check(CLI::Range(0u, 1000u));
+  fill->add_option("--runs", f.runs, "launches per cell (fresh heap each)")
+      ->check(CLI::Range(1, 1000));
+  fill->add_option("--csv", f.csv, "also write the rows as CSV to this file");
+  fill->callback([&f] { std::exit(run_fill(f)); });
 }
 
 void add_defrag_command(CLI::App& app, heaplab::bench::DefragBenchOptions& defrag_options) {
@@ -593,6 +685,7 @@ int main(int argc, char** argv) {
   BenchOptions options;
   add_baselines_command(app, options);
   add_alloc_command(app, options);
+  add_fill_command(app, options.fill);
   add_defrag_command(app, options.defrag);
   add_sweep_command(app, options.sweep);
   add_rw_command(app, options);
