@@ -223,7 +223,7 @@ struct DeviceAtomics : detail::NativeAtomics {
   /// thread they wait for.
   HEAPLAB_HD_INLINE static void backoff([[maybe_unused]] Backoff kind) {
 #if HEAPLAB_DEVICE_CODE
-    if (kind == Backoff::wait) __nanosleep(200);
+    if (kind == Backoff::wait) __nanosleep(256);
 #endif
   }
 };

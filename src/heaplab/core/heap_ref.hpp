@@ -51,9 +51,12 @@ namespace heaplab::core {
 /// DynaSOAr sec. 4.2: active-block lookups before the slow path.
 inline constexpr std::uint32_t kDefaultActiveLookups = 5;
 
-/// Rounds an allocation without a claim ticket waits for the block its ticket's owner opens
-/// before it opens one itself (find_or_claim_block; 0 turns claim tickets off).
-inline constexpr std::uint32_t kDefaultClaimWaitRounds = 8;
+/// Rounds an allocation waits for the block its claim tickets' run is opened in before it opens
+/// one itself (find_or_claim_block "Claim tickets"; 0 turns claim tickets off).
+inline constexpr std::uint32_t kDefaultClaimWaitRounds = 16;
+
+/// Entries per type of the claim-run table (the blocks opened for the latest runs of tickets).
+inline constexpr std::uint32_t kClaimRunSlots = 256;
 
 /// Raw storage of a heap: plain pointers to memory the protocol accesses atomically, plus the
 /// numbers the protocol needs. Trivially copyable; host and device builders fill it
@@ -70,7 +73,10 @@ struct HeapStorage {
   /// Per type, the slots requested so far by allocations that found no active block
   /// (find_or_claim_block's claim tickets); nullptr: claim tickets off.
   std::uint64_t* claim_tickets = nullptr;  // [num_types]
-  BitmapLayout layout{};                   // of a bitmap of num_blocks bits
+  /// Per type, kClaimRunSlots entries (run tag << 32 | block): the block opened for a run of
+  /// tickets (find_or_claim_block); 0: none yet.
+  std::uint64_t* claim_runs = nullptr;  // [num_types * kClaimRunSlots]
+  BitmapLayout layout{};                // of a bitmap of num_blocks bits
   std::uint32_t num_blocks        = 0;
   std::uint32_t num_types         = 0;
   std::uint32_t defrag_factor     = 1;  // CompactGpu's n
@@ -151,52 +157,96 @@ class HeapRef {
     return b;
   }
 
-  /// A block to reserve up to k slots of type t in: an active block of type t, else (after the
-  /// claim-ticket wait below) a freshly initialized one, else one that a level-0 scan finds in
-  /// active[t] (it may have become active while the lookups ran or an upper level lagged).
-  /// kNotFound: out of memory (no free block and no active block of t was observed).
+  /// A block to reserve up to k slots of type t in: an active block of type t, else (claim
+  /// tickets below) the block opened for the caller's run of tickets, else a freshly initialized
+  /// one, else one that a level-0 scan finds in active[t] (it may have become active while the
+  /// lookups ran or an upper level lagged). kNotFound: out of memory (no free block and no active
+  /// block of t was observed).
   ///
   /// Claim tickets (issue 13, cold-start bursts; not in the papers). DynaSOAr Alg. 1 opens a new
   /// block whenever the active lookups fail. When many warps allocate at once on an empty heap,
-  /// every one of them fails the lookups before the first new block is published, and each opens
-  /// its own block: the heap fills with sparse blocks, and with several types the blocks go to
-  /// the wrong types (a population of 75% of the heap no longer fits one launch). Here an
-  /// allocation that misses takes k tickets from claim_tickets[t] (a fetch_add, relaxed: the
-  /// counter carries no data, only a share of the demand). Tickets cut the demand into runs of
-  /// N_t slots; the allocation whose tickets start a run (contain a multiple of N_t) opens the
-  /// run's block, the others wait up to claim_wait_rounds rounds (Backoff::wait, then the active
-  /// lookups again) for a block to appear in active[t], then open one themselves. So a burst opens
-  /// about one block per N_t requested slots, and the wait is bounded: no allocation depends on
-  /// another thread's progress beyond those rounds (the protocol stays lock-free). The block
-  /// found after waiting is like any lookup result: possibly full, invalid or of another type by
-  /// the time of the reservation, which try_reserve / commit_reservation handle (App. A.3).
+  /// every one of them fails the lookups before the first new block is published and opens its
+  /// own: the heap fills with sparse blocks, and with several types the blocks go to the wrong
+  /// types (a population of 75% of the heap no longer fits one launch). Here an allocation that
+  /// misses takes k tickets from claim_tickets[t] (a relaxed fetch_add: the counter carries no
+  /// data, only a share of the demand). Tickets cut the demand into runs of N_t slots. The
+  /// allocation whose tickets start a run opens that run's block and publishes it in the run
+  /// table (claim_runs, a relaxed store: the block's header is published by initialize's own
+  /// release store, which the reservation acquires); the others poll the entry of the run their
+  /// first ticket is in, with one active lookup between polls, up to claim_wait_rounds rounds
+  /// (Backoff::wait), then go on as DynaSOAr does. So a burst opens about one block per N_t
+  /// requested slots, and every wait is bounded: no allocation depends on another thread's progress
+  /// beyond those rounds (lock-free as before). A block from the run table is like a lookup result:
+  /// possibly full, invalid or of another type by the time of the reservation, which try_reserve /
+  /// commit_reservation handle (App. A.3). An opener that finds no free block publishes kNotFound,
+  /// releasing its waiters.
   HEAPLAB_HD std::uint32_t find_or_claim_block(std::uint32_t t,
                                                std::uint32_t k,
                                                std::uint64_t seed) const {
     std::uint32_t b = find_active_block(t, seed);
     if (b != kNotFound) return b;
-    if (s_.claim_tickets != nullptr && s_.claim_wait_rounds > 0 && !opens_a_run(t, k)) {
-      for (std::uint32_t w = 1; w <= s_.claim_wait_rounds; ++w) {
-        Atomics::backoff(Backoff::wait);
-        b = find_active_block(t, detail::mix_seed(seed, 0x100u + w));
-        if (b != kNotFound) return b;
+    if (claim_tickets_on()) {
+      ClaimTicket const ticket = take_claim_tickets(t, k);
+      if (ticket.opens) {
+        b = claim_free_block(t, seed);
+        publish_run(t, ticket.run, b);
+      } else {
+        b = await_run(t, ticket.run, seed);
       }
+      if (b != kNotFound) return b;
     }
     b = claim_free_block(t, seed);
     if (b != kNotFound) return b;
     return active(t).find_set_scan(seed);
   }
 
-  /// Takes k claim tickets of type t; true iff they start a run of N_t tickets, i.e. the caller
-  /// opens the block for that run (find_or_claim_block).
-  HEAPLAB_HD bool opens_a_run(std::uint32_t t, std::uint32_t k) const {
+  /// k claim tickets of type t: whether they start a run (the caller opens its block) and which
+  /// run the caller opens or waits for.
+  struct ClaimTicket {
+    bool opens        = false;
+    std::uint64_t run = 0;
+  };
+  HEAPLAB_HD ClaimTicket take_claim_tickets(std::uint32_t t, std::uint32_t k) const {
     std::uint64_t const n = s_.capacities[t];
     std::uint64_t const first =
         Atomics::fetch_add(s_.claim_tickets + t, std::uint64_t{k}, MemoryOrder::relaxed);
     std::uint64_t const last = first + k - 1u;
-    return first % n == 0 || first / n != last / n;
+    if (first % n == 0) return ClaimTicket{true, first / n};
+    if (first / n != last / n) return ClaimTicket{true, last / n};  // a run starts in (first, last]
+    return ClaimTicket{false, first / n};
   }
 
+ private:
+  HEAPLAB_HD bool claim_tickets_on() const {
+    return s_.claim_tickets != nullptr && s_.claim_runs != nullptr && s_.claim_wait_rounds > 0;
+  }
+  HEAPLAB_HD std::uint64_t* run_entry(std::uint32_t t, std::uint64_t run) const {
+    return s_.claim_runs + std::uint64_t{t} * kClaimRunSlots + run % kClaimRunSlots;
+  }
+  /// Tag of a run in its table entry: never 0, the "none yet" of an empty entry.
+  HEAPLAB_HD static std::uint64_t run_tag(std::uint64_t run) {
+    return ((run & 0xFFFFFFFFull) + 1u) & 0xFFFFFFFFull;
+  }
+  HEAPLAB_HD void publish_run(std::uint32_t t, std::uint64_t run, std::uint32_t b) const {
+    Atomics::store(run_entry(t, run), (run_tag(run) << 32) | b, MemoryOrder::relaxed);
+  }
+  /// The block published for `run` or, between polls of its entry, any block one lookup finds
+  /// in active[t] (a partly filled block of another run serves as well and is not left behind
+  /// half empty); kNotFound after claim_wait_rounds rounds without either, or when the run's
+  /// opener found no free block.
+  HEAPLAB_HD std::uint32_t await_run(std::uint32_t t, std::uint64_t run, std::uint64_t seed) const {
+    std::uint64_t const tag = run_tag(run) & 0xFFFFFFFFull;
+    for (std::uint32_t w = 0; w < s_.claim_wait_rounds; ++w) {
+      std::uint64_t const e = Atomics::load(run_entry(t, run), MemoryOrder::relaxed);
+      if ((e >> 32) == tag) return static_cast<std::uint32_t>(e);
+      std::uint32_t const b = active(t).try_find_set(detail::mix_seed(seed, 0x100u + w));
+      if (b != kNotFound) return b;
+      Atomics::backoff(Backoff::wait);
+    }
+    return kNotFound;
+  }
+
+ public:
   /// The state updates a successful reservation r in block b is responsible for, then the type
   /// check of A.3: true if b has type t (the slots are t objects now); false if the block had
   /// been deleted and re-initialized with another type u since it was selected ("Block Replaced

@@ -52,6 +52,7 @@ class HostHeap {
     active_.assign(std::size_t{k} * layout_.total_words, 0);
     defrag_.assign(std::size_t{k} * layout_.total_words, 0);
     claim_tickets_.assign(k, 0);
+    claim_runs_.assign(std::size_t{k} * kClaimRunSlots, 0);
     // Free bitmap full: every meaningful bit of every level set.
     for (std::uint32_t l = 0; l < layout_.num_levels; ++l)
       for (std::uint32_t bit = 0; bit < layout_.level_bits[l]; ++bit)
@@ -78,6 +79,7 @@ class HostHeap {
     s.defrag_words    = defrag_.data();
     s.capacities      = capacities_.data();
     s.claim_tickets   = claim_tickets_.data();
+    s.claim_runs      = claim_runs_.data();
     s.layout          = layout_;
     s.num_blocks      = config_.num_blocks;
     s.num_types       = config_.num_types();
@@ -169,6 +171,7 @@ class HostHeap {
   std::vector<std::uint32_t> types_;
   std::vector<std::uint64_t> free_, allocated_, active_, defrag_;
   std::vector<std::uint64_t> claim_tickets_;  // HeapStorage::claim_tickets
+  std::vector<std::uint64_t> claim_runs_;     // HeapStorage::claim_runs
   std::uint32_t active_lookups_ = kDefaultActiveLookups;
 };
 
