@@ -15,6 +15,7 @@
 #include "defrag_bench.hpp"
 #include "fill_bench.hpp"
 #include "heaplab/cuda/device_info.hpp"
+#include "parallel_do_bench.hpp"
 #include "rw_bench.hpp"
 
 namespace {
@@ -338,6 +339,7 @@ struct BenchOptions {
   heaplab::bench::RwFig9Options rw_fig9;
   heaplab::bench::RwFig10Options rw_fig10;
   heaplab::bench::RwFig11Options rw_fig11;
+  heaplab::bench::ParallelDoBenchOptions parallel_do;
 };
 
 void add_common_options(CLI::App* cmd, Common& common) {
@@ -675,6 +677,60 @@ void add_rw_command(CLI::App& app, BenchOptions& o) {
   add_rw_fig11(rw, o);
 }
 
+/// An object count of `parallel-do`: a positive multiple of 64 up to 2^30.
+CLI::Validator objects_per_block_check() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        bool ok = false;
+        try {
+          std::size_t used           = 0;
+          unsigned long long const n = std::stoull(v, &used);
+          ok = used == v.size() && v[0] != '-' && n >= 64 && n % 64 == 0 && n <= (1ull << 30);
+        } catch (std::exception const&) {
+          ok = false;  // not a number
+        }
+        return ok ? ""
+                  : "objects " + v +
+                        " (expected a positive multiple of 64, the objects per block, up to 2^30)";
+      },
+      "MULTIPLE-OF-64");
+}
+
+void add_parallel_do_command(CLI::App& app, heaplab::bench::ParallelDoBenchOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "parallel-do",
+      "DynaSOAr's do-all (heap.parallel_do) over 16-byte objects of 4 float fields, a method "
+      "touching 1-4 fields, against a plain SOA loop over dense arrays of the same live objects; "
+      "on a full heap and after deleting a random half.");
+  cmd->add_option("--objects", o.objects, "objects per heap before deletion (list)")
+      ->check(objects_per_block_check());
+  cmd->add_option("--fields", o.fields, "k: the method reads fields 0..k-1, writes field 0 (list)")
+      ->check(CLI::Range(1, 4));
+  cmd->add_option("--cases", o.cases, "full, fragmented (list)")
+      ->check(CLI::IsMember({"full", "fragmented"}));
+  cmd->add_option("--warmup", o.warmup, "untimed runs")->check(CLI::Range(0, 100));
+  cmd->add_option("--repeats", o.repeats, "timed runs (the median is reported)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--seed", o.seed, "which half of the objects the fragmented case deletes");
+  cmd->add_option("--csv", o.csv, "also write the numbers as CSV to this file");
+  cmd->footer(
+      "Examples:\n"
+      "  heaplab_bench parallel-do                         2^20, 2^22, 2^24, 2^26 objects, k = "
+      "1..4\n"
+      "  heaplab_bench parallel-do --objects 1048576 --fields 1 4 --cases fragmented --csv "
+      "pdo.csv\n"
+      "Columns: pdo ms = the whole heap.parallel_do call (iteration bitmaps, enumeration of\n"
+      "allocated[T], method kernel), enum ms = that enumeration alone, SOA ms = the same "
+      "arithmetic\n"
+      "on dense float arrays of `live` elements; x = pdo / SOA; GB/s = live x (k+1) x 4 B / time.\n"
+      "Medians of --repeats after --warmup; every row checks both results (exit 1 if wrong).");
+  cmd->callback([&o] {
+    heaplab::bench::validate_parallel_do_bench(o);
+    print_device();
+    std::exit(heaplab::bench::run_parallel_do_bench(o));
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -689,6 +745,7 @@ int main(int argc, char** argv) {
   add_defrag_command(app, options.defrag);
   add_sweep_command(app, options.sweep);
   add_rw_command(app, options);
+  add_parallel_do_command(app, options.parallel_do);
 
   try {
     app.parse(argc, argv);
