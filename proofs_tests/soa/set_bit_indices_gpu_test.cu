@@ -1,8 +1,9 @@
 // soa::SetBitIndices (parallel_do's sorted block array R): the hierarchical enumeration
 // (DynaSOAr Alg. 5, sec. 4.1.5) and the flat one against a naive loop over level 0 (and, through
 // the generator, core::BitmapRef::indices(), the host Alg. 5) on fresh random bitmaps: sizes
-// around the container and level boundaries (1 to 5 levels), empty, full, the last bit alone,
-// sparse, dense, clustered; garbage past every level's last bit, which both must ignore.
+// around the container and level boundaries (1 to 5 levels; 4 under compute-sanitizer), empty,
+// full, the last bit alone, sparse, dense, clustered; garbage past every level's last bit, which
+// both must ignore.
 #include "heaplab/soa/set_bit_indices.cuh"
 
 #include <cuda_runtime_api.h>
@@ -91,7 +92,7 @@ TEST(SetBitIndicesGpu, HierarchicalAndFlatEqualTheHostEnumeration) {
   soa::SetBitIndices indices(64);  // grows on demand
   std::vector<std::uint32_t> sizes = bitmaps::boundary_sizes();
   sizes.push_back((1u << 22) + 1u);  // level 1 of 1025 containers: chunked as well as level 0
-  sizes.push_back((1u << 24) + 1u);  // 5 levels
+  if (!heaplab::testing::under_cuda_tool()) sizes.push_back((1u << 24) + 1u);  // 5 levels
   for (std::uint32_t n : sizes) {
     for (bitmaps::BitPattern pattern : bitmaps::all_patterns()) {
       bitmaps::BitmapCase const c = bitmaps::make_bitmap(n, pattern, rng);
