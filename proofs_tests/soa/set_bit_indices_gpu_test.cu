@@ -1,6 +1,9 @@
-// soa::SetBitIndices (the sorted block array R of parallel_do and CompactGpu's candidate array)
-// against a naive host loop over fresh random bitmaps: sizes around container and level
-// boundaries, densities from empty to full, garbage bits past num_bits that must be ignored.
+// soa::SetBitIndices (parallel_do's sorted block array R): the hierarchical enumeration
+// (DynaSOAr Alg. 5, sec. 4.1.5) and the flat one against a naive loop over level 0 (and, through
+// the generator, core::BitmapRef::indices(), the host Alg. 5) on fresh random bitmaps: sizes
+// around the container and level boundaries (1 to 5 levels; 4 under compute-sanitizer), empty,
+// full, the last bit alone, sparse, dense, clustered; garbage past every level's last bit, which
+// both must ignore.
 #include "heaplab/soa/set_bit_indices.cuh"
 
 #include <cuda_runtime_api.h>
@@ -11,68 +14,144 @@
 #include <vector>
 
 #include "gpu_test.hpp"
+#include "heaplab/core/atomics.hpp"
+#include "heaplab/core/hierarchical_bitmap.hpp"
+#include "heaplab/cuda/copy.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
+#include "set_bit_bitmaps.hpp"
+
+namespace core    = heaplab::core;
+namespace cudart  = heaplab::cudart;
+namespace soa     = heaplab::soa;
+namespace bitmaps = heaplab::testing;
 
 namespace {
 
-std::vector<std::uint32_t> naive_set_bits(std::vector<std::uint64_t> const& words,
-                                          std::uint32_t n) {
-  std::vector<std::uint32_t> out;
-  for (std::uint32_t i = 0; i < n; ++i)
-    if ((words[i / 64] >> (i % 64)) & 1u) out.push_back(i);
-  return out;
+/// A bitmap's words in device memory plus room for R and its length.
+struct DeviceBitmap {
+  cudart::device_buffer<std::uint64_t> words;
+  cudart::device_buffer<std::uint32_t> out;
+  cudart::device_buffer<std::uint32_t> count{1, "count"};
+
+  DeviceBitmap(std::vector<std::uint64_t> const& host, std::uint32_t num_bits)
+      : words(host.size(), "bitmap words"), out(num_bits, "R") {
+    HEAPLAB_CUDA_TRY(cudaMemcpy(
+        words.data(), host.data(), host.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice));
+  }
+
+  /// R after an enumeration (count poisoned before, so an enumeration that writes no count
+  /// shows).
+  template <class Enumerate>
+  std::vector<std::uint32_t> run(Enumerate&& enumerate, cudaStream_t stream = 0) {
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(count.data(), 0xFF, sizeof(std::uint32_t), stream));
+    enumerate(stream);
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream));
+    std::uint32_t const n = cudart::value_to_host(count.data(), stream);
+    if (n > out.size()) return std::vector<std::uint32_t>(1, 0xFFFFFFFFu);  // count garbage
+    return cudart::to_host(out.data(), n, stream);
+  }
+};
+
+/// core::BitmapRef::indices(), the host Alg. 5, on c's words. (It exists in host code only, and
+/// nvcc's device pass compiles this host function too.)
+std::vector<std::uint32_t> host_indices(bitmaps::BitmapCase const& c) {
+#if !HEAPLAB_DEVICE_CODE
+  std::vector<std::uint64_t> words = c.words;
+  return core::BitmapRef<core::HostAtomics>(words.data(), c.layout).indices();
+#else
+  return {};
+#endif
+}
+
+/// Both enumerations of c (words as given) must equal c.truth.
+void expect_both_equal_truth(soa::SetBitIndices& indices,
+                             bitmaps::BitmapCase const& c,
+                             std::vector<std::uint64_t> const& words,
+                             cudaStream_t stream = 0) {
+  DeviceBitmap d(words, c.layout.num_bits);
+  auto const hierarchical = d.run(
+      [&](cudaStream_t s) {
+        indices.enumerate(d.words.data(), c.layout, d.out.data(), d.count.data(), s);
+      },
+      stream);
+  EXPECT_EQ(hierarchical, c.truth) << "hierarchical";
+  auto const flat = d.run(
+      [&](cudaStream_t s) {
+        indices.enumerate_flat(d.words.data(), c.layout.num_bits, d.out.data(), d.count.data(), s);
+      },
+      stream);
+  EXPECT_EQ(flat, c.truth) << "flat";
 }
 
 }  // namespace
 
-TEST(SetBitIndicesGpu, MatchesANaiveLoop) {
+TEST(SetBitIndicesGpu, HierarchicalAndFlatEqualTheHostEnumeration) {
   HEAPLAB_REQUIRE_GPU();
   std::mt19937_64 rng(20261121);
-  heaplab::soa::SetBitIndices indices(64);  // grows on demand
-  for (std::uint32_t n :
-       {1u, 63u, 64u, 65u, 1000u, 4095u, 4096u, 4097u, 100000u, 262145u, 1u << 20}) {
-    for (double density : {0.0, 0.001, 0.3, 0.5, 1.0}) {
-      SCOPED_TRACE("n = " + std::to_string(n) + ", density " + std::to_string(density));
-      std::size_t const words = (n + 63) / 64;
-      std::vector<std::uint64_t> bits(words, 0);
-      std::bernoulli_distribution set(density);
-      for (std::uint32_t i = 0; i < n; ++i)
-        if (set(rng)) bits[i / 64] |= std::uint64_t{1} << (i % 64);
-      if (n % 64 != 0) bits.back() |= ~((std::uint64_t{1} << (n % 64)) - 1u);  // garbage past n
-      std::uint64_t* d_words = nullptr;
-      std::uint32_t* d_out   = nullptr;
-      std::uint32_t* d_count = nullptr;
-      HEAPLAB_CUDA_TRY(cudaMalloc(&d_words, words * 8));
-      HEAPLAB_CUDA_TRY(cudaMalloc(&d_out, std::size_t{n} * 4));
-      HEAPLAB_CUDA_TRY(cudaMalloc(&d_count, 4));
-      HEAPLAB_CUDA_TRY(cudaMemcpy(d_words, bits.data(), words * 8, cudaMemcpyHostToDevice));
-      HEAPLAB_CUDA_TRY(cudaMemset(d_count, 0xFF, 4));
-      indices.enumerate(d_words, n, d_out, d_count);
-      std::uint32_t count = 0;
-      HEAPLAB_CUDA_TRY(cudaMemcpy(&count, d_count, 4, cudaMemcpyDeviceToHost));
-      auto const want = naive_set_bits(bits, n);
-      ASSERT_EQ(count, want.size());
-      std::vector<std::uint32_t> got(count);
-      if (count > 0)
-        HEAPLAB_CUDA_TRY(
-            cudaMemcpy(got.data(), d_out, std::size_t{count} * 4, cudaMemcpyDeviceToHost));
-      EXPECT_EQ(got, want);
-      HEAPLAB_CUDA_TRY(cudaFree(d_words));
-      HEAPLAB_CUDA_TRY(cudaFree(d_out));
-      HEAPLAB_CUDA_TRY(cudaFree(d_count));
+  soa::SetBitIndices indices(64);  // grows on demand
+  std::vector<std::uint32_t> sizes = bitmaps::boundary_sizes();
+  sizes.push_back((1u << 22) + 1u);  // level 1 of 1025 containers: chunked as well as level 0
+  if (!heaplab::testing::under_cuda_tool()) sizes.push_back((1u << 24) + 1u);  // 5 levels
+  for (std::uint32_t n : sizes) {
+    for (bitmaps::BitPattern pattern : bitmaps::all_patterns()) {
+      bitmaps::BitmapCase const c = bitmaps::make_bitmap(n, pattern, rng);
+      SCOPED_TRACE(c.name);
+      ASSERT_EQ(host_indices(c), c.truth) << "the host Alg. 5 (or the generator)";
+      expect_both_equal_truth(indices, c, c.words);
+      {
+        SCOPED_TRACE("garbage past every level's last bit");
+        expect_both_equal_truth(indices, c, bitmaps::with_garbage(c));
+      }
     }
   }
 }
 
+TEST(SetBitIndicesGpu, TheBitmapRefOverloadAndAStreamOfItsOwn) {
+  HEAPLAB_REQUIRE_GPU();
+  std::mt19937_64 rng(7);
+  bitmaps::BitmapCase const c = bitmaps::make_bitmap(300000, bitmaps::BitPattern::runs, rng);
+  cudaStream_t stream         = nullptr;
+  HEAPLAB_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  soa::SetBitIndices indices;
+  DeviceBitmap d(c.words, c.layout.num_bits);
+  core::BitmapRef<core::DeviceAtomics> const bitmap(d.words.data(), c.layout);
+  auto const got = d.run(
+      [&](cudaStream_t s) { indices.enumerate(bitmap, d.out.data(), d.count.data(), s); }, stream);
+  EXPECT_EQ(got, c.truth);
+  HEAPLAB_CUDA_TRY(cudaStreamDestroy(stream));
+}
+
+TEST(SetBitIndicesGpu, ReadsOnlyContainersWhoseSummaryBitIsSet) {
+  HEAPLAB_REQUIRE_GPU();
+  // Consistent levels are a precondition (quiescence, App. A.5 Def. 1): a container whose summary
+  // bit is clear is never read, so a bit set there without its summary bit is not reported by
+  // the hierarchical enumeration (the flat one reads level 0 only and reports it).
+  std::mt19937_64 rng(3);
+  bitmaps::BitmapCase c = bitmaps::make_bitmap(4096 * 3, bitmaps::BitPattern::last, rng);
+  c.words[100] |= 1u;  // container 100 of level 0; its summary bit (level 1, bit 100) stays 0
+  soa::SetBitIndices indices;
+  DeviceBitmap d(c.words, c.layout.num_bits);
+  auto const hierarchical = d.run([&](cudaStream_t s) {
+    indices.enumerate(d.words.data(), c.layout, d.out.data(), d.count.data(), s);
+  });
+  EXPECT_EQ(hierarchical, c.truth);
+  auto const flat = d.run([&](cudaStream_t s) {
+    indices.enumerate_flat(d.words.data(), c.layout.num_bits, d.out.data(), d.count.data(), s);
+  });
+  EXPECT_EQ(flat, (std::vector<std::uint32_t>{100u * 64u, 4096u * 3u - 1u}));
+}
+
 TEST(SetBitIndicesGpu, ZeroBitsGiveCountZero) {
   HEAPLAB_REQUIRE_GPU();
-  heaplab::soa::SetBitIndices indices;
-  std::uint32_t* d_count = nullptr;
-  HEAPLAB_CUDA_TRY(cudaMalloc(&d_count, 4));
-  HEAPLAB_CUDA_TRY(cudaMemset(d_count, 0xFF, 4));
-  indices.enumerate(nullptr, 0, nullptr, d_count);
-  std::uint32_t count = 1;
-  HEAPLAB_CUDA_TRY(cudaMemcpy(&count, d_count, 4, cudaMemcpyDeviceToHost));
-  EXPECT_EQ(count, 0u);
-  HEAPLAB_CUDA_TRY(cudaFree(d_count));
+  soa::SetBitIndices indices;
+  cudart::device_buffer<std::uint32_t> count(1, "count");
+  for (int flat = 0; flat < 2; ++flat) {
+    HEAPLAB_CUDA_TRY(cudaMemset(count.data(), 0xFF, 4));
+    if (flat != 0)
+      indices.enumerate_flat(nullptr, 0, nullptr, count.data());
+    else
+      indices.enumerate(nullptr, core::BitmapLayout::for_bits(0), nullptr, count.data());
+    EXPECT_EQ(cudart::value_to_host(count.data(), cudaStream_t{0}), 0u) << "flat " << flat;
+  }
 }

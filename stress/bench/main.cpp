@@ -13,6 +13,7 @@
 #include "alloc_bench.hpp"
 #include "baselines.hpp"
 #include "defrag_bench.hpp"
+#include "enumerate_bench.hpp"
 #include "fill_bench.hpp"
 #include "heaplab/cuda/device_info.hpp"
 #include "parallel_do_bench.hpp"
@@ -332,6 +333,7 @@ struct BenchOptions {
   heaplab::bench::DefragBenchOptions defrag;
   heaplab::bench::FragSweepOptions sweep;
   heaplab::bench::FillBenchOptions fill;
+  heaplab::bench::EnumerateBenchOptions enumerate;
   heaplab::bench::RwFig7Options rw_fig7;
   heaplab::bench::RwFig4Options rw_fig4;
   heaplab::bench::RwFig12Options rw_fig12;
@@ -461,6 +463,31 @@ void add_sweep_command(CLI::App& app, heaplab::bench::FragSweepOptions& sweep_op
   sweep->callback([&sweep_options] {
     print_device();
     std::exit(heaplab::bench::run_frag_sweep(sweep_options));
+  });
+}
+
+void add_enumerate_command(CLI::App& app, heaplab::bench::EnumerateBenchOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "enumerate",
+      "DynaSOAr Fig. 14B: a fixed problem in heaps of 1x .. 64x its blocks; time of the "
+      "hierarchical enumeration of allocated[T] (DynaSOAr Alg. 5), of the flat one (a scan of "
+      "level 0) and of a parallel_do incrementing one field; both enumerations' R compared.");
+  cmd->add_option("--objects", o.objects, "objects of the fixed problem (16 B each, 64 per block)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
+  cmd->add_option("--factors", o.factors, "heap sizes as multiples of the problem's blocks (list)")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--warmup", o.warmup, "untimed runs of each operation")
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("--repeats", o.repeats, "timed runs of each operation (the median is reported)")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--csv", o.csv, "also write the numbers as CSV to this file");
+  cmd->footer(
+      "Example: heaplab_bench enumerate --objects 1048576 --factors 1 4 8 16 32 64 --csv e.csv\n"
+      "Exit status 1 if the two enumerations differ or parallel_do missed an object.");
+  cmd->callback([&o] {
+    heaplab::bench::validate_enumerate_bench(o);
+    print_device();
+    std::exit(heaplab::bench::run_enumerate_bench(o));
   });
 }
 
@@ -744,6 +771,7 @@ int main(int argc, char** argv) {
   add_fill_command(app, options.fill);
   add_defrag_command(app, options.defrag);
   add_sweep_command(app, options.sweep);
+  add_enumerate_command(app, options.enumerate);
   add_rw_command(app, options);
   add_parallel_do_command(app, options.parallel_do);
 

@@ -334,8 +334,7 @@ void Bench::time_parallel_do(Row& row) {
   row.parallel_do = time_repeated(
       options_.warmup, options_.repeats, nullptr, [&] { parallel_do_touch(heap_, row.k); });
   row.enumerate         = time_repeated(options_.warmup, options_.repeats, nullptr, [&] {
-    indices_.enumerate(heap_.ref().core().allocated(kType).words(),
-                       heap_.num_blocks(),
+    indices_.enumerate(heap_.ref().core().allocated(kType),
                        block_array_.data(),
                        block_array_.data() + heap_.num_blocks(),
                        nullptr);

@@ -42,6 +42,7 @@
   X(weak_claim_acquire)              \
   X(coalesce_lockstep_mask)          \
   X(parallel_do_reads_alloc_bitmap)  \
+  X(enumerate_chunk_drops_last)      \
   X(rewrite_filter_off_by_one)       \
   X(full_target_stays_active)        \
   X(fused_forwarding_store)          \

@@ -395,8 +395,9 @@ class Heap {
       constexpr std::uint32_t u   = Types::template type_id<U>;
       std::uint32_t* const blocks = block_array_.data();
       std::uint32_t* const count  = blocks + plan_.num_blocks;
-      indices_->enumerate(
-          ref_.core().allocated(u).words(), plan_.num_blocks, blocks, count, stream());
+      // R = allocated[U] by the hierarchical enumeration (DynaSOAr Alg. 5): O(blocks of U), not
+      // O(M); the heap is quiescent between the kernels of one stream.
+      indices_->enumerate(ref_.core().allocated(u), blocks, count, stream());
       std::uint64_t const max_threads =
           std::uint64_t{plan_.num_blocks} * Types::template capacity<U>;
       detail::parallel_do_kernel<Types, U, Method, std::decay_t<Args>...>

@@ -1,15 +1,25 @@
-// Enumerating a bitmap's set bits into a sorted array of positions, on the GPU (stream
-// compaction, DynaSOAr sec. 3.7 Fig. 8). parallel_do builds its block array R from allocated[T]
-// with it; CompactGpu builds its candidate array from defrag[T] the same way.
+// Enumerating a bitmap's set bits into a sorted array of positions, on the GPU. parallel_do
+// builds its block array R from allocated[U] with it (DynaSOAr sec. 3.7 Fig. 8).
 //
-//   soa::SetBitIndices indices(max_bits);                 // owns CUB's temporary storage
-//   indices.enumerate(level0_words, num_bits, d_out, d_count, stream);
-//   // d_out[0 .. *d_count) = positions of the set bits below num_bits, ascending
+//   soa::SetBitIndices indices(max_bits);   // owns the scratch (lists, counts, chunk totals)
+//   indices.enumerate(bitmap, d_out, d_count, stream);             // core::BitmapRef, or
+//   indices.enumerate(words, layout, d_out, d_count, stream);      // words + BitmapLayout
+//   // d_out[0 .. *d_count) = positions of the set level-0 bits, ascending
+//   indices.enumerate_flat(level0_words, num_bits, d_out, d_count, stream);   // the same result
 //
-// Built on cub::DeviceSelect::If over the positions 0..num_bits-1 with the predicate "bit set",
-// which keeps the order (R sorted), unlike the paper's hierarchical variant (sec. 4.1.5). The
-// bitmap must be quiescent for the duration (no kernel modifying it runs concurrently).
-// Host API, nvcc only.
+// enumerate: the hierarchical enumeration (DynaSOAr Alg. 5, sec. 4.1.5) top-down over the levels
+// of a core::BitmapLayout: only containers whose summary bit is set are read, so the work is
+// proportional to the set bits plus the selected containers, not to the number of bits M. Unlike
+// the paper's variant (an atomic counter per container, R unsorted) every level is an ordered
+// compaction, so R is sorted. One one-block kernel for the top levels, then two kernels on a
+// fixed grid (a multiple of the SM count) per lower level; set_bit_plan.hpp has the steps and
+// the ordering argument, detail/set_bit_kernels.cuh the kernels.
+//
+// enumerate_flat: cub::DeviceSelect::If over the positions 0..num_bits-1 with the predicate "bit
+// set" on level 0 only: O(M), kept as the baseline of `heaplab_bench enumerate` (Fig. 14B).
+//
+// Precondition of both: the bitmap is quiescent for the duration (no kernel modifying it runs
+// concurrently), so its levels are consistent (App. A.5 Def. 1). Host API, nvcc only.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -20,8 +30,12 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <cub/device/device_select.cuh>
 
+#include "heaplab/core/hierarchical_bitmap.hpp"
 #include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
+#include "heaplab/cuda/grid.hpp"
+#include "heaplab/soa/detail/set_bit_kernels.cuh"
+#include "heaplab/soa/detail/set_bit_plan.hpp"
 
 namespace heaplab::soa {
 
@@ -35,30 +49,68 @@ struct BitIsSet {
   }
 };
 
+/// Blocks per multiprocessor of the chunked kernels' fixed grid.
+inline constexpr unsigned kChunkBlocksPerMultiprocessor = 2;
+
 }  // namespace detail
 
 class SetBitIndices {
  public:
-  /// Prepares temporary storage for bitmaps of up to max_bits bits (it grows if a larger
-  /// bitmap is passed later).
-  explicit SetBitIndices(std::uint32_t max_bits = 0) { reserve(max_bits); }
+  /// Prepares the hierarchical enumeration's scratch for bitmaps of up to max_bits bits (it
+  /// grows if a larger bitmap is passed later; enumerate_flat's storage is made on its first
+  /// call). max_bits == 0 makes no CUDA call.
+  explicit SetBitIndices(std::uint32_t max_bits = 0) {
+    reserve(core::BitmapLayout::for_bits(max_bits));
+  }
 
-  /// Writes the positions of the set bits among the first num_bits bits of `level0` (a device
-  /// array of ceil(num_bits / 64) words) to d_out in ascending order and their number to
-  /// *d_count (both device memory; d_out has room for num_bits entries). Asynchronous on
-  /// `stream`; the temporary storage is reused, so calls on different streams must not overlap.
-  void enumerate(std::uint64_t const* level0,
-                 std::uint32_t num_bits,
+  /// Writes the positions of the set level-0 bits of the hierarchical bitmap `words` (a device
+  /// array of layout.total_words words, level 0 first, as core::BitmapRef keeps it) to d_out in
+  /// ascending order and their number to *d_count (both device memory; d_out has room for
+  /// layout.num_bits entries). Bits past a level's level_bits are ignored. Asynchronous on
+  /// `stream`; the scratch is reused, so calls on different streams must not overlap.
+  void enumerate(std::uint64_t const* words,
+                 core::BitmapLayout const& layout,
                  std::uint32_t* d_out,
                  std::uint32_t* d_count,
                  cudaStream_t stream = 0) {
+    if (layout.num_levels == 0) {
+      HEAPLAB_CUDA_TRY(cudaMemsetAsync(d_count, 0, sizeof(std::uint32_t), stream));
+      return;
+    }
+    reserve(layout);
+    detail::EnumerationPlan const plan = detail::EnumerationPlan::for_layout(layout);
+    std::uint32_t const lowest         = plan.one_block_lowest;
+    detail::enumerate_top_levels_kernel<detail::kOneBlockThreads>
+        <<<1, detail::kOneBlockThreads, 0, stream>>>(
+            words, layout, lowest, list(0), list(1), d_out, output_count(lowest, d_count));
+    HEAPLAB_CHECK_LAUNCH();
+    for (std::uint32_t l = lowest; l-- > 0;) chunked_step(words, layout, l, d_out, d_count, stream);
+  }
+
+  /// enumerate() on a bitmap's words and layout (a core::BitmapRef into device memory).
+  template <class Atomics>
+  void enumerate(core::BitmapRef<Atomics> const& bitmap,
+                 std::uint32_t* d_out,
+                 std::uint32_t* d_count,
+                 cudaStream_t stream = 0) {
+    enumerate(bitmap.words(), bitmap.layout(), d_out, d_count, stream);
+  }
+
+  /// The flat enumeration: the positions of the set bits among the first num_bits bits of
+  /// `level0` (a device array of ceil(num_bits / 64) words) to d_out in ascending order and
+  /// their number to *d_count, reading all of level 0 (O(num_bits)). Same rules as enumerate().
+  void enumerate_flat(std::uint64_t const* level0,
+                      std::uint32_t num_bits,
+                      std::uint32_t* d_out,
+                      std::uint32_t* d_count,
+                      cudaStream_t stream = 0) {
     if (num_bits == 0) {
       HEAPLAB_CUDA_TRY(cudaMemsetAsync(d_count, 0, sizeof(std::uint32_t), stream));
       return;
     }
-    reserve(num_bits);
-    std::size_t bytes = temp_bytes_;
-    HEAPLAB_CUDA_TRY(cub::DeviceSelect::If(temp_.data(),
+    reserve_flat(num_bits);
+    std::size_t bytes = flat_temp_bytes_;
+    HEAPLAB_CUDA_TRY(cub::DeviceSelect::If(flat_temp_.data(),
                                            bytes,
                                            thrust::counting_iterator<std::uint32_t>(0),
                                            d_out,
@@ -69,11 +121,64 @@ class SetBitIndices {
     HEAPLAB_CHECK_LAUNCH();
   }
 
-  [[nodiscard]] std::size_t temp_storage_bytes() const { return temp_bytes_; }
+  /// Device bytes of scratch owned now (both enumerations).
+  [[nodiscard]] std::size_t temp_storage_bytes() const {
+    return (lists_[0].size() + lists_[1].size() + counts_.size() + chunk_totals_.size()) *
+               sizeof(std::uint32_t) +
+           flat_temp_bytes_;
+  }
+
+  /// Blocks of the chunked kernels' grid (0 before the first non-empty reservation).
+  [[nodiscard]] unsigned chunk_grid() const { return chunk_grid_; }
 
  private:
-  void reserve(std::uint32_t num_bits) {
-    if (num_bits == 0) return;
+  using Buffer = cudart::device_buffer<std::uint32_t>;
+
+  [[nodiscard]] std::uint32_t* list(std::uint32_t k) const { return lists_[k].data(); }
+
+  /// Where step l writes its list's length: counts_[l - 1] (the length of list(l - 1)), or
+  /// *d_count for step 0.
+  [[nodiscard]] std::uint32_t* output_count(std::uint32_t l, std::uint32_t* d_count) const {
+    return l == 0 ? d_count : counts_.data() + (l - 1u);
+  }
+
+  /// Chunked step l: list(l) (list buffer l % 2, length counts_[l]) -> list(l - 1) or R.
+  void chunked_step(std::uint64_t const* words,
+                    core::BitmapLayout const& layout,
+                    std::uint32_t l,
+                    std::uint32_t* d_out,
+                    std::uint32_t* d_count,
+                    cudaStream_t stream) {
+    detail::LevelView const level = detail::LevelView::of(words, layout, l);
+    std::uint32_t const* in       = list(l % 2u);
+    std::uint32_t const* in_count = counts_.data() + l;
+    std::uint32_t* const out      = l == 0 ? d_out : list((l - 1u) % 2u);
+    detail::count_chunks_kernel<detail::kChunkThreads>
+        <<<chunk_grid_, detail::kChunkThreads, 0, stream>>>(
+            level, in, in_count, chunk_totals_.data());
+    HEAPLAB_CHECK_LAUNCH();
+    detail::write_chunks_kernel<detail::kChunkThreads>
+        <<<chunk_grid_, detail::kChunkThreads, 0, stream>>>(
+            level, in, in_count, chunk_totals_.data(), out, output_count(l, d_count));
+    HEAPLAB_CHECK_LAUNCH();
+  }
+
+  /// Lists for `layout`, the per-level counts and the chunk totals of the fixed grid.
+  void reserve(core::BitmapLayout const& layout) {
+    if (layout.num_levels == 0) return;
+    if (chunk_grid_ == 0) {
+      chunk_grid_ = detail::kChunkBlocksPerMultiprocessor *
+                    static_cast<unsigned>(cudart::multiprocessor_count());
+      counts_       = Buffer(core::kBitmapMaxLevels, "set-bit enumeration list lengths");
+      chunk_totals_ = Buffer(chunk_grid_, "set-bit enumeration chunk totals");
+    }
+    detail::EnumerationPlan const plan = detail::EnumerationPlan::for_layout(layout);
+    for (std::uint32_t k = 0; k < 2; ++k)
+      if (plan.list_entries[k] > lists_[k].size())
+        lists_[k] = Buffer(plan.list_entries[k], "set-bit enumeration list");
+  }
+
+  void reserve_flat(std::uint32_t num_bits) {
     std::size_t need = 0;
     HEAPLAB_CUDA_TRY(cub::DeviceSelect::If(nullptr,
                                            need,
@@ -83,13 +188,17 @@ class SetBitIndices {
                                            static_cast<std::int64_t>(num_bits),
                                            detail::BitIsSet{nullptr},
                                            cudaStream_t{0}));
-    if (need <= temp_bytes_ && temp_) return;
-    temp_       = cudart::device_buffer<unsigned char>(need, "CUB temporary storage");
-    temp_bytes_ = need;
+    if (need <= flat_temp_bytes_ && flat_temp_) return;
+    flat_temp_       = cudart::device_buffer<unsigned char>(need, "CUB temporary storage");
+    flat_temp_bytes_ = need;
   }
 
-  cudart::device_buffer<unsigned char> temp_;
-  std::size_t temp_bytes_ = 0;
+  Buffer lists_[2];      // list(l) in lists_[l % 2]
+  Buffer counts_;        // counts_[l] = |list(l)|
+  Buffer chunk_totals_;  // one per block of the chunked grid
+  unsigned chunk_grid_ = 0;
+  cudart::device_buffer<unsigned char> flat_temp_;
+  std::size_t flat_temp_bytes_ = 0;
 };
 
 }  // namespace heaplab::soa
