@@ -55,8 +55,15 @@ inline constexpr std::uint32_t kDefaultActiveLookups = 5;
 /// one itself (find_or_claim_block "Claim tickets"; 0 turns claim tickets off).
 inline constexpr std::uint32_t kDefaultClaimWaitRounds = 16;
 
-/// Entries per type of the claim-run table (the blocks opened for the latest runs of tickets).
-inline constexpr std::uint32_t kClaimRunSlots = 256;
+/// Entries per type of the claim-run table (the blocks opened for the latest runs of tickets):
+/// enough for every run a burst has open at once (at most one per block, and far fewer than
+/// 8192 on a GPU with ~8,000 resident warps), so that a waiter's entry is not overwritten by a
+/// later run before it reads it; a power of two.
+HEAPLAB_HD_INLINE constexpr std::uint32_t claim_run_slots_for(std::uint32_t num_blocks) {
+  std::uint32_t slots = 1;
+  while (slots < num_blocks && slots < 8192u) slots *= 2u;
+  return slots;
+}
 
 /// Raw storage of a heap: plain pointers to memory the protocol accesses atomically, plus the
 /// numbers the protocol needs. Trivially copyable; host and device builders fill it
@@ -73,15 +80,16 @@ struct HeapStorage {
   /// Per type, the slots requested so far by allocations that found no active block
   /// (find_or_claim_block's claim tickets); nullptr: claim tickets off.
   std::uint64_t* claim_tickets = nullptr;  // [num_types]
-  /// Per type, kClaimRunSlots entries (run tag << 32 | block): the block opened for a run of
+  /// Per type, claim_run_slots entries (run tag << 32 | block): the block opened for a run of
   /// tickets (find_or_claim_block); 0: none yet.
-  std::uint64_t* claim_runs = nullptr;  // [num_types * kClaimRunSlots]
+  std::uint64_t* claim_runs = nullptr;  // [num_types * claim_run_slots]
   BitmapLayout layout{};                // of a bitmap of num_blocks bits
   std::uint32_t num_blocks        = 0;
   std::uint32_t num_types         = 0;
   std::uint32_t defrag_factor     = 1;  // CompactGpu's n
   std::uint32_t active_lookups    = kDefaultActiveLookups;
   std::uint32_t claim_wait_rounds = kDefaultClaimWaitRounds;
+  std::uint32_t claim_run_slots   = 1;  // claim_run_slots_for(num_blocks)
 };
 static_assert(std::is_trivially_copyable_v<HeapStorage>);
 
@@ -221,7 +229,8 @@ class HeapRef {
     return s_.claim_tickets != nullptr && s_.claim_runs != nullptr && s_.claim_wait_rounds > 0;
   }
   HEAPLAB_HD std::uint64_t* run_entry(std::uint32_t t, std::uint64_t run) const {
-    return s_.claim_runs + std::uint64_t{t} * kClaimRunSlots + run % kClaimRunSlots;
+    return s_.claim_runs + std::uint64_t{t} * s_.claim_run_slots +
+           (run & (s_.claim_run_slots - 1u));
   }
   /// Tag of a run in its table entry: never 0, the "none yet" of an empty entry.
   HEAPLAB_HD static std::uint64_t run_tag(std::uint64_t run) {

@@ -52,7 +52,7 @@ class HostHeap {
     active_.assign(std::size_t{k} * layout_.total_words, 0);
     defrag_.assign(std::size_t{k} * layout_.total_words, 0);
     claim_tickets_.assign(k, 0);
-    claim_runs_.assign(std::size_t{k} * kClaimRunSlots, 0);
+    claim_runs_.assign(std::size_t{k} * claim_run_slots_for(m), 0);
     // Free bitmap full: every meaningful bit of every level set.
     for (std::uint32_t l = 0; l < layout_.num_levels; ++l)
       for (std::uint32_t bit = 0; bit < layout_.level_bits[l]; ++bit)
@@ -80,6 +80,7 @@ class HostHeap {
     s.capacities      = capacities_.data();
     s.claim_tickets   = claim_tickets_.data();
     s.claim_runs      = claim_runs_.data();
+    s.claim_run_slots = claim_run_slots_for(config_.num_blocks);
     s.layout          = layout_;
     s.num_blocks      = config_.num_blocks;
     s.num_types       = config_.num_types();

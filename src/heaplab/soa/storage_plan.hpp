@@ -48,7 +48,7 @@ struct StoragePlan {
   std::size_t defrag_words    = 0;  // uint64_t[num_types * layout.total_words]
   std::size_t capacities      = 0;  // uint32_t[num_types]
   std::size_t claim_tickets   = 0;  // uint64_t[num_types]
-  std::size_t claim_runs      = 0;  // uint64_t[num_types * core::kClaimRunSlots]
+  std::size_t claim_runs      = 0;  // uint64_t[num_types * core::claim_run_slots_for(num_blocks)]
   std::size_t control         = 0;  // detail::DeviceControl
   std::size_t metadata_bytes  = 0;  // end of the region (a multiple of 128)
 
@@ -86,9 +86,10 @@ struct StoragePlan {
     p.defrag_words      = place(p.typed_words() * sizeof(std::uint64_t));
     p.capacities        = place(std::size_t{p.num_types} * sizeof(std::uint32_t));
     p.claim_tickets     = place(std::size_t{p.num_types} * sizeof(std::uint64_t));
-    p.claim_runs = place(std::size_t{p.num_types} * core::kClaimRunSlots * sizeof(std::uint64_t));
-    p.control    = place(sizeof(detail::DeviceControl));
-    p.metadata_bytes = end;
+    p.claim_runs        = place(std::size_t{p.num_types} * core::claim_run_slots_for(p.num_blocks) *
+                         sizeof(std::uint64_t));
+    p.control           = place(sizeof(detail::DeviceControl));
+    p.metadata_bytes    = end;
     return p;
   }
 
@@ -155,7 +156,7 @@ HEAPLAB_HD_INLINE void write_initial_state(core::HeapStorage const& s, std::size
     s.defrag_words[i]    = 0;
   }
   if (i < s.num_types && s.claim_tickets != nullptr) s.claim_tickets[i] = 0;
-  if (i < std::size_t{s.num_types} * core::kClaimRunSlots && s.claim_runs != nullptr)
+  if (i < std::size_t{s.num_types} * s.claim_run_slots && s.claim_runs != nullptr)
     s.claim_runs[i] = 0;
 }
 
@@ -165,8 +166,8 @@ HEAPLAB_HD_INLINE std::size_t initial_state_elements(core::HeapStorage const& s)
   if (s.layout.total_words > n) n = s.layout.total_words;
   if (std::size_t{s.num_types} * s.layout.total_words > n)
     n = std::size_t{s.num_types} * s.layout.total_words;
-  if (std::size_t{s.num_types} * core::kClaimRunSlots > n)
-    n = std::size_t{s.num_types} * core::kClaimRunSlots;
+  if (std::size_t{s.num_types} * s.claim_run_slots > n)
+    n = std::size_t{s.num_types} * s.claim_run_slots;
   return n;
 }
 
