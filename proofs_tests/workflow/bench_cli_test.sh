@@ -4,7 +4,8 @@
 # Eq. 2 summed by awk, and `rw fig7` without a GPU (it says so, exit non-zero) or, where a GPU is
 # present, a tiny run that completes; the same for RW_malloc's figures (fig8-11): help, bad
 # arguments (also those only the figure's own check sees: a size beyond one RW_malloc run, min
-# above max), tiny runs.
+# above max), tiny runs; `alloc`: help, bad arguments, and a tiny run (no GPU: says so and fails;
+# GPU: heaplab's and, where built, Gallatin's objects verified, or Gallatin said not built).
 #   bench_cli_test.sh HEAPLAB_BENCH
 set -uo pipefail
 bench="$1"
@@ -59,6 +60,16 @@ check 2 "error: rw fig11: a request of 65536 B is 4096 pages of 16 B; RW_malloc 
   "fig11: a size beyond one RW_malloc run" -- rw fig11 --unit-bytes 16 --sizes 0 --max-bytes 65536
 check 2 "error: rw fig8: a request of 40000 B is 2500 pages" "fig8: a size beyond one run" -- \
   rw fig8 --sizes 16 40000
+# alloc: the Gallatin peer baseline's option and the object check, help and bad arguments.
+check 0 "--gallatin-pool-gib" "alloc --help lists --gallatin-pool-gib" -- alloc --help
+check 0 "written and read back" "alloc --help names the object check" -- alloc --help
+check 2 "error: .*--gallatin-pool-gib.*0 not in range" "alloc --gallatin-pool-gib 0" -- \
+  alloc --gallatin-pool-gib 0
+check 2 "error: .*--gallatin-pool-gib" "alloc --gallatin-pool-gib 2048" -- \
+  alloc --gallatin-pool-gib 2048
+check 2 "error: .*--gallatin-pool-gib" "alloc --gallatin-pool-gib x" -- alloc --gallatin-pool-gib x
+check 2 "error: .*--n.*0 not in range" "alloc --n 0" -- alloc --n 0
+
 "$bench" rw fig10 --min-bytes 100 --max-bytes 64 > "$tmp/out" 2>&1
 if [ "$(wc -l < "$tmp/out")" -ne 1 ]; then
   echo "FAIL: a bad fig10 argument printed more than one line:"; cat "$tmp/out"; failed=1
@@ -112,4 +123,17 @@ for args in "${tiny_malloc[@]}"; do
     echo "FAIL: tiny $args (exit $status):"; cat "$tmp/out"; failed=1
   fi
 done
+# alloc: without a GPU it says so and fails; with one, a tiny run verifies every object.
+"$bench" alloc --threads 256 --n 1 3 --wave-threads 1000 --warmup 0 --repeats 1 \
+  --cuda-malloc-max-n 1 --gallatin-pool-gib 1 > "$tmp/out" 2>&1
+status=$?
+if grep -q "no CUDA device" "$tmp/out"; then
+  if [ $status -eq 0 ]; then echo "FAIL: alloc without a GPU exited 0"; failed=1; else echo "ok: alloc without a GPU: exit $status, says so"; fi
+elif [ $status -eq 0 ] && [ "$(grep -c "check: heaplab verified" "$tmp/out")" -eq 3 ] &&
+     grep -q "heaplab verified 768 objects" "$tmp/out" &&
+     { grep -q "Gallatin: not built" "$tmp/out" || [ "$(grep -c "Gallatin verified" "$tmp/out")" -eq 3 ]; }; then
+  echo "ok: a tiny alloc ran on the GPU, every object verified"
+else
+  echo "FAIL: tiny alloc (exit $status):"; cat "$tmp/out"; failed=1
+fi
 exit $failed

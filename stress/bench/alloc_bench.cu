@@ -7,11 +7,13 @@
 #include <string>
 
 #include "alloc_bench.hpp"
+#include "heaplab/core/object_pointer.hpp"
 #include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/grid.hpp"
 #include "heaplab/soa/field.hpp"
 #include "heaplab/soa/heap_types.hpp"
+#include "object_check.cuh"
 
 namespace heaplab::bench {
 
@@ -27,6 +29,43 @@ using Types64 = soa::HeapTypes<Object64>;
 using Types16 = soa::HeapTypes<Object16>;
 
 namespace {
+
+/// The object check's Access (object_check.cuh) for heaplab's SOA objects: an object's first and
+/// last word are words_[0] and words_[size - 1], reached through the field DSL from the encoded
+/// pointer; it is owned when HeapRef::contains says it is a well-formed pointer into this heap;
+/// its key is its block address and slot (the pointer without type and capacity bits), so that
+/// distinct keys are distinct slots (min_distance 1).
+template <class Types, class T>
+struct HeapObjectAccess {
+  soa::HeapRef<Types> heap;
+  std::uint64_t min_distance = 1;
+
+  __device__ static T* object(std::uint64_t p) {
+    return reinterpret_cast<T*>(static_cast<std::uintptr_t>(p));
+  }
+  __device__ bool owns(std::uint64_t p) const { return heap.contains(p); }
+  __device__ std::uint64_t& first(std::uint64_t p) const { return object(p)->words_[0]; }
+  __device__ std::uint64_t& last(std::uint64_t p) const {
+    auto& words = object(p)->words_;
+    return words[words.size() - 1];
+  }
+  __device__ std::uint64_t key(std::uint64_t p) const {
+    return core::pointer_block_address(p) | core::pointer_slot(p);
+  }
+};
+
+/// Heap blocks for `objects` objects of capacity `cap`: every object fits with 25% + 256 blocks
+/// to spare (concurrent block initialization leaves some blocks partly filled).
+std::uint64_t heap_blocks(std::uint64_t objects, std::uint32_t cap) {
+  return (objects + cap - 1) / cap * 5 / 4 + 256;
+}
+
+template <class Types, class T>
+std::uint64_t run_bytes(std::uint64_t objects) {
+  std::uint64_t const blocks = heap_blocks(objects, Types::template capacity<T>);
+  // The metadata region is a few words per block (bitmaps, types): 64 bytes per block is ample.
+  return blocks * (Types::block_bytes + 64) + 8 * objects + object_check_bytes(objects);
+}
 
 template <class Types, class T>
 __global__ void make_objects(soa::HeapRef<Types> heap,
@@ -55,14 +94,12 @@ template <class Types, class T>
 HeapAllocResult run(std::uint64_t threads, int per_thread, int warmup, int repeats) {
   std::uint64_t const objects = threads * static_cast<std::uint64_t>(per_thread);
   constexpr std::uint32_t cap = Types::template capacity<T>;
-  // Every object fits with 25% + 256 blocks to spare (concurrent block initialization leaves
-  // some blocks partly filled).
-  std::uint64_t const blocks = (objects + cap - 1) / cap * 5 / 4 + 256;
+  std::uint64_t const blocks  = heap_blocks(objects, cap);
   if (blocks > 0xFFFFFFFFull)
     throw std::runtime_error("alloc bench: too many objects for one heap");
   auto heap = soa::Heap<Types>::with_blocks(static_cast<std::uint32_t>(blocks));
   cudart::device_buffer<std::uint64_t> slots(objects, "object pointer slots");
-  unsigned const block = 256;
+  unsigned const block = kAllocBlockThreads;
   auto const grid      = static_cast<unsigned>(cudart::ceil_div(threads, block));
   auto alloc           = [&] {
     make_objects<Types, T><<<grid, block>>>(heap.ref(), slots.data(), threads, per_thread);
@@ -75,7 +112,9 @@ HeapAllocResult run(std::uint64_t threads, int per_thread, int warmup, int repea
   r.alloc       = time_repeated(
       warmup, repeats, [&] { heap.reset(); }, alloc);
   r.failed = heap.oom_count();
-  r.free   = time_repeated(
+  // Untimed: the objects of the last timed run, written and read back (object_check.cuh).
+  r.check = check_objects(slots.data(), objects, HeapObjectAccess<Types, T>{heap.ref()});
+  r.free  = time_repeated(
       warmup,
       repeats,
       [&] {
@@ -102,6 +141,15 @@ HeapAllocResult heap_linux_scalability(int threads, int per_thread, int warmup, 
 HeapAllocResult heap_allocation_wave(std::uint64_t threads, int warmup, int repeats) {
   static_assert(Types16::size_bytes<Object16> == 16);
   return run<Types16, Object16>(threads, 1, warmup, repeats);
+}
+
+std::uint64_t heap_linux_scalability_bytes(int threads, int per_thread) {
+  return run_bytes<Types64, Object64>(static_cast<std::uint64_t>(threads) *
+                                      static_cast<std::uint64_t>(per_thread));
+}
+
+std::uint64_t heap_allocation_wave_bytes(std::uint64_t threads) {
+  return run_bytes<Types16, Object16>(threads);
 }
 
 }  // namespace heaplab::bench

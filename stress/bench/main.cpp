@@ -15,6 +15,7 @@
 #include "defrag_bench.hpp"
 #include "enumerate_bench.hpp"
 #include "fill_bench.hpp"
+#include "gallatin_bench.hpp"
 #include "heaplab/cuda/device_info.hpp"
 #include "parallel_do_bench.hpp"
 #include "rw_bench.hpp"
@@ -101,12 +102,17 @@ int run_baselines(Common const& c, std::size_t copy_mib, std::vector<int> const&
 struct AllocOptions {
   int threads = 16384;
   std::vector<int> ns{1, 16, 64, 1024};
-  int cuda_malloc_max_n      = 64;  // CUDA malloc at n = 1024 takes minutes (docs/results.md)
-  int baseline_repeats       = 1;
-  std::uint64_t wave_threads = std::uint64_t{1} << 20;
+  int cuda_malloc_max_n           = 64;  // CUDA malloc at n = 1024 takes minutes (docs/results.md)
+  int baseline_repeats            = 1;
+  std::uint64_t wave_threads      = std::uint64_t{1} << 20;
+  std::uint64_t gallatin_pool_gib = 16;  // Gallatin builds only (gallatin_bench.hpp)
+
+  [[nodiscard]] std::uint64_t gallatin_pool_bytes() const { return gallatin_pool_gib << 30; }
 };
 
-/// The CSV file of `alloc` (none when --csv is not given): one row per measurement.
+/// The CSV file of `alloc` (none when --csv is not given): one row per measurement. `failed`
+/// counts nullptr answers of the last timed run; `violations` the object check's findings
+/// (object_check.hpp), empty for CUDA malloc, which is not checked.
 struct AllocCsv {
   std::FILE* file = nullptr;
 
@@ -114,22 +120,35 @@ struct AllocCsv {
            char const* who,
            std::string const& param,
            heaplab::bench::Sample const& s,
-           unsigned long long failed) const {
+           unsigned long long failed,
+           std::string const& violations = "") const {
     if (file)
       std::fprintf(file,
-                   "%s,%s,%s,%.4f,%.4f,%.4f,%llu\n",
+                   "%s,%s,%s,%.4f,%.4f,%.4f,%llu,%s\n",
                    bench,
                    who,
                    param.c_str(),
                    s.median_ms,
                    s.min_ms,
                    s.max_ms,
-                   failed);
+                   failed,
+                   violations.c_str());
   }
 };
 
-/// CUDA's device malloc heap, large enough for every baseline `alloc` runs.
-void reserve_for_alloc(AllocOptions const& o) {
+/// What `alloc` has found so far: the object checks' violations (exit status 1 if any).
+struct AllocTally {
+  std::uint64_t violations = 0;
+
+  /// "heaplab verified N objects" and the like; counts the violations.
+  std::string add(char const* who, heaplab::bench::ObjectCheck const& check) {
+    violations += check.violations();
+    return std::string(who) + " " + heaplab::bench::describe(check);
+  }
+};
+
+/// Bytes of CUDA's device malloc heap that every baseline `alloc` runs needs.
+std::size_t cuda_malloc_reserve_bytes(AllocOptions const& o) {
   std::size_t reserve = 0;
   for (int n : o.ns)
     if (n <= o.cuda_malloc_max_n)
@@ -137,22 +156,35 @@ void reserve_for_alloc(AllocOptions const& o) {
   if (o.cuda_malloc_max_n >= 1)  // the 1-object wave's baseline below
     reserve = std::max(
         reserve, heaplab::bench::cuda_malloc_heap_bytes(static_cast<int>(o.wave_threads), 1, 16));
-  heaplab::bench::reserve_cuda_malloc_heap(reserve);
+  return reserve;
 }
 
-/// One row of the linux-scalability table: heaplab at n, then CUDA malloc unless n is above
-/// --cuda-malloc-max-n.
-void linux_scalability_row(Common const& c, AllocOptions const& o, int n, AllocCsv const& csv) {
-  auto const h = heaplab::bench::heap_linux_scalability(o.threads, n, c.warmup, c.repeats);
-  csv.row("linux_scalability_alloc", "heaplab", "n=" + std::to_string(n), h.alloc, h.failed);
-  csv.row("linux_scalability_free", "heaplab", "n=" + std::to_string(n), h.free, h.failed);
-  std::printf("  %6d | %8.3f ms %8.3f ms %7llu |",
-              n,
-              h.alloc.median_ms,
-              h.free.median_ms,
-              static_cast<unsigned long long>(h.failed));
+/// With Gallatin: its pool must fit next to CUDA's malloc heap, the largest heaplab run and both
+/// runs' pointer slots and checks (require_gallatin_fits); checked before anything is measured.
+void require_gallatin_fits(AllocOptions const& o) {
+  namespace hb             = heaplab::bench;
+  std::uint64_t const pool = o.gallatin_pool_bytes();
+  std::uint64_t largest =
+      hb::heap_allocation_wave_bytes(o.wave_threads) + hb::gallatin_run_bytes(o.wave_threads, pool);
+  for (int n : o.ns) {
+    std::uint64_t const objects = static_cast<std::uint64_t>(o.threads) * n;
+    largest                     = std::max(
+        largest,
+        hb::heap_linux_scalability_bytes(o.threads, n) + hb::gallatin_run_bytes(objects, pool));
+  }
+  hb::require_gallatin_fits(pool, largest + cuda_malloc_reserve_bytes(o));
+}
+
+/// The CUDA malloc cells of a linux-scalability row (56 characters), or why it was skipped
+/// (padded to that width when more cells follow).
+void cuda_malloc_cells(AllocOptions const& o,
+                       int n,
+                       heaplab::bench::HeapAllocResult const& h,
+                       AllocCsv const& csv) {
   if (n > o.cuda_malloc_max_n) {
-    std::printf(" CUDA malloc skipped (n > --cuda-malloc-max-n %d)\n", o.cuda_malloc_max_n);
+    std::string const why =
+        "CUDA malloc skipped (n > --cuda-malloc-max-n " + std::to_string(o.cuda_malloc_max_n) + ")";
+    std::printf(heaplab::bench::gallatin_built() ? " %-55s" : " %s", why.c_str());
     return;
   }
   auto const m = heaplab::bench::cuda_malloc_linux_scalability(
@@ -167,7 +199,7 @@ void linux_scalability_row(Common const& c, AllocOptions const& o, int n, AllocC
           "n=" + std::to_string(n),
           m.free,
           m.failed_allocations);
-  std::printf(" %8.3f ms %8.3f ms %7llu | %8.1fx %10.1fx\n",
+  std::printf(" %8.3f ms %8.3f ms %7llu | %8.1fx %10.1fx",
               m.alloc.median_ms,
               m.free.median_ms,
               static_cast<unsigned long long>(m.failed_allocations),
@@ -175,8 +207,69 @@ void linux_scalability_row(Common const& c, AllocOptions const& o, int n, AllocC
               (m.alloc.median_ms + m.free.median_ms) / (h.alloc.median_ms + h.free.median_ms));
 }
 
+/// The Gallatin cells of a linux-scalability row: its times, failures and the ratios
+/// Gallatin / heaplab (> 1: heaplab is faster); returns the check's description.
+std::string gallatin_cells(Common const& c,
+                           AllocOptions const& o,
+                           int n,
+                           heaplab::bench::HeapAllocResult const& h,
+                           AllocCsv const& csv,
+                           AllocTally& tally) {
+  auto const g = heaplab::bench::gallatin_linux_scalability(
+      o.threads, n, o.gallatin_pool_bytes(), c.warmup, c.repeats);
+  std::string const param = "n=" + std::to_string(n);
+  std::string const bad   = std::to_string(g.check.violations());
+  csv.row("linux_scalability_alloc", "gallatin", param, g.alloc, g.check.nulls, bad);
+  csv.row("linux_scalability_free", "gallatin", param, g.free, g.check.nulls, bad);
+  std::printf(" | %8.3f ms %8.3f ms %7llu | %8.2fx %8.2fx",
+              g.alloc.median_ms,
+              g.free.median_ms,
+              static_cast<unsigned long long>(g.check.nulls),
+              g.alloc.median_ms / h.alloc.median_ms,
+              g.free.median_ms / h.free.median_ms);
+  return tally.add("Gallatin", g.check);
+}
+
+/// One row of the linux-scalability table: heaplab at n, then CUDA malloc unless n is above
+/// --cuda-malloc-max-n, then Gallatin where built; then the object checks' line.
+void linux_scalability_row(
+    Common const& c, AllocOptions const& o, int n, AllocCsv const& csv, AllocTally& tally) {
+  auto const h = heaplab::bench::heap_linux_scalability(o.threads, n, c.warmup, c.repeats);
+  std::string const param = "n=" + std::to_string(n);
+  std::string const bad   = std::to_string(h.check.violations());
+  csv.row("linux_scalability_alloc", "heaplab", param, h.alloc, h.failed, bad);
+  csv.row("linux_scalability_free", "heaplab", param, h.free, h.failed, bad);
+  std::printf("  %6d | %8.3f ms %8.3f ms %7llu |",
+              n,
+              h.alloc.median_ms,
+              h.free.median_ms,
+              static_cast<unsigned long long>(h.failed));
+  cuda_malloc_cells(o, n, h, csv);
+  std::string checks = tally.add("heaplab", h.check);
+  if (heaplab::bench::gallatin_built()) checks += "; " + gallatin_cells(c, o, n, h, csv, tally);
+  std::printf("\n  %6s   check: %s\n", "", checks.c_str());
+}
+
+/// The line saying which Gallatin runs beside heaplab, or that none was built.
+void print_gallatin_line(Common const& c, AllocOptions const& o) {
+  if (!heaplab::bench::gallatin_built()) {
+    std::printf("  Gallatin: not built (configure with -DHEAPLAB_GALLATIN_DIR=...)\n");
+    return;
+  }
+  std::printf(
+      "  Gallatin: %s, pool %llu GiB; median of %d runs after %d warm-up, each from a fresh "
+      "init (untimed); g/h = Gallatin ms / heaplab ms (> 1: heaplab faster)\n",
+      heaplab::bench::gallatin_description().c_str(),
+      static_cast<unsigned long long>(o.gallatin_pool_gib),
+      c.repeats,
+      c.warmup);
+}
+
 /// linux-scalability: o.threads threads x n objects of 64 B, then free all, for every n.
-void linux_scalability_table(Common const& c, AllocOptions const& o, AllocCsv const& csv) {
+void linux_scalability_table(Common const& c,
+                             AllocOptions const& o,
+                             AllocCsv const& csv,
+                             AllocTally& tally) {
   std::printf("\nlinux-scalability: %d threads x n objects of 64 B, then free all\n", o.threads);
   std::printf(
       "  heaplab: median of %d runs after %d warm-up; CUDA malloc: median of %d run(s), "
@@ -184,7 +277,8 @@ void linux_scalability_table(Common const& c, AllocOptions const& o, AllocCsv co
       c.repeats,
       c.warmup,
       o.baseline_repeats);
-  std::printf("  %6s | %11s %11s %7s | %11s %11s %7s | %9s %11s\n",
+  print_gallatin_line(c, o);
+  std::printf("  %6s | %11s %11s %7s | %11s %11s %7s | %9s %11s",
               "n",
               "heap alloc",
               "heap free",
@@ -194,14 +288,20 @@ void linux_scalability_table(Common const& c, AllocOptions const& o, AllocCsv co
               "failed",
               "x alloc",
               "x alloc+free");
-  for (int n : o.ns) linux_scalability_row(c, o, n, csv);
+  if (heaplab::bench::gallatin_built())
+    std::printf(
+        " | %11s %11s %7s | %9s %9s", "gal alloc", "gal free", "failed", "g/h alloc", "g/h free");
+  std::printf("\n");
+  for (int n : o.ns) linux_scalability_row(c, o, n, csv, tally);
 }
 
-/// One wave: o.wave_threads threads x 1 object of 16 B, then free; heaplab and CUDA malloc.
-void one_wave(Common const& c, AllocOptions const& o, AllocCsv const& csv) {
+/// One wave: o.wave_threads threads x 1 object of 16 B, then free; heaplab, CUDA malloc and
+/// Gallatin where built.
+void one_wave(Common const& c, AllocOptions const& o, AllocCsv const& csv, AllocTally& tally) {
+  namespace hb = heaplab::bench;
   std::printf("\none wave: %llu threads x 1 object of 16 B, then free\n",
               static_cast<unsigned long long>(o.wave_threads));
-  auto const w     = heaplab::bench::heap_allocation_wave(o.wave_threads, c.warmup, c.repeats);
+  auto const w     = hb::heap_allocation_wave(o.wave_threads, c.warmup, c.repeats);
   auto const per_s = [&](float ms) { return static_cast<double>(o.wave_threads) / (ms * 1e-3); };
   std::string const param = "threads=" + std::to_string(o.wave_threads);
   // One line and two CSV rows per allocator: alloc and free wave medians.
@@ -209,7 +309,8 @@ void one_wave(Common const& c, AllocOptions const& o, AllocCsv const& csv) {
                           char const* name,
                           auto const& alloc,
                           auto const& free,
-                          unsigned long long failed) {
+                          unsigned long long failed,
+                          std::string const& violations) {
     std::printf(
         "  %-12s alloc %8.3f ms (%8.1f M allocations/s)  free %8.3f ms (%8.1f M frees/s)"
         "  failed %llu\n",
@@ -219,32 +320,57 @@ void one_wave(Common const& c, AllocOptions const& o, AllocCsv const& csv) {
         free.median_ms,
         per_s(free.median_ms) / 1e6,
         failed);
-    csv.row("wave_alloc", name, param, alloc, failed);
-    csv.row("wave_free", name, param, free, failed);
+    csv.row("wave_alloc", name, param, alloc, failed, violations);
+    csv.row("wave_free", name, param, free, failed, violations);
   };
-  report("heaplab", "heaplab", w.alloc, w.free, w.failed);
+  report("heaplab", "heaplab", w.alloc, w.free, w.failed, std::to_string(w.check.violations()));
+  std::string checks = tally.add("heaplab", w.check);
   if (o.cuda_malloc_max_n < 1) {
     std::printf("  CUDA malloc skipped (--cuda-malloc-max-n < 1)\n");
-    return;
+  } else {
+    auto const m = hb::cuda_malloc_linux_scalability(
+        static_cast<int>(o.wave_threads), 1, 16, 1, o.baseline_repeats);
+    report("CUDA malloc", "cuda_malloc", m.alloc, m.free, m.failed_allocations, "");
   }
-  auto const m = heaplab::bench::cuda_malloc_linux_scalability(
-      static_cast<int>(o.wave_threads), 1, 16, 1, o.baseline_repeats);
-  report("CUDA malloc", "cuda_malloc", m.alloc, m.free, m.failed_allocations);
+  if (hb::gallatin_built()) {
+    auto const g =
+        hb::gallatin_allocation_wave(o.wave_threads, o.gallatin_pool_bytes(), c.warmup, c.repeats);
+    report("Gallatin",
+           "gallatin",
+           g.alloc,
+           g.free,
+           g.check.nulls,
+           std::to_string(g.check.violations()));
+    std::printf("  Gallatin / heaplab: alloc %.2fx, free %.2fx (> 1: heaplab faster)\n",
+                g.alloc.median_ms / w.alloc.median_ms,
+                g.free.median_ms / w.free.median_ms);
+    checks += "; " + tally.add("Gallatin", g.check);
+  }
+  std::printf("  check: %s\n", checks.c_str());
 }
 
-/// heaplab's allocator vs CUDA's device malloc: linux-scalability and one allocation wave.
+/// heaplab's allocator vs CUDA's device malloc (and Gallatin where built): linux-scalability and
+/// one allocation wave. Exit status 1 when an object check found a violation.
 int run_alloc(Common const& c, AllocOptions const& o) {
   print_device();
+  if (heaplab::bench::gallatin_built()) require_gallatin_fits(o);
   AllocCsv csv;
   csv.file = c.csv.empty() ? nullptr : std::fopen(c.csv.c_str(), "w");
   if (!c.csv.empty() && csv.file == nullptr) throw std::runtime_error("cannot write " + c.csv);
   if (csv.file)
-    std::fprintf(csv.file, "benchmark,allocator,parameter,median_ms,min_ms,max_ms,failed\n");
-  reserve_for_alloc(o);
-  linux_scalability_table(c, o, csv);
-  one_wave(c, o, csv);
+    std::fprintf(csv.file,
+                 "benchmark,allocator,parameter,median_ms,min_ms,max_ms,failed,violations\n");
+  heaplab::bench::reserve_cuda_malloc_heap(cuda_malloc_reserve_bytes(o));
+  AllocTally tally;
+  linux_scalability_table(c, o, csv, tally);
+  one_wave(c, o, csv, tally);
   if (csv.file) std::fclose(csv.file);
-  return 0;
+  if (tally.violations == 0) return 0;
+  std::fprintf(
+      stderr,
+      "heaplab_bench alloc: the object check found %llu violations (see the check lines)\n",
+      static_cast<unsigned long long>(tally.violations));
+  return 1;
 }
 
 /// Cold-start fill (issue 13): one launch, every thread one object, on an empty heap; with claim
@@ -368,12 +494,15 @@ void add_baselines_command(CLI::App& app, BenchOptions& o) {
 void add_alloc_command(CLI::App& app, BenchOptions& o) {
   auto* alloc = app.add_subcommand(
       "alloc",
-      "heaplab's GPU object allocator vs CUDA device malloc: linux-scalability and one wave.");
+      "heaplab's GPU object allocator vs CUDA device malloc (and Gallatin, where built with "
+      "-DHEAPLAB_GALLATIN_DIR): linux-scalability and one wave; every heaplab and Gallatin "
+      "object written and read back (exit 1 on a violation).");
   add_common_options(alloc, o.common);
   AllocOptions& alloc_options = o.alloc;
   alloc->add_option("--threads", alloc_options.threads, "linux-scalability threads")
       ->check(CLI::Range(1, 1 << 24));
-  alloc->add_option("--n", alloc_options.ns, "linux-scalability objects per thread (list)");
+  alloc->add_option("--n", alloc_options.ns, "linux-scalability objects per thread (list)")
+      ->check(CLI::Range(1, 1 << 16));
   alloc->add_option("--cuda-malloc-max-n",
                     alloc_options.cuda_malloc_max_n,
                     "run the CUDA malloc baseline only up to this n (default 64; n=1024 takes "
@@ -387,6 +516,12 @@ void add_alloc_command(CLI::App& app, BenchOptions& o) {
       ->add_option(
           "--wave-threads", alloc_options.wave_threads, "threads of the one-wave benchmark")
       ->check(CLI::Range(1, 1 << 28));
+  alloc
+      ->add_option("--gallatin-pool-gib",
+                   alloc_options.gallatin_pool_gib,
+                   "Gallatin's pool in GiB (default 16; must fit in the free device memory next "
+                   "to heaplab's heap). Gallatin builds only (-DHEAPLAB_GALLATIN_DIR)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1024}));
   alloc->callback([&o] { std::exit(run_alloc(o.common, o.alloc)); });
 }
 
