@@ -140,6 +140,8 @@ TEST(HeapHostPlan, ArraysAreAlignedDisjointAndInBounds) {
         {"active", plan.active_words, 8 * words * config.num_types()},
         {"defrag", plan.defrag_words, 8 * words * config.num_types()},
         {"capacities", plan.capacities, 4ull * config.num_types()},
+        {"claim tickets", plan.claim_tickets, 8ull * config.num_types()},
+        {"claim runs", plan.claim_runs, 8ull * config.num_types() * core::claim_run_slots_for(m)},
         {"control", plan.control, sizeof(soa::detail::DeviceControl)},
     };
     for (std::size_t i = 0; i < ranges.size(); ++i) {
@@ -153,6 +155,39 @@ TEST(HeapHostPlan, ArraysAreAlignedDisjointAndInBounds) {
     EXPECT_EQ(plan.metadata_bytes % 128, 0u);
     EXPECT_EQ(plan.block_area_bytes(), std::uint64_t{m} * 1408);
   }
+}
+
+TEST(HeapHostPlan, StorageAtPointsEveryArrayIntoItsPlannedPlace) {
+  // A field of HeapStorage left out here is a feature silently off on the GPU (the claim-run
+  // table was, once: claim tickets did nothing there while the CPU heap had them).
+  auto const config = soa::heap_config<Types>(4097, 1, 0);
+  HostImage image(config, Types::block_bytes);
+  auto const at = [&](std::size_t offset) {
+    return reinterpret_cast<unsigned char const*>(image.metadata.data()) + offset;
+  };
+  auto const same = [](void const* p, unsigned char const* q) {
+    return static_cast<unsigned char const*>(p) == q;
+  };
+  core::HeapStorage const& s = image.storage;
+  EXPECT_TRUE(same(s.alloc_bitmaps, at(image.plan.alloc_bitmaps)));
+  EXPECT_TRUE(same(s.iter_bitmaps, at(image.plan.iter_bitmaps)));
+  EXPECT_TRUE(same(s.block_types, at(image.plan.block_types)));
+  EXPECT_TRUE(same(s.free_words, at(image.plan.free_words)));
+  EXPECT_TRUE(same(s.allocated_words, at(image.plan.allocated_words)));
+  EXPECT_TRUE(same(s.active_words, at(image.plan.active_words)));
+  EXPECT_TRUE(same(s.defrag_words, at(image.plan.defrag_words)));
+  EXPECT_TRUE(same(s.capacities, at(image.plan.capacities)));
+  EXPECT_TRUE(same(s.claim_tickets, at(image.plan.claim_tickets)));
+  EXPECT_TRUE(same(s.claim_runs, at(image.plan.claim_runs)));
+  EXPECT_EQ(s.claim_run_slots, core::claim_run_slots_for(4097));
+  EXPECT_EQ(s.claim_wait_rounds, core::kDefaultClaimWaitRounds);
+  // The same fields as the CPU heap's storage, pointer for pointer non-null.
+  core::HostHeap host(config);
+  core::HeapStorage const h = host.storage();
+  EXPECT_EQ(h.claim_tickets != nullptr, s.claim_tickets != nullptr);
+  EXPECT_EQ(h.claim_runs != nullptr, s.claim_runs != nullptr);
+  EXPECT_EQ(h.claim_run_slots, s.claim_run_slots);
+  EXPECT_EQ(h.claim_wait_rounds, s.claim_wait_rounds);
 }
 
 TEST(HeapHostPlan, InitialStateIsTheEmptyHeap) {

@@ -91,13 +91,19 @@ __global__ void destroy_objects(soa::HeapRef<Types> heap,
 }
 
 template <class Types, class T>
-HeapAllocResult run(std::uint64_t threads, int per_thread, int warmup, int repeats) {
+HeapAllocResult run(std::uint64_t threads,
+                    int per_thread,
+                    int warmup,
+                    int repeats,
+                    std::uint32_t claim_wait_rounds) {
   std::uint64_t const objects = threads * static_cast<std::uint64_t>(per_thread);
   constexpr std::uint32_t cap = Types::template capacity<T>;
   std::uint64_t const blocks  = heap_blocks(objects, cap);
   if (blocks > 0xFFFFFFFFull)
     throw std::runtime_error("alloc bench: too many objects for one heap");
-  auto heap = soa::Heap<Types>::with_blocks(static_cast<std::uint32_t>(blocks));
+  soa::HeapOptions options;
+  options.claim_wait_rounds = claim_wait_rounds;
+  auto heap = soa::Heap<Types>::with_blocks(static_cast<std::uint32_t>(blocks), options);
   cudart::device_buffer<std::uint64_t> slots(objects, "object pointer slots");
   unsigned const block = kAllocBlockThreads;
   auto const grid      = static_cast<unsigned>(cudart::ceil_div(threads, block));
@@ -133,14 +139,19 @@ HeapAllocResult run(std::uint64_t threads, int per_thread, int warmup, int repea
 
 }  // namespace
 
-HeapAllocResult heap_linux_scalability(int threads, int per_thread, int warmup, int repeats) {
+HeapAllocResult heap_linux_scalability(
+    int threads, int per_thread, int warmup, int repeats, std::uint32_t claim_wait_rounds) {
   static_assert(Types64::size_bytes<Object64> == 64);
-  return run<Types64, Object64>(static_cast<std::uint64_t>(threads), per_thread, warmup, repeats);
+  return run<Types64, Object64>(
+      static_cast<std::uint64_t>(threads), per_thread, warmup, repeats, claim_wait_rounds);
 }
 
-HeapAllocResult heap_allocation_wave(std::uint64_t threads, int warmup, int repeats) {
+HeapAllocResult heap_allocation_wave(std::uint64_t threads,
+                                     int warmup,
+                                     int repeats,
+                                     std::uint32_t claim_wait_rounds) {
   static_assert(Types16::size_bytes<Object16> == 16);
-  return run<Types16, Object16>(threads, 1, warmup, repeats);
+  return run<Types16, Object16>(threads, 1, warmup, repeats, claim_wait_rounds);
 }
 
 std::uint64_t heap_linux_scalability_bytes(int threads, int per_thread) {

@@ -158,11 +158,17 @@ class HeapRef {
   HEAPLAB_HD std::uint32_t claim_free_block(std::uint32_t t, std::uint64_t seed) const {
     // MUTANT weak_claim_acquire: taking a free block does not acquire (docs/mutants.md; found
     // by the explorer's weak-memory mode only).
-    constexpr MemoryOrder claim =
-        mutant::weak_claim_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
-    std::uint32_t const b = free_blocks().clear_any(seed, claim);
+    std::uint32_t const b = take_free_block(seed);
     if (b != kNotFound) initialize_block(t, b);
     return b;
+  }
+
+  /// The first half of claim_free_block: clears some bit of the free bitmap (acquire: after the
+  /// block's previous lifetime's release free.set) and returns it, or kNotFound.
+  HEAPLAB_HD std::uint32_t take_free_block(std::uint64_t seed) const {
+    constexpr MemoryOrder claim =
+        mutant::weak_claim_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
+    return free_blocks().clear_any(seed, claim);
   }
 
   /// A block to reserve up to k slots of type t in: an active block of type t, else (claim
@@ -196,8 +202,13 @@ class HeapRef {
     if (claim_tickets_on()) {
       ClaimTicket const ticket = take_claim_tickets(t, k);
       if (ticket.opens) {
-        b = claim_free_block(t, seed);
+        // The run's waiters may reserve as soon as the header is published (initialize's
+        // release store): the state-bit sets that follow are the ones a reservation before them
+        // waits for in its retrying clear (A.4 "Allocate After Delete-First", initialize_block).
+        b = take_free_block(seed);
+        if (b != kNotFound) blocks().initialize(b, t, s_.capacities[t]);
         publish_run(t, ticket.run, b);
+        if (b != kNotFound) publish_block_state(t, b);
       } else {
         b = await_run(t, ticket.run, seed);
       }
@@ -382,6 +393,11 @@ class HeapRef {
   /// it waits in its clear() until they do (A.4 "Allocate After Delete-First" pattern).
   HEAPLAB_HD void initialize_block(std::uint32_t t, std::uint32_t b) const {
     blocks().initialize(b, t, s_.capacities[t]);
+    publish_block_state(t, b);
+  }
+
+  /// The state-bit half of initialize_block, after the header store.
+  HEAPLAB_HD void publish_block_state(std::uint32_t t, std::uint32_t b) const {
     allocated(t).set(b, MemoryOrder::relaxed);
     active(t).set(b, MemoryOrder::relaxed);
     defrag(t).set(b, MemoryOrder::relaxed);

@@ -109,6 +109,8 @@ struct StoragePlan {
     s.defrag_words      = reinterpret_cast<std::uint64_t*>(bytes + defrag_words);
     s.capacities        = reinterpret_cast<std::uint32_t const*>(bytes + capacities);
     s.claim_tickets     = reinterpret_cast<std::uint64_t*>(bytes + claim_tickets);
+    s.claim_runs        = reinterpret_cast<std::uint64_t*>(bytes + claim_runs);
+    s.claim_run_slots   = core::claim_run_slots_for(num_blocks);
     s.layout            = layout;
     s.num_blocks        = num_blocks;
     s.num_types         = num_types;
