@@ -14,6 +14,7 @@
 #include "alloc_bench.hpp"
 #include "gallatin_bench.hpp"
 #include "gpu_test.hpp"
+#include "heaplab/core/heap_ref.hpp"
 #include "heaplab/cuda/copy.hpp"
 #include "heaplab/cuda/device_buffer.hpp"
 #include "object_check.cuh"
@@ -108,10 +109,10 @@ TEST_F(ObjectCheckGpu, OverlapSharingTheLastWordMismatches) {
 
 TEST(BenchRunsGpu, HeaplabObjectsVerify) {
   HEAPLAB_REQUIRE_GPU();
-  auto const ls = hb::heap_linux_scalability(300, 5, 0, 1);
+  auto const ls = hb::heap_linux_scalability(300, 5, 0, 1, heaplab::core::kDefaultClaimWaitRounds);
   EXPECT_EQ(ls.check.objects, 1500u);
   EXPECT_EQ(ls.check.violations(), 0u) << hb::describe(ls.check);
-  auto const wave = hb::heap_allocation_wave(5000, 0, 1);
+  auto const wave = hb::heap_allocation_wave(5000, 0, 1, heaplab::core::kDefaultClaimWaitRounds);
   EXPECT_EQ(wave.check.objects, 5000u);
   EXPECT_EQ(wave.check.violations(), 0u) << hb::describe(wave.check);
 }
