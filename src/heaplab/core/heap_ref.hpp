@@ -103,6 +103,11 @@ struct SlotsRef {
 
 template <class Atomics>
 class HeapRef {
+  // MUTANT weak_claim_acquire: taking a free block does not acquire (docs/mutants.md; found by
+  // the explorer's weak-memory mode only).
+  static constexpr MemoryOrder kClaimOrder =
+      mutant::weak_claim_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
+
  public:
   HeapRef() = default;
   HEAPLAB_HD_INLINE explicit HeapRef(HeapStorage const& storage) : s_(storage) {}
@@ -156,8 +161,6 @@ class HeapRef {
   /// lifetime's release free.set) and initializes it for type t. kNotFound iff a level-0 scan of
   /// the free bitmap observed no set bit.
   HEAPLAB_HD std::uint32_t claim_free_block(std::uint32_t t, std::uint64_t seed) const {
-    // MUTANT weak_claim_acquire: taking a free block does not acquire (docs/mutants.md; found
-    // by the explorer's weak-memory mode only).
     std::uint32_t const b = take_free_block(seed);
     if (b != kNotFound) initialize_block(t, b);
     return b;
@@ -166,9 +169,33 @@ class HeapRef {
   /// The first half of claim_free_block: clears some bit of the free bitmap (acquire: after the
   /// block's previous lifetime's release free.set) and returns it, or kNotFound.
   HEAPLAB_HD std::uint32_t take_free_block(std::uint64_t seed) const {
-    constexpr MemoryOrder claim =
-        mutant::weak_claim_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
-    return free_blocks().clear_any(seed, claim);
+    return free_blocks().clear_any(seed, kClaimOrder);
+  }
+
+  /// take_free_block for the opener of run `run` of type t: first the run's own candidate block
+  /// (run_candidate), with one try_clear and no search, else any free block. On an empty heap
+  /// the runs of a burst take distinct blocks without a descent of the free bitmap and without
+  /// colliding with each other (clear_any's openers pick the same bits and retry); when the
+  /// candidate is taken the try_clear changes nothing (its fetch_and finds the bit clear).
+  /// Linearizes at the successful try_clear / clear_any, acquire as take_free_block.
+  HEAPLAB_HD std::uint32_t take_free_block_for_run(std::uint32_t t,
+                                                   std::uint64_t run,
+                                                   std::uint64_t seed) const {
+    std::uint32_t const candidate = run_candidate(t, run);
+    if (candidate != kNotFound && free_blocks().try_clear(candidate, kClaimOrder)) return candidate;
+    return take_free_block(seed);
+  }
+
+  /// The candidate block of run `run` of type t: the runs of all types numbered r = run * K + t,
+  /// spread so that consecutive r fall into consecutive level-0 words of the state bitmaps (bit
+  /// r / W of word r mod W, W words): concurrent openers then update different words, as
+  /// clear_any's random picks do, instead of the 64 consecutive blocks of one word. kNotFound
+  /// when the position is past the last block.
+  HEAPLAB_HD std::uint32_t run_candidate(std::uint32_t t, std::uint64_t run) const {
+    std::uint64_t const words = s_.layout.containers(0);
+    std::uint64_t const r     = (run * s_.num_types + t) % (words * 64u);
+    std::uint64_t const b     = (r % words) * 64u + r / words;
+    return b < s_.num_blocks ? static_cast<std::uint32_t>(b) : kNotFound;
   }
 
   /// A block to reserve up to k slots of type t in: an active block of type t, else (claim
@@ -187,13 +214,14 @@ class HeapRef {
   /// allocation whose tickets start a run opens that run's block and publishes it in the run
   /// table (claim_runs, a relaxed store: the block's header is published by initialize's own
   /// release store, which the reservation acquires); the others poll the entry of the run their
-  /// first ticket is in, with one active lookup between polls, up to claim_wait_rounds rounds
-  /// (Backoff::wait), then go on as DynaSOAr does. So a burst opens about one block per N_t
-  /// requested slots, and every wait is bounded: no allocation depends on another thread's progress
-  /// beyond those rounds (lock-free as before). A block from the run table is like a lookup result:
-  /// possibly full, invalid or of another type by the time of the reservation, which try_reserve /
-  /// commit_reservation handle (App. A.3). An opener that finds no free block publishes kNotFound,
-  /// releasing its waiters.
+  /// first ticket is in, up to claim_wait_rounds rounds (await_run), then go on as DynaSOAr
+  /// does. The opener tries its run's candidate block first (run_candidate), so a burst on an
+  /// empty heap opens blocks without searching the free bitmap. So a burst opens about one block
+  /// per N_t requested slots, and every wait is bounded: no allocation depends on another thread's
+  /// progress beyond those rounds (lock-free as before). A block from the run table is like a
+  /// lookup result: possibly full, invalid or of another type by the time of the reservation, which
+  /// try_reserve / commit_reservation handle (App. A.3). An opener that finds no free block
+  /// publishes kNotFound, releasing its waiters.
   HEAPLAB_HD std::uint32_t find_or_claim_block(std::uint32_t t,
                                                std::uint32_t k,
                                                std::uint64_t seed) const {
@@ -205,7 +233,7 @@ class HeapRef {
         // The run's waiters may reserve as soon as the header is published (initialize's
         // release store): the state-bit sets that follow are the ones a reservation before them
         // waits for in its retrying clear (A.4 "Allocate After Delete-First", initialize_block).
-        b = take_free_block(seed);
+        b = take_free_block_for_run(t, ticket.run, seed);
         if (b != kNotFound) blocks().initialize(b, t, s_.capacities[t]);
         publish_run(t, ticket.run, b);
         if (b != kNotFound) publish_block_state(t, b);
@@ -250,17 +278,22 @@ class HeapRef {
   HEAPLAB_HD void publish_run(std::uint32_t t, std::uint64_t run, std::uint32_t b) const {
     Atomics::store(run_entry(t, run), (run_tag(run) << 32) | b, MemoryOrder::relaxed);
   }
-  /// The block published for `run` or, between polls of its entry, any block one lookup finds
-  /// in active[t] (a partly filled block of another run serves as well and is not left behind
-  /// half empty); kNotFound after claim_wait_rounds rounds without either, or when the run's
+  /// The block published for `run`, polled once per round (Backoff::wait between rounds); in
+  /// the last quarter of the claim_wait_rounds rounds also any block one lookup finds in
+  /// active[t] (a straggler takes a partly filled block of another run rather than open one).
+  /// Looking up from the first round was measured to cost throughput: waiters then take the
+  /// blocks of other runs, whose own waiters find them full and take new tickets (H100,
+  /// docs/allocator.md "Claim tickets"). kNotFound after the last round, or when the run's
   /// opener found no free block.
   HEAPLAB_HD std::uint32_t await_run(std::uint32_t t, std::uint64_t run, std::uint64_t seed) const {
     std::uint64_t const tag = run_tag(run) & 0xFFFFFFFFull;
     for (std::uint32_t w = 0; w < s_.claim_wait_rounds; ++w) {
       std::uint64_t const e = Atomics::load(run_entry(t, run), MemoryOrder::relaxed);
       if ((e >> 32) == tag) return static_cast<std::uint32_t>(e);
-      std::uint32_t const b = active(t).try_find_set(detail::mix_seed(seed, 0x100u + w));
-      if (b != kNotFound) return b;
+      if (w >= s_.claim_wait_rounds - s_.claim_wait_rounds / 4) {
+        std::uint32_t const b = active(t).try_find_set(detail::mix_seed(seed, 0x100u + w));
+        if (b != kNotFound) return b;
+      }
       Atomics::backoff(Backoff::wait);
     }
     return kNotFound;
