@@ -109,10 +109,12 @@ TEST_F(ObjectCheckGpu, OverlapSharingTheLastWordMismatches) {
 
 TEST(BenchRunsGpu, HeaplabObjectsVerify) {
   HEAPLAB_REQUIRE_GPU();
-  auto const ls = hb::heap_linux_scalability(300, 5, 0, 1, heaplab::core::kDefaultClaimWaitRounds);
+  auto const ls =
+      hb::heap_linux_scalability(300, 5, 0, 1, heaplab::core::kDefaultClaimWaitRounds, true);
   EXPECT_EQ(ls.check.objects, 1500u);
   EXPECT_EQ(ls.check.violations(), 0u) << hb::describe(ls.check);
-  auto const wave = hb::heap_allocation_wave(5000, 0, 1, heaplab::core::kDefaultClaimWaitRounds);
+  auto const wave =
+      hb::heap_allocation_wave(5000, 0, 1, heaplab::core::kDefaultClaimWaitRounds, true);
   EXPECT_EQ(wave.check.objects, 5000u);
   EXPECT_EQ(wave.check.violations(), 0u) << hb::describe(wave.check);
 }

@@ -95,7 +95,8 @@ HeapAllocResult run(std::uint64_t threads,
                     int per_thread,
                     int warmup,
                     int repeats,
-                    std::uint32_t claim_wait_rounds) {
+                    std::uint32_t claim_wait_rounds,
+                    bool coalesce_frees) {
   std::uint64_t const objects = threads * static_cast<std::uint64_t>(per_thread);
   constexpr std::uint32_t cap = Types::template capacity<T>;
   std::uint64_t const blocks  = heap_blocks(objects, cap);
@@ -103,6 +104,7 @@ HeapAllocResult run(std::uint64_t threads,
     throw std::runtime_error("alloc bench: too many objects for one heap");
   soa::HeapOptions options;
   options.claim_wait_rounds = claim_wait_rounds;
+  options.coalesce_frees    = coalesce_frees;
   auto heap = soa::Heap<Types>::with_blocks(static_cast<std::uint32_t>(blocks), options);
   cudart::device_buffer<std::uint64_t> slots(objects, "object pointer slots");
   unsigned const block = kAllocBlockThreads;
@@ -139,19 +141,28 @@ HeapAllocResult run(std::uint64_t threads,
 
 }  // namespace
 
-HeapAllocResult heap_linux_scalability(
-    int threads, int per_thread, int warmup, int repeats, std::uint32_t claim_wait_rounds) {
+HeapAllocResult heap_linux_scalability(int threads,
+                                       int per_thread,
+                                       int warmup,
+                                       int repeats,
+                                       std::uint32_t claim_wait_rounds,
+                                       bool coalesce_frees) {
   static_assert(Types64::size_bytes<Object64> == 64);
-  return run<Types64, Object64>(
-      static_cast<std::uint64_t>(threads), per_thread, warmup, repeats, claim_wait_rounds);
+  return run<Types64, Object64>(static_cast<std::uint64_t>(threads),
+                                per_thread,
+                                warmup,
+                                repeats,
+                                claim_wait_rounds,
+                                coalesce_frees);
 }
 
 HeapAllocResult heap_allocation_wave(std::uint64_t threads,
                                      int warmup,
                                      int repeats,
-                                     std::uint32_t claim_wait_rounds) {
+                                     std::uint32_t claim_wait_rounds,
+                                     bool coalesce_frees) {
   static_assert(Types16::size_bytes<Object16> == 16);
-  return run<Types16, Object16>(threads, 1, warmup, repeats, claim_wait_rounds);
+  return run<Types16, Object16>(threads, 1, warmup, repeats, claim_wait_rounds, coalesce_frees);
 }
 
 std::uint64_t heap_linux_scalability_bytes(int threads, int per_thread) {

@@ -32,17 +32,22 @@ struct HeapAllocResult {
 /// an empty heap (Heap::reset, untimed). The heap holds every object with room to spare. After
 /// the timed allocation runs, untimed, the objects of the last run are checked
 /// (object_check.hpp: words_[0] and words_[7] written and read back through the field DSL,
-/// encoded pointers distinct by block and slot). `claim_wait_rounds`: soa::HeapOptions'
-/// (0: claim tickets off).
-HeapAllocResult heap_linux_scalability(
-    int threads, int per_thread, int warmup, int repeats, std::uint32_t claim_wait_rounds);
+/// encoded pointers distinct by block and slot). `claim_wait_rounds`, `coalesce_frees`:
+/// soa::HeapOptions' (0: claim tickets off; false: one fetch_and per freed object).
+HeapAllocResult heap_linux_scalability(int threads,
+                                       int per_thread,
+                                       int warmup,
+                                       int repeats,
+                                       std::uint32_t claim_wait_rounds,
+                                       bool coalesce_frees);
 
 /// One wave: `threads` threads x 1 object of a 16-byte type, then the matching free; the same
 /// check (words_[0] and words_[1]).
 HeapAllocResult heap_allocation_wave(std::uint64_t threads,
                                      int warmup,
                                      int repeats,
-                                     std::uint32_t claim_wait_rounds);
+                                     std::uint32_t claim_wait_rounds,
+                                     bool coalesce_frees);
 
 /// Device bytes heap_linux_scalability / heap_allocation_wave take at most: heap, pointer slots
 /// and the object check.

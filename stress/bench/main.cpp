@@ -108,6 +108,7 @@ struct AllocOptions {
   std::uint64_t wave_threads      = std::uint64_t{1} << 20;
   std::uint64_t gallatin_pool_gib = 16;  // Gallatin builds only (gallatin_bench.hpp)
   std::uint32_t claim_wait_rounds = heaplab::core::kDefaultClaimWaitRounds;  // HeapOptions
+  bool coalesce_frees             = true;                                    // HeapOptions
 
   [[nodiscard]] std::uint64_t gallatin_pool_bytes() const { return gallatin_pool_gib << 30; }
 };
@@ -237,7 +238,7 @@ std::string gallatin_cells(Common const& c,
 void linux_scalability_row(
     Common const& c, AllocOptions const& o, int n, AllocCsv const& csv, AllocTally& tally) {
   auto const h = heaplab::bench::heap_linux_scalability(
-      o.threads, n, c.warmup, c.repeats, o.claim_wait_rounds);
+      o.threads, n, c.warmup, c.repeats, o.claim_wait_rounds, o.coalesce_frees);
   std::string const param = "n=" + std::to_string(n);
   std::string const bad   = std::to_string(h.check.violations());
   csv.row("linux_scalability_alloc", "heaplab", param, h.alloc, h.failed, bad);
@@ -275,11 +276,12 @@ void linux_scalability_table(Common const& c,
                              AllocTally& tally) {
   std::printf("\nlinux-scalability: %d threads x n objects of 64 B, then free all\n", o.threads);
   std::printf(
-      "  heaplab: median of %d runs after %d warm-up, claim_wait_rounds %u; CUDA malloc: median "
-      "of %d run(s), 1 warm-up for n <= 64\n",
+      "  heaplab: median of %d runs after %d warm-up, claim_wait_rounds %u, coalesced frees %s; "
+      "CUDA malloc: median of %d run(s), 1 warm-up for n <= 64\n",
       c.repeats,
       c.warmup,
       o.claim_wait_rounds,
+      o.coalesce_frees ? "on" : "off",
       o.baseline_repeats);
   print_gallatin_line(c, o);
   std::printf("  %6s | %11s %11s %7s | %11s %11s %7s | %9s %11s",
@@ -305,7 +307,8 @@ void one_wave(Common const& c, AllocOptions const& o, AllocCsv const& csv, Alloc
   namespace hb = heaplab::bench;
   std::printf("\none wave: %llu threads x 1 object of 16 B, then free\n",
               static_cast<unsigned long long>(o.wave_threads));
-  auto const w = hb::heap_allocation_wave(o.wave_threads, c.warmup, c.repeats, o.claim_wait_rounds);
+  auto const w = hb::heap_allocation_wave(
+      o.wave_threads, c.warmup, c.repeats, o.claim_wait_rounds, o.coalesce_frees);
   auto const per_s = [&](float ms) { return static_cast<double>(o.wave_threads) / (ms * 1e-3); };
   std::string const param = "threads=" + std::to_string(o.wave_threads);
   // One line and two CSV rows per allocator: alloc and free wave medians.
@@ -526,6 +529,9 @@ void add_alloc_command(CLI::App& app, BenchOptions& o) {
                    "heaplab's HeapOptions::claim_wait_rounds (0: claim tickets off, DynaSOAr "
                    "Alg. 1 as published)")
       ->check(CLI::Range(0u, 1000u));
+  alloc->add_flag("!--no-coalesce-frees",
+                  alloc_options.coalesce_frees,
+                  "heaplab frees one object per fetch_and (HeapOptions::coalesce_frees = false)");
   alloc
       ->add_option("--gallatin-pool-gib",
                    alloc_options.gallatin_pool_gib,

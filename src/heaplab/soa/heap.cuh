@@ -71,6 +71,9 @@ struct HeapOptions {
   /// one itself (core/heap_ref.hpp find_or_claim_block, "Claim tickets"); 0: claim tickets off
   /// (DynaSOAr Alg. 1 as published: every miss opens a block).
   std::uint32_t claim_wait_rounds = core::kDefaultClaimWaitRounds;
+  /// Frees of one warp into one block share one fetch_and (HeapRef::free_unchecked); false: one
+  /// per object, as DynaSOAr Alg. 2 (for measurements).
+  bool coalesce_frees = true;
   /// Stream every heap operation is ordered on.
   cudaStream_t stream = nullptr;
   /// Register the block area with the NVTX memory API as a pool with one region per block
@@ -158,10 +161,26 @@ class Heap {
     static_assert(std::is_member_function_pointer_v<decltype(Method)>,
                   "parallel_do<T, &T::method>: the second argument must be a member function");
     ensure_scratch();
-    detail::copy_iteration_bitmaps_kernel<Types, T>
-        <<<grid_for(plan_.num_blocks), detail::kThreadsPerBlock, 0, stream()>>>(ref_);
-    after_launch();
-    run_per_subtype<T, Method>(std::make_index_sequence<Types::num_types>{}, args...);
+    if constexpr (concrete_types_under<T>(std::make_index_sequence<Types::num_types>{}) == 1 &&
+                  !Types::template is_abstract<T>) {
+      // T is its only concrete type: R first, then the iteration bitmaps of R's blocks only,
+      // then the method (the same steps and order as below, without the pass over all M
+      // headers).
+      constexpr std::uint32_t t   = Types::template type_id<T>;
+      std::uint32_t* const blocks = block_array_.data();
+      std::uint32_t* const count  = blocks + plan_.num_blocks;
+      indices_->enumerate(ref_.core().allocated(t), blocks, count, stream());
+      detail::copy_iteration_bitmaps_of_kernel<Types, T>
+          <<<grid_for(plan_.num_blocks), detail::kThreadsPerBlock, 0, stream()>>>(
+              ref_, blocks, count);
+      after_launch();
+      launch_parallel_do_kernel<T, Method>(blocks, count, args...);
+    } else {
+      detail::copy_iteration_bitmaps_kernel<Types, T>
+          <<<grid_for(plan_.num_blocks), detail::kThreadsPerBlock, 0, stream()>>>(ref_);
+      after_launch();
+      run_per_subtype<T, Method>(std::make_index_sequence<Types::num_types>{}, args...);
+    }
   }
 
   // ---------------------------------------------------------------- queries (synchronize)
@@ -301,7 +320,8 @@ class Heap {
                                      options_.claim_wait_rounds),
                     static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(blocks_.data())),
                     control_device(),
-                    options_.oom_retries);
+                    options_.oom_retries,
+                    options_.coalesce_frees);
     launch_initialize();
     // The capacities live in pageable host memory: wait before it goes out of scope.
     HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
@@ -398,13 +418,32 @@ class Heap {
       // R = allocated[U] by the hierarchical enumeration (DynaSOAr Alg. 5): O(blocks of U), not
       // O(M); the heap is quiescent between the kernels of one stream.
       indices_->enumerate(ref_.core().allocated(u), blocks, count, stream());
-      std::uint64_t const max_threads =
-          std::uint64_t{plan_.num_blocks} * Types::template capacity<U>;
-      detail::parallel_do_kernel<Types, U, Method, std::decay_t<Args>...>
-          <<<grid_for(max_threads), detail::kThreadsPerBlock, 0, stream()>>>(
-              ref_, blocks, count, args...);
-      after_launch();
+      launch_parallel_do_kernel<U, Method>(blocks, count, args...);
     }
+  }
+  /// The method kernel of concrete type U over R = blocks[0 .. *count).
+  template <class U, auto Method, class... Args>
+  void launch_parallel_do_kernel(std::uint32_t const* blocks,
+                                 std::uint32_t const* count,
+                                 Args const&... args) {
+    std::uint64_t const max_threads = std::uint64_t{plan_.num_blocks} * Types::template capacity<U>;
+    detail::parallel_do_kernel<Types, U, Method, std::decay_t<Args>...>
+        <<<grid_for(max_threads), detail::kThreadsPerBlock, 0, stream()>>>(
+            ref_, blocks, count, args...);
+    after_launch();
+  }
+  /// Concrete types U of the list with U = T or U derived from T.
+  template <class T, std::size_t... I>
+  static constexpr std::uint32_t concrete_types_under(std::index_sequence<I...>) {
+    return (
+        0u + ... +
+        (((std::is_same_v<T, typename Types::template type<static_cast<std::uint32_t>(I)>> ||
+           std::is_base_of_v<
+               T,
+               typename Types::template type<static_cast<std::uint32_t>(I)>>)&&!Types::
+              template is_abstract<typename Types::template type<static_cast<std::uint32_t>(I)>>)
+             ? 1u
+             : 0u));
   }
 
   core::HeapConfig config_;

@@ -70,8 +70,13 @@ class HeapRef {
   __host__ HeapRef(core::HeapStorage const& storage,
                    std::uint64_t block_base,
                    detail::DeviceControl* control,
-                   std::uint32_t oom_retries)
-      : core_(storage), block_base_(block_base), control_(control), oom_retries_(oom_retries) {}
+                   std::uint32_t oom_retries,
+                   bool coalesce_frees = true)
+      : core_(storage),
+        block_base_(block_base),
+        control_(control),
+        oom_retries_(oom_retries),
+        coalesce_frees_(coalesce_frees) {}
 
   // ---------------------------------------------------------------- queries (host and device)
 
@@ -398,37 +403,45 @@ class HeapRef {
     slots = r.slots;
   }
 
-  /// DynaSOAr Alg. 2 for object p, coalesced with the other lanes of the warp that free objects
-  /// of the same block at the same time: one release_slots (one fetch_and, the coalesced form of
-  /// Alg. 2 in the core) for the group instead of one per lane. Under independent thread
-  /// scheduling the same discipline as allocate_raw's (1)-(4): `active` is evaluated once and
-  /// used only by the two matches that directly follow it; from then on only `group` is named,
-  /// and every lane of the group runs the same synchronizing calls (the branch on `distinct` is
-  /// uniform across the group: it depends only on values reduced over the group).
-  /// The group's slots are distinct unless a slot is freed twice in the same group (a double
-  /// free): then every lane frees its own slot with the core's single-slot path, whose check
-  /// reports the second free exactly as without coalescing.
-  /// Memory order: __syncwarp(group) orders every lane's accesses to its object (e.g. a
+  /// DynaSOAr Alg. 2 for object p. With HeapOptions::coalesce_frees, when every lane of the
+  /// warp that frees at this instruction frees an object of the same block (the common case
+  /// after a coalesced allocation), the warp frees them with one release_slots (one fetch_and,
+  /// the coalesced form of Alg. 2 in the core); otherwise each lane frees its own object.
+  /// Independent thread scheduling: `active` is evaluated once and used by the match that
+  /// directly follows it; every branch after it depends only on values equal across `active`
+  /// (the match's predicate, the reduced slots), so all its lanes make the same synchronizing
+  /// calls. The slots are distinct unless a slot is freed twice in the warp (a double free):
+  /// then every lane frees its own slot with the core's single-slot path, whose check reports
+  /// the second free as without coalescing.
+  /// Memory order: __syncwarp(active) orders every lane's accesses to its object (e.g. a
   /// destructor) before the leader's RELEASE fetch_and, which the next owner's acquire
   /// reservation reads (block_headers.hpp release_slots); the match / reduce intrinsics alone
-  /// order nothing. The linearization point of each lane's free is that fetch_and.
+  /// order nothing. Each lane's free linearizes at that fetch_and.
   __device__ void free_unchecked(std::uint64_t p) const {
-    unsigned const active    = __activemask();
     std::uint32_t const type = core::pointer_type(p);
-    unsigned const group =
-        __match_any_sync(active, core::pointer_block_address(p)) & __match_any_sync(active, type);
-    core::SlotRef const at    = locate(p);
-    std::uint64_t const bit   = std::uint64_t{1} << at.slot;
-    unsigned const low        = __reduce_or_sync(group, static_cast<unsigned>(bit));
-    unsigned const high       = __reduce_or_sync(group, static_cast<unsigned>(bit >> 32));
-    std::uint64_t const slots = (std::uint64_t{high} << 32) | low;
-    bool const distinct       = __popcll(slots) == __popc(group);
-    if (!distinct) {
+    core::SlotRef const at   = locate(p);
+    if (!coalesce_frees_) {
       core_.deallocate(type, at);
       return;
     }
-    __syncwarp(group);
-    unsigned const leader = static_cast<unsigned>(__ffs(static_cast<int>(group))) - 1u;
+    unsigned const active = __activemask();
+    int same_block        = 0;
+    // The encoded pointer without its slot bits: block address, capacity and type.
+    (void)__match_all_sync(active, p & ~core::kSlotMask, &same_block);
+    if (!same_block) {
+      core_.deallocate(type, at);
+      return;
+    }
+    std::uint64_t const bit   = std::uint64_t{1} << at.slot;
+    unsigned const low        = __reduce_or_sync(active, static_cast<unsigned>(bit));
+    unsigned const high       = __reduce_or_sync(active, static_cast<unsigned>(bit >> 32));
+    std::uint64_t const slots = (std::uint64_t{high} << 32) | low;
+    if (__popcll(slots) != __popc(active)) {  // a slot freed twice in this warp: per lane
+      core_.deallocate(type, at);
+      return;
+    }
+    __syncwarp(active);
+    unsigned const leader = static_cast<unsigned>(__ffs(static_cast<int>(active))) - 1u;
     if (detail::lane_id() == leader) core_.release_slots(type, at.block, slots);
   }
 
@@ -519,6 +532,7 @@ class HeapRef {
   std::uint64_t block_base_       = 0;
   detail::DeviceControl* control_ = nullptr;
   std::uint32_t oom_retries_      = kDefaultOomRetries;
+  bool coalesce_frees_            = true;  // HeapOptions::coalesce_frees
 };
 
 /// The by-value contract with kernels.
