@@ -8,7 +8,6 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -135,43 +134,21 @@ class GpuDriver {
   [[nodiscard]] soa::Heap<Types>& heap() { return heap_; }
   [[nodiscard]] compact::Compactor<Types>& compactor() { return compactor_; }
 
-  /// Allocates the population in waves of at most kWave requests. One wave of every object at
-  /// once would be a cold-start burst: hundreds of warps find no active block at the same time and
-  /// each claims a fresh one, so the heap fills with sparse blocks and a population of 75% of its
-  /// capacity no longer fits (measured on an H200: 193 of 9574 objects found no memory). Waves
-  /// fill the blocks the earlier waves opened. A request that gets nullptr (HeapRef::allocate_raw
-  /// gives up after its retry rounds instead of looping) goes again in a later round; only a
-  /// request that still fails after kRounds rounds fails the test.
+  /// Allocates the whole population in ONE launch (a thread per request), as a program would.
+  /// This used to be a cold-start burst the allocator lost: hundreds of warps found no active
+  /// block at the same time and each opened a fresh one (DynaSOAr Alg. 1 lines 4-7), so the heap
+  /// filled with sparse blocks and a population of 75% of its capacity no longer fit (measured on
+  /// an H200: 193 of 9574 objects found no memory), and the driver allocated in waves of 1024.
+  /// Claim tickets (core/heap_ref.hpp find_or_claim_block; docs/core.md "Claim tickets") make a
+  /// burst open about one block per N_T requested slots, so one launch fits. A nullptr answer
+  /// near exhaustion stays legal (docs/allocator.md "Out of memory": a block being initialized or
+  /// deleted is briefly invisible), so the requests that got one go again, all in one launch per
+  /// round; only a request that still fails after kRounds rounds fails the test.
   void allocate(std::vector<NewObject> const& objects) {
     constexpr int kRounds          = 8;
-    constexpr std::size_t kWave    = 1024;
     std::vector<NewObject> pending = objects;
     for (int round = 0; round < kRounds && !pending.empty(); ++round) {
-      std::vector<NewObject> failed;
-      for (std::size_t begin = 0; begin < pending.size(); begin += kWave) {
-        std::size_t const end = std::min(pending.size(), begin + kWave);
-        std::vector<std::uint32_t> types;
-        std::vector<std::uint64_t> ids;
-        for (std::size_t i = begin; i < end; ++i) {
-          types.push_back(pending[i].type);
-          ids.push_back(pending[i].id);
-        }
-        DeviceArray<std::uint32_t> const d_types(types);
-        DeviceArray<std::uint64_t> const d_ids(ids);
-        DeviceArray<std::uint64_t> d_out(std::vector<std::uint64_t>(end - begin, 0));
-        allocate_objects_kernel<Types><<<grid_of(end - begin), 256, 0, heap_.stream()>>>(
-            heap_.ref(), d_types.get(), d_ids.get(), d_out.get(), end - begin);
-        HEAPLAB_CHECK_LAUNCH();
-        heap_.synchronize();
-        std::vector<std::uint64_t> const out = d_out.download();
-        for (std::size_t i = begin; i < end; ++i) {
-          if (out[i - begin] == 0) {
-            failed.push_back(pending[i]);
-          } else {
-            pointer_[pending[i].id] = out[i - begin];
-          }
-        }
-      }
+      std::vector<NewObject> failed = launch_allocations(pending);
       heap_.reset_oom_count();
       retried_allocations_ += failed.size();
       pending = std::move(failed);
@@ -180,7 +157,7 @@ class GpuDriver {
                                  << " objects found no memory after " << kRounds
                                  << " rounds: the test heap is too small for its population";
   }
-  /// Requests that got nullptr in some wave of allocate() and were retried.
+  /// Requests that got nullptr in some round of allocate() and were retried.
   [[nodiscard]] std::uint64_t retried_allocations() const { return retried_allocations_; }
   check::HeapSnapshot snapshot() { return heap_.snapshot_with_payloads(); }
   void link(std::vector<Link> const& links) {
@@ -243,6 +220,33 @@ class GpuDriver {
   }
 
  private:
+  /// One launch of allocate_objects_kernel over `requests`, one thread each; records the
+  /// pointers it got and returns the requests that got nullptr.
+  std::vector<NewObject> launch_allocations(std::vector<NewObject> const& requests) {
+    std::vector<std::uint32_t> types;
+    std::vector<std::uint64_t> ids;
+    for (NewObject const& o : requests) {
+      types.push_back(o.type);
+      ids.push_back(o.id);
+    }
+    DeviceArray<std::uint32_t> const d_types(types);
+    DeviceArray<std::uint64_t> const d_ids(ids);
+    DeviceArray<std::uint64_t> d_out(std::vector<std::uint64_t>(requests.size(), 0));
+    allocate_objects_kernel<Types><<<grid_of(requests.size()), 256, 0, heap_.stream()>>>(
+        heap_.ref(), d_types.get(), d_ids.get(), d_out.get(), requests.size());
+    HEAPLAB_CHECK_LAUNCH();
+    heap_.synchronize();
+    std::vector<std::uint64_t> const out = d_out.download();
+    std::vector<NewObject> failed;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      if (out[i] == 0) {
+        failed.push_back(requests[i]);
+      } else {
+        pointer_[requests[i].id] = out[i];
+      }
+    }
+    return failed;
+  }
   static soa::HeapOptions options(std::uint32_t n, std::uint32_t k1) {
     soa::HeapOptions o;
     o.defrag_factor = n;

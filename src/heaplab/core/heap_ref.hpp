@@ -283,7 +283,7 @@ class HeapRef {
   /// active[t] (a straggler takes a partly filled block of another run rather than open one).
   /// Looking up from the first round was measured to cost throughput: waiters then take the
   /// blocks of other runs, whose own waiters find them full and take new tickets (H100,
-  /// docs/allocator.md "Claim tickets"). kNotFound after the last round, or when the run's
+  /// docs/core.md "Claim tickets"). kNotFound after the last round, or when the run's
   /// opener found no free block.
   HEAPLAB_HD std::uint32_t await_run(std::uint32_t t, std::uint64_t run, std::uint64_t seed) const {
     std::uint64_t const tag = run_tag(run) & 0xFFFFFFFFull;
