@@ -12,7 +12,7 @@ namespace heaplab::bench {
 struct FillBenchOptions {
   std::vector<std::uint32_t> blocks{256, 16384};  // heap sizes M
   std::vector<double> fractions{0.5, 0.75, 0.9, 0.95, 0.99, 1.0};
-  std::vector<std::uint32_t> claim_wait_rounds{0, 8};  // 0: claim tickets off (DynaSOAr Alg. 1)
+  std::vector<std::uint32_t> claim_wait_rounds{0, 16};  // 0: claim tickets off (DynaSOAr Alg. 1)
   int runs = 5;  // launches per (workload, M, fraction), each on a freshly reset heap
   std::string csv;
 };

@@ -258,8 +258,9 @@ class HeapRef {
     std::uint64_t const first =
         Atomics::fetch_add(s_.claim_tickets + t, std::uint64_t{k}, MemoryOrder::relaxed);
     std::uint64_t const last = first + k - 1u;
-    if (first % n == 0) return ClaimTicket{true, first / n};
-    if (first / n != last / n) return ClaimTicket{true, last / n};  // a run starts in (first, last]
+    // A run starts among the tickets: open the last such run (for k > N_t several start; the
+    // caller's own slots come from the block it opens, the run of its last ticket).
+    if (first % n == 0 || first / n != last / n) return ClaimTicket{true, last / n};
     return ClaimTicket{false, first / n};
   }
 
@@ -271,10 +272,8 @@ class HeapRef {
     return s_.claim_runs + std::uint64_t{t} * s_.claim_run_slots +
            (run & (s_.claim_run_slots - 1u));
   }
-  /// Tag of a run in its table entry: never 0, the "none yet" of an empty entry.
-  HEAPLAB_HD static std::uint64_t run_tag(std::uint64_t run) {
-    return ((run & 0xFFFFFFFFull) + 1u) & 0xFFFFFFFFull;
-  }
+  /// Tag of a run in its table entry: 1 .. 2^32 - 1, never 0, the "none yet" of an empty entry.
+  HEAPLAB_HD static std::uint64_t run_tag(std::uint64_t run) { return run % 0xFFFFFFFFull + 1u; }
   HEAPLAB_HD void publish_run(std::uint32_t t, std::uint64_t run, std::uint32_t b) const {
     Atomics::store(run_entry(t, run), (run_tag(run) << 32) | b, MemoryOrder::relaxed);
   }
