@@ -6,6 +6,7 @@
 //   core_explore --workload heap-weak --memory-model release_acquire   weak-memory mode
 //   core_explore --workload rw --runs 20000                   random-walk page pool (issue 11)
 //   core_explore --workload queue --runs 20000                its queue baseline (queue-weak: weak)
+//   core_explore --workload burst --runs 20000                claim-ticket bursts (issue 13)
 //
 // Built from the real protocol; configure with -DHEAPLAB_MUTANT=<name> to explore a planted bug
 // (docs/mutants.md).
@@ -44,7 +45,8 @@ int main(int argc, char** argv) {
          "rw-weak (rw with the page words checked "
          "for stale reads; weak-memory mode by default), queue (the queue baseline of the "
          "random-walk paper on a ring of 2-6 slots) or queue-weak (queue with the page words "
-         "checked for stale reads; weak-memory mode by default)")
+         "checked for stale reads; weak-memory mode by default), burst (cold-start k-slot "
+         "bursts on a heap of 2-8 blocks that reach every claim-ticket path)")
       ->check(CLI::IsMember({"heap",
                              "heap_k",
                              "bitmap",
@@ -53,7 +55,8 @@ int main(int argc, char** argv) {
                              "rw",
                              "rw-weak",
                              "queue",
-                             "queue-weak"}));
+                             "queue-weak",
+                             "burst"}));
   app.add_option("--memory-model",
                  memory_model,
                  "sequential_consistency (sc: every load reads the latest store; the default "

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "harness/claim_paths.hpp"
+
 #include "harness/programs.hpp"
 #include "harness/workload_rc.hpp"
 
@@ -161,4 +163,64 @@ TEST(Explorer, WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol) {
       "bound 1): %llu schedules, %.2f s, no failure\n",
       static_cast<unsigned long long>(report.runs),
       report.seconds);
+}
+
+namespace {
+
+/// Explores the burst workloads (claim tickets) with `options`, summing their claim-ticket paths.
+harness::ClaimPathCounts explore_bursts(sched::ExploreOptions const& options,
+                                        std::uint32_t claim_wait_rounds_override = ~0u) {
+  auto paths   = std::make_shared<harness::ClaimPathCounts>();
+  auto factory = [paths, claim_wait_rounds_override](std::uint64_t seed) {
+    harness::HeapWorkload w = harness::random_burst_workload(seed);
+    if (claim_wait_rounds_override != ~0u) w.claim_wait_rounds = claim_wait_rounds_override;
+    return harness::make_heap_program(w, paths);
+  };
+  auto const report = sched::explore(factory, options);
+  EXPECT_FALSE(report.failure.has_value()) << report.failure_report;
+  EXPECT_EQ(report.runs, options.max_runs);
+  EXPECT_EQ(paths->runs, report.runs);
+  std::printf("burst workloads, %s: %llu runs, %llu atomic operations, %.2f s, no failure\n  %s\n",
+              sched::to_string(options.run.memory_model),
+              static_cast<unsigned long long>(report.runs),
+              static_cast<unsigned long long>(report.steps),
+              report.seconds,
+              paths->to_string().c_str());
+  return *paths;
+}
+
+void expect_every_ticket_path(harness::ClaimPathCounts const& c) {
+  EXPECT_GT(c.opener_block, 0u) << "no opener published a block";
+  EXPECT_GT(c.opener_none, 0u) << "no opener found the heap exhausted (published kNotFound)";
+  EXPECT_GT(c.waiter_served, 0u) << "no waiter was served a block by its run's entry";
+  EXPECT_GT(c.waiter_served_none, 0u) << "no waiter read its opener's kNotFound";
+  EXPECT_GT(c.waiter_lookup, 0u) << "no waiter took a block its last-quarter lookup found";
+  EXPECT_GT(c.waiter_timed_out, 0u) << "no waiter timed out";
+  EXPECT_GT(c.entry_held_other_run, 0u)
+      << "no waiter saw another run in its entry (run-table reuse)";
+}
+
+}  // namespace
+
+TEST(Explorer, ClaimTicketBurstsReachEveryTicketPathAndFindNothing) {
+  // Cold-start bursts (issue 13): the default budget that finds the claim-ticket mutants
+  // (docs/mutants.md), and 500 runs in the weak-memory mode. Every ticket path must be reached
+  // (claim_paths.hpp reads them off the traces; the bounded-waiting check runs on every trace).
+  sched::ExploreOptions const sc;
+  expect_every_ticket_path(explore_bursts(sc));
+  sched::ExploreOptions weak = sc;
+  weak.max_runs              = 500;
+  weak.run.memory_model      = sched::MemoryModel::release_acquire;
+  expect_every_ticket_path(explore_bursts(weak));
+}
+
+TEST(Explorer, ClaimPathCountersStayZeroWithTicketsOff) {
+  // The counters can fail: the same bursts with claim_wait_rounds 0 (tickets off) take no path.
+  sched::ExploreOptions o;
+  o.max_runs                       = 100;
+  harness::ClaimPathCounts const c = explore_bursts(o, 0);
+  EXPECT_EQ(c.takes, 0u);
+  EXPECT_EQ(c.opener_block + c.opener_none + c.waiter_served + c.waiter_served_none +
+                c.waiter_lookup + c.waiter_timed_out + c.entry_held_other_run,
+            0u);
 }

@@ -11,8 +11,10 @@
 //   "rw-weak"   rw with observed page words, as heap-weak
 //   "queue"     the queue baseline on a tiny ring (issue 11), default exploration
 //   "queue-weak" queue with observed page words, as heap-weak
-// (proofs_tests/core/CMakeLists.txt). The same budgets find nothing in the real protocol
-// (explorer_test.cpp, DefaultBudgetFindsNothingInTheRealProtocol and
+//   "burst"     cold-start k-slot bursts for claim tickets, default exploration
+// (proofs_tests/core/CMakeLists.txt); a target may also define HEAPLAB_MUTANT_OUTCOME, the
+// outcome the failure must have ("step_budget_exceeded", ...). The same budgets find nothing in the
+// real protocol (explorer_test.cpp, DefaultBudgetFindsNothingInTheRealProtocol and
 // WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol).
 #include <gtest/gtest.h>
 
@@ -69,6 +71,10 @@ TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
               report.seconds,
               sched::to_string(report.failure->outcome));
   std::printf("%s", report_head_and_trace_tail(report.failure_report, 40).c_str());
+#if defined(HEAPLAB_MUTANT_OUTCOME)
+  // The target names how the bug must show (e.g. step_budget_exceeded for a livelock).
+  EXPECT_STREQ(sched::to_string(report.failure->outcome), HEAPLAB_MUTANT_OUTCOME);
+#endif
   // The failure reproduces the identical trace, twice.
   for (int i = 0; i < 2; ++i) {
     sched::RunResult const again =

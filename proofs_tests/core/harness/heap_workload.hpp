@@ -20,6 +20,9 @@
 //   - after the run (all objects freed): the catalog holds, every block is free (no capacity
 //     lost), nobody owns anything, and (under the scheduler) the state bitmaps' operation
 //     multisets satisfy Lemma 5 (lemma5.hpp);
+//   - bounded waiting (claim tickets, under the scheduler): no waiter polls its run's entry more
+//     than claim_wait_rounds times (claim_paths.hpp reads the trace; it also counts the ticket
+//     paths taken into an optional ClaimPathCounts sink, make_heap_program);
 //   - oom-justified (docs/explorer.md "Out-of-memory legitimacy"): an allocation that returned
 //     null is recorded, never silently skipped; after the run, a null is a failure if some block
 //     never held an object during the whole run (it was free throughout, so every allocation
@@ -45,6 +48,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/claim_paths.hpp"
 #include "harness/lemma5.hpp"
 #include "heaplab/check/from_core.hpp"
 #include "heaplab/check/invariants.hpp"
@@ -86,6 +90,9 @@ struct HeapWorkload {
   /// k-slot allocations: out-of-memory answers retried before they are believed (the GPU
   /// leader's soa::HeapOptions::oom_retries; 0 = believe the first).
   std::uint32_t oom_retries = 0;
+  /// HeapStorage::claim_wait_rounds of the run's heap (find_or_claim_block "Claim tickets"; 0
+  /// turns claim tickets off).
+  std::uint32_t claim_wait_rounds = core::kDefaultClaimWaitRounds;
 };
 
 inline std::ostream& operator<<(std::ostream& os, HeapWorkload const& w) {
@@ -97,6 +104,8 @@ inline std::ostream& operator<<(std::ostream& os, HeapWorkload const& w) {
   os << "], barrier=" << w.barrier << ", drain=" << w.drain;
   if (w.observed_objects) os << ", objects=observed";
   if (w.oom_retries != 0) os << ", oom_retries=" << w.oom_retries;
+  if (w.claim_wait_rounds != core::kDefaultClaimWaitRounds)
+    os << ", claim_wait_rounds=" << w.claim_wait_rounds;
   os << ", threads:";
   for (std::size_t i = 0; i < w.threads.size(); ++i) {
     os << "\n  T" << i << ":";
@@ -148,7 +157,7 @@ class HeapRun {
   explicit HeapRun(HeapWorkload workload)
       : w_(std::move(workload)),
         heap_(w_.config, w_.active_lookups),
-        ref_(heap_.template ref<A>()),
+        ref_(with_claim_wait_rounds(heap_.storage(), w_.claim_wait_rounds)),
         mailbox_(w_.mailbox_cells, 0),
         owner_(std::size_t{w_.config.num_blocks} * 64),
         payload_(std::size_t{w_.config.num_blocks} * 64, 0),
@@ -162,6 +171,12 @@ class HeapRun {
   [[nodiscard]] core::HostHeap const& heap() const { return heap_; }
   [[nodiscard]] std::uint64_t allocations() const { return allocations_.load(); }
   [[nodiscard]] std::uint64_t out_of_memory() const { return oom_.load(); }
+  /// The run's heap as the protocol sees it (claim_wait_rounds applied).
+  [[nodiscard]] core::HeapStorage storage() const { return ref_.storage(); }
+  /// Under the scheduler: the run's claim-ticket paths are added to `sink` by final_check.
+  void count_claim_paths_into(std::shared_ptr<ClaimPathCounts> sink) {
+    claim_sink_ = std::move(sink);
+  }
   /// Free-running only: a thread failed; threads waiting at the barrier give up.
   void abandon() { abandoned_.store(true); }
 
@@ -286,6 +301,9 @@ class HeapRun {
     if (events != nullptr) {
       auto const lemma = check_lemma5(*events, bitmaps_under_check());
       out.insert(out.end(), lemma.begin(), lemma.end());
+      // Bounded waiting (every waiter polls at most claim_wait_rounds times) and the paths taken.
+      ClaimPathCounts const paths = classify_claim_paths(*events, ref_.storage(), out);
+      if (claim_sink_) *claim_sink_ += paths;
     }
     return out;
   }
@@ -301,6 +319,17 @@ class HeapRun {
     auto const o = reinterpret_cast<std::uintptr_t>(payload_.data());
     if (!payload_.empty() && p >= o && p < o + payload_.size() * sizeof(std::uint64_t))
       return "object" + slot_name((p - o) / sizeof(std::uint64_t));
+    core::HeapStorage const s = ref_.storage();
+    auto const t0             = reinterpret_cast<std::uintptr_t>(s.claim_tickets);
+    if (s.claim_tickets != nullptr && p >= t0 && p < t0 + s.num_types * sizeof(std::uint64_t))
+      return "claim_tickets[" + w_.config.types[(p - t0) / sizeof(std::uint64_t)].name + "]";
+    auto const r0 = reinterpret_cast<std::uintptr_t>(s.claim_runs);
+    if (s.claim_runs != nullptr && p >= r0 &&
+        p < r0 + std::uint64_t{s.num_types} * s.claim_run_slots * sizeof(std::uint64_t)) {
+      std::uint64_t const i = (p - r0) / sizeof(std::uint64_t);
+      return "claim_runs[" + w_.config.types[i / s.claim_run_slots].name + "][" +
+             std::to_string(i % s.claim_run_slots) + "]";
+    }
     if (a == &barrier_arrivals_) return "barrier.arrivals";
     if (a == &barrier_open_) return "barrier.open";
     return {};
@@ -315,6 +344,11 @@ class HeapRun {
     std::uint32_t type    = 0;
     std::uint64_t payload = 0;
   };
+
+  static core::HeapStorage with_claim_wait_rounds(core::HeapStorage s, std::uint32_t rounds) {
+    s.claim_wait_rounds = rounds;
+    return s;
+  }
 
   static std::string hex(std::uint64_t v) {
     std::ostringstream os;
@@ -530,11 +564,15 @@ class HeapRun {
   std::atomic<std::uint64_t> allocations_{0};
   std::atomic<std::uint64_t> oom_{0};
   std::atomic<bool> abandoned_{false};
+  std::shared_ptr<ClaimPathCounts> claim_sink_;
 };
 
-/// A program for the controlled scheduler: one execution of `workload` (ObservedAtomics).
-inline sched::Program make_heap_program(HeapWorkload const& workload) {
+/// A program for the controlled scheduler: one execution of `workload` (ObservedAtomics). With a
+/// `claim_paths` sink, the run's claim-ticket paths are added to it when the run passes its check.
+inline sched::Program make_heap_program(HeapWorkload const& workload,
+                                        std::shared_ptr<ClaimPathCounts> claim_paths = {}) {
   auto run = std::make_shared<HeapRun<core::ObservedAtomics>>(workload);
+  run->count_claim_paths_into(std::move(claim_paths));
   sched::Program p;
   for (std::uint32_t i = 0; i < workload.threads.size(); ++i)
     p.threads.push_back([run, i] { run->thread_body(i); });

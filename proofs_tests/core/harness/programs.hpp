@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -26,6 +27,8 @@ namespace heaplab::harness {
 /// rw-weak: the same with observed page words (weak-memory mode).
 /// queue: random_queue_workload(seed), the queue baseline on a tiny ring (queue_workload.hpp);
 /// queue-weak: the same with observed page words (weak-memory mode).
+/// burst: random_burst_workload(seed), cold-start k-slot bursts on a heap of 2-8 blocks that
+/// reach every claim-ticket path (opener, waiter served, waiter timed out, run-table reuse).
 enum class WorkloadKind : std::uint8_t {
   heap,
   heap_k,
@@ -35,7 +38,8 @@ enum class WorkloadKind : std::uint8_t {
   rw,
   rw_weak,
   queue,
-  queue_weak
+  queue_weak,
+  burst
 };
 
 /// The workloads whose default memory model is the weak-memory mode (release_acquire).
@@ -54,9 +58,10 @@ inline WorkloadKind workload_kind_from_string(std::string const& s) {
   if (s == "rw-weak") return WorkloadKind::rw_weak;
   if (s == "queue") return WorkloadKind::queue;
   if (s == "queue-weak") return WorkloadKind::queue_weak;
+  if (s == "burst") return WorkloadKind::burst;
   throw std::invalid_argument("unknown workload '" + s +
                               "' (expected heap, heap_k, bitmap, turnover, heap-weak, rw, "
-                              "rw-weak, queue or queue-weak)");
+                              "rw-weak, queue, queue-weak or burst)");
 }
 
 /// The heap-weak workload of a seed.
@@ -67,20 +72,24 @@ inline HeapWorkload random_heap_weak_workload(std::uint64_t seed) {
 }
 
 /// Each run draws its workload from its own seed, unless `fixed_workload_seed` pins one workload
-/// for every run (the exhaustive search needs a fixed program).
-inline sched::ProgramFactory workload_factory(
-    WorkloadKind kind, std::optional<std::uint64_t> fixed_workload_seed = {}) {
-  return [kind, fixed_workload_seed](std::uint64_t run_seed) {
+/// for every run (the exhaustive search needs a fixed program). Heap workloads add the
+/// claim-ticket paths of every run to `claim_paths` if given (claim_paths.hpp).
+inline sched::ProgramFactory workload_factory(WorkloadKind kind,
+                                              std::optional<std::uint64_t> fixed_workload_seed = {},
+                                              std::shared_ptr<ClaimPathCounts> claim_paths = {}) {
+  return [kind, fixed_workload_seed, claim_paths](std::uint64_t run_seed) {
     std::uint64_t const ws = fixed_workload_seed.value_or(run_seed);
     switch (kind) {
       case WorkloadKind::heap:
-        return make_heap_program(random_heap_workload(ws));
+        return make_heap_program(random_heap_workload(ws), claim_paths);
       case WorkloadKind::heap_k:
-        return make_heap_program(random_heap_workload(ws, k_slot_limits()));
+        return make_heap_program(random_heap_workload(ws, k_slot_limits()), claim_paths);
+      case WorkloadKind::burst:
+        return make_heap_program(random_burst_workload(ws), claim_paths);
       case WorkloadKind::bitmap:
         return make_bitmap_program(random_bitmap_workload(ws));
       case WorkloadKind::heap_weak:
-        return make_heap_program(random_heap_weak_workload(ws));
+        return make_heap_program(random_heap_weak_workload(ws), claim_paths);
       case WorkloadKind::rw:
         return make_rw_program(random_rw_workload(ws));
       case WorkloadKind::rw_weak:
@@ -115,6 +124,8 @@ inline std::string describe_workload(WorkloadKind kind, std::uint64_t workload_s
     os << random_queue_workload(workload_seed);
   else if (kind == WorkloadKind::queue_weak)
     os << random_queue_weak_workload(workload_seed);
+  else if (kind == WorkloadKind::burst)
+    os << random_burst_workload(workload_seed);
   else
     os << turnover_workload();
   return os.str();

@@ -106,6 +106,49 @@ inline HeapWorkload random_heap_workload(std::uint64_t seed, WorkloadLimits cons
   return w;
 }
 
+/// A cold-start burst for claim tickets (core/heap_ref.hpp find_or_claim_block "Claim tickets";
+/// the ticket paths it reaches are counted by claim_paths.hpp): an empty heap of 2-8 blocks (so
+/// claim_run_slots is 2, 4 or 8 and run-table entries are reused), 1-2 types (T0 of capacity 64,
+/// T1 of capacity 2..32), 2-4 threads with 1-2 k-slot requests each, k around N/2 or N of the
+/// type (N/2, N/2 + 1, N - 1, N): the demand ranges from a fraction of the heap to several times
+/// its capacity (exhaustion: openers find no free block and publish kNotFound). A request of at
+/// most 8 objects is freed again right after it in 30% of the cases (blocks empty and are opened
+/// again by later runs). claim_wait_rounds 1, 2, 4 or 16 (few rounds: waiters time out; 4 and
+/// 16: the last quarter's lookups); the GPU leader's oom_retries 0-2; the drain after the barrier
+/// in a quarter of the workloads (frees are not what this workload is about, and cost steps).
+inline HeapWorkload random_burst_workload(std::uint64_t seed) {
+  sched::SplitMix64 rng(seed ^ 0xb0257c1a17ull);
+  std::uint32_t const num_types = 1 + static_cast<std::uint32_t>(rng.below(2));
+  std::vector<std::uint32_t> sizes{8};
+  if (num_types == 2) sizes.push_back(larger_type_sizes()[rng.below(larger_type_sizes().size())]);
+  std::uint32_t const blocks = 2 + static_cast<std::uint32_t>(rng.below(7));
+  std::uint32_t min_cap      = 64;
+  for (std::uint32_t sz : sizes) min_cap = std::min(min_cap, 512u / sz);
+  std::uint32_t const n = 1 + static_cast<std::uint32_t>(rng.below(std::min(min_cap - 1, 3u)));
+  HeapWorkload w;
+  w.config            = make_config(sizes, blocks, n);
+  w.active_lookups    = 1 + static_cast<std::uint32_t>(rng.below(2));
+  w.seed_salt         = seed;
+  w.claim_wait_rounds = std::vector<std::uint32_t>{1, 2, 4, 16}[rng.below(4)];
+  w.oom_retries       = static_cast<std::uint32_t>(rng.below(3));
+  w.drain             = rng.below(4) == 0;
+  w.threads.resize(2 + rng.below(3));
+  for (auto& ops : w.threads) {
+    std::uint32_t const requests = 1 + static_cast<std::uint32_t>(rng.below(2));
+    for (std::uint32_t r = 0; r < requests; ++r) {
+      auto const type                = static_cast<std::uint32_t>(rng.below(num_types));
+      std::uint32_t const c          = w.config.capacity(type);
+      std::uint32_t const choices[4] = {c / 2, c / 2 + 1, c - 1, c};
+      std::uint32_t const k = std::max<std::uint32_t>(1, std::min(choices[rng.below(4)], c));
+      ops.push_back(ThreadOp{ThreadOp::Kind::allocate, type, k});
+      if (k <= 8 && rng.below(10) < 3)
+        for (std::uint32_t f = 0; f < k; ++f) ops.push_back(ThreadOp{ThreadOp::Kind::free_own, 0});
+    }
+  }
+  assign_mailbox_cells(w);
+  return w;
+}
+
 /// Block turnover across types on one block, for the exhaustive search: D allocates a T1 and
 /// frees it (the block empties: D invalidates it); B allocates a T1 in the same block, frees it
 /// and allocates a T0, which re-initializes the block for another type. A delayed invalidator

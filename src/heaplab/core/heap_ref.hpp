@@ -239,6 +239,10 @@ class HeapRef {
         if (b != kNotFound) publish_block_state(t, b);
       } else {
         b = await_run(t, ticket.run, seed);
+        // MUTANT claim_wait_miss_is_oom: a waiter that was not served (its wait timed out, or
+        // the run's opener found no free block) answers out of memory without looking for a
+        // free or active block itself (docs/mutants.md).
+        if constexpr (mutant::claim_wait_miss_is_oom) return b;
       }
       if (b != kNotFound) return b;
     }
@@ -286,7 +290,9 @@ class HeapRef {
   /// opener found no free block.
   HEAPLAB_HD std::uint32_t await_run(std::uint32_t t, std::uint64_t run, std::uint64_t seed) const {
     std::uint64_t const tag = run_tag(run) & 0xFFFFFFFFull;
-    for (std::uint32_t w = 0; w < s_.claim_wait_rounds; ++w) {
+    // MUTANT claim_wait_unbounded: no round limit; a waiter whose entry a later run overwrote
+    // (or whose opener is slow) polls until an active block of t shows up, possibly forever.
+    for (std::uint32_t w = 0; mutant::claim_wait_unbounded || w < s_.claim_wait_rounds; ++w) {
       std::uint64_t const e = Atomics::load(run_entry(t, run), MemoryOrder::relaxed);
       if ((e >> 32) == tag) return static_cast<std::uint32_t>(e);
       if (w >= s_.claim_wait_rounds - s_.claim_wait_rounds / 4) {

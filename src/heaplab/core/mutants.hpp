@@ -40,6 +40,8 @@
   X(weak_invalidate_acquire)         \
   X(weak_delete_release)             \
   X(weak_claim_acquire)              \
+  X(claim_wait_unbounded)            \
+  X(claim_wait_miss_is_oom)          \
   X(coalesce_lockstep_mask)          \
   X(parallel_do_reads_alloc_bitmap)  \
   X(enumerate_chunk_drops_last)      \
