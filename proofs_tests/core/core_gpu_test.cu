@@ -49,6 +49,10 @@ class DeviceHeap {
     dev_.active_words    = upload(h.active_words, std::size_t{k} * w);
     dev_.defrag_words    = upload(h.defrag_words, std::size_t{k} * w);
     dev_.capacities      = upload(h.capacities, k);
+    // Every pointer of HeapStorage must be replaced: a host pointer left here is an illegal
+    // address on the device (the claim-ticket arrays were, when they came in).
+    dev_.claim_tickets = upload(h.claim_tickets, k);
+    dev_.claim_runs    = upload(h.claim_runs, std::size_t{k} * h.claim_run_slots);
   }
   ~DeviceHeap() {
     for (void* p : allocations_) cudaFree(p);

@@ -102,8 +102,8 @@ inline ClaimPathCounts classify_claim_paths(std::vector<sched::Event> const& eve
       std::uint64_t const n = s.capacities[t], first = take.old_value,
                           last = first + take.operand - 1u;
       bool const opens         = first % n == 0 || first / n != last / n;
-      std::uint64_t const run  = first % n == 0 ? first / n : opens ? last / n : first / n;
-      std::uint64_t const tag  = ((run & 0xFFFFFFFFull) + 1u) & 0xFFFFFFFFull;
+      std::uint64_t const run  = opens ? last / n : first / n;
+      std::uint64_t const tag  = run % 0xFFFFFFFFull + 1u;  // HeapRef::run_tag
       std::uint64_t const* entry =
           s.claim_runs + std::uint64_t{t} * s.claim_run_slots + (run & (s.claim_run_slots - 1u));
       std::string const who = "T" + std::to_string(th) + " (run " + std::to_string(run) +
