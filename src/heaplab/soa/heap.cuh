@@ -149,7 +149,8 @@ class Heap {
 
   /// Runs (obj->*Method)(args...) for every object of T and of T's concrete subtypes that exists
   /// when the call is made (DynaSOAr sec. 2.1, 3.7). First every such block's iteration bitmap
-  /// is set to its allocation bitmap (one kernel over the block headers); then, per concrete
+  /// is set to its allocation bitmap (one kernel over the block headers; for a T without
+  /// subtypes over the blocks of R = allocated[T] only, enumerated first); then, per concrete
   /// type U (a separate kernel each, sec. 2.1 footnote 2), allocated[U] is enumerated into the
   /// sorted block array R and N_U consecutive threads run the objects of each block whose
   /// iteration bit is set. Objects created by the methods are not visited; a method may delete
