@@ -8,21 +8,8 @@
 # GPU: heaplab's and, where built, Gallatin's objects verified, or Gallatin said not built).
 #   bench_cli_test.sh HEAPLAB_BENCH
 set -uo pipefail
-bench="$1"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-check() {  # check WANTED-STATUS PATTERN what -- ARGS...: run heaplab_bench ARGS
-  local want=$1 pattern=$2 what=$3
-  shift 4
-  "$bench" "$@" > "$tmp/out" 2>&1
-  local status=$?
-  if [ "$status" -ne "$want" ] || ! grep -qE -- "$pattern" "$tmp/out"; then
-    echo "FAIL: $what (exit $status, wanted $want and /$pattern/):"; cat "$tmp/out"; failed=1
-  else
-    echo "ok: $what"
-  fi
-}
+# shellcheck source=bench_check.sh
+source "$(dirname "$0")/bench_check.sh"  # bench, tmp, failed, check
 
 check 0 "rw .*Random-walk" "--help lists rw" -- --help
 check 0 "Examples:.*" "rw --help has examples" -- rw --help
@@ -136,4 +123,11 @@ elif [ $status -eq 0 ] && [ "$(grep -c "check: heaplab verified" "$tmp/out")" -e
 else
   echo "FAIL: tiny alloc (exit $status):"; cat "$tmp/out"; failed=1
 fi
+# Issue 13's knobs: claim tickets and coalesced frees on `alloc`, the cold-start `fill`.
+check 0 "--claim-wait-rounds" "alloc --help lists --claim-wait-rounds" -- alloc --help
+check 0 "--no-coalesce-frees" "alloc --help lists --no-coalesce-frees" -- alloc --help
+check 2 "claim-wait-rounds" "alloc --claim-wait-rounds 2000" -- alloc --claim-wait-rounds 2000
+check 0 "example: heaplab_bench fill" "fill --help has an example" -- fill --help
+check 2 "fractions" "fill --fractions 1.5" -- fill --fractions 1.5
+check 2 "blocks" "fill --blocks 0" -- fill --blocks 0
 exit $failed

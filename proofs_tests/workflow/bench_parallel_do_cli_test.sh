@@ -4,21 +4,8 @@
 # exits non-zero; with one it prints both cases with every row checked "ok" and writes the CSV.
 #   bench_parallel_do_cli_test.sh HEAPLAB_BENCH
 set -uo pipefail
-bench="$1"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-check() {  # check WANTED-STATUS PATTERN what -- ARGS...: run heaplab_bench ARGS
-  local want=$1 pattern=$2 what=$3
-  shift 4
-  "$bench" "$@" > "$tmp/out" 2>&1
-  local status=$?
-  if [ "$status" -ne "$want" ] || ! grep -qE -- "$pattern" "$tmp/out"; then
-    echo "FAIL: $what (exit $status, wanted $want and /$pattern/):"; cat "$tmp/out"; failed=1
-  else
-    echo "ok: $what"
-  fi
-}
+# shellcheck source=bench_check.sh
+source "$(dirname "$0")/bench_check.sh"  # bench, tmp, failed, check
 
 check 0 "parallel-do .*do-all" "--help lists parallel-do" -- --help
 check 0 "Examples:" "parallel-do --help has examples" -- parallel-do --help
