@@ -66,7 +66,8 @@
   X(rw_cpu_slice_drops_last)         \
   X(rw_size_class_floor_log2)        \
   X(rw_size_class_carve_past_pool)   \
-  X(rw_queue_slot_relaxed)
+  X(rw_queue_slot_relaxed)           \
+  X(gen_ca_skip_dying)
 
 namespace heaplab::core::mutant {
 namespace detail {
