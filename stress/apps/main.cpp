@@ -43,7 +43,7 @@ CLI::App* add_gen_ca_command(CLI::App& app, ga::GenCaOptions& o) {
                 o.baseline,
                 "also run the static dense-grid baseline (no allocation) in the same process");
   cmd->add_option("--csv", o.csv, "per-generation CSV file (docs/apps.md \"Reading the CSV\")");
-  cmd->add_option("--heap-blocks", o.heap_blocks, "heap blocks M (0: 2 * ceil(W * H / 64) + 64)");
+  cmd->add_option("--heap-blocks", o.heap_blocks, "heap blocks M (0: 4 * ceil(W * H / 64) + 64)");
   return cmd;
 }
 

@@ -234,6 +234,7 @@ class HeapApp {
         heap_.ref(), w_, states_.data());
     HEAPLAB_CUDA_TRY(cudaGetLastError());
     throw_on_failed_births(0);
+    (void)census();  // untimed: the first parallel_do allocates its scratch (R, CUB storage)
   }
 
   [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
@@ -294,7 +295,7 @@ class HeapApp {
   static std::uint32_t heap_blocks(GenCaOptions const& o, Grid const& g) {
     if (o.heap_blocks != 0) return o.heap_blocks;
     constexpr std::uint64_t cap = Types::capacity<Cell>;
-    std::uint64_t const b       = 2 * ((g.cells.size() + cap - 1) / cap) + 64;
+    std::uint64_t const b       = 4 * ((g.cells.size() + cap - 1) / cap) + 64;
     if (b > 0xFFFFFFFFull) throw std::invalid_argument("gen-ca: grid too large");
     return static_cast<std::uint32_t>(b);
   }

@@ -20,7 +20,7 @@ struct GenCaOptions {
   int check_every      = 10;  // with check: compare every K generations (and after the last)
   bool baseline        = false;
   std::string csv;                // per-generation CSV (empty: none)
-  std::uint32_t heap_blocks = 0;  // 0: 2 * ceil(W * H / 64) + 64
+  std::uint32_t heap_blocks = 0;  // 0: 4 * ceil(W * H / 64) + 64
 };
 
 /// Exit code of `gen-ca` when no CUDA device is usable (the planted-bug test reports SKIPPED).
