@@ -32,12 +32,7 @@ struct Common {
 void print_device() {
   auto const d = heaplab::cudart::probe_device();
   if (!d.available) throw std::runtime_error(d.reason);
-  std::printf("device: %s (sm_%d%d, %d SMs, %.1f GiB)\n",
-              d.name.c_str(),
-              d.cc_major,
-              d.cc_minor,
-              d.multiprocessors,
-              static_cast<double>(d.global_memory_bytes) / (1u << 30));
+  std::printf("%s\n", heaplab::cudart::device_line(d).c_str());
 }
 
 int run_baselines(Common const& c, std::size_t copy_mib, std::vector<int> const& ns, int threads) {

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <string>
 
 namespace heaplab::cudart {
@@ -51,6 +52,20 @@ inline DeviceInfo probe_device(int device = 0) {
   info.multiprocessors     = prop.multiProcessorCount;
   info.global_memory_bytes = prop.totalGlobalMem;
   return info;
+}
+
+/// The line benchmarks and applications print first: "device: NAME (sm_XY, N SMs, G GiB)".
+inline std::string device_line(DeviceInfo const& d) {
+  char buffer[256];
+  std::snprintf(buffer,
+                sizeof buffer,
+                "device: %s (sm_%d%d, %d SMs, %.1f GiB)",
+                d.name.c_str(),
+                d.cc_major,
+                d.cc_minor,
+                d.multiprocessors,
+                static_cast<double>(d.global_memory_bytes) / (1u << 30));
+  return buffer;
 }
 
 }  // namespace heaplab::cudart

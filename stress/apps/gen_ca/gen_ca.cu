@@ -482,12 +482,7 @@ int run_gen_ca(GenCaOptions const& o) {
   Grid const initial = initial_grid(o.width, o.height, o.seed, o.density);
   auto const d       = cudart::probe_device();
   if (!d.available) throw NoDevice(d.reason);
-  std::printf("device: %s (sm_%d%d, %d SMs, %.1f GiB)\n",
-              d.name.c_str(),
-              d.cc_major,
-              d.cc_minor,
-              d.multiprocessors,
-              static_cast<double>(d.global_memory_bytes) / (1u << 30));
+  std::printf("%s\n", cudart::device_line(d).c_str());
   std::printf(
       "gen-ca: %ux%u torus, rule %s (S mask 0x%x, B mask 0x%x, C %u), density %.3f, seed %llu, "
       "%d generations%s%s\n",
