@@ -210,8 +210,9 @@ class HeapRef {
   /// own: the heap fills with sparse blocks, and with several types the blocks go to the wrong
   /// types (a population of 75% of the heap no longer fits one launch). Here an allocation that
   /// misses takes k tickets from claim_tickets[t] (a relaxed fetch_add: the counter carries no
-  /// data, only a share of the demand). Tickets cut the demand into runs of N_t slots. The
-  /// allocation whose tickets start a run opens that run's block and publishes it in the run
+  /// data, only a share of the demand). Tickets cut the demand into runs of N_t slots. An
+  /// allocation whose tickets include a run's start opens a block for the last such run (the
+  /// one its own slots come from; take_claim_tickets) and publishes it in the run
   /// table (claim_runs, a relaxed store: the block's header is published by initialize's own
   /// release store, which the reservation acquires); the others poll the entry of the run their
   /// first ticket is in, up to claim_wait_rounds rounds (await_run), then go on as DynaSOAr
@@ -289,7 +290,7 @@ class HeapRef {
   /// docs/core.md "Claim tickets"). kNotFound after the last round, or when the run's
   /// opener found no free block.
   HEAPLAB_HD std::uint32_t await_run(std::uint32_t t, std::uint64_t run, std::uint64_t seed) const {
-    std::uint64_t const tag = run_tag(run) & 0xFFFFFFFFull;
+    std::uint64_t const tag = run_tag(run);
     // MUTANT claim_wait_unbounded: no round limit; a waiter whose entry a later run overwrote
     // (or whose opener is slow) polls until an active block of t shows up, possibly forever.
     for (std::uint32_t w = 0; mutant::claim_wait_unbounded || w < s_.claim_wait_rounds; ++w) {
