@@ -84,7 +84,7 @@ TEST(HeapFlags, DescribeNamesThePolicy) {
   f.defrag_n       = 3;
   f.rewrite        = "recompute-global";
   EXPECT_EQ(describe(f),
-            "r 2, frees one by one, defrag after 5% candidates (n 3, k1 0, recompute-global)");
+            "r 2, frees one by one, defrag after 5% candidates (n 3, k1 16, recompute-global)");
 }
 
 std::vector<std::string> lines_of(std::string const& path) {

@@ -30,7 +30,7 @@ struct HeapFlags {
   std::string defrag_after;
   /// n (HeapConfig::defrag_factor), k1 and the rewriting variant of every call.
   std::uint32_t defrag_n  = 1;
-  std::uint32_t defrag_k1 = 0;
+  std::uint32_t defrag_k1 = 16;  // CompactGpu sec. 4.3: "We chose k1 = 16"
   std::string rewrite     = "forwarding";
 };
 
@@ -45,7 +45,7 @@ core::RewriteVariant rewrite_variant(std::string const& name);
 /// Checks the flags (policy, variant, n >= 1); throws std::invalid_argument.
 void validate(HeapFlags const& flags);
 
-/// One line for the run's header: "r 2, frees coalesced, defrag every 50 (n 1, k1 0, forwarding)".
+/// One line for the run's header: "r 2, frees coalesced, defrag every 50 (n 1, k1 16, forwarding)".
 std::string describe(HeapFlags const& flags);
 
 }  // namespace heaplab::apps
