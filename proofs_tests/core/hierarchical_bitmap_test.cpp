@@ -177,9 +177,9 @@ TEST(HierarchicalBitmap, ClearAnyWithoutRotationTakesTheLowestSetBit) {
   // HeapStorage::rotate_bitmaps off (DynaSOAr Fig. 12C "NoShift"): whatever the seed, every
   // search starts at bit 0 of every level, so clear_any takes the set bits in ascending order.
   // With rotation the seeds spread the picks (the property the ablation removes).
-  auto const layout = core::BitmapLayout::for_bits(5000);
+  auto const layout                        = core::BitmapLayout::for_bits(5000);
   std::vector<std::uint32_t> const members = {5, 70, 130, 4000, 4999};
-  auto const fill = [&](std::vector<std::uint64_t>& words) {
+  auto const fill                          = [&](std::vector<std::uint64_t>& words) {
     std::fill(words.begin(), words.end(), 0);
     Bitmap const bm(words.data(), layout);
     for (std::uint32_t b : members) bm.set(b, core::MemoryOrder::relaxed);

@@ -167,7 +167,9 @@ class BitmapRef {
   /// progress), so the loop is lock-free. Linearizes at the successful try_clear. rotate false
   /// (DynaSOAr Fig. 12C ablation, HeapStorage::rotate_bitmaps): every round searches from bit 0,
   /// i.e. takes the lowest set bit it observes.
-  HEAPLAB_HD std::uint32_t clear_any(std::uint64_t seed, MemoryOrder order, bool rotate = true) const {
+  HEAPLAB_HD std::uint32_t clear_any(std::uint64_t seed,
+                                     MemoryOrder order,
+                                     bool rotate = true) const {
     for (std::uint64_t round = 0;; ++round) {
       std::uint64_t const s = rotate ? detail::mix_seed(seed, round) : 0u;
       std::uint32_t pos     = try_find_set(s);

@@ -245,8 +245,8 @@ class Heap {
                                                        options_.active_lookups,
                                                        options_.claim_wait_rounds,
                                                        options_.rotate_bitmaps);
-    check::HeapSnapshot snap = check::from_core(config_, storage);
-    snap.producer            = "gpu";
+    check::HeapSnapshot snap        = check::from_core(config_, storage);
+    snap.producer                   = "gpu";
     return snap;
   }
 

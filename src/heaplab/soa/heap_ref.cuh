@@ -274,7 +274,7 @@ class HeapRef {
     unsigned group      = 1u << lane;  // coalescing off: a group of one
     std::uint64_t seed  = core::detail::mix_seed(detail::global_warp_id(), type);
     if (coalesce_requests_) {
-      unsigned const active = __activemask();            // (1)
+      unsigned const active = __activemask();                  // (1)
       group                 = __match_any_sync(active, type);  // (2)
     } else {
       seed = core::detail::mix_seed(seed, 0x200u + lane);
