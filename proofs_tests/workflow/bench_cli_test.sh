@@ -145,7 +145,7 @@ check 2 "error: .*--max-per-thread" "utilization --max-per-thread 0" -- utilizat
 # allocating until nullptr) verify every object, the defaults and both switches off.
 for flags in "" "--no-coalesce-requests --no-rotation --active-lookups 1"; do
   # shellcheck disable=SC2086
-  "$bench" utilization --threads 256 --n 1 4 --heap-gib 0.001 --full-n 4 --max-per-thread 64 \
+  "$bench" utilization --threads 256 --n 1 4 --heap-gib 0.001 --full-n 4 --max-per-thread 128 \
     --warmup 0 --repeats 1 --cuda-malloc-max-n 1 $flags > "$tmp/out" 2>&1
   status=$?
   if grep -q "no CUDA device" "$tmp/out"; then

@@ -561,6 +561,10 @@ struct UtilizationTable {
         max.alloc_ms,
         heaplab::bench::describe(max.check).c_str(),
         max.empty_after_free ? "" : "; OBJECTS LEFT AFTER FREEING ALL");
+    if (max.threads_capped > 0)
+      std::printf(
+          "  (threads stopped at the cap before a nullptr: a lower bound; raise "
+          "--max-per-thread)\n");
     if (csv)
       std::fprintf(csv,
                    "%s-max,%d,%llu,%.4f,0,%.4f,0,0,%.6f,%llu\n",
