@@ -25,6 +25,14 @@ inline void add_heap_flags(CLI::App* cmd, HeapFlags& f, std::string& profile) {
       "--no-coalesce-frees",
       [&f] { f.coalesce_frees = false; },
       "free objects one fetch_and each, as DynaSOAr Alg. 2 (ablation)");
+  cmd->add_flag_callback(
+      "--no-coalesce-requests",
+      [&f] { f.coalesce_requests = false; },
+      "every lane allocates on its own (DynaSOAr Fig. 12C 'NoCoal' ablation)");
+  cmd->add_flag_callback(
+      "--no-rotation",
+      [&f] { f.rotate_bitmaps = false; },
+      "bitmap searches start at bit 0 (DynaSOAr sec. 4.2; Fig. 12C 'NoShift' ablation)");
   cmd->add_option("--defrag-every",
                   f.defrag_every,
                   "m: defragment every dynamic type after every m-th iteration (CompactGpu sec. "

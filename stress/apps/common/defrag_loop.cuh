@@ -24,7 +24,9 @@ inline soa::HeapOptions heap_options(HeapFlags const& flags) {
   o.defrag_factor = flags.defrag_n;
   o.k1            = flags.defrag_k1;
   if (flags.active_lookups != 0) o.active_lookups = flags.active_lookups;
-  o.coalesce_frees = flags.coalesce_frees;
+  o.coalesce_frees    = flags.coalesce_frees;
+  o.coalesce_requests = flags.coalesce_requests;
+  o.rotate_bitmaps    = flags.rotate_bitmaps;
   return o;
 }
 

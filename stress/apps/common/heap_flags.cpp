@@ -65,6 +65,8 @@ std::string describe(HeapFlags const& flags) {
   std::string s = "r " + (flags.active_lookups == 0 ? std::string("default")
                                                     : std::to_string(flags.active_lookups));
   s += flags.coalesce_frees ? ", frees coalesced" : ", frees one by one";
+  if (!flags.coalesce_requests) s += ", requests not coalesced (NoCoal)";
+  if (!flags.rotate_bitmaps) s += ", no bitmap rotation (NoShift)";
   auto const policy = defrag_policy(flags);
   if (!policy) return s + ", no defragmentation";
   s += flags.defrag_every != 0 ? ", defrag every " + std::to_string(flags.defrag_every)

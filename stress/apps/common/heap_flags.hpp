@@ -21,6 +21,10 @@ struct HeapFlags {
   std::uint32_t active_lookups = 0;
   /// Warp-coalesced frees (HeapOptions::coalesce_frees); false: one fetch_and per object.
   bool coalesce_frees = true;
+  /// DynaSOAr's request coalescing and bitmap rotation (HeapOptions::coalesce_requests,
+  /// rotate_bitmaps; Fig. 12C ablations "NoCoal", "NoShift").
+  bool coalesce_requests = true;
+  bool rotate_bitmaps    = true;
 
   /// Defragmentation in the loop (CompactGpu sec. 3.7); at most one of the two policies:
   /// every m iterations (0: off) ...
