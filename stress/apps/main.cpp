@@ -102,7 +102,7 @@ CLI::App* add_nbody_command(CLI::App& app, nb::NbodyOptions& o, bool collision) 
       o.baseline,
       "also run the static SOA baseline (alive flags, no allocation) in the same process");
   cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"nbody\")");
-  cmd->add_option("--heap-blocks", o.heap_blocks, "heap blocks M (0: 2 * ceil(bodies / N) + 64)");
+  apps::add_heap_flags(cmd, o.heap, o.profile);
   return cmd;
 }
 

@@ -36,6 +36,7 @@
 // flag"): static SOA arrays with an alive flag, one thread per index, the same phases and the
 // same physics.hpp arithmetic, forces summed in index order (the heap sums in heap order: the
 // results agree within rounding, not bitwise; docs/apps.md "nbody").
+#include "common/defrag_loop.cuh"
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
@@ -295,7 +296,8 @@ class HeapApp {
         n_(initial.size()),
         io_(initial.size()),
         merges_(1, "nbody merge counter"),
-        heap_(Heap::with_blocks(heap_blocks(o))) {
+        heap_(Heap::with_blocks(heap_blocks(o), heap_options(o.heap))),
+        defrag_(heap_, o.heap, {Types::type_id<Body>}) {
     auto const s = heap_.stream();
     merges_.set_zero_async(s);
     io_.upload(initial, s);
@@ -305,6 +307,8 @@ class HeapApp {
       throw std::runtime_error("nbody: the heap is too small for " + std::to_string(n_) +
                                " bodies; raise --heap-blocks (now " +
                                std::to_string(heap_.num_blocks()) + ")");
+    // No roots: the only pointer into the heap is Body::merge_target_, a declared pointer field
+    // that the compactor rewrites (and that is nullptr between iterations anyway).
     (void)download();  // untimed: the first parallel_do allocates its scratch (R, CUB storage)
   }
 
@@ -327,6 +331,10 @@ class HeapApp {
 
   std::uint64_t merges() { return cudart::value_to_host(merges_.data(), heap_.stream()); }
 
+  /// The defragmentation policy's turn after an iteration (CompactGpu sec. 3.7).
+  void end_of_iteration(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
+  [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
+
   /// The bodies as the heap's objects say (each writes itself at its id).
   State download() {
     auto const s = heap_.stream();
@@ -340,7 +348,7 @@ class HeapApp {
 
  private:
   static std::uint32_t heap_blocks(NbodyOptions const& o) {
-    if (o.heap_blocks != 0) return o.heap_blocks;
+    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
     constexpr std::uint64_t cap = Types::capacity<Body>;
     return static_cast<std::uint32_t>(2 * ((o.bodies + cap - 1) / cap) + 64);
   }
@@ -350,6 +358,7 @@ class HeapApp {
   Arrays io_;
   cudart::device_buffer<unsigned long long> merges_;
   Heap heap_;
+  DefragLoop<Types> defrag_;
 };
 
 // --------------------------------------------------------------------------------- baseline
@@ -602,16 +611,18 @@ bool check_variant(NbodyOptions const& o,
   return true;
 }
 
-void print_summary(NbodyOptions const& o, char const* variant, Phases const& t) {
+/// `<app> <variant>: <iterations> iterations, <ms> ms (phases)`; ms includes defragmentation.
+void print_summary(NbodyOptions const& o, char const* variant, Phases const& t, double defrag_ms) {
   std::printf("%s %s: %d iterations, %.3f ms (force %.3f, move %.3f",
               app_name(o),
               variant,
               o.iterations,
-              t.total(),
+              t.total() + defrag_ms,
               t.force_ms,
               t.move_ms);
   if (o.collision)
     std::printf(", pick %.3f, merge %.3f, reap %.3f", t.pick_ms, t.merge_ms, t.reap_ms);
+  if (defrag_ms > 0) std::printf(", defragmentation %.3f", defrag_ms);
   std::printf(")\n");
 }
 
@@ -623,6 +634,7 @@ double run_variant(NbodyOptions const& o,
                    App& app,
                    State const& initial,
                    std::FILE* csv,
+                   ProfileCsv& profile,
                    State& final_state) {
   constexpr bool is_heap = std::is_same_v<App, HeapApp>;
   Totals const t0        = totals(initial);
@@ -641,6 +653,12 @@ double run_variant(NbodyOptions const& o,
   for (int g = 1; g <= o.iterations; ++g) {
     Phases const p = app.step();
     total.add(p);
+    IterationCost cost;
+    cost.app_ms = p.total();
+    if constexpr (is_heap) {
+      app.end_of_iteration(cost);
+      if (profile.enabled()) profile.write(variant, g, app.statistics(), cost);
+    }
     if (check_due(o, g) && !check(g)) return -1;
     if (ref.covers(g) && g == ref.steps && !check_due(o, g) && !check(g)) return -1;
     if (csv != nullptr) {
@@ -655,7 +673,21 @@ double run_variant(NbodyOptions const& o,
       write_row(csv, row);
     }
   }
-  print_summary(o, variant, total);
+  double defrag_ms = 0;
+  if constexpr (is_heap) defrag_ms = app.defrag_total().defrag_ms;
+  print_summary(o, variant, total, defrag_ms);
+  if constexpr (is_heap) {
+    if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
+      std::printf(
+          "%s %s: defragmentation %u calls, %llu objects moved, %.3f ms (%.1f%% of the "
+          "iterations' time)\n",
+          app_name(o),
+          variant,
+          d.defrag_calls,
+          static_cast<unsigned long long>(d.objects_moved),
+          d.defrag_ms,
+          100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
+  }
   final_state              = app.download();
   std::uint64_t const left = totals(final_state).bodies;
   if constexpr (is_heap) {
@@ -675,7 +707,7 @@ double run_variant(NbodyOptions const& o,
                 static_cast<unsigned long long>(left),
                 static_cast<unsigned long long>(app.merges()));
   }
-  return total.total();
+  return total.total() + defrag_ms;
 }
 
 void validate(NbodyOptions const& o) {
@@ -694,6 +726,7 @@ void validate(NbodyOptions const& o) {
   if (o.reference_steps < 0) throw std::invalid_argument(a + ": --reference-steps must be >= 0");
   if (!(o.reference_tolerance >= 0) || !(o.momentum_tolerance >= 0) || !(o.mass_tolerance >= 0))
     throw std::invalid_argument(a + ": tolerances must be >= 0");
+  apps::validate(o.heap);
   if (o.softening == 0 && !o.collision)
     std::fprintf(stderr, "%s: warning: --softening 0: close encounters may give NaN\n", a.c_str());
 }
@@ -721,6 +754,7 @@ int run_nbody(NbodyOptions const& o) {
       o.collision ? (", merge radius " + std::to_string(o.merge_radius)).c_str() : "",
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
       kMutantDropsMass ? ", PLANTED BUG collision_merge_drops_mass" : "");
+  std::printf("%s: heap: %s\n", app_name(o), describe(o.heap).c_str());
   if (o.check) {
     bool const ref = o.reference_steps > 0 && o.bodies <= kReferenceMaxBodies;
     std::printf("%s --check: CPU reference %s\n",
@@ -740,6 +774,8 @@ int run_nbody(NbodyOptions const& o) {
                  "variant,iteration,bodies,merges,live_objects,allocated_blocks,fragmentation,"
                  "force_ms,move_ms,pick_ms,merge_ms,reap_ms\n");
   }
+  ProfileCsv profile;
+  if (!o.profile.empty()) profile = ProfileCsv(o.profile, app_name(o), Types::block_bytes);
   State heap_final;
   double heap_ms = 0;
   {
@@ -748,7 +784,7 @@ int run_nbody(NbodyOptions const& o) {
                 app.num_blocks(),
                 static_cast<unsigned>(Types::block_bytes),
                 static_cast<unsigned>(Types::capacity<Body>));
-    heap_ms = run_variant(o, "heap", app, initial, csv.get(), heap_final);
+    heap_ms = run_variant(o, "heap", app, initial, csv.get(), profile, heap_final);
   }
   if (heap_ms < 0) return 1;
   if (o.baseline) {
@@ -756,7 +792,7 @@ int run_nbody(NbodyOptions const& o) {
     double base_ms = 0;
     {
       BaselineApp app(o, initial);
-      base_ms = run_variant(o, "baseline", app, initial, csv.get(), base_final);
+      base_ms = run_variant(o, "baseline", app, initial, csv.get(), profile, base_final);
     }
     if (base_ms < 0) return 1;
     if (base_ms > 0)

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/heap_flags.hpp"
+
 namespace heaplab::apps::nbody {
 
 struct NbodyOptions {
@@ -25,8 +27,9 @@ struct NbodyOptions {
   double momentum_tolerance  = 1e-9;  // |P - P0| <= tol * sum m|v|
   double mass_tolerance      = 1e-9;  // collision: relative
   bool baseline              = false;
-  std::string csv;                // per-iteration CSV (empty: none)
-  std::uint32_t heap_blocks = 0;  // 0: 2 * ceil(bodies / N_Body) + 64
+  std::string csv;      // per-iteration CSV (empty: none)
+  std::string profile;  // memory profile CSV (common/profile.hpp; empty: none)
+  HeapFlags heap;       // heap_blocks 0: 2 * ceil(bodies / N_Body) + 64
 };
 
 /// The CPU reference runs only up to this many bodies (it costs bodies^2 per iteration).
