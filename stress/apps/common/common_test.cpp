@@ -103,13 +103,13 @@ TEST(ProfileCsv, OneRowPerConcreteTypeAndAll) {
   stats.fragmentation    = 0.479167;
   {
     ProfileCsv csv(path, "wa-tor", 1024);
-    csv.write("heap", 7, stats, {1.5, 0.25, 1, 42});
+    csv.write("heap", 7, stats, {1.5, 0.25, 1, 3, 42, 0.125});
   }
   auto const lines = lines_of(path);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0], ProfileCsv::kHeader);
-  EXPECT_EQ(lines[1], "wa-tor,heap,7,Fish,100,3,3072,0.479167,1.5000,0.2500,1,42");
-  EXPECT_EQ(lines[2], "wa-tor,heap,7,all,100,3,3072,0.479167,1.5000,0.2500,1,42");
+  EXPECT_EQ(lines[1], "wa-tor,heap,7,Fish,100,3,3072,0.479167,1.5000,0.2500,1,3,42,0.1250");
+  EXPECT_EQ(lines[2], "wa-tor,heap,7,all,100,3,3072,0.479167,1.5000,0.2500,1,3,42,0.1250");
   std::remove(path.c_str());
 }
 

@@ -8,7 +8,9 @@
 #include "heaplab/compact/compactor.cuh"
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/heap_flags.hpp"
@@ -50,20 +52,38 @@ class DefragLoop {
     for (auto& a : autos_)
       if (auto const stats = a.end_of_iteration()) {
         ran = true;
-        cost.defrag_ms += stats->total_ms;
-        cost.defrag_calls += 1;
-        cost.objects_moved += stats->objects_moved;
-        total_.defrag_ms += stats->total_ms;
-        total_.defrag_calls += 1;
-        total_.objects_moved += stats->objects_moved;
+        add(cost, *stats);
+        add(total_, *stats);
       }
     return ran;
+  }
+
+  /// One line: "C calls, P passes, M objects moved, T ms (rewrite R ms)".
+  [[nodiscard]] std::string summary() const {
+    char line[200];
+    std::snprintf(line,
+                  sizeof line,
+                  "%u calls, %u passes, %llu objects moved, %.3f ms (rewrite %.3f ms)",
+                  total_.defrag_calls,
+                  total_.defrag_passes,
+                  static_cast<unsigned long long>(total_.objects_moved),
+                  total_.defrag_ms,
+                  total_.rewrite_ms);
+    return line;
   }
 
   /// The sums over every iteration so far (app_ms unused).
   [[nodiscard]] IterationCost const& total() const { return total_; }
 
  private:
+  static void add(IterationCost& c, compact::DefragStats const& s) {
+    c.defrag_ms += s.total_ms;
+    c.defrag_calls += 1;
+    c.defrag_passes += static_cast<std::uint32_t>(s.passes.size());
+    c.objects_moved += s.objects_moved;
+    c.rewrite_ms += s.times.rewrite_ms;
+  }
+
   compact::Compactor<Types> compactor_;
   std::vector<compact::AutoDefrag<Types>> autos_;
   IterationCost total_;

@@ -21,7 +21,7 @@ void ProfileCsv::write(std::string const& variant,
       [&](std::string const& type, std::uint64_t live, std::uint64_t blocks, double f) {
         std::fprintf(file_.get(),
                      "%s,%s,%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                     ",%.6f,%.4f,%.4f,%u,%" PRIu64 "\n",
+                     ",%.6f,%.4f,%.4f,%u,%u,%" PRIu64 ",%.4f\n",
                      app_.c_str(),
                      variant.c_str(),
                      iteration,
@@ -33,7 +33,9 @@ void ProfileCsv::write(std::string const& variant,
                      cost.app_ms,
                      cost.defrag_ms,
                      cost.defrag_calls,
-                     cost.objects_moved);
+                     cost.defrag_passes,
+                     cost.objects_moved,
+                     cost.rewrite_ms);
       };
   for (auto const& t : stats.types)
     if (t.capacity > 0) row(t.name, t.used_slots, t.allocated_blocks, t.fragmentation);

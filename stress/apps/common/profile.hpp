@@ -20,7 +20,9 @@ struct IterationCost {
   double app_ms              = 0;  // the app's own phases (their parallel_do enumerations included)
   double defrag_ms           = 0;  // defragment() calls at the end of the iteration (total_ms)
   std::uint32_t defrag_calls = 0;
+  std::uint32_t defrag_passes = 0;  // passes of those calls (CompactGpu Table 1 "#Passes")
   std::uint64_t objects_moved = 0;
+  double rewrite_ms           = 0;  // the calls' pointer rewrites (Table 1 "Rewrite")
 };
 
 class ProfileCsv {
@@ -28,7 +30,7 @@ class ProfileCsv {
   /// The header line of every profile.
   static constexpr char const* kHeader =
       "app,variant,iteration,type,live_objects,allocated_blocks,allocated_bytes,fragmentation,"
-      "app_ms,defrag_ms,defrag_calls,objects_moved";
+      "app_ms,defrag_ms,defrag_calls,defrag_passes,objects_moved,rewrite_ms";
 
   /// No file: every call is a no-op.
   ProfileCsv() = default;

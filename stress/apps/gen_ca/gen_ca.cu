@@ -296,6 +296,7 @@ class HeapApp {
   /// The defragmentation policy's turn after a generation (CompactGpu sec. 3.7).
   void end_of_generation(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
   [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
+  [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
 
   soa::HeapStatistics statistics() const { return heap_.statistics(); }
   check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
@@ -430,13 +431,9 @@ double run_heap(GenCaOptions const& o,
       total.birth_ms,
       total.total());
   if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
-    std::printf(
-        "heap:     defragmentation %u calls, %llu objects moved, %.3f ms (%.1f%% of the "
-        "generations' time)\n",
-        d.defrag_calls,
-        static_cast<unsigned long long>(d.objects_moved),
-        d.defrag_ms,
-        100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
+    std::printf("heap:     defragmentation %s, %.1f%% of the generations' time\n",
+                app.defrag_summary().c_str(),
+                100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
   std::printf(
       "heap:     final population alive %llu, dying %llu; live objects %llu in %llu blocks, F "
       "%.4f\n",
