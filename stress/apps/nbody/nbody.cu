@@ -334,6 +334,7 @@ class HeapApp {
   /// The defragmentation policy's turn after an iteration (CompactGpu sec. 3.7).
   void end_of_iteration(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
   [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
+  [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
 
   /// The bodies as the heap's objects say (each writes itself at its id).
   State download() {
@@ -678,15 +679,11 @@ double run_variant(NbodyOptions const& o,
   print_summary(o, variant, total, defrag_ms);
   if constexpr (is_heap) {
     if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
-      std::printf(
-          "%s %s: defragmentation %u calls, %llu objects moved, %.3f ms (%.1f%% of the "
-          "iterations' time)\n",
-          app_name(o),
-          variant,
-          d.defrag_calls,
-          static_cast<unsigned long long>(d.objects_moved),
-          d.defrag_ms,
-          100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
+      std::printf("%s %s: defragmentation %s, %.1f%% of the iterations' time\n",
+                  app_name(o),
+                  variant,
+                  app.defrag_summary().c_str(),
+                  100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
   }
   final_state              = app.download();
   std::uint64_t const left = totals(final_state).bodies;
