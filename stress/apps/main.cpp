@@ -1,5 +1,6 @@
 // heaplab_apps: the papers' applications on soa::Heap (issue 12, docs/apps.md), one subcommand
-// per app. Built so far: gen-ca (the generational cellular automaton, CompactGpu Fig. 13).
+// per app. Built so far: gen-ca (the generational cellular automaton, CompactGpu Fig. 13), nbody
+// and collision (DynaSOAr Table 1, CompactGpu Fig. 11).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "common/cli.hpp"
 #include "gen_ca/gen_ca.hpp"
+#include "nbody/nbody.hpp"
 
 namespace {
 
@@ -49,6 +51,61 @@ CLI::App* add_gen_ca_command(CLI::App& app, ga::GenCaOptions& o) {
   return cmd;
 }
 
+namespace nb = heaplab::apps::nbody;
+
+/// nbody and collision (DynaSOAr Table 1, CompactGpu Fig. 11): one options struct each.
+CLI::App* add_nbody_command(CLI::App& app, nb::NbodyOptions& o, bool collision) {
+  o.collision = collision;
+  auto* cmd   = app.add_subcommand(
+      collision ? "collision" : "nbody",
+      collision
+          ? "n-body simulation with merging (DynaSOAr Table 1 'collision', CompactGpu Fig. 11): "
+            "mutual nearest bodies closer than --merge-radius merge, the absorbed one is destroyed "
+            "(the heap fragments); static SOA baseline; --check: mass, momentum, counts"
+          : "n-body simulation (DynaSOAr Table 1 'nbody'): one heap object per body, all-pairs "
+            "forces with device_do; static SOA baseline; --check: mass, momentum, counts");
+  cmd->add_option("--bodies", o.bodies, "number of bodies")->check(CLI::Range(1u, 1u << 24));
+  cmd->add_option("--iterations", o.iterations, "time steps")->check(CLI::Range(0, 1 << 24));
+  cmd->add_option("--seed", o.seed, "seed of the initial bodies");
+  cmd->add_option("--dt", o.dt, "time step");
+  cmd->add_option("--softening", o.softening, "softening length eps (forces use r^2 + eps^2)");
+  if (collision)
+    cmd->add_option("--merge-radius", o.merge_radius, "bodies closer than this may merge");
+  cmd->add_option("--initial-speed", o.initial_speed, "initial velocities uniform in [-v, v]^2");
+  auto* check = cmd->add_flag(
+      "--check",
+      o.check,
+      "every --check-every iterations and after the last: body count = initial - merges = heap "
+      "live objects, masses > 0 and no NaN, total mass (nbody: exact; collision: "
+      "--mass-tolerance), total momentum (--momentum-tolerance), the invariant catalog on a "
+      "snapshot, and the CPU reference for the first --reference-steps iterations; exit 1 at the "
+      "first violation");
+  cmd->add_option("--check-every", o.check_every, "K: iterations between checks (needs --check)")
+      ->check(CLI::Range(1, 1 << 24))
+      ->needs(check);
+  cmd->add_option("--reference-steps",
+                  o.reference_steps,
+                  "iterations the CPU reference (double, index order) follows; only up to 4096 "
+                  "bodies; 0: off (needs --check)")
+      ->needs(check);
+  cmd->add_option("--reference-tolerance",
+                  o.reference_tolerance,
+                  "per value, relative to 1 + |reference value| (needs --check)")
+      ->needs(check);
+  cmd->add_option(
+         "--momentum-tolerance", o.momentum_tolerance, "|P - P0| <= tol * sum m|v| (needs --check)")
+      ->needs(check);
+  if (collision)
+    cmd->add_option("--mass-tolerance", o.mass_tolerance, "relative (needs --check)")->needs(check);
+  cmd->add_flag(
+      "--baseline",
+      o.baseline,
+      "also run the static SOA baseline (alive flags, no allocation) in the same process");
+  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"nbody\")");
+  apps::add_heap_flags(cmd, o.heap, o.profile);
+  return cmd;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,9 +114,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   ga::GenCaOptions gen_ca;
   auto* gen_ca_cmd = add_gen_ca_command(app, gen_ca);
+  nb::NbodyOptions nbody;
+  nb::NbodyOptions collision;
+  auto* nbody_cmd     = add_nbody_command(app, nbody, false);
+  auto* collision_cmd = add_nbody_command(app, collision, true);
   try {
     app.parse(argc, argv);
     if (gen_ca_cmd->parsed()) return ga::run_gen_ca(gen_ca);
+    if (nbody_cmd->parsed()) return nb::run_nbody(nbody);
+    if (collision_cmd->parsed()) return nb::run_nbody(collision);
   } catch (CLI::ParseError const& e) {
     // --help prints and exits 0; any other parse error is a usage error: one line, status 2.
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);

@@ -1,0 +1,814 @@
+// `heaplab_apps nbody` and `heaplab_apps collision` (nbody.hpp; docs/apps.md "nbody",
+// "collision"): DynaSOAr Table 1's n-body simulation and its variant with merging bodies
+// (DynaSOAr Table 1 "collision", Listing 1; CompactGpu Fig. 11) on soa::Heap. Every body is one
+// `Body` heap object, all made up front with parallel_new; collision destroys the absorbed ones,
+// which empties slots all over the heap's blocks (the fragmentation of CompactGpu Fig. 11).
+// One iteration is a sequence of do-alls on the heap's stream (DynaSOAr Fig. 1):
+//
+//   force: parallel_do<Body, &Body::compute_force>: every body sums the force of every other body
+//          over a device_do<Body, &Body::add_force_to> (DynaSOAr sec. 2.1 device_do; reads every
+//          body's position and mass, writes only its own force).
+//   move:  parallel_do<Body, &Body::move>: v += F / m dt, x += v dt (its own fields only).
+//   collision only:
+//   pick:  parallel_do<Body, &Body::pick>: a device_do over all bodies finds the nearest other
+//          body closer than the merge radius (ties: lower id; physics.hpp better_partner) and
+//          stores it in merge_target_, and whether this body would absorb it (absorbs_: heavier,
+//          equal masses: lower id). Reads positions, masses, ids; writes only its own fields.
+//   merge: parallel_do<Body, &Body::merge>: a body whose target names it back (a mutual pair)
+//          and that absorbs_ its target takes the target's mass and momentum (centre of mass
+//          position) and sets the target's absorbed_ flag; the device merge counter counts it.
+//   reap:  parallel_do<Body, &Body::reap>: an absorbed body destroys itself (DynaSOAr Listing 1
+//          step_6_delete_merged); every other clears merge_target_.
+//
+// Memory orders: every phase is its own kernel on one stream, so the kernel boundary orders all
+// writes of a phase before the next phase's reads (linearization point of iteration g: the end of
+// its last kernel). Within a phase no field is both written and read by different threads: force
+// and pick write only the calling body's force_ / merge_target_ / absorbs_, which no thread reads
+// in that phase; in merge an absorber writes its own position, velocity and mass, which only its
+// partner could read, and the partner (absorbs_ false, decided in pick from masses pick did not
+// change) returns without reading anything; the absorber also reads the partner's fields, which
+// nobody writes in merge, and writes the partner's absorbed_, read only in reap. The merge counter
+// is a relaxed device-scope atomicAdd (a count, read after the kernel). Each mutual pair has
+// exactly one absorber (absorbs is a strict total order), so each merge is counted once and every
+// absorbed body is destroyed exactly once, by itself (parallel_do allows deleting `this`).
+//
+// The baseline (DynaSOAr's "baseline" column, category 2: "every object has a boolean active
+// flag"): static SOA arrays with an alive flag, one thread per index, the same phases and the
+// same physics.hpp arithmetic, forces summed in index order (the heap sums in heap order: the
+// results agree within rounding, not bitwise; docs/apps.md "nbody").
+#include "common/defrag_loop.cuh"
+#include "heaplab/soa/heap.cuh"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "heaplab/check/invariants.hpp"
+#include "heaplab/cuda/copy.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
+#include "heaplab/cuda/device_info.hpp"
+#include "heaplab/cuda/error.hpp"
+#include "heaplab/cuda/grid.hpp"
+#include "heaplab/soa/field.hpp"
+#include "heaplab/soa/heap_types.hpp"
+#include "nbody.hpp"
+#include "physics.hpp"
+#include "reference.hpp"
+#include "timing.hpp"
+
+namespace heaplab::apps::nbody {
+
+struct Types;
+
+/// The best merge partner seen so far by one body's pick loop (thread-local).
+struct Partner;
+
+/// The per-body arrays the checks download (indexed by id).
+struct Export {
+  double* pos_x       = nullptr;
+  double* pos_y       = nullptr;
+  double* vel_x       = nullptr;
+  double* vel_y       = nullptr;
+  double* mass        = nullptr;
+  std::uint8_t* alive = nullptr;
+};
+
+/// One body (DynaSOAr Table 1 "collision": position, velocity, force, mass, merge target, flags).
+/// nbody uses the same type and leaves the merge fields alone.
+class Body {
+ public:
+  HEAPLAB_SOA_FIELDS(Body,
+                     (double, pos_x_),
+                     (double, pos_y_),
+                     (double, vel_x_),
+                     (double, vel_y_),
+                     (double, force_x_),
+                     (double, force_y_),
+                     (double, mass_),
+                     (std::uint32_t, id_),
+                     (Body*, merge_target_),  // a heap pointer: compact::Compactor rewrites it
+                     (std::uint8_t, absorbs_),
+                     (std::uint8_t, absorbed_));
+
+  /// parallel_new: body i from the host-made initial arrays.
+  HEAPLAB_HD Body(std::uint64_t i, Export init)
+      : pos_x_(init.pos_x[i]),
+        pos_y_(init.pos_y[i]),
+        vel_x_(init.vel_x[i]),
+        vel_y_(init.vel_y[i]),
+        force_x_(0.0),
+        force_y_(0.0),
+        mass_(init.mass[i]),
+        id_(static_cast<std::uint32_t>(i)),
+        merge_target_(nullptr),
+        absorbs_(std::uint8_t{0}),
+        absorbed_(std::uint8_t{0}) {}
+
+  [[nodiscard]] __device__ Vec2 pos() const { return {pos_x_, pos_y_}; }
+
+  __device__ void compute_force(soa::HeapRef<Types> heap, double eps2);
+  /// device_do body of compute_force: `this` is the other body.
+  __device__ void add_force_to(Body const* self, Vec2 pos, double mass, double eps2, Vec2* f) {
+    if (this == self) return;
+    Vec2 const d = pair_force(pos, mass, {pos_x_, pos_y_}, mass_, eps2);
+    f->x += d.x;
+    f->y += d.y;
+  }
+  __device__ void move(double dt) {
+    Vec2 p{pos_x_, pos_y_};
+    Vec2 v{vel_x_, vel_y_};
+    nbody::move(p, v, {force_x_, force_y_}, mass_, dt);
+    pos_x_ = p.x;
+    pos_y_ = p.y;
+    vel_x_ = v.x;
+    vel_y_ = v.y;
+  }
+  __device__ void pick(soa::HeapRef<Types> heap, double r2);
+  /// device_do body of pick: `this` is the candidate.
+  __device__ void offer(Body const* self, Vec2 pos, double r2, Partner* best);
+  __device__ void merge(unsigned long long* merges) {
+    Body* const t = merge_target_;
+    if (t == nullptr || absorbs_ == 0 || t->merge_target_.get() != this) return;
+    Merged const m = nbody::merge<kMutantDropsMass>(
+        {pos_x_, pos_y_}, {vel_x_, vel_y_}, mass_, t->pos(), {t->vel_x_, t->vel_y_}, t->mass_);
+    pos_x_       = m.pos.x;
+    pos_y_       = m.pos.y;
+    vel_x_       = m.vel.x;
+    vel_y_       = m.vel.y;
+    mass_        = m.mass;
+    t->absorbed_ = std::uint8_t{1};
+    atomicAdd(merges, 1ull);  // relaxed: a count
+  }
+  __device__ void reap(soa::HeapRef<Types> heap);
+  __device__ void export_to(Export e) {
+    std::uint32_t const i = id_;
+    e.pos_x[i]            = pos_x_;
+    e.pos_y[i]            = pos_y_;
+    e.vel_x[i]            = vel_x_;
+    e.vel_y[i]            = vel_y_;
+    e.mass[i]             = mass_;
+    e.alive[i]            = 1;
+  }
+};
+
+struct Partner {
+  double d2        = 0;
+  std::uint32_t id = 0;
+  Body* body       = nullptr;
+};
+
+struct Types : soa::HeapTypes<Body> {};
+
+__device__ void Body::compute_force(soa::HeapRef<Types> heap, double eps2) {
+  Vec2 f;
+  heap.device_do<Body, &Body::add_force_to>(
+      static_cast<Body const*>(this), pos(), static_cast<double>(mass_), eps2, &f);
+  force_x_ = f.x;
+  force_y_ = f.y;
+}
+
+__device__ void Body::offer(Body const* self, Vec2 pos, double r2, Partner* best) {
+  if (this == self) return;
+  double const d2 = distance2(pos, {pos_x_, pos_y_});
+  if (d2 < r2 && better_partner(d2, id_, best->d2, best->id)) {
+    best->d2   = d2;
+    best->id   = id_;
+    best->body = this;
+  }
+}
+
+__device__ void Body::pick(soa::HeapRef<Types> heap, double r2) {
+  Partner best{r2, std::numeric_limits<std::uint32_t>::max(), nullptr};
+  heap.device_do<Body, &Body::offer>(static_cast<Body const*>(this), pos(), r2, &best);
+  merge_target_       = best.body;
+  bool const absorber = best.body != nullptr && absorbs(mass_, id_, best.body->mass_, best.id);
+  absorbs_            = static_cast<std::uint8_t>(absorber ? 1 : 0);
+}
+
+__device__ void Body::reap(soa::HeapRef<Types> heap) {
+  if (absorbed_ != 0) {
+    heap.destroy(this);
+    return;
+  }
+  merge_target_ = nullptr;
+  absorbs_      = std::uint8_t{0};
+}
+
+namespace {
+
+using Heap = soa::Heap<Types>;
+using Ref  = soa::HeapRef<Types>;
+
+constexpr unsigned kThreads = 256;
+
+unsigned blocks_for(std::uint64_t n) {
+  static int const sms = cudart::multiprocessor_count();
+  return cudart::grid_size(n, kThreads, 32ull * static_cast<unsigned>(sms));
+}
+
+__device__ std::uint64_t thread_index() {
+  return blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
+}
+__device__ std::uint64_t thread_stride() { return std::uint64_t{gridDim.x} * blockDim.x; }
+
+struct Phases {
+  double force_ms = 0;
+  double move_ms  = 0;
+  double pick_ms  = 0;
+  double merge_ms = 0;
+  double reap_ms  = 0;
+  [[nodiscard]] double total() const { return force_ms + move_ms + pick_ms + merge_ms + reap_ms; }
+  void add(Phases const& p) {
+    force_ms += p.force_ms;
+    move_ms += p.move_ms;
+    pick_ms += p.pick_ms;
+    merge_ms += p.merge_ms;
+    reap_ms += p.reap_ms;
+  }
+};
+
+/// Device arrays of N doubles/flags for the initial state, the baseline and the exports.
+struct Arrays {
+  explicit Arrays(std::size_t n)
+      : pos_x(n, "nbody arrays"),
+        pos_y(n, "nbody arrays"),
+        vel_x(n, "nbody arrays"),
+        vel_y(n, "nbody arrays"),
+        mass(n, "nbody arrays"),
+        alive(n, "nbody arrays") {}
+  [[nodiscard]] Export view() const {
+    return {pos_x.data(), pos_y.data(), vel_x.data(), vel_y.data(), mass.data(), alive.data()};
+  }
+  void upload(State const& s, cudaStream_t stream) {
+    std::size_t const n = s.size();
+    std::vector<double> px(n), py(n), vx(n), vy(n), m(n);
+    std::vector<std::uint8_t> a(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      px[i] = s[i].pos.x;
+      py[i] = s[i].pos.y;
+      vx[i] = s[i].vel.x;
+      vy[i] = s[i].vel.y;
+      m[i]  = s[i].mass;
+      a[i]  = s[i].alive ? 1 : 0;
+    }
+    cudart::copy_to_device_async(pos_x.data(), px.data(), n, stream);
+    cudart::copy_to_device_async(pos_y.data(), py.data(), n, stream);
+    cudart::copy_to_device_async(vel_x.data(), vx.data(), n, stream);
+    cudart::copy_to_device_async(vel_y.data(), vy.data(), n, stream);
+    cudart::copy_to_device_async(mass.data(), m.data(), n, stream);
+    cudart::copy_to_device_async(alive.data(), a.data(), n, stream);
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream));  // the host vectors die here
+  }
+  [[nodiscard]] State download(cudaStream_t stream) const {
+    std::size_t const n = pos_x.size();
+    std::vector<double> px(n), py(n), vx(n), vy(n), m(n);
+    std::vector<std::uint8_t> a(n);
+    cudart::copy_to_host(px.data(), pos_x.data(), n, stream);
+    cudart::copy_to_host(py.data(), pos_y.data(), n, stream);
+    cudart::copy_to_host(vx.data(), vel_x.data(), n, stream);
+    cudart::copy_to_host(vy.data(), vel_y.data(), n, stream);
+    cudart::copy_to_host(m.data(), mass.data(), n, stream);
+    cudart::copy_to_host(a.data(), alive.data(), n, stream);
+    State s(n);
+    for (std::size_t i = 0; i < n; ++i) s[i] = {{px[i], py[i]}, {vx[i], vy[i]}, m[i], a[i] != 0};
+    return s;
+  }
+  cudart::device_buffer<double> pos_x, pos_y, vel_x, vel_y, mass;
+  cudart::device_buffer<std::uint8_t> alive;
+};
+
+// ------------------------------------------------------------------------------------- heap
+
+/// The heap app: all bodies on the heap.
+class HeapApp {
+ public:
+  HeapApp(NbodyOptions const& o, State const& initial)
+      : o_(o),
+        n_(initial.size()),
+        io_(initial.size()),
+        merges_(1, "nbody merge counter"),
+        heap_(Heap::with_blocks(heap_blocks(o), heap_options(o.heap))),
+        defrag_(heap_, o.heap, {Types::type_id<Body>}) {
+    auto const s = heap_.stream();
+    merges_.set_zero_async(s);
+    io_.upload(initial, s);
+    heap_.parallel_new<Body>(n_, io_.view());
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(s));
+    if (heap_.oom_count() != 0)
+      throw std::runtime_error("nbody: the heap is too small for " + std::to_string(n_) +
+                               " bodies; raise --heap-blocks (now " +
+                               std::to_string(heap_.num_blocks()) + ")");
+    // No roots: the only pointer into the heap is Body::merge_target_, a declared pointer field
+    // that the compactor rewrites (and that is nullptr between iterations anyway).
+    (void)download();  // untimed: the first parallel_do allocates its scratch (R, CUB storage)
+  }
+
+  [[nodiscard]] std::uint32_t num_blocks() const { return heap_.num_blocks(); }
+
+  Phases step() {
+    Phases p;
+    double const eps2 = o_.softening * o_.softening;
+    p.force_ms        = bench::time_once_ms(
+        [&] { heap_.parallel_do<Body, &Body::compute_force>(heap_.ref(), eps2); });
+    p.move_ms = bench::time_once_ms([&] { heap_.parallel_do<Body, &Body::move>(o_.dt); });
+    if (!o_.collision) return p;
+    double const r2 = o_.merge_radius * o_.merge_radius;
+    p.pick_ms = bench::time_once_ms([&] { heap_.parallel_do<Body, &Body::pick>(heap_.ref(), r2); });
+    p.merge_ms =
+        bench::time_once_ms([&] { heap_.parallel_do<Body, &Body::merge>(merges_.data()); });
+    p.reap_ms = bench::time_once_ms([&] { heap_.parallel_do<Body, &Body::reap>(heap_.ref()); });
+    return p;
+  }
+
+  std::uint64_t merges() { return cudart::value_to_host(merges_.data(), heap_.stream()); }
+
+  /// The defragmentation policy's turn after an iteration (CompactGpu sec. 3.7).
+  void end_of_iteration(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
+  [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
+  [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
+
+  /// The bodies as the heap's objects say (each writes itself at its id).
+  State download() {
+    auto const s = heap_.stream();
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(io_.alive.data(), 0, n_, s));
+    heap_.parallel_do<Body, &Body::export_to>(io_.view());
+    return io_.download(s);
+  }
+
+  soa::HeapStatistics statistics() const { return heap_.statistics(); }
+  check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
+
+ private:
+  static std::uint32_t heap_blocks(NbodyOptions const& o) {
+    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
+    constexpr std::uint64_t cap = Types::capacity<Body>;
+    return static_cast<std::uint32_t>(2 * ((o.bodies + cap - 1) / cap) + 64);
+  }
+
+  NbodyOptions o_;
+  std::size_t n_;
+  Arrays io_;
+  cudart::device_buffer<unsigned long long> merges_;
+  Heap heap_;
+  DefragLoop<Types> defrag_;
+};
+
+// --------------------------------------------------------------------------------- baseline
+
+struct BaselineView {
+  Export b;  // positions, velocities, masses, alive flags
+  double* force_x        = nullptr;
+  double* force_y        = nullptr;
+  std::int32_t* target   = nullptr;  // merge target index, -1: none
+  std::uint8_t* absorbs  = nullptr;
+  std::uint8_t* absorbed = nullptr;
+  std::uint32_t n        = 0;
+};
+
+__global__ void baseline_force_kernel(BaselineView v, double eps2) {
+  for (std::uint64_t i = thread_index(); i < v.n; i += thread_stride()) {
+    if (v.b.alive[i] == 0) continue;
+    Vec2 const pos{v.b.pos_x[i], v.b.pos_y[i]};
+    double const m = v.b.mass[i];
+    Vec2 f;
+    for (std::uint32_t j = 0; j < v.n; ++j) {
+      if (j == i || v.b.alive[j] == 0) continue;
+      Vec2 const d = pair_force(pos, m, {v.b.pos_x[j], v.b.pos_y[j]}, v.b.mass[j], eps2);
+      f.x += d.x;
+      f.y += d.y;
+    }
+    v.force_x[i] = f.x;
+    v.force_y[i] = f.y;
+  }
+}
+
+__global__ void baseline_move_kernel(BaselineView v, double dt) {
+  for (std::uint64_t i = thread_index(); i < v.n; i += thread_stride()) {
+    if (v.b.alive[i] == 0) continue;
+    Vec2 p{v.b.pos_x[i], v.b.pos_y[i]};
+    Vec2 u{v.b.vel_x[i], v.b.vel_y[i]};
+    move(p, u, {v.force_x[i], v.force_y[i]}, v.b.mass[i], dt);
+    v.b.pos_x[i] = p.x;
+    v.b.pos_y[i] = p.y;
+    v.b.vel_x[i] = u.x;
+    v.b.vel_y[i] = u.y;
+  }
+}
+
+__global__ void baseline_pick_kernel(BaselineView v, double r2) {
+  for (std::uint64_t i = thread_index(); i < v.n; i += thread_stride()) {
+    if (v.b.alive[i] == 0) continue;
+    Vec2 const pos{v.b.pos_x[i], v.b.pos_y[i]};
+    double best_d2        = r2;
+    std::uint32_t best_id = std::numeric_limits<std::uint32_t>::max();
+    for (std::uint32_t j = 0; j < v.n; ++j) {
+      if (j == i || v.b.alive[j] == 0) continue;
+      double const d2 = distance2(pos, {v.b.pos_x[j], v.b.pos_y[j]});
+      if (d2 < r2 && better_partner(d2, j, best_d2, best_id)) {
+        best_d2 = d2;
+        best_id = j;
+      }
+    }
+    bool const found = best_id != std::numeric_limits<std::uint32_t>::max();
+    v.target[i]      = found ? static_cast<std::int32_t>(best_id) : -1;
+    v.absorbs[i] =
+        found && absorbs(v.b.mass[i], static_cast<std::uint32_t>(i), v.b.mass[best_id], best_id)
+            ? 1
+            : 0;
+  }
+}
+
+__global__ void baseline_merge_kernel(BaselineView v, unsigned long long* merges) {
+  for (std::uint64_t i = thread_index(); i < v.n; i += thread_stride()) {
+    if (v.b.alive[i] == 0 || v.absorbs[i] == 0) continue;
+    std::int32_t const t = v.target[i];
+    if (t < 0 || v.target[t] != static_cast<std::int32_t>(i)) continue;
+    Merged const m = merge<kMutantDropsMass>({v.b.pos_x[i], v.b.pos_y[i]},
+                                             {v.b.vel_x[i], v.b.vel_y[i]},
+                                             v.b.mass[i],
+                                             {v.b.pos_x[t], v.b.pos_y[t]},
+                                             {v.b.vel_x[t], v.b.vel_y[t]},
+                                             v.b.mass[t]);
+    v.b.pos_x[i]   = m.pos.x;
+    v.b.pos_y[i]   = m.pos.y;
+    v.b.vel_x[i]   = m.vel.x;
+    v.b.vel_y[i]   = m.vel.y;
+    v.b.mass[i]    = m.mass;
+    v.absorbed[t]  = 1;
+    atomicAdd(merges, 1ull);
+  }
+}
+
+__global__ void baseline_reap_kernel(BaselineView v) {
+  for (std::uint64_t i = thread_index(); i < v.n; i += thread_stride()) {
+    if (v.absorbed[i] != 0) {
+      v.b.alive[i]  = 0;  // the active flag: never enumerated again (DynaSOAr sec. 6)
+      v.absorbed[i] = 0;
+    }
+    v.target[i]  = -1;
+    v.absorbs[i] = 0;
+  }
+}
+
+class BaselineApp {
+ public:
+  BaselineApp(NbodyOptions const& o, State const& initial)
+      : o_(o),
+        a_(initial.size()),
+        force_x_(initial.size(), "baseline force"),
+        force_y_(initial.size(), "baseline force"),
+        target_(initial.size(), "baseline targets"),
+        absorbs_(initial.size(), "baseline flags"),
+        absorbed_(initial.size(), "baseline flags"),
+        merges_(1, "baseline merge counter") {
+    a_.upload(initial, nullptr);
+    absorbs_.set_zero_async(nullptr);
+    absorbed_.set_zero_async(nullptr);
+    merges_.set_zero_async(nullptr);
+    HEAPLAB_CUDA_TRY(cudaMemset(target_.data(), 0xFF, target_.size() * sizeof(std::int32_t)));
+    v_ = {a_.view(),
+          force_x_.data(),
+          force_y_.data(),
+          target_.data(),
+          absorbs_.data(),
+          absorbed_.data(),
+          static_cast<std::uint32_t>(initial.size())};
+  }
+
+  Phases step() {
+    Phases p;
+    unsigned const g  = blocks_for(v_.n);
+    auto const launch = [&](auto&& k) {
+      return bench::time_once_ms([&] {
+        k();
+        HEAPLAB_CUDA_TRY(cudaGetLastError());
+      });
+    };
+    double const eps2 = o_.softening * o_.softening;
+    p.force_ms        = launch([&] { baseline_force_kernel<<<g, kThreads>>>(v_, eps2); });
+    p.move_ms         = launch([&] { baseline_move_kernel<<<g, kThreads>>>(v_, o_.dt); });
+    if (!o_.collision) return p;
+    double const r2 = o_.merge_radius * o_.merge_radius;
+    p.pick_ms       = launch([&] { baseline_pick_kernel<<<g, kThreads>>>(v_, r2); });
+    p.merge_ms      = launch([&] { baseline_merge_kernel<<<g, kThreads>>>(v_, merges_.data()); });
+    p.reap_ms       = launch([&] { baseline_reap_kernel<<<g, kThreads>>>(v_); });
+    return p;
+  }
+
+  std::uint64_t merges() { return cudart::value_to_host(merges_.data(), nullptr); }
+  State download() { return a_.download(nullptr); }
+
+ private:
+  NbodyOptions o_;
+  Arrays a_;
+  cudart::device_buffer<double> force_x_, force_y_;
+  cudart::device_buffer<std::int32_t> target_;
+  cudart::device_buffer<std::uint8_t> absorbs_, absorbed_;
+  cudart::device_buffer<unsigned long long> merges_;
+  BaselineView v_;
+};
+
+// ------------------------------------------------------------------------------------ driver
+
+char const* app_name(NbodyOptions const& o) { return o.collision ? "collision" : "nbody"; }
+
+struct CsvRow {
+  char const* variant;
+  int iteration;
+  std::uint64_t bodies;
+  std::uint64_t merges;
+  std::uint64_t live_objects;
+  std::uint64_t allocated_blocks;
+  double fragmentation;
+  Phases phases;
+};
+
+void write_row(std::FILE* csv, CsvRow const& r) {
+  if (csv == nullptr) return;
+  std::fprintf(csv,
+               "%s,%d,%llu,%llu,%llu,%llu,%.6f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
+               r.variant,
+               r.iteration,
+               static_cast<unsigned long long>(r.bodies),
+               static_cast<unsigned long long>(r.merges),
+               static_cast<unsigned long long>(r.live_objects),
+               static_cast<unsigned long long>(r.allocated_blocks),
+               r.fragmentation,
+               r.phases.force_ms,
+               r.phases.move_ms,
+               r.phases.pick_ms,
+               r.phases.merge_ms,
+               r.phases.reap_ms);
+}
+
+bool check_due(NbodyOptions const& o, int g) {
+  return o.check && (g % o.check_every == 0 || g == o.iterations);
+}
+
+/// The CPU reference of the first reference_steps iterations (small runs only).
+struct ReferenceRun {
+  ReferenceRun(NbodyOptions const& o, State const& initial)
+      : enabled(o.check && o.reference_steps > 0 && o.bodies <= kReferenceMaxBodies),
+        steps(std::min(o.reference_steps, o.iterations)),
+        ref(initial, {o.dt, o.softening, o.collision ? o.merge_radius : 0.0}) {}
+  /// Advances the reference to iteration g (while g <= steps).
+  void advance_to(int g) {
+    while (enabled && done < g && done < steps) {
+      ref.step();
+      ++done;
+    }
+  }
+  [[nodiscard]] bool covers(int g) const { return enabled && g <= steps; }
+  bool enabled;
+  int steps;
+  int done = 0;
+  Reference ref;
+};
+
+/// --check of one variant after iteration g; prints the first problem, false when there is one.
+template <class App>
+bool check_variant(NbodyOptions const& o,
+                   char const* variant,
+                   App& app,
+                   Totals const& initial,
+                   ReferenceRun& ref,
+                   int g,
+                   std::optional<std::uint64_t> heap_live,
+                   check::HeapSnapshot const* snapshot) {
+  auto const fail = [&](std::string const& what) {
+    std::printf(
+        "%s --check FAILED at iteration %d (%s): %s\n", app_name(o), g, variant, what.c_str());
+    return false;
+  };
+  State const s = app.download();
+  Expected e;
+  e.initial            = initial;
+  e.collision          = o.collision;
+  e.merges             = app.merges();
+  e.heap_live_objects  = heap_live;
+  e.mass_tolerance     = o.mass_tolerance;
+  e.momentum_tolerance = o.momentum_tolerance;
+  if (auto v = check_state(s, e)) return fail(*v);
+  if (snapshot != nullptr) {
+    auto const violations = check::check_all(*snapshot);
+    if (!violations.empty())
+      return fail("invariant catalog: " + std::to_string(violations.size()) +
+                  " violations, first: " + violations.front().to_string());
+  }
+  if (ref.covers(g)) {
+    ref.advance_to(g);
+    if (auto d = compare_states(ref.ref.state(), s, o.reference_tolerance))
+      return fail("differs from the CPU reference: " + *d);
+  }
+  return true;
+}
+
+/// `<app> <variant>: <iterations> iterations, <ms> ms (phases)`; ms includes defragmentation.
+void print_summary(NbodyOptions const& o, char const* variant, Phases const& t, double defrag_ms) {
+  std::printf("%s %s: %d iterations, %.3f ms (force %.3f, move %.3f",
+              app_name(o),
+              variant,
+              o.iterations,
+              t.total() + defrag_ms,
+              t.force_ms,
+              t.move_ms);
+  if (o.collision)
+    std::printf(", pick %.3f, merge %.3f, reap %.3f", t.pick_ms, t.merge_ms, t.reap_ms);
+  if (defrag_ms > 0) std::printf(", defragmentation %.3f", defrag_ms);
+  std::printf(")\n");
+}
+
+/// Runs one variant; returns the total time (ms), negative when --check failed. `final` gets the
+/// last state.
+template <class App>
+double run_variant(NbodyOptions const& o,
+                   char const* variant,
+                   App& app,
+                   State const& initial,
+                   std::FILE* csv,
+                   ProfileCsv& profile,
+                   State& final_state) {
+  constexpr bool is_heap = std::is_same_v<App, HeapApp>;
+  Totals const t0        = totals(initial);
+  ReferenceRun ref(o, initial);
+  auto const check = [&](int g) {
+    if constexpr (is_heap) {
+      auto const stats = app.statistics();
+      auto const snap  = app.snapshot();
+      return check_variant(o, variant, app, t0, ref, g, stats.used_slots, &snap);
+    } else {
+      return check_variant(o, variant, app, t0, ref, g, std::nullopt, nullptr);
+    }
+  };
+  if (o.check && !check(0)) return -1;
+  Phases total;
+  for (int g = 1; g <= o.iterations; ++g) {
+    Phases const p = app.step();
+    total.add(p);
+    IterationCost cost;
+    cost.app_ms = p.total();
+    if constexpr (is_heap) {
+      app.end_of_iteration(cost);
+      if (profile.enabled()) profile.write(variant, g, app.statistics(), cost);
+    }
+    if (check_due(o, g) && !check(g)) return -1;
+    if (ref.covers(g) && g == ref.steps && !check_due(o, g) && !check(g)) return -1;
+    if (csv != nullptr) {
+      std::uint64_t const merges = app.merges();
+      CsvRow row{variant, g, initial.size() - merges, merges, 0, 0, 0.0, p};
+      if constexpr (is_heap) {
+        auto const stats     = app.statistics();
+        row.live_objects     = stats.used_slots;
+        row.allocated_blocks = stats.allocated_blocks;
+        row.fragmentation    = stats.fragmentation;
+      }
+      write_row(csv, row);
+    }
+  }
+  double defrag_ms = 0;
+  if constexpr (is_heap) defrag_ms = app.defrag_total().defrag_ms;
+  print_summary(o, variant, total, defrag_ms);
+  if constexpr (is_heap) {
+    if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
+      std::printf("%s %s: defragmentation %s, %.1f%% of the iterations' time\n",
+                  app_name(o),
+                  variant,
+                  app.defrag_summary().c_str(),
+                  100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
+  }
+  final_state              = app.download();
+  std::uint64_t const left = totals(final_state).bodies;
+  if constexpr (is_heap) {
+    auto const stats = app.statistics();
+    std::printf("%s %s: %llu bodies left, %llu merges; live objects %llu in %llu blocks, F %.4f\n",
+                app_name(o),
+                variant,
+                static_cast<unsigned long long>(left),
+                static_cast<unsigned long long>(app.merges()),
+                static_cast<unsigned long long>(stats.used_slots),
+                static_cast<unsigned long long>(stats.allocated_blocks),
+                stats.fragmentation);
+  } else {
+    std::printf("%s %s: %llu bodies left, %llu merges\n",
+                app_name(o),
+                variant,
+                static_cast<unsigned long long>(left),
+                static_cast<unsigned long long>(app.merges()));
+  }
+  return total.total() + defrag_ms;
+}
+
+void validate(NbodyOptions const& o) {
+  std::string const a = app_name(o);
+  if (o.bodies == 0 || o.bodies > (1u << 24))
+    throw std::invalid_argument(a + ": --bodies must be in 1 .. 2^24");
+  if (o.iterations < 0) throw std::invalid_argument(a + ": --iterations must be >= 0");
+  if (o.check_every < 1) throw std::invalid_argument(a + ": --check-every must be >= 1");
+  if (!(o.dt > 0) || !std::isfinite(o.dt)) throw std::invalid_argument(a + ": --dt must be > 0");
+  if (!(o.softening >= 0) || !std::isfinite(o.softening))
+    throw std::invalid_argument(a + ": --softening must be >= 0");
+  if (o.collision && (!(o.merge_radius > 0) || !std::isfinite(o.merge_radius)))
+    throw std::invalid_argument(a + ": --merge-radius must be > 0");
+  if (!(o.initial_speed >= 0) || !std::isfinite(o.initial_speed))
+    throw std::invalid_argument(a + ": --initial-speed must be >= 0");
+  if (o.reference_steps < 0) throw std::invalid_argument(a + ": --reference-steps must be >= 0");
+  if (!(o.reference_tolerance >= 0) || !(o.momentum_tolerance >= 0) || !(o.mass_tolerance >= 0))
+    throw std::invalid_argument(a + ": tolerances must be >= 0");
+  apps::validate(o.heap);
+  if (o.softening == 0 && !o.collision)
+    std::fprintf(stderr, "%s: warning: --softening 0: close encounters may give NaN\n", a.c_str());
+}
+
+}  // namespace
+
+int run_nbody(NbodyOptions const& o) {
+  validate(o);
+  State const initial = initial_bodies(o.bodies, o.seed, o.initial_speed);
+  auto const d        = cudart::probe_device();
+  if (!d.available) {
+    std::fprintf(stderr, "heaplab_apps: SKIPPED: %s\n", d.reason.c_str());
+    return kNoDeviceExit;
+  }
+  std::printf("%s\n", cudart::device_line(d).c_str());
+  std::printf(
+      "%s: %u bodies, %d iterations, seed %llu, dt %g, softening %g, initial speed %g%s%s%s\n",
+      app_name(o),
+      o.bodies,
+      o.iterations,
+      static_cast<unsigned long long>(o.seed),
+      o.dt,
+      o.softening,
+      o.initial_speed,
+      o.collision ? (", merge radius " + std::to_string(o.merge_radius)).c_str() : "",
+      o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
+      kMutantDropsMass ? ", PLANTED BUG collision_merge_drops_mass" : "");
+  std::printf("%s: heap: %s\n", app_name(o), describe(o.heap).c_str());
+  if (o.check) {
+    bool const ref = o.reference_steps > 0 && o.bodies <= kReferenceMaxBodies;
+    std::printf("%s --check: CPU reference %s\n",
+                app_name(o),
+                ref ? ("for the first " +
+                       std::to_string(std::min(o.reference_steps, o.iterations)) + " iterations")
+                          .c_str()
+                    : ("off (--reference-steps 0 or more than " +
+                       std::to_string(kReferenceMaxBodies) + " bodies)")
+                          .c_str());
+  }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(nullptr, &std::fclose);
+  if (!o.csv.empty()) {
+    csv.reset(std::fopen(o.csv.c_str(), "w"));
+    if (!csv) throw std::runtime_error(std::string(app_name(o)) + ": cannot write " + o.csv);
+    std::fprintf(csv.get(),
+                 "variant,iteration,bodies,merges,live_objects,allocated_blocks,fragmentation,"
+                 "force_ms,move_ms,pick_ms,merge_ms,reap_ms\n");
+  }
+  ProfileCsv profile;
+  if (!o.profile.empty()) profile = ProfileCsv(o.profile, app_name(o), Types::block_bytes);
+  State heap_final;
+  double heap_ms = 0;
+  {
+    HeapApp app(o, initial);
+    std::printf("heap: %u blocks of %u bytes, %u bodies per block\n",
+                app.num_blocks(),
+                static_cast<unsigned>(Types::block_bytes),
+                static_cast<unsigned>(Types::capacity<Body>));
+    heap_ms = run_variant(o, "heap", app, initial, csv.get(), profile, heap_final);
+  }
+  if (heap_ms < 0) return 1;
+  if (o.baseline) {
+    State base_final;
+    double base_ms = 0;
+    {
+      BaselineApp app(o, initial);
+      base_ms = run_variant(o, "baseline", app, initial, csv.get(), profile, base_final);
+    }
+    if (base_ms < 0) return 1;
+    if (base_ms > 0)
+      std::printf("%s heap / baseline: %.2fx (same run)\n", app_name(o), heap_ms / base_ms);
+    // Not order-identical (heap order vs index order in the force sums): report, do not fail.
+    std::uint64_t const hb = totals(heap_final).bodies;
+    std::uint64_t const bb = totals(base_final).bodies;
+    auto const diff        = compare_states(base_final, heap_final, o.reference_tolerance);
+    std::printf(
+        "%s heap vs baseline after %d iterations: bodies %llu / %llu, %s\n",
+        app_name(o),
+        o.iterations,
+        static_cast<unsigned long long>(hb),
+        static_cast<unsigned long long>(bb),
+        diff ? ("differ (expected after many iterations: not order-identical): " + *diff).c_str()
+             : "equal within the reference tolerance");
+  }
+  if (o.check) std::printf("%s --check passed\n", app_name(o));
+  return 0;
+}
+
+}  // namespace heaplab::apps::nbody
