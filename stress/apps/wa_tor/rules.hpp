@@ -40,7 +40,9 @@ struct Params {
 enum Kind : std::uint8_t { kEmpty = 0, kFish = 1, kShark = 2 };
 enum Round : std::uint32_t { kFishRound = 0, kSharkRound = 1 };
 enum Salt : std::uint32_t { kInitKind = 0, kInitTimer = 1, kAgentChoice = 2, kCellChoice = 3 };
-inline constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+// An enumerator, not a variable: device code may use it by reference (field proxies) without
+// ODR-using a host variable.
+enum : std::uint32_t { kNone = 0xFFFFFFFFu };
 
 /// splitmix64's finalizer.
 HEAPLAB_HD inline std::uint64_t mix64(std::uint64_t z) {
