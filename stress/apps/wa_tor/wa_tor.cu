@@ -37,6 +37,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/defrag_loop.cuh"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/core/object_pointer.hpp"
 #include "heaplab/cuda/copy.hpp"
@@ -485,6 +486,11 @@ class Variant {
   virtual StateView view()                     = 0;  // for --check
   virtual std::optional<Violation> extra_checks() { return std::nullopt; }
   virtual Profile profile() { return {}; }
+  /// The heap's end of iteration: the defragmentation policy (CompactGpu sec. 3.7) and the
+  /// memory profile row; no-ops in the dense variants.
+  virtual void end_of_iteration(std::uint32_t, IterationCost&, ProfileCsv&) {}
+  virtual IterationCost defrag_total() const { return {}; }
+  virtual std::string defrag_summary() const { return {}; }
 
   /// The counters of the last step (zeroed at each step); throws on failed allocations.
   Counters counters(std::uint32_t iteration) {
@@ -529,7 +535,8 @@ class HeapVariant final : public Variant {
         agent_(p.cells(), "wa-tor cell agents"),
         requests_(p.cells(), "wa-tor requests"),
         accepted_(p.cells(), "wa-tor accepted"),
-        heap_(Heap::with_blocks(heap_blocks(o, p))) {
+        heap_(Heap::with_blocks(heap_blocks(o, p), heap_options(o.heap))),
+        defrag_(heap_, o.heap, {Types::type_id<Fish>, Types::type_id<Shark>}) {
     w_.p        = p;
     w_.agent    = agent_.data();
     w_.requests = requests_.data();
@@ -539,6 +546,9 @@ class HeapVariant final : public Variant {
         heap_.ref(), w_, o.fish_density, o.shark_density);
     HEAPLAB_CUDA_TRY(cudaGetLastError());
     (void)counters(0);
+    // The cells' pointers are the only pointers to agents: a defragmentation rewrites them.
+    defrag_.compactor().add_roots(
+        {reinterpret_cast<std::uint64_t*>(agent_.data()), cells_, Types::type_id<Agent>});
     // Untimed: the first parallel_do allocates its scratch.
     heap_.parallel_do<Agent, &Agent::noop>();
     HEAPLAB_CUDA_TRY(cudaStreamSynchronize(heap_.stream()));
@@ -599,6 +609,13 @@ class HeapVariant final : public Variant {
                          " violations, first: " + violations.front().to_string()};
   }
 
+  void end_of_iteration(std::uint32_t it, IterationCost& cost, ProfileCsv& prof) override {
+    (void)defrag_.end_of_iteration(cost);
+    if (prof.enabled()) prof.write("heap", it, heap_.statistics(), cost);
+  }
+  IterationCost defrag_total() const override { return defrag_.total(); }
+  std::string defrag_summary() const override { return defrag_.summary(); }
+
   Profile profile() override {
     auto const st = heap_.statistics();
     auto const& f = st.types[Types::type_id<Fish>];
@@ -613,7 +630,7 @@ class HeapVariant final : public Variant {
 
  private:
   static std::uint32_t heap_blocks(WaTorOptions const& o, Params const& p) {
-    if (o.heap_blocks != 0) return o.heap_blocks;
+    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
     std::uint64_t const n = p.cells();
     std::uint64_t const b = 2 * ((n + Types::capacity<Fish> - 1) / Types::capacity<Fish> +
                                  (n + Types::capacity<Shark> - 1) / Types::capacity<Shark>)+64;
@@ -625,6 +642,7 @@ class HeapVariant final : public Variant {
   cudart::device_buffer<std::uint32_t> requests_;
   cudart::device_buffer<std::uint32_t> accepted_;
   Heap heap_;
+  DefragLoop<Types> defrag_;
   Cells w_;
 };
 
@@ -740,7 +758,8 @@ RunResult run_variant(Variant& v,
                       int iterations,
                       std::vector<Population>& populations,
                       bool& agree,
-                      std::FILE* csv) {
+                      std::FILE* csv,
+                      ProfileCsv& prof) {
   auto const fail = [&](int it, std::string const& what) {
     std::printf("wa-tor --check FAILED at iteration %d (%s): %s\n", it, v.name(), what.c_str());
     return RunResult{false, 0, it};
@@ -759,7 +778,10 @@ RunResult run_variant(Variant& v,
     auto const u    = static_cast<std::uint32_t>(it);
     Phases const ph = v.step(u);
     total.add(ph);
-    Counters const c      = v.counters(u);
+    Counters const c = v.counters(u);
+    IterationCost cost;
+    cost.app_ms = ph.total();
+    v.end_of_iteration(u, cost, prof);  // the policy runs at quiescence, after the counters
     Population const prev = pop;
     pop                   = {prev.fish + c.fish_births - c.fish_eaten,
                              prev.sharks + c.shark_births - c.shark_starved};
@@ -795,7 +817,13 @@ RunResult run_variant(Variant& v,
     }
     if (csv != nullptr) write_row(csv, v.name(), u, pop, v.profile(), ph);
   }
-  auto const pr = v.profile();
+  auto const pr     = v.profile();
+  auto const defrag = v.defrag_total();
+  if (defrag.defrag_calls > 0)
+    std::printf("wa-tor %s: defragmentation %s, %.1f%% of the iterations' time\n",
+                v.name(),
+                v.defrag_summary().c_str(),
+                100.0 * defrag.defrag_ms / std::max(total.total(), 1e-9));
   std::printf(
       "wa-tor %s: %d iterations, %.3f ms (prepare %.3f, decide %.3f, move %.3f; %.4f ms "
       "per iteration)\n",
@@ -817,7 +845,7 @@ RunResult run_variant(Variant& v,
                 static_cast<unsigned long long>(pr.shark_blocks),
                 pr.heap_f);
   std::printf("\n");
-  return {true, total.total(), iterations};
+  return {true, total.total() + defrag.defrag_ms, iterations};
 }
 
 }  // namespace
@@ -871,6 +899,8 @@ int run_wa_tor(WaTorOptions const& o) {
                  "fish_fragmentation,shark_fragmentation,fragmentation,prepare_ms,"
                  "decide_ms,move_ms\n");
   }
+  ProfileCsv prof;
+  if (!o.profile.empty()) prof = ProfileCsv(o.profile, "wa-tor", Types::block_bytes);
   std::vector<Population> populations;  // the heap variant's, per iteration
   bool agree = true;
   RunResult heap, base, mal;
@@ -881,7 +911,7 @@ int run_wa_tor(WaTorOptions const& o) {
                 static_cast<unsigned>(Types::block_bytes),
                 static_cast<unsigned>(Types::capacity<Fish>),
                 static_cast<unsigned>(Types::capacity<Shark>));
-    heap = run_variant(v, o, p, o.iterations, populations, agree, csv.get());
+    heap = run_variant(v, o, p, o.iterations, populations, agree, csv.get(), prof);
     if (!heap.ok) return 1;
   }
   if (o.baseline) {
@@ -894,7 +924,7 @@ int run_wa_tor(WaTorOptions const& o) {
     energy.set_zero_async(nullptr);
     DenseVariant<DenseStore> v(
         "baseline", DenseStore{kind.data(), timer.data(), energy.data()}, o, p);
-    base = run_variant(v, o, p, o.iterations, populations, agree, csv.get());
+    base = run_variant(v, o, p, o.iterations, populations, agree, csv.get(), prof);
     if (!base.ok) return 1;
   }
   if (o.cuda_malloc) {
@@ -906,7 +936,7 @@ int run_wa_tor(WaTorOptions const& o) {
     MallocStore const store{agent.data()};
     {
       DenseVariant<MallocStore> v("cuda-malloc", store, o, p);
-      mal = run_variant(v, o, p, iters, populations, agree, csv.get());
+      mal = run_variant(v, o, p, iters, populations, agree, csv.get(), prof);
     }
     malloc_free_all_kernel<<<blocks_for(p.cells()), kThreads>>>(store, p);
     HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/heap_flags.hpp"
+
 namespace heaplab::apps::wa_tor {
 
 struct WaTorOptions {
@@ -28,7 +30,10 @@ struct WaTorOptions {
   bool cuda_malloc           = false;
   int cuda_malloc_iterations = 0;  // 0: --iterations
   std::string csv;
-  std::uint32_t heap_blocks = 0;  // 0: 2 * (ceil(W*H / N_Fish) + ceil(W*H / N_Shark)) + 64
+  /// Heap size, allocator ablations and the defragmentation policy (docs/apps.md "Options every
+  /// app has"); heap_blocks 0: 2 * (ceil(W*H / N_Fish) + ceil(W*H / N_Shark)) + 64.
+  HeapFlags heap;
+  std::string profile;  // the memory profile CSV (common/profile.hpp); empty: none
 };
 
 inline constexpr int kWaTorNoDeviceExit = 77;
