@@ -11,6 +11,7 @@
 #include "common/cli.hpp"
 #include "gen_ca/gen_ca.hpp"
 #include "nbody/nbody.hpp"
+#include "wa_tor/wa_tor.hpp"
 
 namespace {
 
@@ -103,6 +104,61 @@ CLI::App* add_nbody_command(CLI::App& app, nb::NbodyOptions& o, bool collision) 
       "also run the static SOA baseline (alive flags, no allocation) in the same process");
   cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"nbody\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);
+namespace wt = heaplab::apps::wa_tor;
+
+CLI::App* add_wa_tor_command(CLI::App& app, wt::WaTorOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "wa-tor",
+      "fish and sharks on a W x H torus (DynaSOAr Table 1, SoaAlloc Fig. 5, CompactGpu Fig. "
+      "14/15): Fish/Shark heap objects, with the static SOA baseline and a CUDA device-malloc "
+      "variant in the same process, and --check");
+  cmd->add_option("--width", o.width, "grid width (cells)")->check(CLI::Range(3u, 1u << 15));
+  cmd->add_option("--height", o.height, "grid height (cells)")->check(CLI::Range(3u, 1u << 15));
+  cmd->add_option("--iterations", o.iterations, "iterations (fish round + shark round)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--seed", o.seed, "seed of the counter-based generator (initial grid, choices)");
+  cmd->add_option("--fish-density", o.fish_density, "fraction of cells with a fish at the start")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--shark-density", o.shark_density, "fraction of cells with a shark at the start")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option(
+         "--fish-spawn", o.fish_spawn, "a fish that moves breeds once its timer reaches this")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--shark-spawn", o.shark_spawn, "the same for sharks")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option(
+         "--shark-energy", o.shark_energy, "energy of a new shark; -1 per iteration, 0: starves")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--fish-energy", o.fish_energy, "energy a shark gains by eating a fish")
+      ->check(CLI::Range(0u, 1u << 20));
+  cmd->add_option("--max-energy", o.max_energy, "cap of a shark's energy (>= --shark-energy)")
+      ->check(CLI::Range(1u, 1u << 20));
+  auto* check = cmd->add_flag(
+      "--check",
+      o.check,
+      "every variant: births/deaths equal the CPU reference's every iteration; every K iterations "
+      "and after the last: each agent in exactly one cell, each cell at most one agent, objects "
+      "and cells agree, population = previous + births - deaths, timers/energies in range, the "
+      "invariant catalog on a heap snapshot; exit 1 at the first violation");
+  cmd->add_option(
+         "--check-every", o.check_every, "K: iterations between full checks (needs --check)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->needs(check);
+  cmd->add_flag(
+      "--baseline",
+      o.baseline,
+      "also run the static SOA baseline (agent fields in dense cell arrays, no allocation)");
+  auto* cm = cmd->add_flag("--cuda-malloc",
+                           o.cuda_malloc,
+                           "also run the variant with agents from CUDA device malloc/free");
+  cmd->add_option("--cuda-malloc-iterations",
+                  o.cuda_malloc_iterations,
+                  "run the CUDA malloc variant for at most this many iterations (0: --iterations); "
+                  "the ratio is per iteration")
+      ->check(CLI::Range(0, 1 << 20))
+      ->needs(cm);
+  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"wa-tor\")");
+  apps::add_heap_flags(cmd, o.heap, o.profile);  // --heap-blocks default: docs/apps.md "wa-tor"
   return cmd;
 }
 
@@ -118,11 +174,14 @@ int main(int argc, char** argv) {
   nb::NbodyOptions collision;
   auto* nbody_cmd     = add_nbody_command(app, nbody, false);
   auto* collision_cmd = add_nbody_command(app, collision, true);
+  wt::WaTorOptions wa_tor;
+  auto* wa_tor_cmd = add_wa_tor_command(app, wa_tor);
   try {
     app.parse(argc, argv);
     if (gen_ca_cmd->parsed()) return ga::run_gen_ca(gen_ca);
     if (nbody_cmd->parsed()) return nb::run_nbody(nbody);
     if (collision_cmd->parsed()) return nb::run_nbody(collision);
+    if (wa_tor_cmd->parsed()) return wt::run_wa_tor(wa_tor);
   } catch (CLI::ParseError const& e) {
     // --help prints and exits 0; any other parse error is a usage error: one line, status 2.
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
@@ -133,6 +192,9 @@ int main(int argc, char** argv) {
   } catch (ga::NoDevice const& e) {
     std::fprintf(stderr, "heaplab_apps: SKIPPED: %s\n", e.what());
     return ga::kNoDeviceExit;
+  } catch (wt::WaTorNoDevice const& e) {
+    std::fprintf(stderr, "heaplab_apps: SKIPPED: %s\n", e.what());
+    return wt::kWaTorNoDeviceExit;
   } catch (std::exception const& e) {
     std::fprintf(stderr, "heaplab_apps: error: %s\n", e.what());
     return 2;

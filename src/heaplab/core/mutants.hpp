@@ -68,7 +68,8 @@
   X(rw_size_class_carve_past_pool)   \
   X(rw_queue_slot_relaxed)           \
   X(gen_ca_skip_dying)               \
-  X(collision_merge_drops_mass)
+  X(collision_merge_drops_mass)      \
+  X(wa_tor_shark_eats_without_free)
 
 namespace heaplab::core::mutant {
 namespace detail {

@@ -1,0 +1,962 @@
+// `heaplab_apps wa-tor` (wa_tor.hpp; docs/apps.md "wa-tor"): Dewdney's wa-tor as DynaSOAr (Table 1,
+// sec. 6.3) and SoaAlloc (sec. 3, Fig. 5) run it, in three variants measured in one process:
+//
+//   heap:        Fish and Shark (subclasses of the abstract Agent) are soa::Heap objects; the
+//                cells are a dense array of Agent* (an external root array for compact::Compactor,
+//                docs/compaction.md) plus the per-cell request/accept words. Births: heap.make
+//                inside parallel_do; deaths: heap.destroy (a starving shark of itself, an eaten
+//                fish by the shark: another type, allowed in parallel_do<Shark>, DynaSOAr
+//                sec. 2.1).
+//   baseline:    the static SOA baseline (DynaSOAr's "baseline" column): agent fields stored in
+//                dense per-cell arrays, one agent slot per cell, no allocation.
+//   cuda-malloc: the same app with AoS agent structs from device malloc/free (SoaAlloc Fig. 5).
+//
+// One iteration = fish round + shark round, each prepare / decide / move (rules.hpp):
+//   prepare: the request words of all cells are zeroed (cudaMemsetAsync).
+//   decide:  every agent of the round picks its target from the state at the start of the phase
+//            and ORs its direction bit into the target's request word (relaxed atomicOr: OR is
+//            commutative, the result does not depend on thread order); then one kernel over the
+//            cells applies the per-cell priority rule (accept_request).
+//   move:    every agent of the round whose target accepted it moves. Only the accepted agent
+//            writes its target cell and only the agent of a cell writes that cell (the cell it
+//            leaves, where a child may be born), so the writes of one move phase are disjoint.
+// Phases are separate kernels on one stream: a kernel boundary orders every write of a phase
+// before the next reads it (the linearization point of a round is the end of its move kernel).
+// Hence every variant computes exactly the CPU reference's populations (reference.hpp).
+#include "heaplab/soa/heap.cuh"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "common/defrag_loop.cuh"
+#include "heaplab/check/invariants.hpp"
+#include "heaplab/core/object_pointer.hpp"
+#include "heaplab/cuda/copy.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
+#include "heaplab/cuda/device_info.hpp"
+#include "heaplab/cuda/error.hpp"
+#include "heaplab/cuda/grid.hpp"
+#include "heaplab/soa/field.hpp"
+#include "heaplab/soa/heap_types.hpp"
+#include "reference.hpp"
+#include "rules.hpp"
+#include "timing.hpp"
+#include "wa_tor.hpp"
+
+namespace heaplab::apps::wa_tor {
+
+struct Types;
+class Agent;
+
+/// Device counters of one iteration, in Counters' order, plus failed allocations.
+enum Counter : int { kFishBirths, kFishEaten, kSharkBirths, kSharkStarved, kFailedAllocs, kLive };
+
+/// The device view of the heap variant's cells (trivially copyable, passed by value).
+struct Cells {
+  Params p;
+  std::uint32_t iteration      = 0;
+  std::uint32_t round          = 0;
+  Agent** agent                = nullptr;  // W * H; nullptr: empty
+  std::uint32_t* requests      = nullptr;  // bit d: the agent in neighbour d asks for this cell
+  std::uint32_t* accepted      = nullptr;  // the cell whose agent this cell accepted, or kNone
+  unsigned long long* counters = nullptr;
+};
+
+/// An agent (DynaSOAr Table 1: abstract Agent, concrete Fish and Shark).
+class Agent {
+ public:
+  HEAPLAB_SOA_ABSTRACT(Agent);
+  HEAPLAB_SOA_FIELDS(Agent,
+                     (std::uint32_t, cell_),    // the cell it is in
+                     (std::uint32_t, target_),  // decide's choice, or kNone
+                     (std::uint32_t, timer_));  // breeding timer
+
+  HEAPLAB_HD Agent(std::uint32_t cell, std::uint32_t timer)
+      : cell_(cell), target_(kNone), timer_(timer) {}
+
+  __device__ void export_view(AgentView* out, unsigned long long* n);
+  __device__ void noop() {}
+};
+
+class Fish : public Agent {
+ public:
+  HEAPLAB_SOA_DERIVED_FIELDS(Fish, Agent);
+  HEAPLAB_HD Fish(std::uint32_t cell, std::uint32_t timer) : Agent(cell, timer) {}
+  __device__ void decide(Cells w);
+  __device__ void move(soa::HeapRef<Types> heap, Cells w);
+};
+
+class Shark : public Agent {
+ public:
+  HEAPLAB_SOA_DERIVED_FIELDS(Shark, Agent, (std::uint32_t, energy_));
+  HEAPLAB_HD Shark(std::uint32_t cell, std::uint32_t timer, std::uint32_t energy)
+      : Agent(cell, timer), energy_(energy) {}
+  __device__ void decide(Cells w);
+  __device__ void move(soa::HeapRef<Types> heap, Cells w);
+};
+
+struct Types : soa::HeapTypes<Agent, Fish, Shark> {};
+
+namespace {
+
+__device__ Kind kind_of(Agent* a) {
+  if (a == nullptr) return kEmpty;
+  auto const t = core::pointer_type(reinterpret_cast<std::uint64_t>(a));
+  return t == Types::type_id<Fish> ? kFish : kShark;
+}
+
+/// Bit d: neighbour d holds `k`.
+template <class KindAt>
+__device__ std::uint32_t mask_of(Params const& p, std::uint32_t c, Kind k, KindAt kind_at) {
+  std::uint32_t m = 0;
+  for (std::uint32_t d = 0; d < 4; ++d) m |= (kind_at(neighbour(p, c, d)) == k ? 1u : 0u) << d;
+  return m;
+}
+
+}  // namespace
+
+__device__ void Agent::export_view(AgentView* out, unsigned long long* n) {
+  AgentView v;
+  v.handle = reinterpret_cast<std::uint64_t>(this);
+  v.kind   = kind_of(this);
+  v.cell   = cell_;
+  v.timer  = timer_;
+  v.energy = v.kind == kShark ? static_cast<std::uint32_t>(static_cast<Shark*>(this)->energy_) : 0u;
+  out[atomicAdd(n, 1ull)] = v;
+}
+
+__device__ void Fish::decide(Cells w) {
+  std::uint32_t const c = cell_;
+  auto const at         = [&](std::uint32_t j) { return kind_of(w.agent[j]); };
+  std::uint32_t const d =
+      agent_choice(w.p, w.iteration, kFishRound, c, mask_of(w.p, c, kEmpty, at));
+  target_ = d == kNone ? kNone : neighbour(w.p, c, d);
+  if (d != kNone) atomicOr(&w.requests[neighbour(w.p, c, d)], 1u << opposite(d));  // relaxed
+}
+
+__device__ void Fish::move(soa::HeapRef<Types> heap, Cells w) {
+  std::uint32_t const c = cell_;
+  std::uint32_t const t = target_;
+  std::uint32_t timer   = next_timer(timer_, w.p.fish_spawn);
+  if (t != kNone && w.accepted[t] == c) {
+    w.agent[t]   = this;
+    cell_        = t;
+    Agent* child = nullptr;
+    if (timer >= w.p.fish_spawn) {
+      timer = 0;
+      child = heap.make<Fish>(c, 0u);
+      atomicAdd(&w.counters[child != nullptr ? kFishBirths : kFailedAllocs], 1ull);
+    }
+    w.agent[c] = child;
+  }
+  timer_ = timer;
+}
+
+__device__ void Shark::decide(Cells w) {
+  std::uint32_t const c    = cell_;
+  auto const at            = [&](std::uint32_t j) { return kind_of(w.agent[j]); };
+  std::uint32_t const fish = mask_of(w.p, c, kFish, at);
+  std::uint32_t const cand = fish != 0 ? fish : mask_of(w.p, c, kEmpty, at);
+  std::uint32_t const d    = agent_choice(w.p, w.iteration, kSharkRound, c, cand);
+  target_                  = d == kNone ? kNone : neighbour(w.p, c, d);
+  if (d != kNone) atomicOr(&w.requests[neighbour(w.p, c, d)], 1u << opposite(d));  // relaxed
+}
+
+__device__ void Shark::move(soa::HeapRef<Types> heap, Cells w) {
+  std::uint32_t const c = cell_;
+  std::uint32_t const t = target_;
+  std::uint32_t timer   = next_timer(timer_, w.p.shark_spawn);
+  std::uint32_t energy  = energy_ - 1u;
+  bool const moved      = t != kNone && w.accepted[t] == c;
+  std::uint32_t at      = c;
+  if (moved) {
+    Agent* const prey = w.agent[t];  // only this shark touches cell t in this phase
+    if (prey != nullptr) {
+      energy = fed(w.p, energy);
+      atomicAdd(&w.counters[kFishEaten], 1ull);
+      // MUTANT wa_tor_shark_eats_without_free: the eaten fish's object stays allocated.
+      if constexpr (!kMutantEatWithoutFree) heap.destroy(static_cast<Fish*>(prey));
+    }
+    w.agent[t] = this;
+    w.agent[c] = nullptr;
+    cell_      = t;
+    at         = t;
+  }
+  if (energy == 0) {  // starved
+    w.agent[at] = nullptr;
+    atomicAdd(&w.counters[kSharkStarved], 1ull);
+    heap.destroy(this);
+    return;
+  }
+  if (moved && timer >= w.p.shark_spawn) {
+    timer              = 0;
+    Shark* const child = heap.make<Shark>(c, 0u, w.p.shark_energy);
+    atomicAdd(&w.counters[child != nullptr ? kSharkBirths : kFailedAllocs], 1ull);
+    w.agent[c] = child;
+  }
+  timer_  = timer;
+  energy_ = energy;
+}
+
+namespace {
+
+using Heap = soa::Heap<Types>;
+using Ref  = soa::HeapRef<Types>;
+
+constexpr unsigned kThreads = 256;
+enum : std::uint32_t { kStay = 0xFFFFFFFEu };  // dense variants: a mover without a target
+
+unsigned blocks_for(std::uint64_t n) {
+  static int const sms = cudart::multiprocessor_count();
+  return cudart::grid_size(n, kThreads, 32ull * static_cast<unsigned>(sms));
+}
+__device__ std::uint64_t thread_index() {
+  return blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
+}
+__device__ std::uint64_t thread_stride() { return std::uint64_t{gridDim.x} * blockDim.x; }
+
+__global__ void accept_kernel(Params p,
+                              std::uint32_t it,
+                              std::uint32_t round,
+                              std::uint32_t const* requests,
+                              std::uint32_t* accepted) {
+  for (std::uint64_t i = thread_index(); i < p.cells(); i += thread_stride()) {
+    auto const c = static_cast<std::uint32_t>(i);
+    accepted[c]  = accept_request(p, it, round, c, requests[c]);
+  }
+}
+
+__global__ void heap_populate_kernel(Ref heap, Cells w, double fd, double sd) {
+  for (std::uint64_t i = thread_index(); i < w.p.cells(); i += thread_stride()) {
+    auto const c = static_cast<std::uint32_t>(i);
+    Kind const k = initial_kind(w.p, fd, sd, c);
+    Agent* a     = nullptr;
+    if (k == kFish) a = heap.make<Fish>(c, initial_timer(w.p, k, c));
+    if (k == kShark) a = heap.make<Shark>(c, initial_timer(w.p, k, c), w.p.shark_energy);
+    if (k != kEmpty && a == nullptr) atomicAdd(&w.counters[kFailedAllocs], 1ull);
+    w.agent[c] = a;
+  }
+}
+
+__global__ void heap_cells_view_kernel(Cells w, CellView* out) {
+  for (std::uint64_t i = thread_index(); i < w.p.cells(); i += thread_stride()) {
+    Agent* const a = w.agent[i];
+    out[i] = CellView{reinterpret_cast<std::uint64_t>(a), static_cast<std::uint8_t>(kind_of(a))};
+  }
+}
+
+// ---- the dense variants (baseline, cuda-malloc): one kernel set over a storage policy ----------
+
+/// The static SOA baseline: agent fields in per-cell arrays.
+struct DenseStore {
+  std::uint8_t* kind;
+  std::uint32_t* timer;
+  std::uint32_t* energy;
+  __device__ Kind kind_at(std::uint32_t c) const { return static_cast<Kind>(kind[c]); }
+  __device__ void load(std::uint32_t c, std::uint32_t& t, std::uint32_t& e) const {
+    t = timer[c];
+    e = energy[c];
+  }
+  __device__ void store(std::uint32_t c, std::uint32_t t, std::uint32_t e) const {
+    timer[c]  = t;
+    energy[c] = e;
+  }
+  __device__ void eat(std::uint32_t, unsigned long long*) const {}
+  __device__ void move(std::uint32_t from, std::uint32_t to) const {
+    kind[to]    = kind[from];
+    kind[from]  = kEmpty;
+    timer[from] = energy[from] = 0;
+  }
+  __device__ bool spawn(
+      std::uint32_t c, Kind k, std::uint32_t t, std::uint32_t e, unsigned long long*) const {
+    kind[c] = k;
+    store(c, t, e);
+    return true;
+  }
+  __device__ void kill(std::uint32_t c, unsigned long long*) const {
+    kind[c]  = kEmpty;
+    timer[c] = energy[c] = 0;
+  }
+  __device__ void view(std::uint32_t c, CellView& cv, AgentView& av) const {
+    if (kind[c] == kEmpty) return;
+    cv = CellView{std::uint64_t{c} + 1, kind[c]};
+    av = AgentView{std::uint64_t{c} + 1, kind[c], c, timer[c], energy[c]};
+  }
+};
+
+/// The CUDA malloc variant's agent: one AoS struct per agent from device malloc.
+struct MallocAgent {
+  std::uint32_t cell;
+  std::uint32_t timer;
+  std::uint32_t energy;
+  std::uint8_t kind;
+};
+
+struct MallocStore {
+  MallocAgent** agent;
+  __device__ Kind kind_at(std::uint32_t c) const {
+    MallocAgent* const a = agent[c];
+    return a == nullptr ? kEmpty : static_cast<Kind>(a->kind);
+  }
+  __device__ void load(std::uint32_t c, std::uint32_t& t, std::uint32_t& e) const {
+    t = agent[c]->timer;
+    e = agent[c]->energy;
+  }
+  __device__ void store(std::uint32_t c, std::uint32_t t, std::uint32_t e) const {
+    agent[c]->timer  = t;
+    agent[c]->energy = e;
+  }
+  __device__ void eat(std::uint32_t c, unsigned long long* counters) const {
+    // MUTANT wa_tor_shark_eats_without_free: the eaten fish's struct is not freed.
+    if constexpr (!kMutantEatWithoutFree) {
+      free(agent[c]);
+      atomicAdd(&counters[kLive], ~0ull);  // -1
+    }
+  }
+  __device__ void move(std::uint32_t from, std::uint32_t to) const {
+    agent[to]       = agent[from];
+    agent[to]->cell = to;
+    agent[from]     = nullptr;
+  }
+  __device__ bool spawn(std::uint32_t c,
+                        Kind k,
+                        std::uint32_t t,
+                        std::uint32_t e,
+                        unsigned long long* counters) const {
+    auto* const a = static_cast<MallocAgent*>(malloc(sizeof(MallocAgent)));
+    agent[c]      = a;
+    if (a == nullptr) return false;
+    *a = MallocAgent{c, t, e, static_cast<std::uint8_t>(k)};
+    atomicAdd(&counters[kLive], 1ull);
+    return true;
+  }
+  __device__ void kill(std::uint32_t c, unsigned long long* counters) const {
+    free(agent[c]);
+    agent[c] = nullptr;
+    atomicAdd(&counters[kLive], ~0ull);
+  }
+  __device__ void view(std::uint32_t c, CellView& cv, AgentView& av) const {
+    MallocAgent* const a = agent[c];
+    if (a == nullptr) return;
+    auto const h = reinterpret_cast<std::uint64_t>(a);
+    cv           = CellView{h, a->kind};
+    av           = AgentView{h, a->kind, a->cell, a->timer, a->energy};
+  }
+};
+
+template <class S>
+__global__ void dense_populate_kernel(
+    S s, Params p, double fd, double sd, unsigned long long* counters) {
+  for (std::uint64_t i = thread_index(); i < p.cells(); i += thread_stride()) {
+    auto const c = static_cast<std::uint32_t>(i);
+    Kind const k = initial_kind(p, fd, sd, c);
+    if (k == kEmpty) continue;
+    if (!s.spawn(c, k, initial_timer(p, k, c), k == kShark ? p.shark_energy : 0u, counters))
+      atomicAdd(&counters[kFailedAllocs], 1ull);
+  }
+}
+
+/// decide: target[c] is kNone unless cell c holds an agent of the round (kStay: no choice).
+template <class S>
+__global__ void dense_decide_kernel(S s,
+                                    Params p,
+                                    std::uint32_t it,
+                                    std::uint32_t round,
+                                    std::uint32_t* target,
+                                    std::uint32_t* requests) {
+  Kind const mover = round == kFishRound ? kFish : kShark;
+  auto const at    = [&](std::uint32_t j) { return s.kind_at(j); };
+  for (std::uint64_t i = thread_index(); i < p.cells(); i += thread_stride()) {
+    auto const c = static_cast<std::uint32_t>(i);
+    if (s.kind_at(c) != mover) {
+      target[c] = kNone;
+      continue;
+    }
+    std::uint32_t cand = 0;
+    if (mover == kShark) cand = mask_of(p, c, kFish, at);
+    if (cand == 0) cand = mask_of(p, c, kEmpty, at);
+    std::uint32_t const d = agent_choice(p, it, round, c, cand);
+    target[c]             = d == kNone ? kStay : neighbour(p, c, d);
+    if (d != kNone) atomicOr(&requests[neighbour(p, c, d)], 1u << opposite(d));  // relaxed
+  }
+}
+
+/// move: the thread of cell c acts iff decide gave c a target (c held a mover then), so an agent
+/// that moved into a later cell is not moved twice; the same rules as Fish::move / Shark::move.
+template <class S>
+__global__ void dense_move_kernel(S s,
+                                  Params p,
+                                  std::uint32_t round,
+                                  std::uint32_t const* target,
+                                  std::uint32_t const* accepted,
+                                  unsigned long long* counters) {
+  bool const shark          = round == kSharkRound;
+  Kind const mover          = shark ? kShark : kFish;
+  std::uint32_t const spawn = shark ? p.shark_spawn : p.fish_spawn;
+  for (std::uint64_t i = thread_index(); i < p.cells(); i += thread_stride()) {
+    auto const c          = static_cast<std::uint32_t>(i);
+    std::uint32_t const t = target[c];
+    if (t == kNone) continue;
+    std::uint32_t timer = 0, energy = 0;
+    s.load(c, timer, energy);
+    timer = next_timer(timer, spawn);
+    if (shark) --energy;
+    bool const moved = t != kStay && accepted[t] == c;
+    std::uint32_t at = c;
+    if (moved) {
+      if (s.kind_at(t) == kFish) {
+        energy = fed(p, energy);
+        atomicAdd(&counters[kFishEaten], 1ull);
+        s.eat(t, counters);
+      }
+      s.move(c, t);
+      at = t;
+    }
+    if (shark && energy == 0) {
+      s.kill(at, counters);
+      atomicAdd(&counters[kSharkStarved], 1ull);
+      continue;
+    }
+    if (moved && timer >= spawn) {
+      timer         = 0;
+      bool const ok = s.spawn(c, mover, 0u, shark ? p.shark_energy : 0u, counters);
+      atomicAdd(&counters[!ok ? kFailedAllocs : shark ? kSharkBirths : kFishBirths], 1ull);
+    }
+    s.store(at, timer, energy);
+  }
+}
+
+template <class S>
+__global__ void dense_view_kernel(
+    S s, Params p, CellView* cells, AgentView* agents, unsigned long long* n) {
+  for (std::uint64_t i = thread_index(); i < p.cells(); i += thread_stride()) {
+    auto const c = static_cast<std::uint32_t>(i);
+    CellView cv;
+    AgentView av;
+    s.view(c, cv, av);
+    cells[c] = cv;
+    if (cv.agent != 0) agents[atomicAdd(n, 1ull)] = av;
+  }
+}
+
+__global__ void malloc_free_all_kernel(MallocStore s, Params p) {
+  for (std::uint64_t i = thread_index(); i < p.cells(); i += thread_stride()) {
+    free(s.agent[i]);
+    s.agent[i] = nullptr;
+  }
+}
+
+struct Phases {
+  double prepare_ms = 0;
+  double decide_ms  = 0;
+  double move_ms    = 0;
+  [[nodiscard]] double total() const { return prepare_ms + decide_ms + move_ms; }
+  void add(Phases const& o) {
+    prepare_ms += o.prepare_ms;
+    decide_ms += o.decide_ms;
+    move_ms += o.move_ms;
+  }
+};
+
+/// The per-type memory profile of one iteration (heap variant; zeros elsewhere).
+struct Profile {
+  std::uint64_t live_objects = 0;
+  std::uint64_t fish_blocks  = 0;
+  std::uint64_t shark_blocks = 0;
+  double fish_f              = 0;
+  double shark_f             = 0;
+  double heap_f              = 0;
+};
+
+/// What every variant offers the driver.
+class Variant {
+ public:
+  virtual ~Variant()                           = default;
+  virtual char const* name() const             = 0;
+  virtual Phases step(std::uint32_t iteration) = 0;  // one iteration, timed
+  virtual StateView view()                     = 0;  // for --check
+  virtual std::optional<Violation> extra_checks() { return std::nullopt; }
+  virtual Profile profile() { return {}; }
+  /// The heap's end of iteration: the defragmentation policy (CompactGpu sec. 3.7) and the
+  /// memory profile row; no-ops in the dense variants.
+  virtual void end_of_iteration(std::uint32_t, IterationCost&, ProfileCsv&) {}
+  virtual IterationCost defrag_total() const { return {}; }
+  virtual std::string defrag_summary() const { return {}; }
+
+  /// The counters of the last step (zeroed at each step); throws on failed allocations.
+  Counters counters(std::uint32_t iteration) {
+    std::vector<unsigned long long> h(6);
+    cudart::copy_to_host(h.data(), counters_.data(), 6);
+    if (h[kFailedAllocs] != 0)
+      throw std::runtime_error(std::string("wa-tor ") + name() + ": iteration " +
+                               std::to_string(iteration) + ": " + std::to_string(h[kFailedAllocs]) +
+                               " allocations failed (heap full; raise --heap-blocks)");
+    live_ = h[kLive];
+    return {h[kFishBirths], h[kFishEaten], h[kSharkBirths], h[kSharkStarved]};
+  }
+
+ protected:
+  explicit Variant(std::uint64_t cells) : counters_(6, "wa-tor counters"), cells_(cells) {
+    counters_.set_zero_async(nullptr);  // legacy default stream: the heap's stream too
+  }
+  void zero_iteration_counters(cudaStream_t s) {  // all but kLive
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(counters_.data(), 0, 5 * sizeof(unsigned long long), s));
+  }
+  StateView download(CellView const* cells,
+                     AgentView const* agents,
+                     unsigned long long const* n,
+                     cudaStream_t s) {
+    StateView v;
+    v.cells.resize(cells_);
+    cudart::copy_to_host(v.cells.data(), cells, cells_, s);
+    auto const count = cudart::value_to_host(n, s);
+    v.agents.resize(count);
+    cudart::copy_to_host(v.agents.data(), agents, count, s);
+    return v;
+  }
+  cudart::device_buffer<unsigned long long> counters_;
+  std::uint64_t cells_;
+  unsigned long long live_ = 0;
+};
+
+class HeapVariant final : public Variant {
+ public:
+  HeapVariant(WaTorOptions const& o, Params const& p)
+      : Variant(p.cells()),
+        agent_(p.cells(), "wa-tor cell agents"),
+        requests_(p.cells(), "wa-tor requests"),
+        accepted_(p.cells(), "wa-tor accepted"),
+        heap_(Heap::with_blocks(heap_blocks(o, p), heap_options(o.heap))),
+        defrag_(heap_, o.heap, {Types::type_id<Fish>, Types::type_id<Shark>}) {
+    w_.p        = p;
+    w_.agent    = agent_.data();
+    w_.requests = requests_.data();
+    w_.accepted = accepted_.data();
+    w_.counters = counters_.data();
+    heap_populate_kernel<<<blocks_for(p.cells()), kThreads, 0, heap_.stream()>>>(
+        heap_.ref(), w_, o.fish_density, o.shark_density);
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    (void)counters(0);
+    // The cells' pointers are the only pointers to agents: a defragmentation rewrites them.
+    defrag_.compactor().add_roots(
+        {reinterpret_cast<std::uint64_t*>(agent_.data()), cells_, Types::type_id<Agent>});
+    // Untimed: the first parallel_do allocates its scratch.
+    heap_.parallel_do<Agent, &Agent::noop>();
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(heap_.stream()));
+  }
+  char const* name() const override { return "heap"; }
+  std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
+
+  Phases step(std::uint32_t it) override {
+    Phases ph;
+    auto const s = heap_.stream();
+    zero_iteration_counters(s);
+    for (std::uint32_t round : {std::uint32_t{kFishRound}, std::uint32_t{kSharkRound}}) {
+      Cells w     = w_;
+      w.iteration = it;
+      w.round     = round;
+      ph.prepare_ms += bench::time_once_ms([&] {
+        HEAPLAB_CUDA_TRY(cudaMemsetAsync(requests_.data(), 0, cells_ * sizeof(std::uint32_t), s));
+      });
+      ph.decide_ms += bench::time_once_ms([&] {
+        if (round == kFishRound)
+          heap_.parallel_do<Fish, &Fish::decide>(w);
+        else
+          heap_.parallel_do<Shark, &Shark::decide>(w);
+        accept_kernel<<<blocks_for(cells_), kThreads, 0, s>>>(
+            w.p, it, round, requests_.data(), accepted_.data());
+        HEAPLAB_CUDA_TRY(cudaGetLastError());
+      });
+      ph.move_ms += bench::time_once_ms([&] {
+        if (round == kFishRound)
+          heap_.parallel_do<Fish, &Fish::move>(heap_.ref(), w);
+        else
+          heap_.parallel_do<Shark, &Shark::move>(heap_.ref(), w);
+      });
+    }
+    return ph;
+  }
+
+  StateView view() override {
+    auto const s = heap_.stream();
+    cudart::device_buffer<CellView> cells(cells_, "wa-tor cell view");
+    cudart::device_buffer<AgentView> agents(cells_, "wa-tor agent view");
+    cudart::device_buffer<unsigned long long> n(1, "wa-tor agent count");
+    n.set_zero_async(s);
+    heap_cells_view_kernel<<<blocks_for(cells_), kThreads, 0, s>>>(w_, cells.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    // Every Fish and Shark object the heap holds (a leaked object too).
+    heap_.parallel_do<Agent, &Agent::export_view>(agents.data(), n.data());
+    auto v         = download(cells.data(), agents.data(), n.data(), s);
+    v.live_objects = profile().live_objects;
+    return v;
+  }
+
+  std::optional<Violation> extra_checks() override {
+    auto const violations = check::check_all(heap_.snapshot());
+    if (violations.empty()) return std::nullopt;
+    return Violation{kNone,
+                     "invariant catalog: " + std::to_string(violations.size()) +
+                         " violations, first: " + violations.front().to_string()};
+  }
+
+  void end_of_iteration(std::uint32_t it, IterationCost& cost, ProfileCsv& prof) override {
+    (void)defrag_.end_of_iteration(cost);
+    if (prof.enabled()) prof.write("heap", it, heap_.statistics(), cost);
+  }
+  IterationCost defrag_total() const override { return defrag_.total(); }
+  std::string defrag_summary() const override { return defrag_.summary(); }
+
+  Profile profile() override {
+    auto const st = heap_.statistics();
+    auto const& f = st.types[Types::type_id<Fish>];
+    auto const& k = st.types[Types::type_id<Shark>];
+    return {f.used_slots + k.used_slots,
+            f.allocated_blocks,
+            k.allocated_blocks,
+            f.fragmentation,
+            k.fragmentation,
+            st.fragmentation};
+  }
+
+ private:
+  static std::uint32_t heap_blocks(WaTorOptions const& o, Params const& p) {
+    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
+    std::uint64_t const n = p.cells();
+    std::uint64_t const b = 2 * ((n + Types::capacity<Fish> - 1) / Types::capacity<Fish> +
+                                 (n + Types::capacity<Shark> - 1) / Types::capacity<Shark>)+64;
+    if (b > 0xFFFFFFFFull) throw std::invalid_argument("wa-tor: grid too large");
+    return static_cast<std::uint32_t>(b);
+  }
+
+  cudart::device_buffer<Agent*> agent_;
+  cudart::device_buffer<std::uint32_t> requests_;
+  cudart::device_buffer<std::uint32_t> accepted_;
+  Heap heap_;
+  DefragLoop<Types> defrag_;
+  Cells w_;
+};
+
+/// The baseline and the CUDA malloc variant: the same kernels over a storage policy.
+template <class S>
+class DenseVariant final : public Variant {
+ public:
+  DenseVariant(char const* name, S store, WaTorOptions const& o, Params const& p)
+      : Variant(p.cells()),
+        name_(name),
+        s_(store),
+        p_(p),
+        target_(p.cells(), "wa-tor targets"),
+        requests_(p.cells(), "wa-tor requests"),
+        accepted_(p.cells(), "wa-tor accepted") {
+    dense_populate_kernel<<<blocks_for(cells_), kThreads>>>(
+        s_, p_, o.fish_density, o.shark_density, counters_.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    (void)counters(0);
+  }
+  char const* name() const override { return name_; }
+
+  Phases step(std::uint32_t it) override {
+    Phases ph;
+    zero_iteration_counters(nullptr);
+    for (std::uint32_t round : {std::uint32_t{kFishRound}, std::uint32_t{kSharkRound}}) {
+      ph.prepare_ms += bench::time_once_ms([&] {
+        HEAPLAB_CUDA_TRY(cudaMemsetAsync(requests_.data(), 0, cells_ * sizeof(std::uint32_t)));
+      });
+      ph.decide_ms += bench::time_once_ms([&] {
+        dense_decide_kernel<<<blocks_for(cells_), kThreads>>>(
+            s_, p_, it, round, target_.data(), requests_.data());
+        accept_kernel<<<blocks_for(cells_), kThreads>>>(
+            p_, it, round, requests_.data(), accepted_.data());
+        HEAPLAB_CUDA_TRY(cudaGetLastError());
+      });
+      ph.move_ms += bench::time_once_ms([&] {
+        dense_move_kernel<<<blocks_for(cells_), kThreads>>>(
+            s_, p_, round, target_.data(), accepted_.data(), counters_.data());
+        HEAPLAB_CUDA_TRY(cudaGetLastError());
+      });
+    }
+    return ph;
+  }
+
+  StateView view() override {
+    cudart::device_buffer<CellView> cells(cells_, "wa-tor cell view");
+    cudart::device_buffer<AgentView> agents(cells_, "wa-tor agent view");
+    cudart::device_buffer<unsigned long long> n(1, "wa-tor agent count");
+    n.set_zero_async(nullptr);
+    dense_view_kernel<<<blocks_for(cells_), kThreads>>>(
+        s_, p_, cells.data(), agents.data(), n.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    auto v = download(cells.data(), agents.data(), n.data(), nullptr);
+    if (std::is_same_v<S, MallocStore>) {
+      (void)counters(0);  // refreshes live_ (mallocs - frees)
+      v.live_objects = live_;
+    }
+    return v;
+  }
+
+  Profile profile() override {
+    Profile pr;
+    if (std::is_same_v<S, MallocStore>) pr.live_objects = live_;
+    return pr;
+  }
+
+ private:
+  char const* name_;
+  S s_;
+  Params p_;
+  cudart::device_buffer<std::uint32_t> target_;
+  cudart::device_buffer<std::uint32_t> requests_;
+  cudart::device_buffer<std::uint32_t> accepted_;
+};
+
+void write_row(std::FILE* csv,
+               char const* variant,
+               std::uint32_t it,
+               Population const& pop,
+               Profile const& pr,
+               Phases const& ph) {
+  if (csv == nullptr) return;
+  std::fprintf(csv,
+               "%s,%u,%llu,%llu,%llu,%llu,%llu,%.6f,%.6f,%.6f,%.4f,%.4f,%.4f\n",
+               variant,
+               it,
+               static_cast<unsigned long long>(pop.fish),
+               static_cast<unsigned long long>(pop.sharks),
+               static_cast<unsigned long long>(pr.live_objects),
+               static_cast<unsigned long long>(pr.fish_blocks),
+               static_cast<unsigned long long>(pr.shark_blocks),
+               pr.fish_f,
+               pr.shark_f,
+               pr.heap_f,
+               ph.prepare_ms,
+               ph.decide_ms,
+               ph.move_ms);
+}
+
+struct RunResult {
+  bool ok        = true;
+  double ms      = 0;
+  int iterations = 0;
+};
+
+/// Runs one variant for `iterations`; with --check compares with the CPU reference's populations
+/// every iteration and runs check_state (+ extra_checks) every K iterations and after the last.
+/// `populations`: the first variant fills it, later ones must agree with it exactly.
+RunResult run_variant(Variant& v,
+                      WaTorOptions const& o,
+                      Params const& p,
+                      int iterations,
+                      std::vector<Population>& populations,
+                      bool& agree,
+                      std::FILE* csv,
+                      ProfileCsv& prof) {
+  auto const fail = [&](int it, std::string const& what) {
+    std::printf("wa-tor --check FAILED at iteration %d (%s): %s\n", it, v.name(), what.c_str());
+    return RunResult{false, 0, it};
+  };
+  World reference;
+  if (o.check) reference = initial_world(p, o.fish_density, o.shark_density);
+  Population pop = population(initial_world(p, o.fish_density, o.shark_density));
+  if (o.check) {
+    auto const r = check_state(p, v.view(), pop, {});
+    if (r.violation) return fail(0, r.violation->to_string(p));
+    if (auto x = v.extra_checks()) return fail(0, x->to_string(p));
+  }
+  if (populations.empty()) populations.push_back(pop);
+  Phases total;
+  for (int it = 1; it <= iterations; ++it) {
+    auto const u    = static_cast<std::uint32_t>(it);
+    Phases const ph = v.step(u);
+    total.add(ph);
+    Counters const c = v.counters(u);
+    IterationCost cost;
+    cost.app_ms = ph.total();
+    v.end_of_iteration(u, cost, prof);  // the policy runs at quiescence, after the counters
+    Population const prev = pop;
+    pop                   = {prev.fish + c.fish_births - c.fish_eaten,
+                             prev.sharks + c.shark_births - c.shark_starved};
+    if (o.check) {
+      Counters const rc = step(reference, u);
+      if (!(rc == c))
+        return fail(it,
+                    "births/deaths differ from the CPU reference (fish births " +
+                        std::to_string(c.fish_births) + " vs " + std::to_string(rc.fish_births) +
+                        ", eaten " + std::to_string(c.fish_eaten) + " vs " +
+                        std::to_string(rc.fish_eaten) + ", shark births " +
+                        std::to_string(c.shark_births) + " vs " + std::to_string(rc.shark_births) +
+                        ", starved " + std::to_string(c.shark_starved) + " vs " +
+                        std::to_string(rc.shark_starved) + ")");
+      if (it % o.check_every == 0 || it == iterations) {
+        auto const r = check_state(p, v.view(), prev, c);
+        if (r.violation) return fail(it, r.violation->to_string(p));
+        if (auto x = v.extra_checks()) return fail(it, x->to_string(p));
+        if (r.population != population(reference))
+          return fail(it, "population differs from the CPU reference");
+      }
+    }
+    if (static_cast<std::size_t>(it) < populations.size()) {
+      if (populations[it] != pop) agree = false;
+      if (populations[it] != pop && o.check)
+        return fail(it,
+                    "population fish " + std::to_string(pop.fish) + ", sharks " +
+                        std::to_string(pop.sharks) + " differs from the heap variant's fish " +
+                        std::to_string(populations[it].fish) + ", sharks " +
+                        std::to_string(populations[it].sharks));
+    } else {
+      populations.push_back(pop);
+    }
+    if (csv != nullptr) write_row(csv, v.name(), u, pop, v.profile(), ph);
+  }
+  auto const pr     = v.profile();
+  auto const defrag = v.defrag_total();
+  if (defrag.defrag_calls > 0)
+    std::printf("wa-tor %s: defragmentation %s, %.1f%% of the iterations' time\n",
+                v.name(),
+                v.defrag_summary().c_str(),
+                100.0 * defrag.defrag_ms / std::max(total.total(), 1e-9));
+  std::printf(
+      "wa-tor %s: %d iterations, %.3f ms (prepare %.3f, decide %.3f, move %.3f; %.4f ms "
+      "per iteration)\n",
+      v.name(),
+      iterations,
+      total.total(),
+      total.prepare_ms,
+      total.decide_ms,
+      total.move_ms,
+      iterations > 0 ? total.total() / iterations : 0.0);
+  std::printf("wa-tor %s: final population fish %llu, sharks %llu",
+              v.name(),
+              static_cast<unsigned long long>(pop.fish),
+              static_cast<unsigned long long>(pop.sharks));
+  if (pr.fish_blocks + pr.shark_blocks != 0)
+    std::printf("; live objects %llu, blocks Fish %llu Shark %llu, F %.4f",
+                static_cast<unsigned long long>(pr.live_objects),
+                static_cast<unsigned long long>(pr.fish_blocks),
+                static_cast<unsigned long long>(pr.shark_blocks),
+                pr.heap_f);
+  std::printf("\n");
+  return {true, total.total() + defrag.defrag_ms, iterations};
+}
+
+}  // namespace
+
+int run_wa_tor(WaTorOptions const& o) {
+  Params p;
+  p.width        = o.width;
+  p.height       = o.height;
+  p.seed         = o.seed;
+  p.fish_spawn   = o.fish_spawn;
+  p.shark_spawn  = o.shark_spawn;
+  p.shark_energy = o.shark_energy;
+  p.fish_energy  = o.fish_energy;
+  p.max_energy   = o.max_energy;
+  validate(p, o.fish_density, o.shark_density);
+  if (o.iterations < 0) throw std::invalid_argument("wa-tor: --iterations must be >= 0");
+  if (o.check_every < 1) throw std::invalid_argument("wa-tor: --check-every must be >= 1");
+  if (o.cuda_malloc_iterations < 0)
+    throw std::invalid_argument("wa-tor: --cuda-malloc-iterations must be >= 0");
+  auto const d = cudart::probe_device();
+  if (!d.available) throw WaTorNoDevice(d.reason);
+  std::printf("%s\n", cudart::device_line(d).c_str());
+  if (o.cuda_malloc) {
+    // Before any kernel that calls malloc: generous (16 x the agents' bytes for a full grid).
+    std::size_t const bytes =
+        std::max<std::size_t>(std::size_t{256} << 20, 16 * p.cells() * sizeof(MallocAgent));
+    HEAPLAB_CUDA_TRY(cudaDeviceSetLimit(cudaLimitMallocHeapSize, bytes));
+  }
+  std::printf(
+      "wa-tor: %ux%u torus, seed %llu, density fish %.3f sharks %.3f, spawn fish %u "
+      "sharks %u, shark energy %u (+%u per fish, max %u), %d iterations%s%s\n",
+      p.width,
+      p.height,
+      static_cast<unsigned long long>(p.seed),
+      o.fish_density,
+      o.shark_density,
+      p.fish_spawn,
+      p.shark_spawn,
+      p.shark_energy,
+      p.fish_energy,
+      p.max_energy,
+      o.iterations,
+      o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
+      kMutantEatWithoutFree ? ", PLANTED BUG wa_tor_shark_eats_without_free" : "");
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(nullptr, &std::fclose);
+  if (!o.csv.empty()) {
+    csv.reset(std::fopen(o.csv.c_str(), "w"));
+    if (!csv) throw std::runtime_error("wa-tor: cannot write " + o.csv);
+    std::fprintf(csv.get(),
+                 "variant,iteration,fish,sharks,live_objects,fish_blocks,shark_blocks,"
+                 "fish_fragmentation,shark_fragmentation,fragmentation,prepare_ms,"
+                 "decide_ms,move_ms\n");
+  }
+  ProfileCsv prof;
+  if (!o.profile.empty()) prof = ProfileCsv(o.profile, "wa-tor", Types::block_bytes);
+  std::vector<Population> populations;  // the heap variant's, per iteration
+  bool agree = true;
+  RunResult heap, base, mal;
+  {
+    HeapVariant v(o, p);
+    std::printf("heap: %u blocks of %u bytes; N_Fish %u, N_Shark %u\n",
+                v.num_blocks(),
+                static_cast<unsigned>(Types::block_bytes),
+                static_cast<unsigned>(Types::capacity<Fish>),
+                static_cast<unsigned>(Types::capacity<Shark>));
+    heap = run_variant(v, o, p, o.iterations, populations, agree, csv.get(), prof);
+    if (!heap.ok) return 1;
+  }
+  if (o.baseline) {
+    std::size_t const n = p.cells();
+    cudart::device_buffer<std::uint8_t> kind(n, "wa-tor baseline kind");
+    cudart::device_buffer<std::uint32_t> timer(n, "wa-tor baseline timer");
+    cudart::device_buffer<std::uint32_t> energy(n, "wa-tor baseline energy");
+    kind.set_zero_async(nullptr);
+    timer.set_zero_async(nullptr);
+    energy.set_zero_async(nullptr);
+    DenseVariant<DenseStore> v(
+        "baseline", DenseStore{kind.data(), timer.data(), energy.data()}, o, p);
+    base = run_variant(v, o, p, o.iterations, populations, agree, csv.get(), prof);
+    if (!base.ok) return 1;
+  }
+  if (o.cuda_malloc) {
+    int const iters = o.cuda_malloc_iterations > 0
+                          ? std::min(o.cuda_malloc_iterations, o.iterations)
+                          : o.iterations;
+    cudart::device_buffer<MallocAgent*> agent(p.cells(), "wa-tor cuda-malloc cells");
+    agent.set_zero_async(nullptr);
+    MallocStore const store{agent.data()};
+    {
+      DenseVariant<MallocStore> v("cuda-malloc", store, o, p);
+      mal = run_variant(v, o, p, iters, populations, agree, csv.get(), prof);
+    }
+    malloc_free_all_kernel<<<blocks_for(p.cells()), kThreads>>>(store, p);
+    HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
+    if (!mal.ok) return 1;
+  }
+  auto const per = [](RunResult const& r) { return r.iterations > 0 ? r.ms / r.iterations : 0.0; };
+  if (o.baseline && base.ms > 0)
+    std::printf("heap / baseline: %.2fx (same run)\n", heap.ms / base.ms);
+  if (o.cuda_malloc && per(heap) > 0)
+    std::printf(
+        "cuda-malloc / heap: %.2fx per iteration (same run; cuda-malloc ran %d of %d "
+        "iterations)\n",
+        per(mal) / per(heap),
+        mal.iterations,
+        o.iterations);
+  if (o.baseline || o.cuda_malloc)
+    std::printf(agree ? "variants agree: populations identical after every iteration they share\n"
+                      : "variants DISAGREE: populations differ (run with --check to see where)\n");
+  if (o.check) std::printf("wa-tor --check passed\n");
+  return 0;
+}
+
+}  // namespace heaplab::apps::wa_tor

@@ -1,0 +1,49 @@
+// `heaplab_apps wa-tor` (docs/apps.md "wa-tor"): fish and sharks on a torus (DynaSOAr Table 1,
+// SoaAlloc sec. 3 / Fig. 5, CompactGpu Fig. 14/15) on soa::Heap, with the static SOA baseline, the
+// CUDA device-malloc variant and the --check mode. Plain C++ interface (main.cpp is compiled by the
+// host compiler).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common/heap_flags.hpp"
+
+namespace heaplab::apps::wa_tor {
+
+struct WaTorOptions {
+  std::uint32_t width        = 2048;
+  std::uint32_t height       = 1024;
+  int iterations             = 500;
+  std::uint64_t seed         = 1;
+  double fish_density        = 0.3;
+  double shark_density       = 0.05;
+  std::uint32_t fish_spawn   = 4;
+  std::uint32_t shark_spawn  = 10;
+  std::uint32_t shark_energy = 4;
+  std::uint32_t fish_energy  = 3;
+  std::uint32_t max_energy   = 12;
+  bool check                 = false;
+  int check_every            = 10;
+  bool baseline              = false;
+  bool cuda_malloc           = false;
+  int cuda_malloc_iterations = 0;  // 0: --iterations
+  std::string csv;
+  /// Heap size, allocator ablations and the defragmentation policy (docs/apps.md "Options every
+  /// app has"); heap_blocks 0: 2 * (ceil(W*H / N_Fish) + ceil(W*H / N_Shark)) + 64.
+  HeapFlags heap;
+  std::string profile;  // the memory profile CSV (common/profile.hpp); empty: none
+};
+
+inline constexpr int kWaTorNoDeviceExit = 77;
+
+struct WaTorNoDevice : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Runs the app; 0, or 1 when --check found a violation. Throws std::invalid_argument for bad
+/// options, std::runtime_error for a failed run, WaTorNoDevice without a GPU.
+int run_wa_tor(WaTorOptions const& options);
+
+}  // namespace heaplab::apps::wa_tor
