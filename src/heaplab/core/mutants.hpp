@@ -67,7 +67,8 @@
   X(rw_size_class_floor_log2)        \
   X(rw_size_class_carve_past_pool)   \
   X(rw_queue_slot_relaxed)           \
-  X(gen_ca_skip_dying)
+  X(gen_ca_skip_dying)               \
+  X(structure_keep_orphan_springs)
 
 namespace heaplab::core::mutant {
 namespace detail {
