@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gen_ca/gen_ca.hpp"
+#include "structure/structure.hpp"
 
 namespace {
 
@@ -47,6 +48,44 @@ CLI::App* add_gen_ca_command(CLI::App& app, ga::GenCaOptions& o) {
   return cmd;
 }
 
+namespace st = heaplab::apps::structure;
+
+CLI::App* add_structure_command(CLI::App& app, st::StructureOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "structure",
+      "fracture simulation (DynaSOAr Table 1 \"structure\", CompactGpu Fig. 12): Node and Spring "
+      "heap objects on a W x H mesh pulled on its right edge; springs over their strain threshold "
+      "break, a BFS from the anchored left edge removes cut-off nodes with their springs; with a "
+      "static SOA baseline and a --check of the graph invariants");
+  cmd->add_option("--width", o.width, "nodes per row (column 0 anchored, the last one pulled)")
+      ->check(CLI::Range(2u, 1u << 16));
+  cmd->add_option("--height", o.height, "rows of nodes")->check(CLI::Range(2u, 1u << 16));
+  cmd->add_option("--iterations", o.iterations, "iterations to run")->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--seed", o.seed, "seed of the spring thresholds");
+  cmd->add_option("--threshold", o.threshold, "mean breaking strain of a spring (> 0)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option(
+         "--jitter", o.jitter, "thresholds spread uniformly over threshold * (1 +- jitter)")
+      ->check(CLI::Range(0.0f, 0.999f));
+  cmd->add_option("--load", o.load, "pull speed of the right column (length units per time unit)")
+      ->check(CLI::Range(0.0f, 100.0f));
+  auto* check = cmd->add_flag(
+      "--check",
+      o.check,
+      "every --check-every iterations and after the last: download the graph and check no broken "
+      "spring, no spring to a dead node, no isolated node survives, counts = initial - removed, "
+      "live objects per type, the invariant catalog; with --baseline also equal heap and "
+      "baseline counts; exit 1 at the first violation");
+  cmd->add_option("--check-every", o.check_every, "K: iterations between checks (needs --check)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->needs(check);
+  cmd->add_flag("--baseline", o.baseline, "also run the static SOA baseline in the same process");
+  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"structure\")");
+  cmd->add_option(
+      "--heap-blocks", o.heap_blocks, "heap blocks M (0: 2x the blocks of the mesh + 64)");
+  return cmd;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,9 +94,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   ga::GenCaOptions gen_ca;
   auto* gen_ca_cmd = add_gen_ca_command(app, gen_ca);
+  st::StructureOptions structure;
+  auto* structure_cmd = add_structure_command(app, structure);
   try {
     app.parse(argc, argv);
     if (gen_ca_cmd->parsed()) return ga::run_gen_ca(gen_ca);
+    if (structure_cmd->parsed()) return st::run_structure(structure);
   } catch (CLI::ParseError const& e) {
     // --help prints and exits 0; any other parse error is a usage error: one line, status 2.
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
@@ -68,6 +110,9 @@ int main(int argc, char** argv) {
   } catch (ga::NoDevice const& e) {
     std::fprintf(stderr, "heaplab_apps: SKIPPED: %s\n", e.what());
     return ga::kNoDeviceExit;
+  } catch (st::NoDevice const& e) {
+    std::fprintf(stderr, "heaplab_apps: SKIPPED: %s\n", e.what());
+    return st::kNoDeviceExit;
   } catch (std::exception const& e) {
     std::fprintf(stderr, "heaplab_apps: error: %s\n", e.what());
     return 2;
