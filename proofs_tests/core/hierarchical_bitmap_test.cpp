@@ -172,3 +172,32 @@ TEST(HierarchicalBitmap, TryFindSetFailsOnALaggingSummaryButTheScanDoesNot) {
   EXPECT_EQ(bm.clear_any(0, core::MemoryOrder::acquire), 128u);
   for (auto w : words) EXPECT_EQ(w, 0u);  // and the clear-last propagated
 }
+
+TEST(HierarchicalBitmap, ClearAnyWithoutRotationTakesTheLowestSetBit) {
+  // HeapStorage::rotate_bitmaps off (DynaSOAr Fig. 12C "NoShift"): whatever the seed, every
+  // search starts at bit 0 of every level, so clear_any takes the set bits in ascending order.
+  // With rotation the seeds spread the picks (the property the ablation removes).
+  auto const layout                        = core::BitmapLayout::for_bits(5000);
+  std::vector<std::uint32_t> const members = {5, 70, 130, 4000, 4999};
+  auto const fill                          = [&](std::vector<std::uint64_t>& words) {
+    std::fill(words.begin(), words.end(), 0);
+    Bitmap const bm(words.data(), layout);
+    for (std::uint32_t b : members) bm.set(b, core::MemoryOrder::relaxed);
+  };
+  std::vector<std::uint64_t> words(layout.total_words, 0);
+  Bitmap const bm(words.data(), layout);
+  fill(words);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    std::uint64_t const seed = 0x9E3779B97F4A7C15ull * (i + 1);
+    EXPECT_EQ(bm.clear_any(seed, core::MemoryOrder::acquire, /*rotate=*/false), members[i]);
+  }
+  EXPECT_EQ(bm.clear_any(1, core::MemoryOrder::acquire, false), core::kNotFound);
+  for (auto w : words) EXPECT_EQ(w, 0u);
+  // With rotation, some of 64 seeds picks another member first.
+  std::set<std::uint32_t> first_picks;
+  for (std::uint64_t seed = 0; seed < 64; ++seed) {
+    fill(words);
+    first_picks.insert(bm.clear_any(seed * 0x2545F4914F6CDD1Dull, core::MemoryOrder::acquire));
+  }
+  EXPECT_GT(first_picks.size(), 1u);
+}

@@ -188,6 +188,17 @@ TEST(HeapHostPlan, StorageAtPointsEveryArrayIntoItsPlannedPlace) {
   EXPECT_EQ(h.claim_runs != nullptr, s.claim_runs != nullptr);
   EXPECT_EQ(h.claim_run_slots, s.claim_run_slots);
   EXPECT_EQ(h.claim_wait_rounds, s.claim_wait_rounds);
+  // Bitmap rotation (DynaSOAr sec. 4.2) is on by default on both heaps, and the switch reaches
+  // the storage the GPU heap uploads (HeapOptions::rotate_bitmaps).
+  EXPECT_TRUE(s.rotate_bitmaps);
+  EXPECT_EQ(h.rotate_bitmaps, s.rotate_bitmaps);
+  core::HeapStorage const off = image.plan.storage_at(image.metadata.data(),
+                                                      config.defrag_factor,
+                                                      core::kDefaultActiveLookups,
+                                                      core::kDefaultClaimWaitRounds,
+                                                      /*rotate_bitmaps=*/false);
+  EXPECT_FALSE(off.rotate_bitmaps);
+  EXPECT_EQ(off.free_words, s.free_words);
 }
 
 TEST(HeapHostPlan, InitialStateIsTheEmptyHeap) {

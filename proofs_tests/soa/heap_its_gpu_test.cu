@@ -14,8 +14,10 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "gpu_test.hpp"
@@ -23,6 +25,7 @@
 #include "heap_test_types.hpp"
 #include "heaplab/check/snapshot_utils.hpp"
 #include "heaplab/core/cookie.hpp"
+#include "heaplab/core/object_pointer.hpp"
 
 using namespace heap_test;
 namespace check = heaplab::check;
@@ -215,4 +218,73 @@ TEST(HeapItsGpu, OddBlockShapesAndPartialWarps) {
   auto heap = soa::Heap<Types>::with_blocks(8192);
   run_round(heap, 37, 48, 3, false);
   run_round(heap, 29, 100, 11, true);
+}
+
+// ---- the ablation switches (HeapOptions::coalesce_requests, rotate_bitmaps; DynaSOAr
+// Fig. 12C): the same divergent workload must stay exact with either off, and each switch must
+// take effect.
+
+TEST(HeapItsGpu, AblationSwitchesStayExact) {
+  HEAPLAB_REQUIRE_GPU();
+  for (int variant = 0; variant < 3; ++variant) {
+    soa::HeapOptions options;
+    options.coalesce_requests = variant == 1;  // 0: NoCoal, 1: NoShift, 2: NoCoal-NoShift
+    options.rotate_bitmaps    = variant == 0;
+    SCOPED_TRACE(std::string("coalesce_requests ") + (options.coalesce_requests ? "on" : "off") +
+                 ", rotate_bitmaps " + (options.rotate_bitmaps ? "on" : "off"));
+    if (!heaplab::testing::under_cuda_tool()) {  // under a sanitizer: the one-warp round only
+      auto heap = soa::Heap<Types>::with_blocks(32768, options);
+      run_round(heap, 64, 128, 0, false);
+      run_round(heap, 64, 128, 5, true);
+    }
+    auto one_warp = soa::Heap<Types>::with_blocks(512, options);
+    run_round(one_warp, 1, 32, 9, true);
+  }
+}
+
+namespace {
+
+/// Each of the launch's threads makes one Leaf; out[tid] = its pointer.
+__global__ void one_leaf_each(Ref heap, std::uint64_t* out) {
+  std::uint32_t const tid = blockIdx.x * blockDim.x + threadIdx.x;
+  out[tid]                = bits(heap.make<Leaf>(tid, 0u));
+}
+
+/// Distinct blocks the 32 Leafs of one warp land in, on an empty heap.
+std::size_t blocks_of_one_warp(soa::Heap<Types>& heap) {
+  heap.reset();
+  std::uint64_t* d_out = nullptr;
+  HEAPLAB_CUDA_TRY(cudaMalloc(&d_out, 32 * sizeof(std::uint64_t)));
+  one_leaf_each<<<1, 32, 0, heap.stream()>>>(heap.ref(), d_out);
+  HEAPLAB_CUDA_TRY(cudaGetLastError());
+  wait_or_exit(heap.stream(), kTimeoutSeconds, "one Leaf per lane");
+  std::vector<std::uint64_t> out(32);
+  HEAPLAB_CUDA_TRY(
+      cudaMemcpy(out.data(), d_out, 32 * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
+  HEAPLAB_CUDA_TRY(cudaFree(d_out));
+  std::set<std::uint64_t> blocks;
+  for (std::uint64_t p : out) {
+    EXPECT_NE(p, 0u);
+    blocks.insert(heaplab::core::pointer_block_address(p));
+  }
+  return blocks.size();
+}
+
+}  // namespace
+
+TEST(HeapItsGpu, CoalescingOffEveryLaneAllocatesOnItsOwn) {
+  HEAPLAB_REQUIRE_GPU();
+  // Claim tickets off (DynaSOAr Alg. 1: a lookup miss opens a block). Coalesced, the warp's
+  // leader reserves all 32 slots in one block it opens: exactly one block. Not coalesced, the
+  // 32 lanes each miss the lookups of the empty heap and open a block of their own (seeds per
+  // lane); unless the lanes were fully serialized, more than one block is used. Ten tries.
+  soa::HeapOptions options;
+  options.claim_wait_rounds = 0;
+  auto coalesced            = soa::Heap<Types>::with_blocks(512, options);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(blocks_of_one_warp(coalesced), 1u);
+  options.coalesce_requests = false;
+  auto single               = soa::Heap<Types>::with_blocks(512, options);
+  std::size_t most          = 0;
+  for (int i = 0; i < 10; ++i) most = std::max(most, blocks_of_one_warp(single));
+  EXPECT_GT(most, 1u) << "with coalescing off the lanes still shared one block every time";
 }

@@ -127,6 +127,36 @@ fi
 check 0 "--claim-wait-rounds" "alloc --help lists --claim-wait-rounds" -- alloc --help
 check 0 "--no-coalesce-frees" "alloc --help lists --no-coalesce-frees" -- alloc --help
 check 2 "claim-wait-rounds" "alloc --claim-wait-rounds 2000" -- alloc --claim-wait-rounds 2000
+# DynaSOAr's ablation switches (Fig. 12C, 13) on `alloc` and `utilization`; Fig. 14A.
+for cmd in alloc utilization; do
+  check 0 "--no-coalesce-requests" "$cmd --help lists --no-coalesce-requests" -- $cmd --help
+  check 0 "--no-rotation" "$cmd --help lists --no-rotation" -- $cmd --help
+  check 0 "--active-lookups" "$cmd --help lists --active-lookups" -- $cmd --help
+  check 2 "error: .*--active-lookups.*0 not in range" "$cmd --active-lookups 0" -- \
+    $cmd --active-lookups 0
+  check 2 "error: .*--active-lookups" "$cmd --active-lookups x" -- $cmd --active-lookups x
+done
+check 0 "Fig. 14A" "utilization --help names Fig. 14A" -- utilization --help
+check 0 "example: heaplab_bench utilization" "utilization --help has an example" -- utilization --help
+check 2 "error: .*--n.*0 not in range" "utilization --n 0" -- utilization --n 0
+check 2 "error: .*--heap-gib" "utilization --heap-gib 0" -- utilization --heap-gib 0
+check 2 "error: .*--max-per-thread" "utilization --max-per-thread 0" -- utilization --max-per-thread 0
+# utilization: without a GPU it says so and fails; with one, tiny runs (1 MiB heap, every thread
+# allocating until nullptr) verify every object, the defaults and both switches off.
+for flags in "" "--no-coalesce-requests --no-rotation --active-lookups 1"; do
+  # shellcheck disable=SC2086
+  "$bench" utilization --threads 256 --n 1 4 --heap-gib 0.001 --full-n 4 --max-per-thread 128 \
+    --warmup 0 --repeats 1 --cuda-malloc-max-n 1 $flags > "$tmp/out" 2>&1
+  status=$?
+  if grep -q "no CUDA device" "$tmp/out"; then
+    if [ $status -eq 0 ]; then echo "FAIL: utilization without a GPU exited 0"; failed=1; else echo "ok: utilization $flags without a GPU: exit $status, says so"; fi
+  elif [ $status -eq 0 ] && grep -q "maximum utilization" "$tmp/out" &&
+       [ "$(grep -cE "^  heaplab[-A-Za-z0-9]* +[14] " "$tmp/out")" -eq 2 ]; then
+    echo "ok: a tiny utilization $flags ran on the GPU, every object verified"
+  else
+    echo "FAIL: tiny utilization $flags (exit $status):"; cat "$tmp/out"; failed=1
+  fi
+done
 check 0 "example: heaplab_bench fill" "fill --help has an example" -- fill --help
 check 2 "fractions" "fill --fractions 1.5" -- fill --fractions 1.5
 check 2 "blocks" "fill --blocks 0" -- fill --blocks 0

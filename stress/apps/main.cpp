@@ -7,12 +7,14 @@
 #include <exception>
 #include <string>
 
+#include "common/cli.hpp"
 #include "gen_ca/gen_ca.hpp"
 #include "structure/structure.hpp"
 
 namespace {
 
-namespace ga = heaplab::apps::gen_ca;
+namespace apps = heaplab::apps;
+namespace ga   = heaplab::apps::gen_ca;
 
 CLI::App* add_gen_ca_command(CLI::App& app, ga::GenCaOptions& o) {
   auto* cmd = app.add_subcommand(
@@ -44,7 +46,7 @@ CLI::App* add_gen_ca_command(CLI::App& app, ga::GenCaOptions& o) {
                 o.baseline,
                 "also run the static dense-grid baseline (no allocation) in the same process");
   cmd->add_option("--csv", o.csv, "per-generation CSV file (docs/apps.md \"Reading the CSV\")");
-  cmd->add_option("--heap-blocks", o.heap_blocks, "heap blocks M (0: 4 * ceil(W * H / 64) + 64)");
+  apps::add_heap_flags(cmd, o.heap, o.profile);
   return cmd;
 }
 

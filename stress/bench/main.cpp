@@ -102,8 +102,7 @@ struct AllocOptions {
   int baseline_repeats            = 1;
   std::uint64_t wave_threads      = std::uint64_t{1} << 20;
   std::uint64_t gallatin_pool_gib = 16;  // Gallatin builds only (gallatin_bench.hpp)
-  std::uint32_t claim_wait_rounds = heaplab::core::kDefaultClaimWaitRounds;  // HeapOptions
-  bool coalesce_frees             = true;                                    // HeapOptions
+  heaplab::bench::HeapKnobs knobs;       // soa::HeapOptions of heaplab's heaps
 
   [[nodiscard]] std::uint64_t gallatin_pool_bytes() const { return gallatin_pool_gib << 30; }
 };
@@ -232,12 +231,12 @@ std::string gallatin_cells(Common const& c,
 /// --cuda-malloc-max-n, then Gallatin where built; then the object checks' line.
 void linux_scalability_row(
     Common const& c, AllocOptions const& o, int n, AllocCsv const& csv, AllocTally& tally) {
-  auto const h = heaplab::bench::heap_linux_scalability(
-      o.threads, n, c.warmup, c.repeats, o.claim_wait_rounds, o.coalesce_frees);
+  auto const h = heaplab::bench::heap_linux_scalability(o.threads, n, c.warmup, c.repeats, o.knobs);
   std::string const param = "n=" + std::to_string(n);
   std::string const bad   = std::to_string(h.check.violations());
-  csv.row("linux_scalability_alloc", "heaplab", param, h.alloc, h.failed, bad);
-  csv.row("linux_scalability_free", "heaplab", param, h.free, h.failed, bad);
+  std::string const who   = o.knobs.label();
+  csv.row("linux_scalability_alloc", who.c_str(), param, h.alloc, h.failed, bad);
+  csv.row("linux_scalability_free", who.c_str(), param, h.free, h.failed, bad);
   std::printf("  %6d | %8.3f ms %8.3f ms %7llu |",
               n,
               h.alloc.median_ms,
@@ -271,12 +270,11 @@ void linux_scalability_table(Common const& c,
                              AllocTally& tally) {
   std::printf("\nlinux-scalability: %d threads x n objects of 64 B, then free all\n", o.threads);
   std::printf(
-      "  heaplab: median of %d runs after %d warm-up, claim_wait_rounds %u, coalesced frees %s; "
+      "  heaplab: median of %d runs after %d warm-up, %s; "
       "CUDA malloc: median of %d run(s), 1 warm-up for n <= 64\n",
       c.repeats,
       c.warmup,
-      o.claim_wait_rounds,
-      o.coalesce_frees ? "on" : "off",
+      o.knobs.describe().c_str(),
       o.baseline_repeats);
   print_gallatin_line(c, o);
   std::printf("  %6s | %11s %11s %7s | %11s %11s %7s | %9s %11s",
@@ -302,8 +300,7 @@ void one_wave(Common const& c, AllocOptions const& o, AllocCsv const& csv, Alloc
   namespace hb = heaplab::bench;
   std::printf("\none wave: %llu threads x 1 object of 16 B, then free\n",
               static_cast<unsigned long long>(o.wave_threads));
-  auto const w = hb::heap_allocation_wave(
-      o.wave_threads, c.warmup, c.repeats, o.claim_wait_rounds, o.coalesce_frees);
+  auto const w     = hb::heap_allocation_wave(o.wave_threads, c.warmup, c.repeats, o.knobs);
   auto const per_s = [&](float ms) { return static_cast<double>(o.wave_threads) / (ms * 1e-3); };
   std::string const param = "threads=" + std::to_string(o.wave_threads);
   // One line and two CSV rows per allocator: alloc and free wave medians.
@@ -325,7 +322,12 @@ void one_wave(Common const& c, AllocOptions const& o, AllocCsv const& csv, Alloc
     csv.row("wave_alloc", name, param, alloc, failed, violations);
     csv.row("wave_free", name, param, free, failed, violations);
   };
-  report("heaplab", "heaplab", w.alloc, w.free, w.failed, std::to_string(w.check.violations()));
+  report("heaplab",
+         o.knobs.label().c_str(),
+         w.alloc,
+         w.free,
+         w.failed,
+         std::to_string(w.check.violations()));
   std::string checks = tally.add("heaplab", w.check);
   if (o.cuda_malloc_max_n < 1) {
     std::printf("  CUDA malloc skipped (--cuda-malloc-max-n < 1)\n");
@@ -452,6 +454,250 @@ struct BaselineOptions {
   int threads = 16384;
 };
 
+void add_common_options(CLI::App* cmd, Common& common);
+void add_knob_options(CLI::App* cmd, heaplab::bench::HeapKnobs& k);
+
+/// `utilization`: DynaSOAr Fig. 14A (alloc_bench.hpp heap_fig14a).
+struct UtilizationOptions {
+  int threads = 16384;
+  std::vector<int> ns{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+  double heap_gib       = 1.0;   // the paper's 1 GiB
+  int full_n            = 1024;  // the n at which threads x n x 64 B = the heap (100%)
+  int max_per_thread    = 2048;  // cap of the allocate-until-nullptr run
+  int cuda_malloc_max_n = 64;    // CUDA malloc rows only up to this n (0: none)
+  heaplab::bench::HeapKnobs knobs;
+};
+
+/// The table and CSV of `utilization`: one row per (allocator, n); counts the violations.
+struct UtilizationTable {
+  UtilizationOptions const& o;
+  std::uint64_t heap_bytes = 0;
+  std::FILE* csv           = nullptr;
+  std::uint64_t violations = 0;
+
+  void header() const {
+    if (csv)
+      std::fprintf(csv,
+                   "allocator,n,objects,alloc_ms,free_ms,total_ms,time_per_n_ms,failed,"
+                   "utilization,violations\n");
+    std::printf("  %-11s %6s %12s %10s %10s %12s %10s %8s  %s\n",
+                "allocator",
+                "n",
+                "objects",
+                "alloc ms",
+                "free ms",
+                "time/n ms",
+                "failed",
+                "util %",
+                "check");
+  }
+
+  void row(char const* name,
+           int n,
+           double alloc_ms,
+           double free_ms,
+           unsigned long long failed,
+           std::string const& check,
+           std::uint64_t bad) {
+    violations += bad;
+    std::uint64_t const objects = static_cast<std::uint64_t>(o.threads) * n - failed;
+    double const util           = double(objects * 64u) / double(heap_bytes);
+    double const per_n          = (alloc_ms + free_ms) / n;
+    std::printf("  %-11s %6d %12llu %10.3f %10.3f %12.5f %10llu %8.2f  %s\n",
+                name,
+                n,
+                static_cast<unsigned long long>(objects),
+                alloc_ms,
+                free_ms,
+                per_n,
+                failed,
+                100.0 * util,
+                check.c_str());
+    if (csv)
+      std::fprintf(csv,
+                   "%s,%d,%llu,%.4f,%.4f,%.4f,%.6f,%llu,%.6f,%llu\n",
+                   name,
+                   n,
+                   static_cast<unsigned long long>(objects),
+                   alloc_ms,
+                   free_ms,
+                   alloc_ms + free_ms,
+                   per_n,
+                   failed,
+                   util,
+                   static_cast<unsigned long long>(bad));
+  }
+
+  /// A heaplab row: object-check violations count, and a nullptr while the requested objects
+  /// are at most 90% of the heap's slots (below that only a bug answers nullptr; near
+  /// exhaustion, concurrently opened blocks left partly filled make it legal).
+  void heap_row(heaplab::bench::Fig14aRow const& r, std::uint64_t heap_slots) {
+    std::uint64_t const requested = static_cast<std::uint64_t>(o.threads) * r.n;
+    bool const early_null         = r.failed > 0 && requested * 10 <= heap_slots * 9;
+    std::uint64_t const bad =
+        r.check.foreign + r.check.mismatches + r.check.overlaps + (early_null ? 1u : 0u);
+    std::string check = bad == 0 ? "ok" : heaplab::bench::describe(r.check);
+    if (early_null) check += " (nullptr below 90% of the heap's slots)";
+    row(o.knobs.label().c_str(), r.n, r.alloc.median_ms, r.free.median_ms, r.failed, check, bad);
+  }
+
+  /// The maximum-utilization line and CSV row (allocator "<label>-max", n = the cap).
+  void max_row(heaplab::bench::Fig14aMax const& max, std::uint64_t heap_slots) {
+    std::uint64_t const bad = max.check.violations() + (max.empty_after_free ? 0u : 1u);
+    violations += bad;
+    double const util     = double(max.objects * 64u) / double(heap_bytes);
+    std::string const who = o.knobs.label();
+    std::printf(
+        "\nmaximum utilization (%s): every thread allocates until its first nullptr (at most "
+        "%d)\n  %llu objects = %.2f%% of the heap's bytes (%.2f%% of its %llu slots); %llu "
+        "threads hit the cap; %.3f ms; check: %s%s (paper: DynaSOAr 96.9%%)\n",
+        who.c_str(),
+        o.max_per_thread,
+        static_cast<unsigned long long>(max.objects),
+        100.0 * util,
+        100.0 * double(max.objects) / double(heap_slots),
+        static_cast<unsigned long long>(heap_slots),
+        static_cast<unsigned long long>(max.threads_capped),
+        max.alloc_ms,
+        heaplab::bench::describe(max.check).c_str(),
+        max.empty_after_free ? "" : "; OBJECTS LEFT AFTER FREEING ALL");
+    if (max.threads_capped > 0)
+      std::printf(
+          "  (threads stopped at the cap before a nullptr: a lower bound; raise "
+          "--max-per-thread)\n");
+    if (csv)
+      std::fprintf(csv,
+                   "%s-max,%d,%llu,%.4f,0,%.4f,0,0,%.6f,%llu\n",
+                   who.c_str(),
+                   o.max_per_thread,
+                   static_cast<unsigned long long>(max.objects),
+                   max.alloc_ms,
+                   max.alloc_ms,
+                   util,
+                   static_cast<unsigned long long>(bad));
+  }
+};
+
+/// The heading of `utilization`: the paper's setup and heaplab's heap in it.
+void print_utilization_heading(Common const& c,
+                               UtilizationOptions const& o,
+                               std::uint64_t heap_bytes,
+                               heaplab::bench::Fig14aHeap const& shape) {
+  std::uint64_t const full_bytes =
+      static_cast<std::uint64_t>(o.threads) * static_cast<std::uint64_t>(o.full_n) * 64u;
+  std::printf(
+      "\nDynaSOAr Fig. 14A: %d threads x n objects of 64 B, then free all; heap %.3f GiB "
+      "(%llu bytes; threads x %d x 64 B = %.1f%% of it)\n",
+      o.threads,
+      o.heap_gib,
+      static_cast<unsigned long long>(heap_bytes),
+      o.full_n,
+      100.0 * double(full_bytes) / double(heap_bytes));
+  std::printf(
+      "  heaplab heap: %u blocks x %u B (%u objects each) + %llu B metadata = %llu B; "
+      "at most %llu objects (%.2f%% of the heap's bytes)\n",
+      shape.blocks,
+      shape.block_bytes,
+      shape.capacity,
+      static_cast<unsigned long long>(shape.metadata_bytes),
+      static_cast<unsigned long long>(shape.metadata_bytes +
+                                      std::uint64_t{shape.blocks} * shape.block_bytes),
+      static_cast<unsigned long long>(shape.slots()),
+      100.0 * double(shape.slots() * 64u) / double(heap_bytes));
+  std::printf("  heaplab: median of %d runs after %d warm-up, %s\n",
+              c.repeats,
+              c.warmup,
+              o.knobs.describe().c_str());
+  std::printf("  utilization = objects x 64 B / heap bytes; time/n = (alloc + free) / n\n");
+}
+
+/// CUDA malloc rows of `utilization`: its device heap gets the same budget (CUDA fixes it at the
+/// first malloc kernel); n up to --cuda-malloc-max-n where 2 x the objects + 64 MiB fit it.
+void cuda_malloc_utilization_rows(Common const& c, UtilizationTable& table) {
+  namespace hb                = heaplab::bench;
+  UtilizationOptions const& o = table.o;
+  if (o.cuda_malloc_max_n < 1) return;
+  hb::reserve_cuda_malloc_heap(table.heap_bytes);
+  for (int n : o.ns) {
+    if (n > o.cuda_malloc_max_n || hb::cuda_malloc_heap_bytes(o.threads, n, 64) > table.heap_bytes)
+      continue;
+    auto const m = hb::cuda_malloc_linux_scalability(o.threads, n, 64, c.warmup, c.repeats);
+    // failed_allocations sums over all (warm-up and timed) runs: report it per run.
+    unsigned long long const failed =
+        m.failed_allocations / static_cast<unsigned long long>(c.warmup + c.repeats);
+    table.row("cuda_malloc",
+              n,
+              m.alloc.median_ms,
+              m.free.median_ms,
+              failed,
+              "not checked (time only)",
+              0);
+  }
+  std::printf(
+      "  cuda_malloc: rows up to n = %d (--cuda-malloc-max-n; beyond: minutes per run) and only "
+      "where 2 x the objects + 64 MiB fit its heap; not checked\n",
+      o.cuda_malloc_max_n);
+}
+
+/// Fig. 14A: time / n over n and the maximum utilization. Exit 1 on a violation (UtilizationTable)
+/// or objects left after freeing.
+int run_utilization(Common const& c, UtilizationOptions const& o) {
+  namespace hb = heaplab::bench;
+  print_device();
+  auto const heap_bytes      = static_cast<std::uint64_t>(o.heap_gib * double(1ull << 30));
+  hb::Fig14aHeap const shape = hb::fig14a_heap(heap_bytes);
+  std::FILE* csv             = c.csv.empty() ? nullptr : std::fopen(c.csv.c_str(), "w");
+  if (!c.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + c.csv);
+  print_utilization_heading(c, o, heap_bytes, shape);
+  UtilizationTable table{o, heap_bytes, csv};
+  table.header();
+  hb::Fig14aResult const res =
+      hb::heap_fig14a(o.threads,
+                      o.ns,
+                      heap_bytes,
+                      o.max_per_thread,
+                      c.warmup,
+                      c.repeats,
+                      o.knobs,
+                      [&](hb::Fig14aRow const& r) { table.heap_row(r, shape.slots()); });
+  cuda_malloc_utilization_rows(c, table);
+  table.max_row(res.max, shape.slots());
+  if (csv) std::fclose(csv);
+  if (table.violations != 0) {
+    std::printf("FAILED: %llu violation(s)\n", static_cast<unsigned long long>(table.violations));
+    return 1;
+  }
+  return 0;
+}
+
+void add_utilization_command(CLI::App& app, Common& common, UtilizationOptions& u) {
+  auto* cmd = app.add_subcommand(
+      "utilization",
+      "DynaSOAr Fig. 14A: linux-scalability (threads x n objects of 64 B, then free all) in a "
+      "heap of 1 GiB that threads x 1024 objects fill 100%: time / n over n, and the maximum "
+      "utilization (allocate until the first nullptr; paper: DynaSOAr 96.9%). Every heaplab "
+      "object written and read back (exit 1 on a violation).\n"
+      "  example: heaplab_bench utilization --csv fig14a.csv && tools/plot-fig14a fig14a.png "
+      "fig14a.csv");
+  add_common_options(cmd, common);
+  cmd->add_option("--threads", u.threads, "threads (paper: 16384)")->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--n", u.ns, "objects per thread (list)")->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--heap-gib", u.heap_gib, "heap size in GiB, metadata included (paper: 1)")
+      ->check(CLI::Range(1.0 / 1024, 64.0));
+  cmd->add_option("--full-n", u.full_n, "the n that fills the heap 100% (for the header line)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--max-per-thread",
+                  u.max_per_thread,
+                  "cap of the allocate-until-nullptr run (objects per thread)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--cuda-malloc-max-n",
+                  u.cuda_malloc_max_n,
+                  "CUDA malloc rows up to this n (default 64; 0: none)")
+      ->check(CLI::Range(0, 1 << 16));
+  add_knob_options(cmd, u.knobs);
+  cmd->callback([&common, &u] { std::exit(run_utilization(common, u)); });
+}
+
 /// Every subcommand's options. They outlive the parse, which fills them and runs the chosen
 /// subcommand's callback; `baselines` and `alloc` share `common`.
 struct BenchOptions {
@@ -470,6 +716,7 @@ struct BenchOptions {
   heaplab::bench::RwFig10Options rw_fig10;
   heaplab::bench::RwFig11Options rw_fig11;
   heaplab::bench::ParallelDoBenchOptions parallel_do;
+  UtilizationOptions utilization;
 };
 
 void add_common_options(CLI::App* cmd, Common& common) {
@@ -491,6 +738,32 @@ void add_baselines_command(CLI::App& app, BenchOptions& o) {
   base->callback([&o] {
     std::exit(run_baselines(o.common, o.baselines.copy_mib, o.baselines.ns, o.baselines.threads));
   });
+}
+
+/// The heaplab heap's options of `alloc` and `utilization` (HeapKnobs; docs/allocator.md
+/// "Ablation switches").
+void add_knob_options(CLI::App* cmd, heaplab::bench::HeapKnobs& k) {
+  cmd->add_option("--claim-wait-rounds",
+                  k.claim_wait_rounds,
+                  "heaplab's HeapOptions::claim_wait_rounds (0: claim tickets off, DynaSOAr "
+                  "Alg. 1 as published)")
+      ->check(CLI::Range(0u, 1000u));
+  cmd->add_flag("!--no-coalesce-frees",
+                k.coalesce_frees,
+                "heaplab frees one object per fetch_and (HeapOptions::coalesce_frees = false)");
+  cmd->add_flag("!--no-coalesce-requests",
+                k.coalesce_requests,
+                "every lane allocates on its own, no warp leader (HeapOptions::coalesce_requests "
+                "= false; DynaSOAr-NoCoal of Fig. 12C)");
+  cmd->add_flag("!--no-rotation",
+                k.rotate_bitmaps,
+                "every bitmap search starts at bit 0 (HeapOptions::rotate_bitmaps = false; "
+                "DynaSOAr-NoShift of Fig. 12C)");
+  cmd->add_option("--active-lookups",
+                  k.active_lookups,
+                  "r: active-block lookups before a new block is opened (HeapOptions::"
+                  "active_lookups; DynaSOAr Fig. 13, default 5)")
+      ->check(CLI::Range(1u, 64u));
 }
 
 void add_alloc_command(CLI::App& app, BenchOptions& o) {
@@ -518,15 +791,7 @@ void add_alloc_command(CLI::App& app, BenchOptions& o) {
       ->add_option(
           "--wave-threads", alloc_options.wave_threads, "threads of the one-wave benchmark")
       ->check(CLI::Range(1, 1 << 28));
-  alloc
-      ->add_option("--claim-wait-rounds",
-                   alloc_options.claim_wait_rounds,
-                   "heaplab's HeapOptions::claim_wait_rounds (0: claim tickets off, DynaSOAr "
-                   "Alg. 1 as published)")
-      ->check(CLI::Range(0u, 1000u));
-  alloc->add_flag("!--no-coalesce-frees",
-                  alloc_options.coalesce_frees,
-                  "heaplab frees one object per fetch_and (HeapOptions::coalesce_frees = false)");
+  add_knob_options(alloc, alloc_options.knobs);
   alloc
       ->add_option("--gallatin-pool-gib",
                    alloc_options.gallatin_pool_gib,
@@ -914,6 +1179,7 @@ int main(int argc, char** argv) {
   BenchOptions options;
   add_baselines_command(app, options);
   add_alloc_command(app, options);
+  add_utilization_command(app, options.common, options.utilization);
   add_fill_command(app, options.fill);
   add_defrag_command(app, options.defrag);
   add_sweep_command(app, options.sweep);

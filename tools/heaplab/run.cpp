@@ -34,6 +34,7 @@ struct RunOptions {
   int gpu_stress_seconds = 60;
   int rw_stress_seconds  = 10;  // rw-cpu (CPU tier) and rw-gpu (GPU tier) stress smokes
   bool bench_smoke       = true;
+  bool apps_smoke        = true;
   std::string junit;  // JUnit XML report, "" for none
 };
 
@@ -271,6 +272,47 @@ class MainJob {
     run_command("rw bench fig12 (small)", "gpu", "rw-bench-fig12.log", fig12, opt_.budget_seconds);
   }
 
+  /// Each of the papers' applications (docs/apps.md) at a small size with --check, with a
+  /// defragmentation policy in the loop: a row per app, PASS when its checks passed.
+  void apps_smoke() {
+    auto const apps = build_ / "stress" / "apps" / "heaplab_apps";
+    if (!fs::exists(apps)) {
+      rows_.push_back({"apps smoke", "gpu", "MISSING", 0, 0, 1, 0, apps.string()});
+      return;
+    }
+    struct AppRun {
+      char const* name;
+      std::vector<std::string> args;
+    };
+    std::vector<AppRun> const runs{
+        {"gen-ca",
+         {"gen-ca",
+          "--width",
+          "128",
+          "--height",
+          "128",
+          "--iterations",
+          "300",
+          "--check",
+          "--check-every",
+          "5",
+          "--baseline",
+          "--defrag-every",
+          "10",
+          "--defrag-n",
+          "2"}},
+    };
+    for (auto const& run : runs) {
+      std::vector<std::string> argv{apps.string()};
+      argv.insert(argv.end(), run.args.begin(), run.args.end());
+      run_command(std::string("app ") + run.name + " (--check, defrag)",
+                  "gpu",
+                  std::string("app-") + run.name + ".log",
+                  argv,
+                  opt_.budget_seconds);
+    }
+  }
+
   /// The summary table; returns the number of rows that did not pass.
   int print_table() const {
     int failures = 0;
@@ -375,6 +417,7 @@ int run_main_job(RunOptions const& opt) {
     if (opt.gpu_stress_seconds > 0) job.stress_smoke("gpu", "gpu", opt.gpu_stress_seconds);
     if (opt.rw_stress_seconds > 0) job.stress_smoke("gpu", "rw-gpu", opt.rw_stress_seconds);
     if (opt.bench_smoke) job.bench_smoke();
+    if (opt.apps_smoke) job.apps_smoke();
     gpu_status = "GPU tier ran on " + gpu_line.substr(5);
   }
 
@@ -408,8 +451,8 @@ void add_run(CLI::App& app) {
       "The CPU tier (the cpu-labelled test binaries, a model and an rw-cpu stress smoke) always\n"
       "runs; the GPU tier (the gpu-labelled binaries, properties included, `stress --runner gpu`\n"
       "and `--runner rw-gpu`, and a\n"
-      "CompactGpu and random-walk bench smokes) runs where a CUDA device is present, otherwise a "
-      "line says why\n"
+      "CompactGpu and random-walk bench smokes, and each application with --check) runs where\n"
+      "a CUDA device is present, otherwise a line says why\n"
       "it was skipped. Logs go to <build>/run-logs. Prints a summary table; --junit also writes\n"
       "it as JUnit XML (one testsuite per tier, one testcase per suite) for CI systems.\n"
       "Exit status: 0 all passed, 1 a suite failed, 2 bad options or no build folder.\n"
@@ -441,6 +484,10 @@ void add_run(CLI::App& app) {
       opt->bench_smoke,
       "GPU tier: a small CompactGpu Table 1 run (all variants, pointers verified) and small "
       "random-walk Fig. 7 and Fig. 12 runs (outputs verified)");
+  cmd->add_option("--apps-smoke",
+                  opt->apps_smoke,
+                  "GPU tier: each of the papers' applications at a small size with --check and a "
+                  "defragmentation policy (docs/apps.md)");
   cmd->add_option("--junit", opt->junit, "also write the results as JUnit XML to this file");
   cmd->callback([opt] { std::exit(run_main_job(*opt)); });
 }

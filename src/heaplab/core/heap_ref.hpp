@@ -90,6 +90,11 @@ struct HeapStorage {
   std::uint32_t active_lookups    = kDefaultActiveLookups;
   std::uint32_t claim_wait_rounds = kDefaultClaimWaitRounds;
   std::uint32_t claim_run_slots   = 1;  // claim_run_slots_for(num_blocks)
+  /// DynaSOAr sec. 4.2 "Bitmap Rotation": every bitmap search (active[T] lookups, the free
+  /// bitmap, the level-0 scans, the slot pick in a block) starts at a rotation derived from the
+  /// caller's seed. false: the ablation of DynaSOAr Fig. 12C (*-NoShift): every search starts at
+  /// bit 0, so it finds the lowest set bit (the lowest zero bit for slots). For measurements.
+  bool rotate_bitmaps = true;
 };
 static_assert(std::is_trivially_copyable_v<HeapStorage>);
 
@@ -151,7 +156,7 @@ class HeapRef {
   HEAPLAB_HD std::uint32_t find_active_block(std::uint32_t t, std::uint64_t seed) const {
     BitmapRef<Atomics> const act = active(t);
     for (std::uint32_t i = 0; i < s_.active_lookups; ++i) {
-      std::uint32_t const b = act.try_find_set(detail::mix_seed(seed, i));
+      std::uint32_t const b = act.try_find_set(search_seed(detail::mix_seed(seed, i)));
       if (b != kNotFound) return b;
     }
     return kNotFound;
@@ -169,7 +174,13 @@ class HeapRef {
   /// The first half of claim_free_block: clears some bit of the free bitmap (acquire: after the
   /// block's previous lifetime's release free.set) and returns it, or kNotFound.
   HEAPLAB_HD std::uint32_t take_free_block(std::uint64_t seed) const {
-    return free_blocks().clear_any(seed, kClaimOrder);
+    return free_blocks().clear_any(seed, kClaimOrder, s_.rotate_bitmaps);
+  }
+
+  /// The seed a bitmap search starts from: `seed` itself, or 0 (bit 0 on every level: the lowest
+  /// set bit) with HeapStorage::rotate_bitmaps off (DynaSOAr Fig. 12C ablation).
+  HEAPLAB_HD_INLINE std::uint64_t search_seed(std::uint64_t seed) const {
+    return s_.rotate_bitmaps ? seed : 0u;
   }
 
   /// take_free_block for the opener of run `run` of type t: first the run's own candidate block
@@ -249,7 +260,7 @@ class HeapRef {
     }
     b = claim_free_block(t, seed);
     if (b != kNotFound) return b;
-    return active(t).find_set_scan(seed);
+    return active(t).find_set_scan(search_seed(seed));
   }
 
   /// k claim tickets of type t: whether they start a run (the caller opens its block) and which
@@ -297,7 +308,8 @@ class HeapRef {
       std::uint64_t const e = Atomics::load(run_entry(t, run), MemoryOrder::relaxed);
       if ((e >> 32) == tag) return static_cast<std::uint32_t>(e);
       if (w >= s_.claim_wait_rounds - s_.claim_wait_rounds / 4) {
-        std::uint32_t const b = active(t).try_find_set(detail::mix_seed(seed, 0x100u + w));
+        std::uint32_t const b =
+            active(t).try_find_set(search_seed(detail::mix_seed(seed, 0x100u + w)));
         if (b != kNotFound) return b;
       }
       Atomics::backoff(Backoff::wait);
@@ -342,7 +354,7 @@ class HeapRef {
       std::uint64_t const s = detail::mix_seed(seed, round);
       std::uint32_t const b = find_or_claim_block(t, k, s);
       if (b == kNotFound) return SlotsRef{};
-      ReserveResult const r = blocks().try_reserve(b, k, s);
+      ReserveResult const r = blocks().try_reserve(b, k, search_seed(s));
       if (r.ok() && commit_reservation(t, b, r)) return SlotsRef{b, r.slots};
       if constexpr (mutant::alloc_null_after_lost_round) {
         // MUTANT alloc_null_after_lost_round: gives up when the selected block filled up, was

@@ -164,10 +164,14 @@ class BitmapRef {
   /// Atomically finds and clears some set bit and returns its position (the paper's clear(),
   /// sec. 4.1.2), or kNotFound once a level-0 scan observed no set bit. Each round searches with
   /// a fresh seed; a round fails only because another thread cleared the bit first (it made
-  /// progress), so the loop is lock-free. Linearizes at the successful try_clear.
-  HEAPLAB_HD std::uint32_t clear_any(std::uint64_t seed, MemoryOrder order) const {
+  /// progress), so the loop is lock-free. Linearizes at the successful try_clear. rotate false
+  /// (DynaSOAr Fig. 12C ablation, HeapStorage::rotate_bitmaps): every round searches from bit 0,
+  /// i.e. takes the lowest set bit it observes.
+  HEAPLAB_HD std::uint32_t clear_any(std::uint64_t seed,
+                                     MemoryOrder order,
+                                     bool rotate = true) const {
     for (std::uint64_t round = 0;; ++round) {
-      std::uint64_t const s = detail::mix_seed(seed, round);
+      std::uint64_t const s = rotate ? detail::mix_seed(seed, round) : 0u;
       std::uint32_t pos     = try_find_set(s);
       if (pos == kNotFound) pos = find_set_scan(s);
       if (pos == kNotFound) return kNotFound;

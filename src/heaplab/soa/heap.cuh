@@ -74,6 +74,14 @@ struct HeapOptions {
   /// Frees of one warp into one block share one fetch_and (HeapRef::free_unchecked); false: one
   /// per object, as DynaSOAr Alg. 2 (for measurements).
   bool coalesce_frees = true;
+  /// DynaSOAr sec. 4.2 "Allocation Request Coalescing": the lanes of a warp that allocate the
+  /// same type at once elect a leader that reserves slots for all of them (HeapRef::allocate_raw).
+  /// false: every lane allocates on its own (DynaSOAr-NoCoal of Fig. 12C; for measurements).
+  bool coalesce_requests = true;
+  /// DynaSOAr sec. 4.2 "Bitmap Rotation" (core::HeapStorage::rotate_bitmaps): searches start at
+  /// a seed-derived rotation. false: every search starts at bit 0 (DynaSOAr-NoShift of
+  /// Fig. 12C; for measurements).
+  bool rotate_bitmaps = true;
   /// Stream every heap operation is ordered on.
   cudaStream_t stream = nullptr;
   /// Register the block area with the NVTX memory API as a pool with one region per block
@@ -232,10 +240,13 @@ class Heap {
                          metadata_.data(),
                          plan_.metadata_bytes,
                          stream());
-    core::HeapStorage const storage = plan_.storage_at(
-        host.data(), config_.defrag_factor, options_.active_lookups, options_.claim_wait_rounds);
-    check::HeapSnapshot snap = check::from_core(config_, storage);
-    snap.producer            = "gpu";
+    core::HeapStorage const storage = plan_.storage_at(host.data(),
+                                                       config_.defrag_factor,
+                                                       options_.active_lookups,
+                                                       options_.claim_wait_rounds,
+                                                       options_.rotate_bitmaps);
+    check::HeapSnapshot snap        = check::from_core(config_, storage);
+    snap.producer                   = "gpu";
     return snap;
   }
 
@@ -318,11 +329,13 @@ class Heap {
     ref_ = ref_type(plan_.storage_at(metadata_.data(),
                                      config_.defrag_factor,
                                      options_.active_lookups,
-                                     options_.claim_wait_rounds),
+                                     options_.claim_wait_rounds,
+                                     options_.rotate_bitmaps),
                     static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(blocks_.data())),
                     control_device(),
                     options_.oom_retries,
-                    options_.coalesce_frees);
+                    options_.coalesce_frees,
+                    options_.coalesce_requests);
     launch_initialize();
     // The capacities live in pageable host memory: wait before it goes out of scope.
     HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));

@@ -71,12 +71,14 @@ class HeapRef {
                    std::uint64_t block_base,
                    detail::DeviceControl* control,
                    std::uint32_t oom_retries,
-                   bool coalesce_frees = true)
+                   bool coalesce_frees    = true,
+                   bool coalesce_requests = true)
       : core_(storage),
         block_base_(block_base),
         control_(control),
         oom_retries_(oom_retries),
-        coalesce_frees_(coalesce_frees) {}
+        coalesce_frees_(coalesce_frees),
+        coalesce_requests_(coalesce_requests) {}
 
   // ---------------------------------------------------------------- queries (host and device)
 
@@ -259,17 +261,27 @@ class HeapRef {
   /// Lanes are served in rank order (rank = lanes of the group below this one); slot i of a
   /// reservation goes to the i-th unserved lane. The leader's rotation seed derives from the
   /// global warp id and changes with every retry (sec. 4.2 "Bitmap Rotation").
+  ///
+  /// HeapOptions::coalesce_requests false (DynaSOAr-NoCoal, Fig. 12C): no match; every lane is
+  /// a group of one (group = its own lane bit), its own leader, reserving one slot per round,
+  /// with a seed that also mixes in the lane (lanes of one warp start their searches at different
+  /// rotations, as the warps do). The same loop below then names only the lane itself.
   __device__ std::uint64_t allocate_raw(std::uint32_t type) const {
     // Always checked: an abstract type (capacity 0) would make the leader retry forever.
     HEAPLAB_EXPECTS(type < Types::num_types && layout().types[type].capacity >= 2,
                     "allocate_raw: type id out of range or not a concrete type");
-    unsigned const active    = __activemask();                  // (1)
-    unsigned const group     = __match_any_sync(active, type);  // (2)
-    unsigned const lane      = detail::lane_id();
-    unsigned const leader    = static_cast<unsigned>(__ffs(static_cast<int>(group))) - 1u;
-    unsigned const rank      = static_cast<unsigned>(__popc(group & detail::lanemask_lt()));
-    unsigned const count     = static_cast<unsigned>(__popc(group));
-    std::uint64_t const seed = core::detail::mix_seed(detail::global_warp_id(), type);
+    unsigned const lane = detail::lane_id();
+    unsigned group      = 1u << lane;  // coalescing off: a group of one
+    std::uint64_t seed  = core::detail::mix_seed(detail::global_warp_id(), type);
+    if (coalesce_requests_) {
+      unsigned const active = __activemask();                  // (1)
+      group                 = __match_any_sync(active, type);  // (2)
+    } else {
+      seed = core::detail::mix_seed(seed, 0x200u + lane);
+    }
+    unsigned const leader = static_cast<unsigned>(__ffs(static_cast<int>(group))) - 1u;
+    unsigned const rank   = static_cast<unsigned>(__popc(group & detail::lanemask_lt()));
+    unsigned const count  = static_cast<unsigned>(__popc(group));
 
     std::uint64_t result = 0;
     unsigned served      = 0;  // equal across the group (3)
@@ -533,6 +545,7 @@ class HeapRef {
   detail::DeviceControl* control_ = nullptr;
   std::uint32_t oom_retries_      = kDefaultOomRetries;
   bool coalesce_frees_            = true;  // HeapOptions::coalesce_frees
+  bool coalesce_requests_         = true;  // HeapOptions::coalesce_requests
 };
 
 /// The by-value contract with kernels.

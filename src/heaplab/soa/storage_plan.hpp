@@ -97,7 +97,8 @@ struct StoragePlan {
   [[nodiscard]] core::HeapStorage storage_at(void* base,
                                              std::uint32_t defrag_factor,
                                              std::uint32_t active_lookups,
-                                             std::uint32_t claim_wait_rounds) const {
+                                             std::uint32_t claim_wait_rounds,
+                                             bool rotate_bitmaps = true) const {
     auto* const bytes = static_cast<unsigned char*>(base);
     core::HeapStorage s;
     s.alloc_bitmaps     = reinterpret_cast<std::uint64_t*>(bytes + alloc_bitmaps);
@@ -117,6 +118,7 @@ struct StoragePlan {
     s.defrag_factor     = defrag_factor;
     s.active_lookups    = active_lookups;
     s.claim_wait_rounds = claim_wait_rounds;
+    s.rotate_bitmaps    = rotate_bitmaps;
     return s;
   }
 

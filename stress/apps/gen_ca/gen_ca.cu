@@ -24,6 +24,7 @@
 //
 // The baseline (DynaSOAr's "baseline" column): a static dense grid of states, double-buffered,
 // one thread per cell, no allocation. --check compares both with the CPU reference (reference.hpp).
+#include "common/defrag_loop.cuh"
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
@@ -217,7 +218,8 @@ class HeapApp {
         failed_(1, "gen-ca failed births"),
         counts_(2, "gen-ca census"),
         states_(initial.cells.size(), "gen-ca states"),
-        heap_(Heap::with_blocks(heap_blocks(o, initial))) {
+        heap_(Heap::with_blocks(heap_blocks(o, initial), heap_options(o.heap))),
+        defrag_(heap_, o.heap, {Types::type_id<Cell>}) {
     w_.width         = initial.width;
     w_.height        = initial.height;
     w_.rule          = rule;
@@ -234,6 +236,9 @@ class HeapApp {
         heap_.ref(), w_, states_.data());
     HEAPLAB_CUDA_TRY(cudaGetLastError());
     throw_on_failed_births(0);
+    // The pointer grid is the only place that points at cells: a defragmentation rewrites it.
+    defrag_.compactor().add_roots(
+        {reinterpret_cast<std::uint64_t*>(cells_.data()), cells_.size(), Types::type_id<Cell>});
     (void)census();  // untimed: the first parallel_do allocates its scratch (R, CUB storage)
   }
 
@@ -288,12 +293,17 @@ class HeapApp {
     return download();
   }
 
+  /// The defragmentation policy's turn after a generation (CompactGpu sec. 3.7).
+  void end_of_generation(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
+  [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
+  [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
+
   soa::HeapStatistics statistics() const { return heap_.statistics(); }
   check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
 
  private:
   static std::uint32_t heap_blocks(GenCaOptions const& o, Grid const& g) {
-    if (o.heap_blocks != 0) return o.heap_blocks;
+    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
     constexpr std::uint64_t cap = Types::capacity<Cell>;
     std::uint64_t const b       = 4 * ((g.cells.size() + cap - 1) / cap) + 64;
     if (b > 0xFFFFFFFFull) throw std::invalid_argument("gen-ca: grid too large");
@@ -314,6 +324,7 @@ class HeapApp {
   cudart::device_buffer<unsigned long long> counts_;
   cudart::device_buffer<std::uint8_t> states_;
   Heap heap_;
+  DefragLoop<Types> defrag_;
   World w_;
 };
 
@@ -373,7 +384,11 @@ bool check_due(GenCaOptions const& o, int generation) {
 }
 
 /// The heap app; returns the total step time (ms) or a negative value when --check failed.
-double run_heap(GenCaOptions const& o, Rule const& rule, Grid const& initial, std::FILE* csv) {
+double run_heap(GenCaOptions const& o,
+                Rule const& rule,
+                Grid const& initial,
+                std::FILE* csv,
+                ProfileCsv& profile) {
   HeapApp app(o, rule, initial);
   Grid reference = initial;
   std::printf("heap: %u blocks of %u bytes, %u cells per block\n",
@@ -385,11 +400,15 @@ double run_heap(GenCaOptions const& o, Rule const& rule, Grid const& initial, st
   for (int g = 1; g <= o.iterations; ++g) {
     Phases const p = app.step();
     app.throw_on_failed_births(g);
+    IterationCost cost;
+    cost.app_ms = p.total();
+    app.end_of_generation(cost);
     total.count_ms += p.count_ms;
     total.update_ms += p.update_ms;
     total.birth_ms += p.birth_ms;
     if (o.check) reference = step(reference, rule);
     if (check_due(o, g) && !check_heap(app, reference, g)) return -1;
+    if (profile.enabled()) profile.write("heap", g, app.statistics(), cost);
     if (csv != nullptr) {
       auto const stats = app.statistics();
       write_row(csv,
@@ -411,6 +430,10 @@ double run_heap(GenCaOptions const& o, Rule const& rule, Grid const& initial, st
       total.update_ms,
       total.birth_ms,
       total.total());
+  if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
+    std::printf("heap:     defragmentation %s, %.1f%% of the generations' time\n",
+                app.defrag_summary().c_str(),
+                100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
   std::printf(
       "heap:     final population alive %llu, dying %llu; live objects %llu in %llu blocks, F "
       "%.4f\n",
@@ -419,7 +442,7 @@ double run_heap(GenCaOptions const& o, Rule const& rule, Grid const& initial, st
       static_cast<unsigned long long>(stats.used_slots),
       static_cast<unsigned long long>(stats.allocated_blocks),
       stats.fragmentation);
-  return total.total();
+  return total.total() + app.defrag_total().defrag_ms;
 }
 
 /// The static dense-grid baseline; returns the total step time (ms), negative when --check failed.
@@ -472,6 +495,7 @@ void validate(GenCaOptions const& o) {
     throw std::invalid_argument("gen-ca: at most 2^31 cells");
   if (o.iterations < 0) throw std::invalid_argument("gen-ca: --iterations must be >= 0");
   if (o.check_every < 1) throw std::invalid_argument("gen-ca: --check-every must be >= 1");
+  apps::validate(o.heap);
 }
 
 }  // namespace
@@ -485,7 +509,8 @@ int run_gen_ca(GenCaOptions const& o) {
   std::printf("%s\n", cudart::device_line(d).c_str());
   std::printf(
       "gen-ca: %ux%u torus, rule %s (S mask 0x%x, B mask 0x%x, C %u), density %.3f, seed %llu, "
-      "%d generations%s%s\n",
+      "%d generations%s%s\n"
+      "gen-ca: heap: %s\n",
       o.width,
       o.height,
       o.rule.c_str(),
@@ -496,7 +521,8 @@ int run_gen_ca(GenCaOptions const& o) {
       static_cast<unsigned long long>(o.seed),
       o.iterations,
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
-      kMutantSkipDying ? ", PLANTED BUG gen_ca_skip_dying" : "");
+      kMutantSkipDying ? ", PLANTED BUG gen_ca_skip_dying" : "",
+      describe(o.heap).c_str());
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(nullptr, &std::fclose);
   if (!o.csv.empty()) {
     csv.reset(std::fopen(o.csv.c_str(), "w"));
@@ -505,7 +531,9 @@ int run_gen_ca(GenCaOptions const& o) {
                  "variant,iteration,alive,dying,live_objects,allocated_blocks,"
                  "fragmentation,count_ms,update_ms,birth_ms\n");
   }
-  double const heap_ms = run_heap(o, rule, initial, csv.get());
+  ProfileCsv profile;
+  if (!o.profile.empty()) profile = ProfileCsv(o.profile, "gen-ca", Types::block_bytes);
+  double const heap_ms = run_heap(o, rule, initial, csv.get(), profile);
   if (heap_ms < 0) return 1;
   if (!o.baseline) {
     if (o.check) std::printf("gen-ca --check passed\n");

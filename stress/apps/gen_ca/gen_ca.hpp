@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/heap_flags.hpp"
+
 namespace heaplab::apps::gen_ca {
 
 struct GenCaOptions {
@@ -19,8 +21,9 @@ struct GenCaOptions {
   bool check           = false;
   int check_every      = 10;  // with check: compare every K generations (and after the last)
   bool baseline        = false;
-  std::string csv;                // per-generation CSV (empty: none)
-  std::uint32_t heap_blocks = 0;  // 0: 4 * ceil(W * H / 64) + 64
+  std::string csv;      // per-generation CSV (empty: none)
+  std::string profile;  // memory profile CSV (common/profile.hpp; empty: none)
+  HeapFlags heap;       // heap_blocks 0: 4 * ceil(W * H / 64) + 64
 };
 
 /// Exit code of `gen-ca` when no CUDA device is usable (the planted-bug test reports SKIPPED).

@@ -1,0 +1,57 @@
+// Adds the options every app shares (HeapFlags, heap_flags.hpp; the memory profile,
+// profile.hpp) to a CLI11 subcommand of heaplab_apps (main.cpp). Host only.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "common/heap_flags.hpp"
+
+namespace heaplab::apps {
+
+inline void add_heap_flags(CLI::App* cmd, HeapFlags& f, std::string& profile) {
+  cmd->add_option("--profile",
+                  profile,
+                  "memory profile CSV: per iteration and type live objects, blocks, bytes, F and "
+                  "the time per phase (docs/apps.md \"The memory profile\"; tools/plot-app)");
+  cmd->add_option("--heap-blocks", f.heap_blocks, "heap blocks M (0: the app's default size)");
+  cmd->add_option("--active-lookups",
+                  f.active_lookups,
+                  "r: active-block lookups before a new block is opened (DynaSOAr sec. 4.2; 0: "
+                  "the heap's default)")
+      ->check(CLI::Range(0u, 64u));
+  cmd->add_flag_callback(
+      "--no-coalesce-frees",
+      [&f] { f.coalesce_frees = false; },
+      "free objects one fetch_and each, as DynaSOAr Alg. 2 (ablation)");
+  cmd->add_flag_callback(
+      "--no-coalesce-requests",
+      [&f] { f.coalesce_requests = false; },
+      "every lane allocates on its own (DynaSOAr Fig. 12C 'NoCoal' ablation)");
+  cmd->add_flag_callback(
+      "--no-rotation",
+      [&f] { f.rotate_bitmaps = false; },
+      "bitmap searches start at bit 0 (DynaSOAr sec. 4.2; Fig. 12C 'NoShift' ablation)");
+  cmd->add_option("--defrag-every",
+                  f.defrag_every,
+                  "m: defragment every dynamic type after every m-th iteration (CompactGpu sec. "
+                  "3.7; 0: off)");
+  cmd->add_option("--defrag-after",
+                  f.defrag_after,
+                  "k2: defragment a type once it has k2 * n/(n+1) candidates, k2 a count or a "
+                  "percentage of the heap's blocks like 5% (CompactGpu sec. 3.7 'after massive "
+                  "deallocations')");
+  cmd->add_option("--defrag-n", f.defrag_n, "n, the defragmentation factor (1 <= n < N_T)")
+      ->check(CLI::Range(1u, 1023u));
+  cmd->add_option("--defrag-k1",
+                  f.defrag_k1,
+                  "k1: stop once at most k1 candidates remain (CompactGpu sec. 4.3 uses 16)");
+  cmd->add_option("--rewrite",
+                  f.rewrite,
+                  "pointer rewriting: forwarding, recompute-global or recompute-shared "
+                  "(CompactGpu sec. 3.3, 3.8)")
+      ->check(CLI::IsMember({"forwarding", "recompute-global", "recompute-shared"}));
+}
+
+}  // namespace heaplab::apps

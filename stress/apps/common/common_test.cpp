@@ -1,0 +1,126 @@
+// The options and the memory profile every app shares (common/heap_flags.hpp, profile.hpp).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/heap_flags.hpp"
+#include "common/profile.hpp"
+
+namespace heaplab::apps {
+namespace {
+
+using compact::DefragPolicy;
+
+TEST(HeapFlags, NoPolicyByDefault) {
+  HeapFlags f;
+  EXPECT_FALSE(defrag_policy(f).has_value());
+  EXPECT_NO_THROW(validate(f));
+  EXPECT_EQ(describe(f), "r default, frees coalesced, no defragmentation");
+}
+
+TEST(HeapFlags, EveryM) {
+  HeapFlags f;
+  f.defrag_every = 50;
+  auto const p   = defrag_policy(f);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->kind(), DefragPolicy::Kind::every_m_iterations);
+  EXPECT_FALSE(p->triggers_on_iteration(49));
+  EXPECT_TRUE(p->triggers_on_iteration(50));
+  EXPECT_TRUE(p->triggers_on_iteration(100));
+}
+
+TEST(HeapFlags, AfterMassiveDeallocationCount) {
+  HeapFlags f;
+  f.defrag_after = "1000";
+  auto const p   = defrag_policy(f);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->kind(), DefragPolicy::Kind::after_massive_deallocation);
+  EXPECT_EQ(p->k2(12345), 1000u);
+  // Sec. 3.7: k2 scaled by n/(n+1): n = 1 -> 500.
+  EXPECT_EQ(p->candidate_threshold(1, 12345), 500u);
+}
+
+TEST(HeapFlags, AfterMassiveDeallocationPercent) {
+  HeapFlags f;
+  f.defrag_after = "5%";
+  auto const p   = defrag_policy(f);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->k2(1000), 50u);
+  EXPECT_EQ(p->k2(1001), 51u);  // ceil
+}
+
+TEST(HeapFlags, RejectsMalformedAndConflictingPolicies) {
+  for (std::string bad : {"0", "-3", "12x", "x", "%", "0%", "101%", "1e3", " 5"}) {
+    HeapFlags f;
+    f.defrag_after = bad;
+    EXPECT_THROW(defrag_policy(f), std::invalid_argument) << bad;
+  }
+  HeapFlags both;
+  both.defrag_every = 10;
+  both.defrag_after = "100";
+  EXPECT_THROW(validate(both), std::invalid_argument);
+}
+
+TEST(HeapFlags, RewriteVariants) {
+  EXPECT_EQ(rewrite_variant("forwarding"), core::RewriteVariant::forwarding);
+  EXPECT_EQ(rewrite_variant("recompute-global"), core::RewriteVariant::recompute_global);
+  EXPECT_EQ(rewrite_variant("recompute-shared"), core::RewriteVariant::recompute_shared);
+  EXPECT_THROW(rewrite_variant("forward"), std::invalid_argument);
+  HeapFlags f;
+  f.rewrite = "shared";
+  EXPECT_THROW(validate(f), std::invalid_argument);
+}
+
+TEST(HeapFlags, DescribeNamesThePolicy) {
+  HeapFlags f;
+  f.active_lookups = 2;
+  f.coalesce_frees = false;
+  f.rotate_bitmaps = false;
+  f.defrag_after   = "5%";
+  f.defrag_n       = 3;
+  f.rewrite        = "recompute-global";
+  EXPECT_EQ(describe(f),
+            "r 2, frees one by one, no bitmap rotation (NoShift), defrag after 5% candidates (n 3, "
+            "k1 16, recompute-global)");
+}
+
+std::vector<std::string> lines_of(std::string const& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(ProfileCsv, OneRowPerConcreteTypeAndAll) {
+  std::string const path = ::testing::TempDir() + "heaplab_profile_test.csv";
+  soa::HeapStatistics stats;
+  stats.types            = {{"Agent", 0, 0, 0, 0, 0.0}, {"Fish", 64, 3, 192, 100, 0.479167}};
+  stats.allocated_blocks = 3;
+  stats.used_slots       = 100;
+  stats.fragmentation    = 0.479167;
+  {
+    ProfileCsv csv(path, "wa-tor", 1024);
+    csv.write("heap", 7, stats, {1.5, 0.25, 1, 3, 42, 0.125});
+  }
+  auto const lines = lines_of(path);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], ProfileCsv::kHeader);
+  EXPECT_EQ(lines[1], "wa-tor,heap,7,Fish,100,3,3072,0.479167,1.5000,0.2500,1,3,42,0.1250");
+  EXPECT_EQ(lines[2], "wa-tor,heap,7,all,100,3,3072,0.479167,1.5000,0.2500,1,3,42,0.1250");
+  std::remove(path.c_str());
+}
+
+TEST(ProfileCsv, DisabledWritesNothingAndUnwritablePathThrows) {
+  ProfileCsv off;
+  EXPECT_FALSE(off.enabled());
+  off.write("heap", 1, {}, {});
+  EXPECT_THROW(ProfileCsv("/nonexistent-dir/x.csv", "gen-ca", 1), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace heaplab::apps
