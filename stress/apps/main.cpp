@@ -83,8 +83,7 @@ CLI::App* add_structure_command(CLI::App& app, st::StructureOptions& o) {
       ->needs(check);
   cmd->add_flag("--baseline", o.baseline, "also run the static SOA baseline in the same process");
   cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"structure\")");
-  cmd->add_option(
-      "--heap-blocks", o.heap_blocks, "heap blocks M (0: 2x the blocks of the mesh + 64)");
+  apps::add_heap_flags(cmd, o.heap, o.profile);
   return cmd;
 }
 

@@ -30,16 +30,19 @@
 // phases and the same arithmetic on static SOA arrays indexed by id. Both add forces in slot order
 // with exactly rounded operations (model.hpp), so their counts agree at every iteration; --check
 // with --baseline requires that.
+#include "common/defrag_loop.cuh"
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "heaplab/check/invariants.hpp"
@@ -452,7 +455,8 @@ class HeapVariant : public VariantBase {
       : p_(p),
         n_(mesh.num_nodes()),
         s_(mesh.num_springs()),
-        heap_(Heap::with_blocks(heap_blocks(o, mesh))),
+        heap_(Heap::with_blocks(heap_blocks(o, mesh), heap_options(o.heap))),
+        defrag_(heap_, o.heap, {Types::type_id<Node>, Types::type_id<Spring>}),
         node_out_(n_, "structure node records"),
         spring_out_(s_, "structure spring records"),
         count_(1, "structure record count") {
@@ -500,6 +504,13 @@ class HeapVariant : public VariantBase {
 
   Counters counters() { return VariantBase::counters(heap_.stream()); }
 
+  /// The defragmentation policy's turn after an iteration (CompactGpu sec. 3.7): Node and Spring
+  /// objects move and the compactor rewrites the pointer fields between them (no external roots
+  /// after set-up).
+  void end_of_iteration(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
+  [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
+  [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
+
   Graph graph() {
     Graph g;
     auto const st = heap_.stream();
@@ -519,7 +530,7 @@ class HeapVariant : public VariantBase {
 
  private:
   static std::uint32_t heap_blocks(StructureOptions const& o, Mesh const& m) {
-    if (o.heap_blocks != 0) return o.heap_blocks;
+    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
     constexpr std::uint64_t cn = Types::capacity<Node>;
     constexpr std::uint64_t cs = Types::capacity<Spring>;
     std::uint64_t const b =
@@ -539,6 +550,7 @@ class HeapVariant : public VariantBase {
   Physics p_;
   std::uint32_t n_, s_;
   Heap heap_;
+  DefragLoop<Types> defrag_;
   cudart::device_buffer<NodeRecord> node_out_;
   cudart::device_buffer<SpringRecord> spring_out_;
   cudart::device_buffer<Counter> count_;
@@ -703,7 +715,8 @@ double run_variant(char const* variant,
                    StructureOptions const& o,
                    Mesh const& mesh,
                    std::FILE* csv,
-                   std::vector<Row>& rows) {
+                   std::vector<Row>& rows,
+                   ProfileCsv& profile) {
   auto const check = [&](int it) {
     if constexpr (std::is_same_v<App, HeapVariant>)
       return check_heap(app, mesh, it);
@@ -725,6 +738,13 @@ double run_variant(char const* variant,
     r.counts.bfs_rounds = r.phases.bfs_rounds;
     before              = c;
     rows.push_back(r);
+    if constexpr (std::is_same_v<App, HeapVariant>) {
+      IterationCost cost;
+      cost.app_ms = r.phases.total();
+      app.end_of_iteration(cost);
+      if (profile.enabled())
+        profile.write(variant, static_cast<std::uint64_t>(it), app.statistics(), cost);
+    }
     if (check_due(o, it) && !check(it)) return -1;
     if constexpr (std::is_same_v<App, HeapVariant>) {
       if (csv != nullptr) {
@@ -765,14 +785,25 @@ double run_variant(char const* variant,
                   static_cast<unsigned long long>(stats.types[t].allocated_blocks),
                   stats.types[t].fragmentation);
   }
-  std::printf("structure %s: %d iterations, %.3f ms\n", variant, o.iterations, total.total());
-  return total.total();
+  double ms = total.total();
+  if constexpr (std::is_same_v<App, HeapVariant>) {
+    if (auto const& d = app.defrag_total(); d.defrag_calls > 0) {
+      std::printf("%s: defragmentation %s, %.1f%% of the iterations' time\n",
+                  variant,
+                  app.defrag_summary().c_str(),
+                  100.0 * d.defrag_ms / std::max(ms, 1e-9));
+      ms += d.defrag_ms;
+    }
+  }
+  std::printf("structure %s: %d iterations, %.3f ms\n", variant, o.iterations, ms);
+  return ms;
 }
 
 void validate(StructureOptions const& o) {
   if (o.iterations < 0) throw std::invalid_argument("structure: --iterations must be >= 0");
   if (o.check_every < 1) throw std::invalid_argument("structure: --check-every must be >= 1");
   if (!(o.load >= 0.0f)) throw std::invalid_argument("structure: --load must be >= 0");
+  apps::validate(o.heap);
 }
 
 }  // namespace
@@ -787,7 +818,8 @@ int run_structure(StructureOptions const& o) {
   std::printf("%s\n", cudart::device_line(d).c_str());
   std::printf(
       "structure: %ux%u mesh, %u nodes, %u springs, threshold %.4f +- %.0f%%, load %.4f, "
-      "seed %llu, %d iterations%s%s\n",
+      "seed %llu, %d iterations%s%s\n"
+      "structure: heap: %s\n",
       o.width,
       o.height,
       mesh.num_nodes(),
@@ -798,7 +830,8 @@ int run_structure(StructureOptions const& o) {
       static_cast<unsigned long long>(o.seed),
       o.iterations,
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
-      kMutantKeepOrphanSprings ? ", PLANTED BUG structure_keep_orphan_springs" : "");
+      kMutantKeepOrphanSprings ? ", PLANTED BUG structure_keep_orphan_springs" : "",
+      describe(o.heap).c_str());
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(nullptr, &std::fclose);
   if (!o.csv.empty()) {
     csv.reset(std::fopen(o.csv.c_str(), "w"));
@@ -809,6 +842,9 @@ int run_structure(StructureOptions const& o) {
                  "spring_allocated_blocks,spring_fragmentation,force_ms,move_ms,break_ms,bfs_ms,"
                  "remove_ms,bfs_rounds\n");
   }
+  ProfileCsv profile;
+  if (!o.profile.empty()) profile = ProfileCsv(o.profile, "structure", Types::block_bytes);
+  ProfileCsv no_profile;  // the baseline has no heap
   std::vector<Row> heap_rows, base_rows;
   double heap_ms = 0;
   {
@@ -818,12 +854,12 @@ int run_structure(StructureOptions const& o) {
                 static_cast<unsigned>(Types::block_bytes),
                 static_cast<unsigned>(Types::capacity<Node>),
                 static_cast<unsigned>(Types::capacity<Spring>));
-    heap_ms = run_variant("heap", app, o, mesh, csv.get(), heap_rows);
+    heap_ms = run_variant("heap", app, o, mesh, csv.get(), heap_rows, profile);
   }
   if (heap_ms < 0) return 1;
   if (o.baseline) {
     BaselineVariant base(mesh, p);
-    double const base_ms = run_variant("baseline", base, o, mesh, csv.get(), base_rows);
+    double const base_ms = run_variant("baseline", base, o, mesh, csv.get(), base_rows, no_profile);
     if (base_ms < 0) return 1;
     if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
     for (std::size_t i = 0; i < heap_rows.size(); ++i) {

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/heap_flags.hpp"
+
 namespace heaplab::apps::structure {
 
 struct StructureOptions {
@@ -21,7 +23,8 @@ struct StructureOptions {
   int check_every      = 10;
   bool baseline        = false;
   std::string csv;
-  std::uint32_t heap_blocks = 0;  // 0: 2 * (blocks for every node and spring) + 64
+  std::string profile;  // memory profile CSV (common/profile.hpp; empty: none)
+  HeapFlags heap;       // heap_blocks 0: 2 * (blocks of the mesh) + 64
 };
 
 inline constexpr int kNoDeviceExit = 77;
