@@ -69,7 +69,8 @@
   X(rw_queue_slot_relaxed)           \
   X(gen_ca_skip_dying)               \
   X(collision_merge_drops_mass)      \
-  X(wa_tor_shark_eats_without_free)
+  X(wa_tor_shark_eats_without_free)  \
+  X(structure_keep_orphan_springs)
 
 namespace heaplab::core::mutant {
 namespace detail {

@@ -25,6 +25,7 @@
 // The baseline (DynaSOAr's "baseline" column): a static dense grid of states, double-buffered,
 // one thread per cell, no allocation. --check compares both with the CPU reference (reference.hpp).
 #include "common/defrag_loop.cuh"
+#include "common/no_device.hpp"
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>

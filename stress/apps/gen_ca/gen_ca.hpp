@@ -26,16 +26,9 @@ struct GenCaOptions {
   HeapFlags heap;       // heap_blocks 0: 4 * ceil(W * H / 64) + 64
 };
 
-/// Exit code of `gen-ca` when no CUDA device is usable (the planted-bug test reports SKIPPED).
-inline constexpr int kNoDeviceExit = 77;
-
 /// Runs the app; returns 0, or 1 when --check found a difference or a violated invariant.
-/// Throws std::invalid_argument for bad options, std::runtime_error for a failed run (no device:
-/// NoDevice).
+/// Throws std::invalid_argument for bad options, std::runtime_error for a failed run, and
+/// apps::NoDevice (common/no_device.hpp) without a usable GPU.
 int run_gen_ca(GenCaOptions const& options);
-
-struct NoDevice : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 }  // namespace heaplab::apps::gen_ca

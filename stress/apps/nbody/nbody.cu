@@ -37,6 +37,7 @@
 // same physics.hpp arithmetic, forces summed in index order (the heap sums in heap order: the
 // results agree within rounding, not bitwise; docs/apps.md "nbody").
 #include "common/defrag_loop.cuh"
+#include "common/no_device.hpp"
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
@@ -734,10 +735,7 @@ int run_nbody(NbodyOptions const& o) {
   validate(o);
   State const initial = initial_bodies(o.bodies, o.seed, o.initial_speed);
   auto const d        = cudart::probe_device();
-  if (!d.available) {
-    std::fprintf(stderr, "heaplab_apps: SKIPPED: %s\n", d.reason.c_str());
-    return kNoDeviceExit;
-  }
+  if (!d.available) throw NoDevice(d.reason);
   std::printf("%s\n", cudart::device_line(d).c_str());
   std::printf(
       "%s: %u bodies, %d iterations, seed %llu, dt %g, softening %g, initial speed %g%s%s%s\n",

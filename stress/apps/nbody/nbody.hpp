@@ -35,12 +35,9 @@ struct NbodyOptions {
 /// The CPU reference runs only up to this many bodies (it costs bodies^2 per iteration).
 inline constexpr std::uint32_t kReferenceMaxBodies = 4096;
 
-/// Exit code when no CUDA device is usable (the planted-bug test reports SKIPPED).
-inline constexpr int kNoDeviceExit = 77;
-
 /// Runs nbody (options.collision false) or collision; returns 0, 1 when --check found a violated
-/// invariant, kNoDeviceExit without a GPU (after printing "heaplab_apps: SKIPPED: ..."). Throws
-/// std::invalid_argument for bad options, std::runtime_error for a failed run.
+/// invariant. Throws std::invalid_argument for bad options, std::runtime_error for a failed run,
+/// and apps::NoDevice (common/no_device.hpp) without a usable GPU.
 int run_nbody(NbodyOptions const& options);
 
 }  // namespace heaplab::apps::nbody

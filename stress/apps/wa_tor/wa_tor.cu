@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "common/defrag_loop.cuh"
+#include "common/no_device.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/core/object_pointer.hpp"
 #include "heaplab/cuda/copy.hpp"
@@ -866,7 +867,7 @@ int run_wa_tor(WaTorOptions const& o) {
   if (o.cuda_malloc_iterations < 0)
     throw std::invalid_argument("wa-tor: --cuda-malloc-iterations must be >= 0");
   auto const d = cudart::probe_device();
-  if (!d.available) throw WaTorNoDevice(d.reason);
+  if (!d.available) throw NoDevice(d.reason);
   std::printf("%s\n", cudart::device_line(d).c_str());
   if (o.cuda_malloc) {
     // Before any kernel that calls malloc: generous (16 x the agents' bytes for a full grid).

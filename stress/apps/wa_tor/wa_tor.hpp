@@ -36,14 +36,9 @@ struct WaTorOptions {
   std::string profile;  // the memory profile CSV (common/profile.hpp); empty: none
 };
 
-inline constexpr int kWaTorNoDeviceExit = 77;
-
-struct WaTorNoDevice : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 /// Runs the app; 0, or 1 when --check found a violation. Throws std::invalid_argument for bad
-/// options, std::runtime_error for a failed run, WaTorNoDevice without a GPU.
+/// options, std::runtime_error for a failed run, apps::NoDevice (common/no_device.hpp) without a
+/// usable GPU.
 int run_wa_tor(WaTorOptions const& options);
 
 }  // namespace heaplab::apps::wa_tor

@@ -1,0 +1,893 @@
+// `heaplab_apps structure` (structure.hpp; docs/apps.md "structure"): the fracture simulation of
+// DynaSOAr Table 1 "structure" and CompactGpu Fig. 12 on soa::Heap. Every mesh node is a `Node`
+// object and every spring a `Spring` object (two Node pointer fields, rest length, breaking
+// threshold); a node lists its springs in six pointer slots (model.hpp). All objects are made up
+// front, afterwards the app only destroys (DynaSOAr sec. 5 category 2). One iteration is five
+// phases on the heap's stream:
+//
+//   force:  parallel_do<Node, &Node::compute_force>: a node sums the forces of its springs in slot
+//           order (reads positions, writes only its own force).
+//   move:   parallel_do<Node, &Node::move>: integrate (model.hpp integrate); writes only itself.
+//   break:  parallel_do<Spring, &Spring::check_break>: a spring whose strain exceeds its threshold
+//           clears its own slot in both endpoints' lists and destroys itself.
+//   bfs:    parallel_do<Node, &Node::bfs_init> (anchors 0, others unreached), then rounds
+//           d = 0, 1, ... of parallel_do<Node, &Node::bfs_visit>: a node at distance d claims
+//           every unreached neighbour with atomicCAS(unreached -> d + 1) (DynaSOAr's BFS, the
+//           frontier as iterations of a do-all [33]); the host reads a "changed" flag every 4
+//           rounds and stops after a batch without a claim.
+//   remove: parallel_do<Spring, &Spring::remove_if_unreached> destroys the springs of unreached
+//           nodes, then parallel_do<Node, &Node::remove_if_unreached> the nodes.
+//
+// Memory orders: within a phase every object writes only its own fields, except (break) a
+// spring's own slot in its endpoints' lists (one writer per slot, no reader in that phase) and
+// (bfs) the CAS on a neighbour's distance (relaxed; linearization point of a claim: the CAS that
+// returns kUnreached; a node reads its own distance as the old or the new value, and the new one
+// is d + 1 != d, so both decide the same) and the relaxed atomicOr on the changed flag. Phases are
+// kernels on one stream, so a kernel boundary orders every write of a phase before the next phase.
+// Springs join nodes of one component, so a live spring with an unreached endpoint has two.
+//
+// The baseline (DynaSOAr's "baseline" column, category 2: an alive flag per object): the same
+// phases and the same arithmetic on static SOA arrays indexed by id. Both add forces in slot order
+// with exactly rounded operations (model.hpp), so their counts agree at every iteration; --check
+// with --baseline requires that.
+#include "common/defrag_loop.cuh"
+#include "common/no_device.hpp"
+#include "heaplab/soa/heap.cuh"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "heaplab/check/invariants.hpp"
+#include "heaplab/cuda/copy.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
+#include "heaplab/cuda/device_info.hpp"
+#include "heaplab/cuda/error.hpp"
+#include "heaplab/cuda/grid.hpp"
+#include "heaplab/soa/field.hpp"
+#include "heaplab/soa/heap_types.hpp"
+#include "model.hpp"
+#include "reference.hpp"
+#include "structure.hpp"
+#include "timing.hpp"
+
+namespace heaplab::apps::structure {
+
+struct Types;
+class Spring;
+
+/// Device counters: [0] broken springs, [1] springs removed with their nodes, [2] removed nodes.
+using Counter = unsigned long long;
+
+class Node {
+ public:
+  HEAPLAB_SOA_FIELDS(Node,
+                     (float, x_),
+                     (float, y_),
+                     (float, vx_),
+                     (float, vy_),
+                     (float, fx_),
+                     (float, fy_),
+                     (float, mass_),
+                     (std::uint32_t, distance_),
+                     (std::uint32_t, id_),
+                     (std::uint8_t, kind_),
+                     (Spring* [kMaxDegree], springs_));
+
+  HEAPLAB_HD Node(std::uint32_t id, std::uint8_t kind, float x, float y, float mass)
+      : x_(x),
+        y_(y),
+        vx_(0.0f),
+        vy_(0.0f),
+        fx_(0.0f),
+        fy_(0.0f),
+        mass_(mass),
+        distance_(std::uint32_t{kUnreached}),
+        id_(id),
+        kind_(kind) {}
+
+  __device__ void compute_force(Physics p);
+  __device__ void move(Physics p);
+  __device__ void bfs_init() { distance_ = kind_ == kAnchor ? 0u : kUnreached; }
+  __device__ void bfs_visit(std::uint32_t d, unsigned* changed);
+  __device__ void remove_if_unreached(soa::HeapRef<Types> heap, Counter* counters);
+  __device__ void export_record(NodeRecord* out, Counter* n);
+};
+
+class Spring {
+ public:
+  HEAPLAB_SOA_FIELDS(Spring,
+                     (Node*, a_),
+                     (Node*, b_),
+                     (float, rest_),
+                     (float, threshold_),
+                     (std::uint32_t, id_),
+                     (std::uint8_t, slot_a_),
+                     (std::uint8_t, slot_b_));
+
+  HEAPLAB_HD Spring(Node* a,
+                    Node* b,
+                    float rest,
+                    float threshold,
+                    std::uint32_t id,
+                    std::uint8_t slot_a,
+                    std::uint8_t slot_b)
+      : a_(a),
+        b_(b),
+        rest_(rest),
+        threshold_(threshold),
+        id_(id),
+        slot_a_(slot_a),
+        slot_b_(slot_b) {}
+
+  [[nodiscard]] __device__ Node* other(Node const* n) {
+    Node* const a = a_;
+    return a == n ? b_.get() : a;
+  }
+  __device__ void check_break(soa::HeapRef<Types> heap, Counter* counters);
+  __device__ void remove_if_unreached(soa::HeapRef<Types> heap, Counter* counters);
+  __device__ void export_record(SpringRecord* out, Counter* n);
+};
+
+struct Types : soa::HeapTypes<Node, Spring> {};
+
+__device__ void Node::compute_force(Physics p) {
+  float const x = x_;
+  float const y = y_;
+  float fx      = 0.0f;
+  float fy      = 0.0f;
+  for (int k = 0; k < kMaxDegree; ++k) {
+    Spring* const s = springs_[k];
+    if (s == nullptr) continue;
+    Node* const o = s->other(this);
+    add_spring_force(p, x, y, o->x_, o->y_, s->rest_, fx, fy);
+  }
+  fx_ = fx;
+  fy_ = fy;
+}
+
+__device__ void Node::move(Physics p) {
+  float x = x_, y = y_, vx = vx_, vy = vy_;
+  integrate(p, kind_, mass_, fx_, fy_, x, y, vx, vy);
+  x_  = x;
+  y_  = y;
+  vx_ = vx;
+  vy_ = vy;
+}
+
+__device__ void Node::bfs_visit(std::uint32_t d, unsigned* changed) {
+  // Own distance: only a CAS kUnreached -> d + 1 may change it in this round (see the header).
+  if (*static_cast<volatile std::uint32_t*>(&distance_) != d) return;
+  for (int k = 0; k < kMaxDegree; ++k) {
+    Spring* const s = springs_[k];
+    if (s == nullptr) continue;
+    Node* const o = s->other(this);
+    if (atomicCAS(&o->distance_, kUnreached, d + 1u) == kUnreached) atomicOr(changed, 1u);
+  }
+}
+
+__device__ void Node::remove_if_unreached(soa::HeapRef<Types> heap, Counter* counters) {
+  if (distance_ != kUnreached) return;
+  atomicAdd(&counters[2], 1ull);
+  heap.destroy(this);
+}
+
+__device__ void Node::export_record(NodeRecord* out, Counter* n) {
+  NodeRecord r;
+  r.self     = reinterpret_cast<std::uintptr_t>(this);
+  r.id       = id_;
+  r.kind     = kind_;
+  r.x        = x_;
+  r.y        = y_;
+  r.distance = distance_;
+  for (int k = 0; k < kMaxDegree; ++k)
+    r.springs[k] = reinterpret_cast<std::uintptr_t>(static_cast<Spring*>(springs_[k]));
+  out[atomicAdd(n, 1ull)] = r;
+}
+
+__device__ void Spring::check_break(soa::HeapRef<Types> heap, Counter* counters) {
+  Node* const a = a_;
+  Node* const b = b_;
+  if (!breaks(strain(a->x_, a->y_, b->x_, b->y_, rest_), threshold_)) return;
+  a->springs_[slot_a_] = nullptr;  // this spring's own slots: one writer each
+  b->springs_[slot_b_] = nullptr;
+  atomicAdd(&counters[0], 1ull);
+  heap.destroy(this);
+}
+
+__device__ void Spring::remove_if_unreached(soa::HeapRef<Types> heap, Counter* counters) {
+  if constexpr (kMutantKeepOrphanSprings) return;  // MUTANT structure_keep_orphan_springs
+  if (a_->distance_ != kUnreached && b_->distance_ != kUnreached) return;
+  atomicAdd(&counters[1], 1ull);
+  heap.destroy(this);
+}
+
+__device__ void Spring::export_record(SpringRecord* out, Counter* n) {
+  SpringRecord r;
+  r.self                  = reinterpret_cast<std::uintptr_t>(this);
+  r.id                    = id_;
+  r.a                     = reinterpret_cast<std::uintptr_t>(static_cast<Node*>(a_));
+  r.b                     = reinterpret_cast<std::uintptr_t>(static_cast<Node*>(b_));
+  r.rest                  = rest_;
+  r.threshold             = threshold_;
+  out[atomicAdd(n, 1ull)] = r;
+}
+
+namespace {
+
+using Heap = soa::Heap<Types>;
+using Ref  = soa::HeapRef<Types>;
+
+constexpr unsigned kThreads = 256;
+constexpr int kBfsBatch     = 4;  // BFS rounds between reads of the changed flag
+
+unsigned blocks_for(std::uint64_t n) {
+  static int const sms = cudart::multiprocessor_count();
+  return cudart::grid_size(n, kThreads, 32ull * static_cast<unsigned>(sms));
+}
+
+__device__ std::uint64_t thread_index() {
+  return blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
+}
+__device__ std::uint64_t thread_stride() { return std::uint64_t{gridDim.x} * blockDim.x; }
+
+/// The mesh on the device (SOA arrays by id); also the baseline's state.
+struct MeshView {
+  std::uint32_t n = 0, s = 0;
+  float *x = nullptr, *y = nullptr, *vx = nullptr, *vy = nullptr, *fx = nullptr, *fy = nullptr,
+        *mass              = nullptr;
+  std::uint8_t* kind       = nullptr;
+  std::uint32_t* distance  = nullptr;
+  std::uint8_t* node_alive = nullptr;
+  std::int32_t* slots      = nullptr;  // slot k of node i at k * n + i; -1: none
+  std::uint32_t *a = nullptr, *b = nullptr;
+  std::uint8_t *slot_a = nullptr, *slot_b = nullptr;
+  float *rest = nullptr, *threshold = nullptr;
+  std::uint8_t* spring_alive = nullptr;
+};
+
+class DeviceMesh {
+ public:
+  explicit DeviceMesh(Mesh const& m)
+      : f_(7 * std::size_t{m.num_nodes()} + 2 * std::size_t{m.num_springs()}, "structure floats"),
+        u8_(3 * std::size_t{m.num_nodes()} + 3 * std::size_t{m.num_springs()}, "structure bytes"),
+        u32_(std::size_t{m.num_nodes()} + 2 * std::size_t{m.num_springs()}, "structure ids"),
+        slots_(kMaxDegree * std::size_t{m.num_nodes()}, "structure slots") {
+    std::size_t const n = m.num_nodes(), s = m.num_springs();
+    v_.n     = m.num_nodes();
+    v_.s     = m.num_springs();
+    float* f = f_.data();
+    v_.x = f, v_.y = f + n, v_.vx = f + 2 * n, v_.vy = f + 3 * n, v_.fx = f + 4 * n;
+    v_.fy = f + 5 * n, v_.mass = f + 6 * n, v_.rest = f + 7 * n, v_.threshold = f + 7 * n + s;
+    std::uint8_t* u = u8_.data();
+    v_.kind = u, v_.node_alive = u + n, v_.slot_a = u + 3 * n, v_.slot_b = u + 3 * n + s;
+    v_.spring_alive = u + 3 * n + 2 * s;
+    v_.distance = u32_.data(), v_.a = u32_.data() + n, v_.b = u32_.data() + n + s;
+    v_.slots = slots_.data();
+    std::vector<float> zeros(n, 0.0f);
+    std::vector<std::uint8_t> ones(std::max(n, s), 1);
+    std::vector<std::int32_t> slots(kMaxDegree * n);
+    for (std::size_t i = 0; i < n; ++i)
+      for (int k = 0; k < kMaxDegree; ++k) slots[k * n + i] = m.slots[i][k];
+    cudart::copy_to_device_async(v_.x, m.x.data(), n, nullptr);
+    cudart::copy_to_device_async(v_.y, m.y.data(), n, nullptr);
+    for (float* z : {v_.vx, v_.vy, v_.fx, v_.fy})
+      cudart::copy_to_device_async(z, zeros.data(), n, nullptr);
+    cudart::copy_to_device_async(v_.mass, m.mass.data(), n, nullptr);
+    cudart::copy_to_device_async(v_.kind, m.kind.data(), n, nullptr);
+    cudart::copy_to_device_async(v_.node_alive, ones.data(), n, nullptr);
+    cudart::copy_to_device_async(v_.slots, slots.data(), slots.size(), nullptr);
+    cudart::copy_to_device_async(v_.a, m.a.data(), s, nullptr);
+    cudart::copy_to_device_async(v_.b, m.b.data(), s, nullptr);
+    cudart::copy_to_device_async(v_.slot_a, m.slot_a.data(), s, nullptr);
+    cudart::copy_to_device_async(v_.slot_b, m.slot_b.data(), s, nullptr);
+    cudart::copy_to_device_async(v_.rest, m.rest.data(), s, nullptr);
+    cudart::copy_to_device_async(v_.threshold, m.threshold.data(), s, nullptr);
+    cudart::copy_to_device_async(v_.spring_alive, ones.data(), s, nullptr);
+    HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());  // the host vectors die with this constructor
+  }
+  [[nodiscard]] MeshView const& view() const { return v_; }
+
+ private:
+  cudart::device_buffer<float> f_;
+  cudart::device_buffer<std::uint8_t> u8_;
+  cudart::device_buffer<std::uint32_t> u32_;
+  cudart::device_buffer<std::int32_t> slots_;
+  MeshView v_;
+};
+
+// ---------------------------------------------------------------- heap variant: set-up kernels
+
+__global__ void make_nodes_kernel(Ref heap, MeshView m, Node** nodes, Counter* failed) {
+  for (std::uint64_t i = thread_index(); i < m.n; i += thread_stride()) {
+    Node* const p =
+        heap.make<Node>(static_cast<std::uint32_t>(i), m.kind[i], m.x[i], m.y[i], m.mass[i]);
+    if (p == nullptr) atomicAdd(failed, 1ull);
+    nodes[i] = p;
+  }
+}
+
+__global__ void make_springs_kernel(
+    Ref heap, MeshView m, Node** nodes, Spring** springs, Counter* failed) {
+  for (std::uint64_t i = thread_index(); i < m.s; i += thread_stride()) {
+    Spring* const p = heap.make<Spring>(nodes[m.a[i]],
+                                        nodes[m.b[i]],
+                                        m.rest[i],
+                                        m.threshold[i],
+                                        static_cast<std::uint32_t>(i),
+                                        m.slot_a[i],
+                                        m.slot_b[i]);
+    if (p == nullptr) atomicAdd(failed, 1ull);
+    springs[i] = p;
+  }
+}
+
+__global__ void link_kernel(MeshView m, Node** nodes, Spring** springs) {
+  for (std::uint64_t i = thread_index(); i < m.n; i += thread_stride())
+    for (int k = 0; k < kMaxDegree; ++k) {
+      std::int32_t const s  = m.slots[k * std::uint64_t{m.n} + i];
+      nodes[i]->springs_[k] = s < 0 ? nullptr : springs[s];
+    }
+}
+
+// ---------------------------------------------------------------- baseline kernels
+
+__device__ std::uint32_t other_end(MeshView const& m, std::int32_t s, std::uint64_t i) {
+  return m.a[s] == i ? m.b[s] : m.a[s];
+}
+
+__global__ void base_force_kernel(MeshView m, Physics p) {
+  for (std::uint64_t i = thread_index(); i < m.n; i += thread_stride()) {
+    if (!m.node_alive[i]) continue;
+    float fx = 0.0f, fy = 0.0f;
+    for (int k = 0; k < kMaxDegree; ++k) {
+      std::int32_t const s = m.slots[k * std::uint64_t{m.n} + i];
+      if (s < 0) continue;
+      std::uint32_t const o = other_end(m, s, i);
+      add_spring_force(p, m.x[i], m.y[i], m.x[o], m.y[o], m.rest[s], fx, fy);
+    }
+    m.fx[i] = fx;
+    m.fy[i] = fy;
+  }
+}
+
+__global__ void base_move_kernel(MeshView m, Physics p) {
+  for (std::uint64_t i = thread_index(); i < m.n; i += thread_stride())
+    if (m.node_alive[i])
+      integrate(p, m.kind[i], m.mass[i], m.fx[i], m.fy[i], m.x[i], m.y[i], m.vx[i], m.vy[i]);
+}
+
+__global__ void base_break_kernel(MeshView m, Counter* counters) {
+  for (std::uint64_t s = thread_index(); s < m.s; s += thread_stride()) {
+    if (!m.spring_alive[s]) continue;
+    std::uint32_t const a = m.a[s], b = m.b[s];
+    if (!breaks(strain(m.x[a], m.y[a], m.x[b], m.y[b], m.rest[s]), m.threshold[s])) continue;
+    m.spring_alive[s]                             = 0;
+    m.slots[m.slot_a[s] * std::uint64_t{m.n} + a] = -1;
+    m.slots[m.slot_b[s] * std::uint64_t{m.n} + b] = -1;
+    atomicAdd(&counters[0], 1ull);
+  }
+}
+
+__global__ void base_bfs_init_kernel(MeshView m) {
+  for (std::uint64_t i = thread_index(); i < m.n; i += thread_stride())
+    m.distance[i] = m.kind[i] == kAnchor ? 0u : kUnreached;
+}
+
+__global__ void base_bfs_visit_kernel(MeshView m, std::uint32_t d, unsigned* changed) {
+  for (std::uint64_t i = thread_index(); i < m.n; i += thread_stride()) {
+    if (!m.node_alive[i] || *static_cast<volatile std::uint32_t*>(&m.distance[i]) != d) continue;
+    for (int k = 0; k < kMaxDegree; ++k) {
+      std::int32_t const s = m.slots[k * std::uint64_t{m.n} + i];
+      if (s < 0) continue;
+      if (atomicCAS(&m.distance[other_end(m, s, i)], kUnreached, d + 1u) == kUnreached)
+        atomicOr(changed, 1u);
+    }
+  }
+}
+
+__global__ void base_remove_springs_kernel(MeshView m, Counter* counters) {
+  for (std::uint64_t s = thread_index(); s < m.s; s += thread_stride())
+    if (m.spring_alive[s] &&
+        (m.distance[m.a[s]] == kUnreached || m.distance[m.b[s]] == kUnreached)) {
+      m.spring_alive[s] = 0;
+      atomicAdd(&counters[1], 1ull);
+    }
+}
+
+__global__ void base_remove_nodes_kernel(MeshView m, Counter* counters) {
+  for (std::uint64_t i = thread_index(); i < m.n; i += thread_stride())
+    if (m.node_alive[i] && m.distance[i] == kUnreached) {
+      m.node_alive[i] = 0;
+      atomicAdd(&counters[2], 1ull);
+    }
+}
+
+struct Phases {
+  double force_ms = 0, move_ms = 0, break_ms = 0, bfs_ms = 0, remove_ms = 0;
+  std::uint32_t bfs_rounds = 0;
+  [[nodiscard]] double total() const { return force_ms + move_ms + break_ms + bfs_ms + remove_ms; }
+  void add(Phases const& p) {
+    force_ms += p.force_ms, move_ms += p.move_ms, break_ms += p.break_ms, bfs_ms += p.bfs_ms;
+    remove_ms += p.remove_ms, bfs_rounds += p.bfs_rounds;
+  }
+};
+
+/// Runs BFS rounds d = 0, 1, ... of `visit(d)` in batches until a batch claims no node.
+template <class Visit>
+std::uint32_t bfs_rounds(cudart::device_buffer<unsigned>& changed, cudaStream_t s, Visit visit) {
+  std::uint32_t d = 0;
+  for (;;) {
+    changed.set_zero_async(s);
+    for (int r = 0; r < kBfsBatch; ++r) visit(d++);
+    if (cudart::value_to_host(changed.data(), s) == 0u) return d;
+  }
+}
+
+/// The common part of both variants: counters and the changed flag.
+class VariantBase {
+ public:
+  VariantBase() : counters_(3, "structure counters"), changed_(1, "structure bfs flag") {
+    counters_.set_zero_async(nullptr);
+    HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
+  }
+  Counters counters(cudaStream_t s) {
+    std::vector<Counter> c(3);
+    cudart::copy_to_host(c.data(), counters_.data(), 3, s);
+    return {c[0], c[1], c[2]};
+  }
+
+ protected:
+  cudart::device_buffer<Counter> counters_;
+  cudart::device_buffer<unsigned> changed_;
+};
+
+class HeapVariant : public VariantBase {
+ public:
+  HeapVariant(StructureOptions const& o, Mesh const& mesh, Physics p)
+      : p_(p),
+        n_(mesh.num_nodes()),
+        s_(mesh.num_springs()),
+        heap_(Heap::with_blocks(heap_blocks(o, mesh), heap_options(o.heap))),
+        defrag_(heap_, o.heap, {Types::type_id<Node>, Types::type_id<Spring>}),
+        node_out_(n_, "structure node records"),
+        spring_out_(s_, "structure spring records"),
+        count_(1, "structure record count") {
+    DeviceMesh dm(mesh);
+    cudart::device_buffer<Node*> nodes(n_, "structure node pointers");
+    cudart::device_buffer<Spring*> springs(s_, "structure spring pointers");
+    cudart::device_buffer<Counter> failed(1, "structure failed makes");
+    auto const st = heap_.stream();
+    failed.set_zero_async(st);
+    make_nodes_kernel<<<blocks_for(n_), kThreads, 0, st>>>(
+        heap_.ref(), dm.view(), nodes.data(), failed.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    throw_if_failed(failed);
+    make_springs_kernel<<<blocks_for(s_), kThreads, 0, st>>>(
+        heap_.ref(), dm.view(), nodes.data(), springs.data(), failed.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    throw_if_failed(failed);
+    link_kernel<<<blocks_for(n_), kThreads, 0, st>>>(dm.view(), nodes.data(), springs.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    heap_.synchronize();
+    (void)graph();  // untimed: the first parallel_do allocates its scratch
+  }
+
+  [[nodiscard]] std::uint32_t num_blocks() const { return heap_.num_blocks(); }
+
+  Phases step() {
+    Phases r;
+    auto const st = heap_.stream();
+    r.force_ms    = bench::time_once_ms([&] { heap_.parallel_do<Node, &Node::compute_force>(p_); });
+    r.move_ms     = bench::time_once_ms([&] { heap_.parallel_do<Node, &Node::move>(p_); });
+    r.break_ms    = bench::time_once_ms(
+        [&] { heap_.parallel_do<Spring, &Spring::check_break>(heap_.ref(), counters_.data()); });
+    r.bfs_ms    = bench::time_once_ms([&] {
+      heap_.parallel_do<Node, &Node::bfs_init>();
+      r.bfs_rounds = bfs_rounds(changed_, st, [&](std::uint32_t d) {
+        heap_.parallel_do<Node, &Node::bfs_visit>(d, changed_.data());
+      });
+    });
+    r.remove_ms = bench::time_once_ms([&] {
+      heap_.parallel_do<Spring, &Spring::remove_if_unreached>(heap_.ref(), counters_.data());
+      heap_.parallel_do<Node, &Node::remove_if_unreached>(heap_.ref(), counters_.data());
+    });
+    return r;
+  }
+
+  Counters counters() { return VariantBase::counters(heap_.stream()); }
+
+  /// The defragmentation policy's turn after an iteration (CompactGpu sec. 3.7): Node and Spring
+  /// objects move and the compactor rewrites the pointer fields between them (no external roots
+  /// after set-up).
+  void end_of_iteration(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
+  [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
+  [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
+
+  Graph graph() {
+    Graph g;
+    auto const st = heap_.stream();
+    count_.set_zero_async(st);
+    heap_.parallel_do<Node, &Node::export_record>(node_out_.data(), count_.data());
+    g.nodes.resize(cudart::value_to_host(count_.data(), st));
+    cudart::copy_to_host(g.nodes.data(), node_out_.data(), g.nodes.size(), st);
+    count_.set_zero_async(st);
+    heap_.parallel_do<Spring, &Spring::export_record>(spring_out_.data(), count_.data());
+    g.springs.resize(cudart::value_to_host(count_.data(), st));
+    cudart::copy_to_host(g.springs.data(), spring_out_.data(), g.springs.size(), st);
+    return g;
+  }
+
+  soa::HeapStatistics statistics() const { return heap_.statistics(); }
+  check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
+
+ private:
+  static std::uint32_t heap_blocks(StructureOptions const& o, Mesh const& m) {
+    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
+    constexpr std::uint64_t cn = Types::capacity<Node>;
+    constexpr std::uint64_t cs = Types::capacity<Spring>;
+    std::uint64_t const b =
+        2 * ((m.num_nodes() + cn - 1) / cn + (m.num_springs() + cs - 1) / cs) + 64;
+    if (b > 0xFFFFFFFFull) throw std::invalid_argument("structure: mesh too large");
+    return static_cast<std::uint32_t>(b);
+  }
+
+  void throw_if_failed(cudart::device_buffer<Counter>& failed) {
+    auto const f = cudart::value_to_host(failed.data(), heap_.stream());
+    if (f != 0)
+      throw std::runtime_error("structure: " + std::to_string(f) +
+                               " objects found the heap full; raise --heap-blocks (now " +
+                               std::to_string(num_blocks()) + ")");
+  }
+
+  Physics p_;
+  std::uint32_t n_, s_;
+  Heap heap_;
+  DefragLoop<Types> defrag_;
+  cudart::device_buffer<NodeRecord> node_out_;
+  cudart::device_buffer<SpringRecord> spring_out_;
+  cudart::device_buffer<Counter> count_;
+};
+
+class BaselineVariant : public VariantBase {
+ public:
+  BaselineVariant(Mesh const& mesh, Physics p) : p_(p), dm_(mesh), mesh_(mesh) {}
+
+  Phases step() {
+    Phases r;
+    MeshView const m = dm_.view();
+    auto launch      = [&](auto kernel, std::uint64_t n, auto... args) {
+      kernel<<<blocks_for(n), kThreads>>>(m, args...);
+      HEAPLAB_CUDA_TRY(cudaGetLastError());
+    };
+    r.force_ms  = bench::time_once_ms([&] { launch(base_force_kernel, m.n, p_); });
+    r.move_ms   = bench::time_once_ms([&] { launch(base_move_kernel, m.n, p_); });
+    r.break_ms  = bench::time_once_ms([&] { launch(base_break_kernel, m.s, counters_.data()); });
+    r.bfs_ms    = bench::time_once_ms([&] {
+      launch(base_bfs_init_kernel, m.n);
+      r.bfs_rounds = bfs_rounds(changed_, nullptr, [&](std::uint32_t d) {
+        launch(base_bfs_visit_kernel, m.n, d, changed_.data());
+      });
+    });
+    r.remove_ms = bench::time_once_ms([&] {
+      launch(base_remove_springs_kernel, m.s, counters_.data());
+      launch(base_remove_nodes_kernel, m.n, counters_.data());
+    });
+    return r;
+  }
+
+  Counters counters() { return VariantBase::counters(nullptr); }
+
+  /// The arrays as a graph (names: index + 1), for --check.
+  Graph graph() {
+    MeshView const& m   = dm_.view();
+    std::size_t const n = m.n, s = m.s;
+    std::vector<float> x(n), y(n);
+    std::vector<std::uint8_t> kind(n), alive(n), salive(s);
+    std::vector<std::uint32_t> dist(n);
+    std::vector<std::int32_t> slots(kMaxDegree * n);
+    cudart::copy_to_host(x.data(), m.x, n);
+    cudart::copy_to_host(y.data(), m.y, n);
+    cudart::copy_to_host(kind.data(), m.kind, n);
+    cudart::copy_to_host(alive.data(), m.node_alive, n);
+    cudart::copy_to_host(dist.data(), m.distance, n);
+    cudart::copy_to_host(slots.data(), m.slots, slots.size());
+    cudart::copy_to_host(salive.data(), m.spring_alive, s);
+    Graph g;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!alive[i]) continue;
+      NodeRecord r;
+      r.self = i + 1, r.id = static_cast<std::uint32_t>(i), r.kind = kind[i], r.x = x[i];
+      r.y = y[i], r.distance = dist[i];
+      for (int k = 0; k < kMaxDegree; ++k) {
+        std::int32_t const sp = slots[k * n + i];
+        r.springs[k]          = sp < 0 ? 0u : static_cast<std::uint64_t>(sp) + 1u;
+      }
+      g.nodes.push_back(r);
+    }
+    for (std::size_t k = 0; k < s; ++k) {
+      if (!salive[k]) continue;
+      SpringRecord r;
+      r.self = k + 1, r.id = static_cast<std::uint32_t>(k), r.a = mesh_.a[k] + 1u;
+      r.b = mesh_.b[k] + 1u, r.rest = mesh_.rest[k], r.threshold = mesh_.threshold[k];
+      g.springs.push_back(r);
+    }
+    return g;
+  }
+
+ private:
+  Physics p_;
+  DeviceMesh dm_;
+  Mesh const& mesh_;
+};
+
+// ---------------------------------------------------------------- the run
+
+struct Row {
+  StepCounts counts;
+  Phases phases;
+};
+
+bool check_due(StructureOptions const& o, int it) {
+  return o.check && (it % o.check_every == 0 || it == o.iterations);
+}
+
+bool fail(char const* variant, int it, std::string const& what) {
+  std::printf("structure --check FAILED at iteration %d (%s): %s\n", it, variant, what.c_str());
+  return false;
+}
+
+bool check_common(
+    char const* variant, Mesh const& mesh, Graph const& g, Counters const& c, int it) {
+  if (auto v = check_graph(g)) return fail(variant, it, *v);
+  if (auto v = check_counts(mesh, g, c)) return fail(variant, it, *v);
+  return true;
+}
+
+bool check_heap(HeapVariant& app, Mesh const& mesh, int it) {
+  Graph const g = app.graph();
+  if (!check_common("heap", mesh, g, app.counters(), it)) return false;
+  auto const stats            = app.statistics();
+  std::uint64_t const live[2] = {g.nodes.size(), g.springs.size()};
+  char const* names[2]        = {"Node", "Spring"};
+  std::uint32_t const ids[2]  = {Types::type_id<Node>, Types::type_id<Spring>};
+  for (int t = 0; t < 2; ++t)
+    if (stats.types[ids[t]].used_slots != live[t])
+      return fail("heap",
+                  it,
+                  std::string("heap holds ") + std::to_string(stats.types[ids[t]].used_slots) +
+                      " live " + names[t] + " objects, the graph " + std::to_string(live[t]));
+  auto const violations = check::check_all(app.snapshot());
+  if (!violations.empty())
+    return fail("heap",
+                it,
+                "invariant catalog: " + std::to_string(violations.size()) +
+                    " violations, first: " + violations.front().to_string());
+  return true;
+}
+
+void csv_row(
+    std::FILE* csv, char const* variant, int it, Row const& r, soa::HeapStatistics const* stats) {
+  if (csv == nullptr) return;
+  std::fprintf(csv,
+               "%s,%d,%llu,%llu,%llu,%llu",
+               variant,
+               it,
+               static_cast<unsigned long long>(r.counts.nodes),
+               static_cast<unsigned long long>(r.counts.springs),
+               static_cast<unsigned long long>(r.counts.broken),
+               static_cast<unsigned long long>(r.counts.removed));
+  for (std::uint32_t t : {Types::type_id<Node>, Types::type_id<Spring>}) {
+    if (stats == nullptr) {
+      std::fprintf(csv, ",0,0,0.000000");
+      continue;
+    }
+    auto const& ts = stats->types[t];
+    std::fprintf(csv,
+                 ",%llu,%llu,%.6f",
+                 static_cast<unsigned long long>(ts.used_slots),
+                 static_cast<unsigned long long>(ts.allocated_blocks),
+                 ts.fragmentation);
+  }
+  auto const& p = r.phases;
+  std::fprintf(csv,
+               ",%.4f,%.4f,%.4f,%.4f,%.4f,%u\n",
+               p.force_ms,
+               p.move_ms,
+               p.break_ms,
+               p.bfs_ms,
+               p.remove_ms,
+               p.bfs_rounds);
+}
+
+/// Runs one variant; fills `rows` (one per iteration); returns the total ms, negative when
+/// --check failed.
+template <class App>
+double run_variant(char const* variant,
+                   App& app,
+                   StructureOptions const& o,
+                   Mesh const& mesh,
+                   std::FILE* csv,
+                   std::vector<Row>& rows,
+                   ProfileCsv& profile) {
+  auto const check = [&](int it) {
+    if constexpr (std::is_same_v<App, HeapVariant>)
+      return check_heap(app, mesh, it);
+    else
+      return check_common(variant, mesh, app.graph(), app.counters(), it);
+  };
+  if (o.check && !check(0)) return -1;
+  Phases total;
+  Counters before{};
+  for (int it = 1; it <= o.iterations; ++it) {
+    Row r;
+    r.phases = app.step();
+    total.add(r.phases);
+    Counters const c    = app.counters();
+    r.counts.nodes      = mesh.num_nodes() - c.removed_nodes;
+    r.counts.springs    = mesh.num_springs() - c.broken_springs - c.removed_springs;
+    r.counts.broken     = c.broken_springs - before.broken_springs;
+    r.counts.removed    = c.removed_nodes - before.removed_nodes;
+    r.counts.bfs_rounds = r.phases.bfs_rounds;
+    before              = c;
+    rows.push_back(r);
+    if constexpr (std::is_same_v<App, HeapVariant>) {
+      IterationCost cost;
+      cost.app_ms = r.phases.total();
+      app.end_of_iteration(cost);
+      if (profile.enabled())
+        profile.write(variant, static_cast<std::uint64_t>(it), app.statistics(), cost);
+    }
+    if (check_due(o, it) && !check(it)) return -1;
+    if constexpr (std::is_same_v<App, HeapVariant>) {
+      if (csv != nullptr) {
+        auto const stats = app.statistics();
+        csv_row(csv, variant, it, r, &stats);
+      }
+    } else {
+      csv_row(csv, variant, it, r, nullptr);
+    }
+  }
+  std::printf(
+      "%s: force %.3f ms, move %.3f ms, break %.3f ms, bfs %.3f ms (%u rounds), remove "
+      "%.3f ms\n",
+      variant,
+      total.force_ms,
+      total.move_ms,
+      total.break_ms,
+      total.bfs_ms,
+      total.bfs_rounds,
+      total.remove_ms);
+  Counters const c = app.counters();
+  std::printf(
+      "%s: final nodes %llu, springs %llu; broken %llu, removed nodes %llu, removed "
+      "springs %llu\n",
+      variant,
+      static_cast<unsigned long long>(mesh.num_nodes() - c.removed_nodes),
+      static_cast<unsigned long long>(mesh.num_springs() - c.broken_springs - c.removed_springs),
+      static_cast<unsigned long long>(c.broken_springs),
+      static_cast<unsigned long long>(c.removed_nodes),
+      static_cast<unsigned long long>(c.removed_springs));
+  if constexpr (std::is_same_v<App, HeapVariant>) {
+    auto const stats = app.statistics();
+    for (std::uint32_t t : {Types::type_id<Node>, Types::type_id<Spring>})
+      std::printf("%s: %s live objects %llu in %llu blocks, F %.4f\n",
+                  variant,
+                  stats.types[t].name.c_str(),
+                  static_cast<unsigned long long>(stats.types[t].used_slots),
+                  static_cast<unsigned long long>(stats.types[t].allocated_blocks),
+                  stats.types[t].fragmentation);
+  }
+  double ms = total.total();
+  if constexpr (std::is_same_v<App, HeapVariant>) {
+    if (auto const& d = app.defrag_total(); d.defrag_calls > 0) {
+      std::printf("%s: defragmentation %s, %.1f%% of the iterations' time\n",
+                  variant,
+                  app.defrag_summary().c_str(),
+                  100.0 * d.defrag_ms / std::max(ms, 1e-9));
+      ms += d.defrag_ms;
+    }
+  }
+  std::printf("structure %s: %d iterations, %.3f ms\n", variant, o.iterations, ms);
+  return ms;
+}
+
+void validate(StructureOptions const& o) {
+  if (o.iterations < 0) throw std::invalid_argument("structure: --iterations must be >= 0");
+  if (o.check_every < 1) throw std::invalid_argument("structure: --check-every must be >= 1");
+  if (!(o.load >= 0.0f)) throw std::invalid_argument("structure: --load must be >= 0");
+  apps::validate(o.heap);
+}
+
+}  // namespace
+
+int run_structure(StructureOptions const& o) {
+  validate(o);
+  Mesh const mesh = build_mesh(o.width, o.height, o.seed, o.threshold, o.jitter);
+  Physics p;
+  p.load       = o.load;
+  auto const d = cudart::probe_device();
+  if (!d.available) throw NoDevice(d.reason);
+  std::printf("%s\n", cudart::device_line(d).c_str());
+  std::printf(
+      "structure: %ux%u mesh, %u nodes, %u springs, threshold %.4f +- %.0f%%, load %.4f, "
+      "seed %llu, %d iterations%s%s\n"
+      "structure: heap: %s\n",
+      o.width,
+      o.height,
+      mesh.num_nodes(),
+      mesh.num_springs(),
+      o.threshold,
+      100.0 * o.jitter,
+      o.load,
+      static_cast<unsigned long long>(o.seed),
+      o.iterations,
+      o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
+      kMutantKeepOrphanSprings ? ", PLANTED BUG structure_keep_orphan_springs" : "",
+      describe(o.heap).c_str());
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(nullptr, &std::fclose);
+  if (!o.csv.empty()) {
+    csv.reset(std::fopen(o.csv.c_str(), "w"));
+    if (!csv) throw std::runtime_error("structure: cannot write " + o.csv);
+    std::fprintf(csv.get(),
+                 "variant,iteration,nodes,springs,broken,removed,node_live_objects,"
+                 "node_allocated_blocks,node_fragmentation,spring_live_objects,"
+                 "spring_allocated_blocks,spring_fragmentation,force_ms,move_ms,break_ms,bfs_ms,"
+                 "remove_ms,bfs_rounds\n");
+  }
+  ProfileCsv profile;
+  if (!o.profile.empty()) profile = ProfileCsv(o.profile, "structure", Types::block_bytes);
+  ProfileCsv no_profile;  // the baseline has no heap
+  std::vector<Row> heap_rows, base_rows;
+  double heap_ms = 0;
+  {
+    HeapVariant app(o, mesh, p);
+    std::printf("heap: %u blocks of %u bytes, %u nodes / %u springs per block\n",
+                app.num_blocks(),
+                static_cast<unsigned>(Types::block_bytes),
+                static_cast<unsigned>(Types::capacity<Node>),
+                static_cast<unsigned>(Types::capacity<Spring>));
+    heap_ms = run_variant("heap", app, o, mesh, csv.get(), heap_rows, profile);
+  }
+  if (heap_ms < 0) return 1;
+  if (o.baseline) {
+    BaselineVariant base(mesh, p);
+    double const base_ms = run_variant("baseline", base, o, mesh, csv.get(), base_rows, no_profile);
+    if (base_ms < 0) return 1;
+    if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
+    for (std::size_t i = 0; i < heap_rows.size(); ++i) {
+      auto const& h = heap_rows[i].counts;
+      auto const& b = base_rows[i].counts;
+      if (h.nodes != b.nodes || h.springs != b.springs) {
+        std::printf(
+            "heap and baseline counts differ at iteration %zu: nodes %llu / %llu, "
+            "springs %llu / %llu\n",
+            i + 1,
+            static_cast<unsigned long long>(h.nodes),
+            static_cast<unsigned long long>(b.nodes),
+            static_cast<unsigned long long>(h.springs),
+            static_cast<unsigned long long>(b.springs));
+        if (o.check)
+          return fail("heap vs baseline",
+                      static_cast<int>(i + 1),
+                      "the same arithmetic must give the same counts"),
+                 1;
+        break;
+      }
+      if (i + 1 == heap_rows.size())
+        std::printf("heap and baseline counts: equal at every iteration\n");
+    }
+  }
+  if (o.check) std::printf("structure --check passed\n");
+  return 0;
+}
+
+}  // namespace heaplab::apps::structure

@@ -1,0 +1,35 @@
+// `heaplab_apps structure` (docs/apps.md "structure"): the fracture simulation of DynaSOAr Table 1
+// / CompactGpu Fig. 12 on soa::Heap, with the static SOA baseline and the --check mode. Plain C++
+// interface (main.cpp is compiled by the host compiler).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common/heap_flags.hpp"
+
+namespace heaplab::apps::structure {
+
+struct StructureOptions {
+  std::uint32_t width  = 400;  // nodes per row (column 0 anchored, the last column pulled)
+  std::uint32_t height = 250;  // rows
+  int iterations       = 100;
+  std::uint64_t seed   = 1;      // spring thresholds
+  float threshold      = 0.05f;  // mean breaking strain
+  float jitter         = 0.5f;   // thresholds spread uniformly over threshold * (1 +- jitter)
+  float load           = 0.2f;   // pull speed of the last column
+  bool check           = false;
+  int check_every      = 10;
+  bool baseline        = false;
+  std::string csv;
+  std::string profile;  // memory profile CSV (common/profile.hpp; empty: none)
+  HeapFlags heap;       // heap_blocks 0: 2 * (blocks of the mesh) + 64
+};
+
+/// Runs the app; returns 0, or 1 when --check found a violated invariant. Throws
+/// std::invalid_argument for bad options, std::runtime_error for a failed run, and apps::NoDevice
+/// (common/no_device.hpp) without a usable GPU.
+int run_structure(StructureOptions const& options);
+
+}  // namespace heaplab::apps::structure

@@ -1,0 +1,118 @@
+// structure_test (cpu): the seeded mesh, the CPU simulation (springs break under the pull, cut-off
+// nodes are removed, every state passes the checker) and the checker on broken states: an
+// unreachable node alive, a spring to a dead node, a broken spring alive, wrong counts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "reference.hpp"
+
+namespace hs = heaplab::apps::structure;
+
+namespace {
+
+hs::HostSimulation run(std::uint32_t w, std::uint32_t h, int iterations, bool* removed_any) {
+  hs::HostSimulation sim(hs::build_mesh(w, h, 1, 0.05f, 0.5f), hs::Physics{});
+  *removed_any = false;
+  for (int i = 0; i < iterations; ++i) {
+    auto const c = sim.step();
+    *removed_any = *removed_any || c.removed > 0;
+    auto const g = sim.graph();
+    EXPECT_EQ(hs::check_graph(g), std::nullopt) << "iteration " << i + 1;
+    EXPECT_EQ(hs::check_counts(sim.mesh(), g, sim.counters()), std::nullopt);
+  }
+  return sim;
+}
+
+}  // namespace
+
+TEST(StructureMesh, ShapeAndSeededThresholds) {
+  auto const m = hs::build_mesh(4, 3, 7, 0.1f, 0.5f);
+  EXPECT_EQ(m.num_nodes(), 12u);
+  EXPECT_EQ(m.num_springs(), 3u * 3u + 4u * 2u + 3u * 2u);
+  EXPECT_EQ(m.kind[0], hs::kAnchor);
+  EXPECT_EQ(m.kind[3], hs::kPulled);
+  EXPECT_EQ(m.kind[5], hs::kFree);
+  for (float t : m.threshold) {
+    EXPECT_GE(t, 0.05f);
+    EXPECT_LE(t, 0.15f);
+  }
+  EXPECT_EQ(hs::build_mesh(4, 3, 7, 0.1f, 0.5f).threshold, m.threshold);
+  EXPECT_NE(hs::build_mesh(4, 3, 8, 0.1f, 0.5f).threshold, m.threshold);
+  EXPECT_THROW(hs::build_mesh(1, 3, 7, 0.1f, 0.5f), std::invalid_argument);
+  EXPECT_THROW(hs::build_mesh(4, 3, 7, 0.0f, 0.5f), std::invalid_argument);
+  EXPECT_THROW(hs::build_mesh(4, 3, 7, 0.1f, 1.0f), std::invalid_argument);
+}
+
+TEST(StructureSimulation, PullBreaksSpringsAndRemovesCutOffNodes) {
+  bool removed_any = false;
+  auto sim         = run(24, 12, 120, &removed_any);
+  EXPECT_GT(sim.counters().broken_springs, 0u);
+  EXPECT_TRUE(removed_any);
+  EXPECT_EQ(sim.graph().nodes.size(), sim.mesh().num_nodes() - sim.counters().removed_nodes);
+}
+
+TEST(StructureCheck, InitialMeshPasses) {
+  hs::HostSimulation sim(hs::build_mesh(5, 4, 1, 0.1f, 0.5f), hs::Physics{});
+  EXPECT_EQ(hs::check_graph(sim.graph()), std::nullopt);
+  EXPECT_EQ(hs::check_counts(sim.mesh(), sim.graph(), sim.counters()), std::nullopt);
+}
+
+TEST(StructureCheck, CatchesAnUnreachableNodeAlive) {
+  hs::HostSimulation sim(hs::build_mesh(5, 4, 1, 0.1f, 0.5f), hs::Physics{});
+  auto g = sim.graph();
+  // Cut node 12 (2, 2) off: drop every spring that ends at it, from the springs and the lists.
+  std::uint64_t const self = 13;
+  std::vector<std::uint64_t> cut;
+  for (auto const& s : g.springs)
+    if (s.a == self || s.b == self) cut.push_back(s.self);
+  g.springs.erase(std::remove_if(g.springs.begin(),
+                                 g.springs.end(),
+                                 [&](auto const& s) { return s.a == self || s.b == self; }),
+                  g.springs.end());
+  for (auto& n : g.nodes)
+    for (auto& r : n.springs)
+      if (std::find(cut.begin(), cut.end(), r) != cut.end()) r = 0;
+  auto const v = hs::check_graph(g);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_NE(v->find("isolated node 12"), std::string::npos) << *v;
+}
+
+TEST(StructureCheck, CatchesASpringToADeadNode) {
+  // What the planted bug structure_keep_orphan_springs leaves: a removed node's springs alive.
+  hs::HostSimulation sim(hs::build_mesh(5, 4, 1, 0.1f, 0.5f), hs::Physics{});
+  auto g = sim.graph();
+  g.nodes.erase(g.nodes.begin() + 7);
+  auto const v = hs::check_graph(g);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_NE(v->find("names an endpoint that is not a live node"), std::string::npos) << *v;
+}
+
+TEST(StructureCheck, CatchesABrokenSpringAlive) {
+  hs::HostSimulation sim(hs::build_mesh(5, 4, 1, 0.1f, 0.5f), hs::Physics{});
+  auto g = sim.graph();
+  for (auto& n : g.nodes)
+    if (n.id == 4) n.x += 0.5f;  // (4, 0) pulled by half a rest length: strain 0.5 > 0.15
+  auto const v = hs::check_graph(g);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_NE(v->find("broken spring"), std::string::npos) << *v;
+}
+
+TEST(StructureCheck, CatchesASpringMissingFromItsNodesList) {
+  hs::HostSimulation sim(hs::build_mesh(5, 4, 1, 0.1f, 0.5f), hs::Physics{});
+  auto g                = sim.graph();
+  g.nodes[6].springs[0] = 0;
+  auto const v          = hs::check_graph(g);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_NE(v->find("missing from node 6"), std::string::npos) << *v;
+}
+
+TEST(StructureCheck, CatchesWrongCounts) {
+  hs::HostSimulation sim(hs::build_mesh(5, 4, 1, 0.1f, 0.5f), hs::Physics{});
+  hs::Counters c;
+  c.removed_nodes = 1;
+  EXPECT_TRUE(hs::check_counts(sim.mesh(), sim.graph(), c).has_value());
+  c                = {};
+  c.broken_springs = 2;
+  EXPECT_TRUE(hs::check_counts(sim.mesh(), sim.graph(), c).has_value());
+}
