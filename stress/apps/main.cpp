@@ -106,106 +106,105 @@ CLI::App* add_nbody_command(CLI::App& app, nb::NbodyOptions& o, bool collision) 
       "also run the static SOA baseline (alive flags, no allocation) in the same process");
   cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"nbody\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);
-  namespace wt = heaplab::apps::wa_tor;
+  return cmd;
+}
 
-  CLI::App* add_wa_tor_command(CLI::App & app, wt::WaTorOptions & o) {
-    auto* cmd = app.add_subcommand(
-        "wa-tor",
-        "fish and sharks on a W x H torus (DynaSOAr Table 1, SoaAlloc Fig. 5, CompactGpu Fig. "
-        "14/15): Fish/Shark heap objects, with the static SOA baseline and a CUDA device-malloc "
-        "variant in the same process, and --check");
-    cmd->add_option("--width", o.width, "grid width (cells)")->check(CLI::Range(3u, 1u << 15));
-    cmd->add_option("--height", o.height, "grid height (cells)")->check(CLI::Range(3u, 1u << 15));
-    cmd->add_option("--iterations", o.iterations, "iterations (fish round + shark round)")
-        ->check(CLI::Range(0, 1 << 20));
-    cmd->add_option(
-        "--seed", o.seed, "seed of the counter-based generator (initial grid, choices)");
-    cmd->add_option("--fish-density", o.fish_density, "fraction of cells with a fish at the start")
-        ->check(CLI::Range(0.0, 1.0));
-    cmd->add_option(
-           "--shark-density", o.shark_density, "fraction of cells with a shark at the start")
-        ->check(CLI::Range(0.0, 1.0));
-    cmd->add_option(
-           "--fish-spawn", o.fish_spawn, "a fish that moves breeds once its timer reaches this")
-        ->check(CLI::Range(1u, 1u << 20));
-    cmd->add_option("--shark-spawn", o.shark_spawn, "the same for sharks")
-        ->check(CLI::Range(1u, 1u << 20));
-    cmd->add_option(
-           "--shark-energy", o.shark_energy, "energy of a new shark; -1 per iteration, 0: starves")
-        ->check(CLI::Range(1u, 1u << 20));
-    cmd->add_option("--fish-energy", o.fish_energy, "energy a shark gains by eating a fish")
-        ->check(CLI::Range(0u, 1u << 20));
-    cmd->add_option("--max-energy", o.max_energy, "cap of a shark's energy (>= --shark-energy)")
-        ->check(CLI::Range(1u, 1u << 20));
-    auto* check = cmd->add_flag(
-        "--check",
-        o.check,
-        "every variant: births/deaths equal the CPU reference's every iteration; every K "
-        "iterations "
-        "and after the last: each agent in exactly one cell, each cell at most one agent, objects "
-        "and cells agree, population = previous + births - deaths, timers/energies in range, the "
-        "invariant catalog on a heap snapshot; exit 1 at the first violation");
-    cmd->add_option(
-           "--check-every", o.check_every, "K: iterations between full checks (needs --check)")
-        ->check(CLI::Range(1, 1 << 20))
-        ->needs(check);
-    cmd->add_flag(
-        "--baseline",
-        o.baseline,
-        "also run the static SOA baseline (agent fields in dense cell arrays, no allocation)");
-    auto* cm = cmd->add_flag("--cuda-malloc",
-                             o.cuda_malloc,
-                             "also run the variant with agents from CUDA device malloc/free");
-    cmd->add_option(
-           "--cuda-malloc-iterations",
-           o.cuda_malloc_iterations,
-           "run the CUDA malloc variant for at most this many iterations (0: --iterations); "
-           "the ratio is per iteration")
-        ->check(CLI::Range(0, 1 << 20))
-        ->needs(cm);
-    cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"wa-tor\")");
-    apps::add_heap_flags(cmd, o.heap, o.profile);  // --heap-blocks default: docs/apps.md "wa-tor"
-    return cmd;
-  }
+namespace wt = heaplab::apps::wa_tor;
 
-  namespace st = heaplab::apps::structure;
+CLI::App* add_wa_tor_command(CLI::App& app, wt::WaTorOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "wa-tor",
+      "fish and sharks on a W x H torus (DynaSOAr Table 1, SoaAlloc Fig. 5, CompactGpu Fig. "
+      "14/15): Fish/Shark heap objects, with the static SOA baseline and a CUDA device-malloc "
+      "variant in the same process, and --check");
+  cmd->add_option("--width", o.width, "grid width (cells)")->check(CLI::Range(3u, 1u << 15));
+  cmd->add_option("--height", o.height, "grid height (cells)")->check(CLI::Range(3u, 1u << 15));
+  cmd->add_option("--iterations", o.iterations, "iterations (fish round + shark round)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--seed", o.seed, "seed of the counter-based generator (initial grid, choices)");
+  cmd->add_option("--fish-density", o.fish_density, "fraction of cells with a fish at the start")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--shark-density", o.shark_density, "fraction of cells with a shark at the start")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option(
+         "--fish-spawn", o.fish_spawn, "a fish that moves breeds once its timer reaches this")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--shark-spawn", o.shark_spawn, "the same for sharks")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option(
+         "--shark-energy", o.shark_energy, "energy of a new shark; -1 per iteration, 0: starves")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--fish-energy", o.fish_energy, "energy a shark gains by eating a fish")
+      ->check(CLI::Range(0u, 1u << 20));
+  cmd->add_option("--max-energy", o.max_energy, "cap of a shark's energy (>= --shark-energy)")
+      ->check(CLI::Range(1u, 1u << 20));
+  auto* check = cmd->add_flag(
+      "--check",
+      o.check,
+      "every variant: births/deaths equal the CPU reference's every iteration; every K "
+      "iterations "
+      "and after the last: each agent in exactly one cell, each cell at most one agent, objects "
+      "and cells agree, population = previous + births - deaths, timers/energies in range, the "
+      "invariant catalog on a heap snapshot; exit 1 at the first violation");
+  cmd->add_option(
+         "--check-every", o.check_every, "K: iterations between full checks (needs --check)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->needs(check);
+  cmd->add_flag(
+      "--baseline",
+      o.baseline,
+      "also run the static SOA baseline (agent fields in dense cell arrays, no allocation)");
+  auto* cm = cmd->add_flag("--cuda-malloc",
+                           o.cuda_malloc,
+                           "also run the variant with agents from CUDA device malloc/free");
+  cmd->add_option("--cuda-malloc-iterations",
+                  o.cuda_malloc_iterations,
+                  "run the CUDA malloc variant for at most this many iterations (0: --iterations); "
+                  "the ratio is per iteration")
+      ->check(CLI::Range(0, 1 << 20))
+      ->needs(cm);
+  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"wa-tor\")");
+  apps::add_heap_flags(cmd, o.heap, o.profile);  // --heap-blocks default: docs/apps.md "wa-tor"
+  return cmd;
+}
 
-  CLI::App* add_structure_command(CLI::App & app, st::StructureOptions & o) {
-    auto* cmd = app.add_subcommand(
-        "structure",
-        "fracture simulation (DynaSOAr Table 1 \"structure\", CompactGpu Fig. 12): Node and Spring "
-        "heap objects on a W x H mesh pulled on its right edge; springs over their strain "
-        "threshold "
-        "break, a BFS from the anchored left edge removes cut-off nodes with their springs; with a "
-        "static SOA baseline and a --check of the graph invariants");
-    cmd->add_option("--width", o.width, "nodes per row (column 0 anchored, the last one pulled)")
-        ->check(CLI::Range(2u, 1u << 16));
-    cmd->add_option("--height", o.height, "rows of nodes")->check(CLI::Range(2u, 1u << 16));
-    cmd->add_option("--iterations", o.iterations, "iterations to run")
-        ->check(CLI::Range(0, 1 << 20));
-    cmd->add_option("--seed", o.seed, "seed of the spring thresholds");
-    cmd->add_option("--threshold", o.threshold, "mean breaking strain of a spring (> 0)")
-        ->check(CLI::PositiveNumber);
-    cmd->add_option(
-           "--jitter", o.jitter, "thresholds spread uniformly over threshold * (1 +- jitter)")
-        ->check(CLI::Range(0.0f, 0.999f));
-    cmd->add_option("--load", o.load, "pull speed of the right column (length units per time unit)")
-        ->check(CLI::Range(0.0f, 100.0f));
-    auto* check = cmd->add_flag(
-        "--check",
-        o.check,
-        "every --check-every iterations and after the last: download the graph and check no broken "
-        "spring, no spring to a dead node, no isolated node survives, counts = initial - removed, "
-        "live objects per type, the invariant catalog; with --baseline also equal heap and "
-        "baseline counts; exit 1 at the first violation");
-    cmd->add_option("--check-every", o.check_every, "K: iterations between checks (needs --check)")
-        ->check(CLI::Range(1, 1 << 20))
-        ->needs(check);
-    cmd->add_flag("--baseline", o.baseline, "also run the static SOA baseline in the same process");
-    cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"structure\")");
-    apps::add_heap_flags(cmd, o.heap, o.profile);
-    return cmd;
-  }
+namespace st = heaplab::apps::structure;
+
+CLI::App* add_structure_command(CLI::App& app, st::StructureOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "structure",
+      "fracture simulation (DynaSOAr Table 1 \"structure\", CompactGpu Fig. 12): Node and Spring "
+      "heap objects on a W x H mesh pulled on its right edge; springs over their strain "
+      "threshold "
+      "break, a BFS from the anchored left edge removes cut-off nodes with their springs; with a "
+      "static SOA baseline and a --check of the graph invariants");
+  cmd->add_option("--width", o.width, "nodes per row (column 0 anchored, the last one pulled)")
+      ->check(CLI::Range(2u, 1u << 16));
+  cmd->add_option("--height", o.height, "rows of nodes")->check(CLI::Range(2u, 1u << 16));
+  cmd->add_option("--iterations", o.iterations, "iterations to run")->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--seed", o.seed, "seed of the spring thresholds");
+  cmd->add_option("--threshold", o.threshold, "mean breaking strain of a spring (> 0)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option(
+         "--jitter", o.jitter, "thresholds spread uniformly over threshold * (1 +- jitter)")
+      ->check(CLI::Range(0.0f, 0.999f));
+  cmd->add_option("--load", o.load, "pull speed of the right column (length units per time unit)")
+      ->check(CLI::Range(0.0f, 100.0f));
+  auto* check = cmd->add_flag(
+      "--check",
+      o.check,
+      "every --check-every iterations and after the last: download the graph and check no broken "
+      "spring, no spring to a dead node, no isolated node survives, counts = initial - removed, "
+      "live objects per type, the invariant catalog; with --baseline also equal heap and "
+      "baseline counts; exit 1 at the first violation");
+  cmd->add_option("--check-every", o.check_every, "K: iterations between checks (needs --check)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->needs(check);
+  cmd->add_flag("--baseline", o.baseline, "also run the static SOA baseline in the same process");
+  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"structure\")");
+  apps::add_heap_flags(cmd, o.heap, o.profile);
+  return cmd;
+}
 
 }  // namespace
 
