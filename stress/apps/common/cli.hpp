@@ -33,6 +33,11 @@ inline void add_heap_flags(CLI::App* cmd, HeapFlags& f, std::string& profile) {
       "--no-rotation",
       [&f] { f.rotate_bitmaps = false; },
       "bitmap searches start at bit 0 (DynaSOAr sec. 4.2; Fig. 12C 'NoShift' ablation)");
+  cmd->add_option("--claim-wait-rounds",
+                  f.claim_wait_rounds,
+                  "rounds an allocation waits for a block another one opens (heaplab's claim "
+                  "tickets, docs/core.md; 0: off, DynaSOAr Alg. 1 as published)")
+      ->check(CLI::Range(0u, 1u << 16));
   cmd->add_option("--defrag-every",
                   f.defrag_every,
                   "m: defragment every dynamic type after every m-th iteration (CompactGpu sec. "

@@ -78,15 +78,17 @@ TEST(HeapFlags, RewriteVariants) {
 
 TEST(HeapFlags, DescribeNamesThePolicy) {
   HeapFlags f;
-  f.active_lookups = 2;
-  f.coalesce_frees = false;
-  f.rotate_bitmaps = false;
-  f.defrag_after   = "5%";
-  f.defrag_n       = 3;
-  f.rewrite        = "recompute-global";
-  EXPECT_EQ(describe(f),
-            "r 2, frees one by one, no bitmap rotation (NoShift), defrag after 5% candidates (n 3, "
-            "k1 16, recompute-global)");
+  f.active_lookups    = 2;
+  f.coalesce_frees    = false;
+  f.rotate_bitmaps    = false;
+  f.claim_wait_rounds = 0;
+  f.defrag_after      = "5%";
+  f.defrag_n          = 3;
+  f.rewrite           = "recompute-global";
+  EXPECT_EQ(
+      describe(f),
+      "r 2, frees one by one, no bitmap rotation (NoShift), claim tickets off, defrag after 5% "
+      "candidates (n 3, k1 16, recompute-global)");
 }
 
 std::vector<std::string> lines_of(std::string const& path) {

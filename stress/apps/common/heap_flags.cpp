@@ -67,6 +67,10 @@ std::string describe(HeapFlags const& flags) {
   s += flags.coalesce_frees ? ", frees coalesced" : ", frees one by one";
   if (!flags.coalesce_requests) s += ", requests not coalesced (NoCoal)";
   if (!flags.rotate_bitmaps) s += ", no bitmap rotation (NoShift)";
+  if (flags.claim_wait_rounds)
+    s += *flags.claim_wait_rounds == 0
+             ? ", claim tickets off"
+             : ", claim wait rounds " + std::to_string(*flags.claim_wait_rounds);
   auto const policy = defrag_policy(flags);
   if (!policy) return s + ", no defragmentation";
   s += flags.defrag_every != 0 ? ", defrag every " + std::to_string(flags.defrag_every)

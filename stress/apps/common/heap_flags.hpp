@@ -25,6 +25,9 @@ struct HeapFlags {
   /// rotate_bitmaps; Fig. 12C ablations "NoCoal", "NoShift").
   bool coalesce_requests = true;
   bool rotate_bitmaps    = true;
+  /// heaplab's claim tickets (HeapOptions::claim_wait_rounds; not in the papers); nullopt: the
+  /// heap's default, 0: off (DynaSOAr Alg. 1 as published).
+  std::optional<std::uint32_t> claim_wait_rounds;
 
   /// Defragmentation in the loop (CompactGpu sec. 3.7); at most one of the two policies:
   /// every m iterations (0: off) ...

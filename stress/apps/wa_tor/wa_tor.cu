@@ -39,6 +39,7 @@
 
 #include "common/defrag_loop.cuh"
 #include "common/no_device.hpp"
+#include "common/phase_clock.cuh"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/core/object_pointer.hpp"
 #include "heaplab/cuda/copy.hpp"
@@ -50,7 +51,6 @@
 #include "heaplab/soa/heap_types.hpp"
 #include "reference.hpp"
 #include "rules.hpp"
-#include "timing.hpp"
 #include "wa_tor.hpp"
 
 namespace heaplab::apps::wa_tor {
@@ -466,6 +466,16 @@ struct Phases {
     decide_ms += o.decide_ms;
     move_ms += o.move_ms;
   }
+  /// From a PhaseClock's times of one iteration: prepare, decide, move per round.
+  static Phases of_rounds(std::vector<float> const& ms) {
+    Phases ph;
+    for (std::size_t i = 0; i + 2 < ms.size(); i += 3) {
+      ph.prepare_ms += ms[i];
+      ph.decide_ms += ms[i + 1];
+      ph.move_ms += ms[i + 2];
+    }
+    return ph;
+  }
 };
 
 /// The per-type memory profile of one iteration (heap variant; zeros elsewhere).
@@ -558,33 +568,30 @@ class HeapVariant final : public Variant {
   std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
 
   Phases step(std::uint32_t it) override {
-    Phases ph;
     auto const s = heap_.stream();
     zero_iteration_counters(s);
+    clock_.start();
     for (std::uint32_t round : {std::uint32_t{kFishRound}, std::uint32_t{kSharkRound}}) {
       Cells w     = w_;
       w.iteration = it;
       w.round     = round;
-      ph.prepare_ms += bench::time_once_ms([&] {
-        HEAPLAB_CUDA_TRY(cudaMemsetAsync(requests_.data(), 0, cells_ * sizeof(std::uint32_t), s));
-      });
-      ph.decide_ms += bench::time_once_ms([&] {
-        if (round == kFishRound)
-          heap_.parallel_do<Fish, &Fish::decide>(w);
-        else
-          heap_.parallel_do<Shark, &Shark::decide>(w);
-        accept_kernel<<<blocks_for(cells_), kThreads, 0, s>>>(
-            w.p, it, round, requests_.data(), accepted_.data());
-        HEAPLAB_CUDA_TRY(cudaGetLastError());
-      });
-      ph.move_ms += bench::time_once_ms([&] {
-        if (round == kFishRound)
-          heap_.parallel_do<Fish, &Fish::move>(heap_.ref(), w);
-        else
-          heap_.parallel_do<Shark, &Shark::move>(heap_.ref(), w);
-      });
+      HEAPLAB_CUDA_TRY(cudaMemsetAsync(requests_.data(), 0, cells_ * sizeof(std::uint32_t), s));
+      clock_.mark();  // prepare
+      if (round == kFishRound)
+        heap_.parallel_do<Fish, &Fish::decide>(w);
+      else
+        heap_.parallel_do<Shark, &Shark::decide>(w);
+      accept_kernel<<<blocks_for(cells_), kThreads, 0, s>>>(
+          w.p, it, round, requests_.data(), accepted_.data());
+      HEAPLAB_CUDA_TRY(cudaGetLastError());
+      clock_.mark();  // decide
+      if (round == kFishRound)
+        heap_.parallel_do<Fish, &Fish::move>(heap_.ref(), w);
+      else
+        heap_.parallel_do<Shark, &Shark::move>(heap_.ref(), w);
+      clock_.mark();  // move
     }
-    return ph;
+    return Phases::of_rounds(clock_.phases_ms());
   }
 
   StateView view() override {
@@ -644,6 +651,7 @@ class HeapVariant final : public Variant {
   cudart::device_buffer<std::uint32_t> accepted_;
   Heap heap_;
   DefragLoop<Types> defrag_;
+  PhaseClock clock_{heap_.stream(), 6};
   Cells w_;
 };
 
@@ -667,26 +675,23 @@ class DenseVariant final : public Variant {
   char const* name() const override { return name_; }
 
   Phases step(std::uint32_t it) override {
-    Phases ph;
     zero_iteration_counters(nullptr);
+    clock_.start();
     for (std::uint32_t round : {std::uint32_t{kFishRound}, std::uint32_t{kSharkRound}}) {
-      ph.prepare_ms += bench::time_once_ms([&] {
-        HEAPLAB_CUDA_TRY(cudaMemsetAsync(requests_.data(), 0, cells_ * sizeof(std::uint32_t)));
-      });
-      ph.decide_ms += bench::time_once_ms([&] {
-        dense_decide_kernel<<<blocks_for(cells_), kThreads>>>(
-            s_, p_, it, round, target_.data(), requests_.data());
-        accept_kernel<<<blocks_for(cells_), kThreads>>>(
-            p_, it, round, requests_.data(), accepted_.data());
-        HEAPLAB_CUDA_TRY(cudaGetLastError());
-      });
-      ph.move_ms += bench::time_once_ms([&] {
-        dense_move_kernel<<<blocks_for(cells_), kThreads>>>(
-            s_, p_, round, target_.data(), accepted_.data(), counters_.data());
-        HEAPLAB_CUDA_TRY(cudaGetLastError());
-      });
+      HEAPLAB_CUDA_TRY(cudaMemsetAsync(requests_.data(), 0, cells_ * sizeof(std::uint32_t)));
+      clock_.mark();  // prepare
+      dense_decide_kernel<<<blocks_for(cells_), kThreads>>>(
+          s_, p_, it, round, target_.data(), requests_.data());
+      accept_kernel<<<blocks_for(cells_), kThreads>>>(
+          p_, it, round, requests_.data(), accepted_.data());
+      HEAPLAB_CUDA_TRY(cudaGetLastError());
+      clock_.mark();  // decide
+      dense_move_kernel<<<blocks_for(cells_), kThreads>>>(
+          s_, p_, round, target_.data(), accepted_.data(), counters_.data());
+      HEAPLAB_CUDA_TRY(cudaGetLastError());
+      clock_.mark();  // move
     }
-    return ph;
+    return Phases::of_rounds(clock_.phases_ms());
   }
 
   StateView view() override {
@@ -718,6 +723,7 @@ class DenseVariant final : public Variant {
   cudart::device_buffer<std::uint32_t> target_;
   cudart::device_buffer<std::uint32_t> requests_;
   cudart::device_buffer<std::uint32_t> accepted_;
+  PhaseClock clock_{nullptr, 6};
 };
 
 void write_row(std::FILE* csv,
