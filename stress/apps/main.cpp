@@ -174,12 +174,10 @@ CLI::App* add_structure_command(CLI::App& app, st::StructureOptions& o) {
   auto* cmd = app.add_subcommand(
       "structure",
       "fracture simulation (DynaSOAr Table 1 \"structure\", CompactGpu Fig. 12): Node and Spring "
-      "heap objects on a W x H mesh pulled on its right edge; springs over their strain "
-      "threshold "
-      "break, a BFS from the anchored left edge removes cut-off nodes with their springs; with a "
+      "heap objects on a W x H mesh under a load (--scenario); springs over their strain threshold "
+      "break, a BFS from the anchored nodes removes cut-off pieces with their springs; with a "
       "static SOA baseline and a --check of the graph invariants");
-  cmd->add_option("--width", o.width, "nodes per row (column 0 anchored, the last one pulled)")
-      ->check(CLI::Range(2u, 1u << 16));
+  cmd->add_option("--width", o.width, "nodes per row")->check(CLI::Range(2u, 1u << 16));
   cmd->add_option("--height", o.height, "rows of nodes")->check(CLI::Range(2u, 1u << 16));
   cmd->add_option("--iterations", o.iterations, "iterations to run")->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--seed", o.seed, "seed of the spring thresholds");
@@ -188,8 +186,25 @@ CLI::App* add_structure_command(CLI::App& app, st::StructureOptions& o) {
   cmd->add_option(
          "--jitter", o.jitter, "thresholds spread uniformly over threshold * (1 +- jitter)")
       ->check(CLI::Range(0.0f, 0.999f));
-  cmd->add_option("--load", o.load, "pull speed of the right column (length units per time unit)")
-      ->check(CLI::Range(0.0f, 100.0f));
+  cmd->add_option("--scenario",
+                  o.scenario,
+                  "shrink: the four borders anchored, every rest length shrinks by --shrink per "
+                  "iteration (progressive fracture, islands cut off and removed); pull: column 0 "
+                  "anchored, the last column pulled right at --load")
+      ->check(CLI::IsMember({"shrink", "pull"}))
+      ->capture_default_str();
+  cmd->add_option("--load", o.load, "pull: speed of the right column (length units per time unit)")
+      ->check(CLI::Range(0.0f, 100.0f))
+      ->capture_default_str();
+  cmd->add_option(
+         "--shrink", o.shrink, "shrink: fraction of the initial rest lengths lost per iteration")
+      ->check(CLI::Range(0.0f, 0.999f))
+      ->capture_default_str();
+  cmd->add_option("--shrink-floor",
+                  o.shrink_floor,
+                  "shrink: rest lengths stop shrinking at this fraction of the initial ones")
+      ->check(CLI::Range(0.001f, 1.0f))
+      ->capture_default_str();
   auto* check = cmd->add_flag(
       "--check",
       o.check,

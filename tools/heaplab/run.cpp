@@ -352,6 +352,8 @@ class MainJob {
           "32",
           "--iterations",
           "60",
+          "--shrink",
+          "0.002",
           "--check",
           "--check-every",
           "5",

@@ -1,12 +1,12 @@
 #!/bin/sh
 # structure_planted_bug (docs/apps.md "structure"): the app built with
 # HEAPLAB_MUTANT_NAME="structure_keep_orphan_springs" must fail --check (exit 1) with a live spring
-# whose endpoint is not a live node once the pulled column has torn off (iteration 8 on this mesh,
-# where the CPU simulation removes its first nodes); the correct app must pass the same run. Exit
-# code 77 from the app: no GPU, reported as SKIPPED.
+# whose endpoint is not a live node once the pulled column has torn off (scenario pull: iteration 8
+# on this mesh, where the CPU simulation removes its first nodes); the correct app must pass the
+# same run. Exit code 77 from the app: no GPU, reported as SKIPPED.
 mutant="$1"
 correct="$2"
-args="structure --width 24 --height 12 --iterations 20 --load 0.2 --threshold 0.05 --seed 1 --check --check-every 1"
+args="structure --scenario pull --width 24 --height 12 --iterations 20 --load 0.2 --threshold 0.05 --seed 1 --check --check-every 1"
 out=$("$mutant" $args 2>&1)
 rc=$?
 echo "$out"

@@ -19,8 +19,19 @@ std::uint64_t splitmix64(std::uint64_t z) {
 
 }  // namespace
 
-Mesh build_mesh(
-    std::uint32_t width, std::uint32_t height, std::uint64_t seed, float threshold, float jitter) {
+Physics physics_at(Physics base, Loading const& loading, int iteration) {
+  base.rest_scale = loading.scenario == Scenario::shrink
+                        ? rest_scale_at(loading.shrink, loading.shrink_floor, iteration)
+                        : 1.0f;
+  return base;
+}
+
+Mesh build_mesh(std::uint32_t width,
+                std::uint32_t height,
+                std::uint64_t seed,
+                float threshold,
+                float jitter,
+                Scenario scenario) {
   if (width < 2 || height < 2) throw std::invalid_argument("structure: mesh must be >= 2 x 2");
   if (std::uint64_t{width} * height > (std::uint64_t{1} << 26))
     throw std::invalid_argument("structure: at most 2^26 nodes");
@@ -54,7 +65,11 @@ Mesh build_mesh(
       std::uint32_t const id = j * width + i;
       m.x[id]                = static_cast<float>(i);
       m.y[id]                = static_cast<float>(j);
-      m.kind[id]             = i == 0 ? kAnchor : i == width - 1 ? kPulled : kFree;
+      bool const border      = i == 0 || i == width - 1 || j == 0 || j == height - 1;
+      if (scenario == Scenario::shrink)
+        m.kind[id] = border ? kAnchor : kFree;
+      else
+        m.kind[id] = i == 0 ? kAnchor : i == width - 1 ? kPulled : kFree;
     }
   for (std::uint32_t j = 0; j < height; ++j)
     for (std::uint32_t i = 0; i < width; ++i) {
@@ -81,7 +96,7 @@ std::optional<std::string> check_graph(Graph const& g) {
   for (auto const& s : g.springs) {
     auto const& na  = g.nodes[node_at[s.a]];
     auto const& nb  = g.nodes[node_at[s.b]];
-    float const str = strain(na.x, na.y, nb.x, nb.y, s.rest);
+    float const str = strain(na.x, na.y, nb.x, nb.y, exact::mul(s.rest, g.rest_scale));
     if (str > s.threshold + kStrainTolerance)
       return "broken spring " + std::to_string(s.id) + " survives: strain " + std::to_string(str) +
              " > threshold " + std::to_string(s.threshold);
@@ -147,9 +162,11 @@ std::optional<std::string> check_counts(Mesh const& initial, Graph const& g, Cou
   return std::nullopt;
 }
 
-HostSimulation::HostSimulation(Mesh mesh, Physics physics)
+HostSimulation::HostSimulation(Mesh mesh, Physics physics, Loading loading)
     : m_(std::move(mesh)),
-      p_(physics),
+      base_(physics),
+      p_(physics_at(physics, loading, 0)),
+      loading_(loading),
       vx_(m_.num_nodes(), 0.0f),
       vy_(m_.num_nodes(), 0.0f),
       fx_(m_.num_nodes(), 0.0f),
@@ -162,6 +179,7 @@ HostSimulation::HostSimulation(Mesh mesh, Physics physics)
 
 StepCounts HostSimulation::step() {
   StepCounts r;
+  p_                    = physics_at(base_, loading_, ++iteration_);
   std::uint32_t const n = m_.num_nodes();
   std::uint32_t const s = m_.num_springs();
   for (std::uint32_t i = 0; i < n; ++i) {  // force
@@ -182,7 +200,8 @@ StepCounts HostSimulation::step() {
   for (std::uint32_t k = 0; k < s; ++k) {  // break
     if (!spring_alive_[k]) continue;
     std::uint32_t const a = m_.a[k], b = m_.b[k];
-    if (!breaks(strain(m_.x[a], m_.y[a], m_.x[b], m_.y[b], m_.rest[k]), m_.threshold[k])) continue;
+    if (!spring_breaks(p_, m_.x[a], m_.y[a], m_.x[b], m_.y[b], m_.rest[k], m_.threshold[k]))
+      continue;
     spring_alive_[k]          = 0;
     m_.slots[a][m_.slot_a[k]] = -1;
     m_.slots[b][m_.slot_b[k]] = -1;
@@ -231,6 +250,7 @@ StepCounts HostSimulation::step() {
 
 Graph HostSimulation::graph() const {
   Graph g;
+  g.rest_scale = p_.rest_scale;
   for (std::uint32_t i = 0; i < m_.num_nodes(); ++i) {
     if (!node_alive_[i]) continue;
     NodeRecord r;

@@ -14,9 +14,22 @@
 
 namespace heaplab::apps::structure {
 
+/// How a run loads the mesh (model.hpp Scenario): the scenario, the pull speed (Physics::load)
+/// and the shrink rate. Host only; physics_at turns it into the Physics of one iteration.
+struct Loading {
+  Scenario scenario  = Scenario::shrink;
+  float shrink       = 0.0005f;  // shrink: rest lengths lose this fraction per iteration
+  float shrink_floor = 0.3f;     // shrink: rest_scale stops here
+};
+
+/// The Physics of iteration `iteration` (1-based): `base` with rest_scale =
+/// rest_scale_at(shrink, shrink_floor, iteration) for the shrink scenario, 1 for pull.
+Physics physics_at(Physics base, Loading const& loading, int iteration);
+
 /// The initial mesh: node (i, j) has id j * width + i at position (i, j); springs join (i, j) to
 /// (i+1, j), (i, j+1) and (i+1, j+1) (rest lengths 1, 1, sqrt 2), ids in that order per node in
-/// id order. Column 0 is anchored, column width-1 is pulled. Spring s breaks at strain
+/// id order. pull: column 0 is anchored, column width-1 is pulled; shrink: the four borders
+/// (columns 0 and width-1, rows 0 and height-1) are anchored. Spring s breaks at strain
 /// threshold * (1 + jitter * (2u - 1)) with u = splitmix64(seed ^ s) / 2^64.
 struct Mesh {
   std::uint32_t width  = 0;
@@ -36,8 +49,12 @@ struct Mesh {
 
 /// Throws std::invalid_argument for width or height < 2, more than 2^26 nodes, threshold <= 0
 /// or jitter outside [0, 1).
-Mesh build_mesh(
-    std::uint32_t width, std::uint32_t height, std::uint64_t seed, float threshold, float jitter);
+Mesh build_mesh(std::uint32_t width,
+                std::uint32_t height,
+                std::uint64_t seed,
+                float threshold,
+                float jitter,
+                Scenario scenario);
 
 /// A live node as a variant reports it. `self` and the spring references are the variant's own
 /// object names (the heap: encoded object pointers; the baseline: index + 1); 0 is null.
@@ -61,6 +78,7 @@ struct SpringRecord {
 struct Graph {
   std::vector<NodeRecord> nodes;  // the live nodes, any order
   std::vector<SpringRecord> springs;
+  float rest_scale = 1.0f;  // the Physics::rest_scale of the iteration the graph is from
 };
 
 /// Device counters of a variant: what it removed since the initial mesh.
@@ -76,10 +94,11 @@ inline constexpr float kStrainTolerance = 1e-5f;
 
 /// The structural invariants of a graph after an iteration (docs/apps.md "Invariants"), checked
 /// in this order: object names unique and not null; every live spring's two endpoints are live
-/// nodes; no live spring's strain exceeds its threshold (+ kStrainTolerance); every node's spring
-/// list names live springs that have the node as an endpoint, and every spring is in both its
-/// endpoints' lists; every live node is reachable from an anchor over live springs (a BFS on the
-/// CPU: no isolated node survived the removal). Returns the first violation, nullopt if none.
+/// nodes; no live spring's strain (against its current rest length) exceeds its threshold (+
+/// kStrainTolerance); every node's spring list names live springs that have the node as an
+/// endpoint, and every spring is in both its endpoints' lists; every live node is reachable from an
+/// anchor over live springs (a BFS on the CPU: no isolated node survived the removal). Returns the
+/// first violation, nullopt if none.
 std::optional<std::string> check_graph(Graph const& g);
 
 /// Live counts = initial - removed: nodes = initial nodes - removed nodes, springs = initial
@@ -96,13 +115,14 @@ struct StepCounts {
 };
 
 /// The CPU simulation: the static-array baseline's phases on the host, in the same order and with
-/// the same arithmetic. One iteration: force (every live node sums its springs' forces in slot
+/// the same arithmetic. Iteration k (1-based) runs with physics_at(physics, loading, k). One
+/// iteration: force (every live node sums its springs' forces in slot
 /// order), move (integrate), break (every live spring over its threshold is destroyed and leaves
 /// its endpoints' lists), BFS from the anchors over live springs, remove (the springs of
 /// unreached nodes, then the nodes).
 class HostSimulation {
  public:
-  HostSimulation(Mesh mesh, Physics physics);
+  HostSimulation(Mesh mesh, Physics physics, Loading loading);
   StepCounts step();
   [[nodiscard]] Graph graph() const;  // names: index + 1
   [[nodiscard]] Counters counters() const { return counters_; }
@@ -110,7 +130,9 @@ class HostSimulation {
 
  private:
   Mesh m_;
-  Physics p_;
+  Physics base_, p_;
+  Loading loading_;
+  int iteration_ = 0;
   std::vector<float> vx_, vy_, fx_, fy_;
   std::vector<std::uint32_t> distance_;
   std::vector<std::uint8_t> node_alive_, spring_alive_;

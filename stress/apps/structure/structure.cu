@@ -132,7 +132,7 @@ class Spring {
     Node* const a = a_;
     return a == n ? b_.get() : a;
   }
-  __device__ void check_break(soa::HeapRef<Types> heap, Counter* counters);
+  __device__ void check_break(soa::HeapRef<Types> heap, Counter* counters, Physics p);
   __device__ void remove_if_unreached(soa::HeapRef<Types> heap, Counter* counters);
   __device__ void export_record(SpringRecord* out, Counter* n);
 };
@@ -193,10 +193,10 @@ __device__ void Node::export_record(NodeRecord* out, Counter* n) {
   out[atomicAdd(n, 1ull)] = r;
 }
 
-__device__ void Spring::check_break(soa::HeapRef<Types> heap, Counter* counters) {
+__device__ void Spring::check_break(soa::HeapRef<Types> heap, Counter* counters, Physics p) {
   Node* const a = a_;
   Node* const b = b_;
-  if (!breaks(strain(a->x_, a->y_, b->x_, b->y_, rest_), threshold_)) return;
+  if (!spring_breaks(p, a->x_, a->y_, b->x_, b->y_, rest_, threshold_)) return;
   a->springs_[slot_a_] = nullptr;  // this spring's own slots: one writer each
   b->springs_[slot_b_] = nullptr;
   atomicAdd(&counters[0], 1ull);
@@ -365,11 +365,11 @@ __global__ void base_move_kernel(MeshView m, Physics p) {
       integrate(p, m.kind[i], m.mass[i], m.fx[i], m.fy[i], m.x[i], m.y[i], m.vx[i], m.vy[i]);
 }
 
-__global__ void base_break_kernel(MeshView m, Counter* counters) {
+__global__ void base_break_kernel(MeshView m, Counter* counters, Physics p) {
   for (std::uint64_t s = thread_index(); s < m.s; s += thread_stride()) {
     if (!m.spring_alive[s]) continue;
     std::uint32_t const a = m.a[s], b = m.b[s];
-    if (!breaks(strain(m.x[a], m.y[a], m.x[b], m.y[b], m.rest[s]), m.threshold[s])) continue;
+    if (!spring_breaks(p, m.x[a], m.y[a], m.x[b], m.y[b], m.rest[s], m.threshold[s])) continue;
     m.spring_alive[s]                             = 0;
     m.slots[m.slot_a[s] * std::uint64_t{m.n} + a] = -1;
     m.slots[m.slot_b[s] * std::uint64_t{m.n} + b] = -1;
@@ -452,8 +452,10 @@ class VariantBase {
 
 class HeapVariant : public VariantBase {
  public:
-  HeapVariant(StructureOptions const& o, Mesh const& mesh, Physics p)
-      : p_(p),
+  HeapVariant(StructureOptions const& o, Mesh const& mesh, Physics p, Loading loading)
+      : base_(p),
+        p_(physics_at(p, loading, 0)),
+        loading_(loading),
         n_(mesh.num_nodes()),
         s_(mesh.num_springs()),
         heap_(Heap::with_blocks(heap_blocks(o, mesh), heap_options(o.heap))),
@@ -483,20 +485,23 @@ class HeapVariant : public VariantBase {
 
   [[nodiscard]] std::uint32_t num_blocks() const { return heap_.num_blocks(); }
 
-  Phases step() {
+  /// Iteration `it` (1-based) with physics_at(base, loading, it).
+  Phases step(int it) {
     Phases r;
+    p_            = physics_at(base_, loading_, it);
     auto const st = heap_.stream();
     r.force_ms    = bench::time_once_ms([&] { heap_.parallel_do<Node, &Node::compute_force>(p_); });
     r.move_ms     = bench::time_once_ms([&] { heap_.parallel_do<Node, &Node::move>(p_); });
-    r.break_ms    = bench::time_once_ms(
-        [&] { heap_.parallel_do<Spring, &Spring::check_break>(heap_.ref(), counters_.data()); });
-    r.bfs_ms    = bench::time_once_ms([&] {
+    r.break_ms    = bench::time_once_ms([&] {
+      heap_.parallel_do<Spring, &Spring::check_break>(heap_.ref(), counters_.data(), p_);
+    });
+    r.bfs_ms      = bench::time_once_ms([&] {
       heap_.parallel_do<Node, &Node::bfs_init>();
       r.bfs_rounds = bfs_rounds(changed_, st, [&](std::uint32_t d) {
         heap_.parallel_do<Node, &Node::bfs_visit>(d, changed_.data());
       });
     });
-    r.remove_ms = bench::time_once_ms([&] {
+    r.remove_ms   = bench::time_once_ms([&] {
       heap_.parallel_do<Spring, &Spring::remove_if_unreached>(heap_.ref(), counters_.data());
       heap_.parallel_do<Node, &Node::remove_if_unreached>(heap_.ref(), counters_.data());
     });
@@ -514,6 +519,7 @@ class HeapVariant : public VariantBase {
 
   Graph graph() {
     Graph g;
+    g.rest_scale  = p_.rest_scale;
     auto const st = heap_.stream();
     count_.set_zero_async(st);
     heap_.parallel_do<Node, &Node::export_record>(node_out_.data(), count_.data());
@@ -548,7 +554,8 @@ class HeapVariant : public VariantBase {
                                std::to_string(num_blocks()) + ")");
   }
 
-  Physics p_;
+  Physics base_, p_;
+  Loading loading_;
   std::uint32_t n_, s_;
   Heap heap_;
   DefragLoop<Types> defrag_;
@@ -559,19 +566,22 @@ class HeapVariant : public VariantBase {
 
 class BaselineVariant : public VariantBase {
  public:
-  BaselineVariant(Mesh const& mesh, Physics p) : p_(p), dm_(mesh), mesh_(mesh) {}
+  BaselineVariant(Mesh const& mesh, Physics p, Loading loading)
+      : base_(p), p_(physics_at(p, loading, 0)), loading_(loading), dm_(mesh), mesh_(mesh) {}
 
-  Phases step() {
+  /// Iteration `it` (1-based) with physics_at(base, loading, it).
+  Phases step(int it) {
     Phases r;
+    p_               = physics_at(base_, loading_, it);
     MeshView const m = dm_.view();
     auto launch      = [&](auto kernel, std::uint64_t n, auto... args) {
       kernel<<<blocks_for(n), kThreads>>>(m, args...);
       HEAPLAB_CUDA_TRY(cudaGetLastError());
     };
-    r.force_ms  = bench::time_once_ms([&] { launch(base_force_kernel, m.n, p_); });
-    r.move_ms   = bench::time_once_ms([&] { launch(base_move_kernel, m.n, p_); });
-    r.break_ms  = bench::time_once_ms([&] { launch(base_break_kernel, m.s, counters_.data()); });
-    r.bfs_ms    = bench::time_once_ms([&] {
+    r.force_ms = bench::time_once_ms([&] { launch(base_force_kernel, m.n, p_); });
+    r.move_ms  = bench::time_once_ms([&] { launch(base_move_kernel, m.n, p_); });
+    r.break_ms = bench::time_once_ms([&] { launch(base_break_kernel, m.s, counters_.data(), p_); });
+    r.bfs_ms   = bench::time_once_ms([&] {
       launch(base_bfs_init_kernel, m.n);
       r.bfs_rounds = bfs_rounds(changed_, nullptr, [&](std::uint32_t d) {
         launch(base_bfs_visit_kernel, m.n, d, changed_.data());
@@ -602,6 +612,7 @@ class BaselineVariant : public VariantBase {
     cudart::copy_to_host(slots.data(), m.slots, slots.size());
     cudart::copy_to_host(salive.data(), m.spring_alive, s);
     Graph g;
+    g.rest_scale = p_.rest_scale;
     for (std::size_t i = 0; i < n; ++i) {
       if (!alive[i]) continue;
       NodeRecord r;
@@ -624,7 +635,8 @@ class BaselineVariant : public VariantBase {
   }
 
  private:
-  Physics p_;
+  Physics base_, p_;
+  Loading loading_;
   DeviceMesh dm_;
   Mesh const& mesh_;
 };
@@ -729,7 +741,7 @@ double run_variant(char const* variant,
   Counters before{};
   for (int it = 1; it <= o.iterations; ++it) {
     Row r;
-    r.phases = app.step();
+    r.phases = app.step(it);
     total.add(r.phases);
     Counters const c    = app.counters();
     r.counts.nodes      = mesh.num_nodes() - c.removed_nodes;
@@ -800,10 +812,22 @@ double run_variant(char const* variant,
   return ms;
 }
 
+Scenario scenario_of(StructureOptions const& o) {
+  if (o.scenario == "pull") return Scenario::pull;
+  if (o.scenario == "shrink") return Scenario::shrink;
+  throw std::invalid_argument("structure: --scenario must be pull or shrink, not '" + o.scenario +
+                              "'");
+}
+
 void validate(StructureOptions const& o) {
   if (o.iterations < 0) throw std::invalid_argument("structure: --iterations must be >= 0");
   if (o.check_every < 1) throw std::invalid_argument("structure: --check-every must be >= 1");
   if (!(o.load >= 0.0f)) throw std::invalid_argument("structure: --load must be >= 0");
+  (void)scenario_of(o);
+  if (!(o.shrink >= 0.0f && o.shrink < 1.0f))
+    throw std::invalid_argument("structure: --shrink must be in [0, 1)");
+  if (!(o.shrink_floor > 0.0f && o.shrink_floor <= 1.0f))
+    throw std::invalid_argument("structure: --shrink-floor must be in (0, 1]");
   apps::validate(o.heap);
 }
 
@@ -811,14 +835,18 @@ void validate(StructureOptions const& o) {
 
 int run_structure(StructureOptions const& o) {
   validate(o);
-  Mesh const mesh = build_mesh(o.width, o.height, o.seed, o.threshold, o.jitter);
+  Loading loading;
+  loading.scenario     = scenario_of(o);
+  loading.shrink       = o.shrink;
+  loading.shrink_floor = o.shrink_floor;
+  Mesh const mesh = build_mesh(o.width, o.height, o.seed, o.threshold, o.jitter, loading.scenario);
   Physics p;
   p.load       = o.load;
   auto const d = cudart::probe_device();
   if (!d.available) throw NoDevice(d.reason);
   std::printf("%s\n", cudart::device_line(d).c_str());
   std::printf(
-      "structure: %ux%u mesh, %u nodes, %u springs, threshold %.4f +- %.0f%%, load %.4f, "
+      "structure: %ux%u mesh, %u nodes, %u springs, threshold %.4f +- %.0f%%, %s, "
       "seed %llu, %d iterations%s%s\n"
       "structure: heap: %s\n",
       o.width,
@@ -827,7 +855,11 @@ int run_structure(StructureOptions const& o) {
       mesh.num_springs(),
       o.threshold,
       100.0 * o.jitter,
-      o.load,
+      loading.scenario == Scenario::pull
+          ? ("scenario pull, load " + std::to_string(o.load)).c_str()
+          : ("scenario shrink, " + std::to_string(o.shrink) + " per iteration down to " +
+             std::to_string(o.shrink_floor))
+                .c_str(),
       static_cast<unsigned long long>(o.seed),
       o.iterations,
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
@@ -849,7 +881,7 @@ int run_structure(StructureOptions const& o) {
   std::vector<Row> heap_rows, base_rows;
   double heap_ms = 0;
   {
-    HeapVariant app(o, mesh, p);
+    HeapVariant app(o, mesh, p, loading);
     std::printf("heap: %u blocks of %u bytes, %u nodes / %u springs per block\n",
                 app.num_blocks(),
                 static_cast<unsigned>(Types::block_bytes),
@@ -859,7 +891,7 @@ int run_structure(StructureOptions const& o) {
   }
   if (heap_ms < 0) return 1;
   if (o.baseline) {
-    BaselineVariant base(mesh, p);
+    BaselineVariant base(mesh, p, loading);
     double const base_ms = run_variant("baseline", base, o, mesh, csv.get(), base_rows, no_profile);
     if (base_ms < 0) return 1;
     if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);

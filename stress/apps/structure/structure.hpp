@@ -12,13 +12,16 @@
 namespace heaplab::apps::structure {
 
 struct StructureOptions {
-  std::uint32_t width  = 400;  // nodes per row (column 0 anchored, the last column pulled)
-  std::uint32_t height = 250;  // rows
-  int iterations       = 100;
-  std::uint64_t seed   = 1;      // spring thresholds
-  float threshold      = 0.05f;  // mean breaking strain
-  float jitter         = 0.5f;   // thresholds spread uniformly over threshold * (1 +- jitter)
-  float load           = 0.2f;   // pull speed of the last column
+  std::uint32_t width  = 200;  // nodes per row
+  std::uint32_t height = 125;  // rows
+  int iterations       = 1000;
+  std::uint64_t seed   = 1;         // spring thresholds
+  float threshold      = 0.05f;     // mean breaking strain
+  float jitter         = 0.5f;      // thresholds spread uniformly over threshold * (1 +- jitter)
+  std::string scenario = "shrink";  // pull | shrink (model.hpp Scenario)
+  float load           = 0.2f;      // pull: speed of the last column
+  float shrink         = 0.0005f;   // shrink: rest lengths lose this fraction per iteration
+  float shrink_floor   = 0.3f;      // shrink: down to this fraction
   bool check           = false;
   int check_every      = 10;
   bool baseline        = false;
