@@ -109,12 +109,10 @@ TEST_F(ObjectCheckGpu, OverlapSharingTheLastWordMismatches) {
 
 TEST(BenchRunsGpu, HeaplabObjectsVerify) {
   HEAPLAB_REQUIRE_GPU();
-  auto const ls =
-      hb::heap_linux_scalability(300, 5, 0, 1, heaplab::core::kDefaultClaimWaitRounds, true);
+  auto const ls = hb::heap_linux_scalability(300, 5, 0, 1, hb::HeapKnobs{});
   EXPECT_EQ(ls.check.objects, 1500u);
   EXPECT_EQ(ls.check.violations(), 0u) << hb::describe(ls.check);
-  auto const wave =
-      hb::heap_allocation_wave(5000, 0, 1, heaplab::core::kDefaultClaimWaitRounds, true);
+  auto const wave = hb::heap_allocation_wave(5000, 0, 1, hb::HeapKnobs{});
   EXPECT_EQ(wave.check.objects, 5000u);
   EXPECT_EQ(wave.check.violations(), 0u) << hb::describe(wave.check);
 }
