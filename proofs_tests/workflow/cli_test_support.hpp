@@ -41,9 +41,10 @@ struct Result {
   std::string output;  // stdout and stderr
 };
 
-/// Runs `args` (a shell command line after the tool's path) with stdout not a terminal.
-inline Result run(std::string const& args) {
-  std::string const cmd = "'" + tool() + "' " + args + " 2>&1";
+/// Runs `args` (a shell command line after the tool's path) with stdout not a terminal; `env`
+/// (e.g. "CUDA_VISIBLE_DEVICES=-1 ") is prefixed to the command line.
+inline Result run(std::string const& args, std::string const& env = "") {
+  std::string const cmd = env + "'" + tool() + "' " + args + " 2>&1";
   Result r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;

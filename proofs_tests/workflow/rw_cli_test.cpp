@@ -131,7 +131,9 @@ TEST(RwCli, AFailureOfARunnerThatCannotRunHereIsNotChecked) {
   f.schedule.steps.push_back(hs::RwAllocWave{});
   f.failure       = {0, hs::FailureKind::divergence, "rw-getpage-refinement", "wave 0 thread 3: x"};
   auto const path = hs::save_failure(f, d);
-  auto const r    = run("replay " + path.string());
+  // No GPU visible to the tool, so rw-gpu cannot run here on any machine (a GPU box too).
+  std::string const no_gpu = "CUDA_VISIBLE_DEVICES=-1 ";
+  auto const r             = run("replay " + path.string(), no_gpu);
   EXPECT_EQ(r.status, 4) << r.output;
   EXPECT_NE(r.output.find("NOT CHECKED"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("could not run here"), std::string::npos) << r.output;
@@ -139,7 +141,7 @@ TEST(RwCli, AFailureOfARunnerThatCannotRunHereIsNotChecked) {
   EXPECT_NE(r.output.find("rw-model side: passed"), std::string::npos) << r.output;
 
   // Asked for explicitly, a runner that cannot run is a usage error.
-  auto const asked = run("replay --runner rw-gpu " + path.string());
+  auto const asked = run("replay --runner rw-gpu " + path.string(), no_gpu);
   EXPECT_EQ(asked.status, 2) << asked.output;
 
   auto const shown = run("show " + path.string());
