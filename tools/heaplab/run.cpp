@@ -366,7 +366,10 @@ class MainJob {
     for (auto const& run : runs) {
       std::vector<std::string> argv{apps.string()};
       argv.insert(argv.end(), run.args.begin(), run.args.end());
-      run_command(std::string("app ") + run.name + " (--check, defrag)",
+      bool const defrag = std::any_of(run.args.begin(), run.args.end(), [](auto const& a) {
+        return a.rfind("--defrag", 0) == 0;
+      });
+      run_command(std::string("app ") + run.name + (defrag ? " (--check, defrag)" : " (--check)"),
                   "gpu",
                   std::string("app-") + run.name + ".log",
                   argv,
