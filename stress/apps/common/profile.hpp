@@ -25,6 +25,13 @@ struct IterationCost {
   double rewrite_ms           = 0;  // the calls' pointer rewrites (Table 1 "Rewrite")
 };
 
+/// An app's own per-iteration CSV (`--csv`): closed when it goes out of scope.
+using CsvFile = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+/// Creates `path` and writes `header` (one line, no newline) to it; no file (nullptr) when path is
+/// empty. Throws std::runtime_error "<app>: cannot write <path>".
+CsvFile open_csv(std::string const& path, std::string const& app, char const* header);
+
 class ProfileCsv {
  public:
   /// The header line of every profile.

@@ -25,6 +25,7 @@
 // The baseline (DynaSOAr's "baseline" column): a static dense grid of states, double-buffered,
 // one thread per cell, no allocation. --check compares both with the CPU reference (reference.hpp).
 #include "common/defrag_loop.cuh"
+#include "common/grid.cuh"
 #include "common/no_device.hpp"
 #include "heaplab/soa/heap.cuh"
 
@@ -123,18 +124,6 @@ namespace {
 
 using Heap = soa::Heap<Types>;
 using Ref  = soa::HeapRef<Types>;
-
-constexpr unsigned kThreads = 256;
-
-unsigned blocks_for(std::uint64_t n) {
-  static int const sms = cudart::multiprocessor_count();
-  return cudart::grid_size(n, kThreads, 32ull * static_cast<unsigned>(sms));
-}
-
-__device__ std::uint64_t thread_index() {
-  return blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
-}
-__device__ std::uint64_t thread_stride() { return std::uint64_t{gridDim.x} * blockDim.x; }
 
 /// The initial population: a Cell for every alive cell of `initial`.
 __global__ void populate_kernel(Ref heap, World w, std::uint8_t const* initial) {
@@ -524,14 +513,10 @@ int run_gen_ca(GenCaOptions const& o) {
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
       kMutantSkipDying ? ", PLANTED BUG gen_ca_skip_dying" : "",
       describe(o.heap).c_str());
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(nullptr, &std::fclose);
-  if (!o.csv.empty()) {
-    csv.reset(std::fopen(o.csv.c_str(), "w"));
-    if (!csv) throw std::runtime_error("gen-ca: cannot write " + o.csv);
-    std::fprintf(csv.get(),
-                 "variant,iteration,alive,dying,live_objects,allocated_blocks,"
-                 "fragmentation,count_ms,update_ms,birth_ms\n");
-  }
+  CsvFile const csv = open_csv(o.csv,
+                               "gen-ca",
+                               "variant,iteration,alive,dying,live_objects,allocated_blocks,"
+                               "fragmentation,count_ms,update_ms,birth_ms");
   ProfileCsv profile;
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, "gen-ca", Types::block_bytes);
   double const heap_ms = run_heap(o, rule, initial, csv.get(), profile);

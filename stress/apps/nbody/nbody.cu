@@ -37,6 +37,7 @@
 // same physics.hpp arithmetic, forces summed in index order (the heap sums in heap order: the
 // results agree within rounding, not bitwise; docs/apps.md "nbody").
 #include "common/defrag_loop.cuh"
+#include "common/grid.cuh"
 #include "common/no_device.hpp"
 #include "heaplab/soa/heap.cuh"
 
@@ -208,18 +209,6 @@ namespace {
 
 using Heap = soa::Heap<Types>;
 using Ref  = soa::HeapRef<Types>;
-
-constexpr unsigned kThreads = 256;
-
-unsigned blocks_for(std::uint64_t n) {
-  static int const sms = cudart::multiprocessor_count();
-  return cudart::grid_size(n, kThreads, 32ull * static_cast<unsigned>(sms));
-}
-
-__device__ std::uint64_t thread_index() {
-  return blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
-}
-__device__ std::uint64_t thread_stride() { return std::uint64_t{gridDim.x} * blockDim.x; }
 
 struct Phases {
   double force_ms = 0;
@@ -761,14 +750,10 @@ int run_nbody(NbodyOptions const& o) {
                        std::to_string(kReferenceMaxBodies) + " bodies)")
                           .c_str());
   }
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(nullptr, &std::fclose);
-  if (!o.csv.empty()) {
-    csv.reset(std::fopen(o.csv.c_str(), "w"));
-    if (!csv) throw std::runtime_error(std::string(app_name(o)) + ": cannot write " + o.csv);
-    std::fprintf(csv.get(),
-                 "variant,iteration,bodies,merges,live_objects,allocated_blocks,fragmentation,"
-                 "force_ms,move_ms,pick_ms,merge_ms,reap_ms\n");
-  }
+  CsvFile const csv = open_csv(o.csv,
+                               app_name(o),
+                               "variant,iteration,bodies,merges,live_objects,allocated_blocks,"
+                               "fragmentation,force_ms,move_ms,pick_ms,merge_ms,reap_ms");
   ProfileCsv profile;
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, app_name(o), Types::block_bytes);
   State heap_final;

@@ -31,6 +31,7 @@
 // with exactly rounded operations (model.hpp), so their counts agree at every iteration; --check
 // with --baseline requires that.
 #include "common/defrag_loop.cuh"
+#include "common/grid.cuh"
 #include "common/no_device.hpp"
 #include "heaplab/soa/heap.cuh"
 
@@ -226,18 +227,7 @@ namespace {
 using Heap = soa::Heap<Types>;
 using Ref  = soa::HeapRef<Types>;
 
-constexpr unsigned kThreads = 256;
-constexpr int kBfsBatch     = 4;  // BFS rounds between reads of the changed flag
-
-unsigned blocks_for(std::uint64_t n) {
-  static int const sms = cudart::multiprocessor_count();
-  return cudart::grid_size(n, kThreads, 32ull * static_cast<unsigned>(sms));
-}
-
-__device__ std::uint64_t thread_index() {
-  return blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
-}
-__device__ std::uint64_t thread_stride() { return std::uint64_t{gridDim.x} * blockDim.x; }
+constexpr int kBfsBatch = 4;  // BFS rounds between reads of the changed flag
 
 /// The mesh on the device (SOA arrays by id); also the baseline's state.
 struct MeshView {
@@ -865,16 +855,12 @@ int run_structure(StructureOptions const& o) {
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
       kMutantKeepOrphanSprings ? ", PLANTED BUG structure_keep_orphan_springs" : "",
       describe(o.heap).c_str());
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(nullptr, &std::fclose);
-  if (!o.csv.empty()) {
-    csv.reset(std::fopen(o.csv.c_str(), "w"));
-    if (!csv) throw std::runtime_error("structure: cannot write " + o.csv);
-    std::fprintf(csv.get(),
-                 "variant,iteration,nodes,springs,broken,removed,node_live_objects,"
-                 "node_allocated_blocks,node_fragmentation,spring_live_objects,"
-                 "spring_allocated_blocks,spring_fragmentation,force_ms,move_ms,break_ms,bfs_ms,"
-                 "remove_ms,bfs_rounds\n");
-  }
+  CsvFile const csv =
+      open_csv(o.csv,
+               "structure",
+               "variant,iteration,nodes,springs,broken,removed,node_live_objects,node_allocated_"
+               "blocks,node_fragmentation,spring_live_objects,spring_allocated_blocks,spring_"
+               "fragmentation,force_ms,move_ms,break_ms,bfs_ms,remove_ms,bfs_rounds");
   ProfileCsv profile;
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, "structure", Types::block_bytes);
   ProfileCsv no_profile;  // the baseline has no heap

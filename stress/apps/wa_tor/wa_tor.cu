@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "common/defrag_loop.cuh"
+#include "common/grid.cuh"
 #include "common/no_device.hpp"
 #include "common/phase_clock.cuh"
 #include "heaplab/check/invariants.hpp"
@@ -213,17 +214,7 @@ namespace {
 using Heap = soa::Heap<Types>;
 using Ref  = soa::HeapRef<Types>;
 
-constexpr unsigned kThreads = 256;
 enum : std::uint32_t { kStay = 0xFFFFFFFEu };  // dense variants: a mover without a target
-
-unsigned blocks_for(std::uint64_t n) {
-  static int const sms = cudart::multiprocessor_count();
-  return cudart::grid_size(n, kThreads, 32ull * static_cast<unsigned>(sms));
-}
-__device__ std::uint64_t thread_index() {
-  return blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
-}
-__device__ std::uint64_t thread_stride() { return std::uint64_t{gridDim.x} * blockDim.x; }
 
 __global__ void accept_kernel(Params p,
                               std::uint32_t it,
@@ -897,15 +888,11 @@ int run_wa_tor(WaTorOptions const& o) {
       o.iterations,
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
       kMutantEatWithoutFree ? ", PLANTED BUG wa_tor_shark_eats_without_free" : "");
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(nullptr, &std::fclose);
-  if (!o.csv.empty()) {
-    csv.reset(std::fopen(o.csv.c_str(), "w"));
-    if (!csv) throw std::runtime_error("wa-tor: cannot write " + o.csv);
-    std::fprintf(csv.get(),
-                 "variant,iteration,fish,sharks,live_objects,fish_blocks,shark_blocks,"
-                 "fish_fragmentation,shark_fragmentation,fragmentation,prepare_ms,"
-                 "decide_ms,move_ms\n");
-  }
+  CsvFile const csv =
+      open_csv(o.csv,
+               "wa-tor",
+               "variant,iteration,fish,sharks,live_objects,fish_blocks,shark_blocks,fish_"
+               "fragmentation,shark_fragmentation,fragmentation,prepare_ms,decide_ms,move_ms");
   ProfileCsv prof;
   if (!o.profile.empty()) prof = ProfileCsv(o.profile, "wa-tor", Types::block_bytes);
   std::vector<Population> populations;  // the heap variant's, per iteration
