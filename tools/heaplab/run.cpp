@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,28 @@ struct RunOptions {
   bool bench_smoke       = true;
   bool apps_smoke        = true;
   std::string junit;  // JUnit XML report, "" for none
+};
+
+/// The apps smoke of the GPU tier (docs/apps.md): each app at a small size with --check and a
+/// defragmentation policy where the app has one.
+struct AppSmokeRun {
+  char const* name;
+  char const* args;
+};
+constexpr AppSmokeRun kAppSmokeRuns[] = {
+    {"gen-ca",
+     "gen-ca --width 128 --height 128 --iterations 300 --check --check-every 5 --baseline "
+     "--defrag-every 10 --defrag-n 2"},
+    {"nbody", "nbody --bodies 1024 --iterations 50 --check --check-every 10 --baseline"},
+    {"collision",
+     "collision --bodies 1024 --iterations 200 --merge-radius 0.005 --check --check-every 10 "
+     "--baseline --defrag-every 20 --defrag-n 2"},
+    {"wa-tor",
+     "wa-tor --width 256 --height 128 --iterations 100 --check --check-every 10 --baseline "
+     "--cuda-malloc --defrag-after 5% --defrag-n 4"},
+    {"structure",
+     "structure --width 64 --height 32 --iterations 60 --shrink 0.002 --check --check-every 5 "
+     "--baseline --defrag-every 10 --defrag-n 2"},
 };
 
 struct SuiteRow {
@@ -280,95 +303,11 @@ class MainJob {
       rows_.push_back({"apps smoke", "gpu", "MISSING", 0, 0, 1, 0, apps.string()});
       return;
     }
-    struct AppRun {
-      char const* name;
-      std::vector<std::string> args;
-    };
-    std::vector<AppRun> const runs{
-        {"gen-ca",
-         {"gen-ca",
-          "--width",
-          "128",
-          "--height",
-          "128",
-          "--iterations",
-          "300",
-          "--check",
-          "--check-every",
-          "5",
-          "--baseline",
-          "--defrag-every",
-          "10",
-          "--defrag-n",
-          "2"}},
-        {"nbody",
-         {"nbody",
-          "--bodies",
-          "1024",
-          "--iterations",
-          "50",
-          "--check",
-          "--check-every",
-          "10",
-          "--baseline"}},
-        {"collision",
-         {"collision",
-          "--bodies",
-          "1024",
-          "--iterations",
-          "200",
-          "--merge-radius",
-          "0.005",
-          "--check",
-          "--check-every",
-          "10",
-          "--baseline",
-          "--defrag-every",
-          "20",
-          "--defrag-n",
-          "2"}},
-        {"wa-tor",
-         {"wa-tor",
-          "--width",
-          "256",
-          "--height",
-          "128",
-          "--iterations",
-          "100",
-          "--check",
-          "--check-every",
-          "10",
-          "--baseline",
-          "--cuda-malloc",
-          "--defrag-after",
-          "5%",
-          "--defrag-n",
-          "4"}},
-        {"structure",
-         {"structure",
-          "--width",
-          "64",
-          "--height",
-          "32",
-          "--iterations",
-          "60",
-          "--shrink",
-          "0.002",
-          "--check",
-          "--check-every",
-          "5",
-          "--baseline",
-          "--defrag-every",
-          "10",
-          "--defrag-n",
-          "2"}},
-    };
-    for (auto const& run : runs) {
+    for (auto const& run : kAppSmokeRuns) {
       std::vector<std::string> argv{apps.string()};
-      argv.insert(argv.end(), run.args.begin(), run.args.end());
-      bool const defrag = std::any_of(run.args.begin(), run.args.end(), [](auto const& a) {
-        return a.rfind("--defrag", 0) == 0;
-      });
+      std::istringstream words(run.args);
+      for (std::string w; words >> w;) argv.push_back(w);
+      bool const defrag = std::string(run.args).find("--defrag") != std::string::npos;
       run_command(std::string("app ") + run.name + (defrag ? " (--check, defrag)" : " (--check)"),
                   "gpu",
                   std::string("app-") + run.name + ".log",

@@ -710,6 +710,19 @@ void csv_row(
                p.bfs_rounds);
 }
 
+/// "<variant>: final nodes N, springs S; broken B, removed nodes R, removed springs Q".
+void print_final_counts(char const* variant, Mesh const& mesh, Counters const& c) {
+  std::printf(
+      "%s: final nodes %llu, springs %llu; broken %llu, removed nodes %llu, removed "
+      "springs %llu\n",
+      variant,
+      static_cast<unsigned long long>(mesh.num_nodes() - c.removed_nodes),
+      static_cast<unsigned long long>(mesh.num_springs() - c.broken_springs - c.removed_springs),
+      static_cast<unsigned long long>(c.broken_springs),
+      static_cast<unsigned long long>(c.removed_nodes),
+      static_cast<unsigned long long>(c.removed_springs));
+}
+
 /// Runs one variant; fills `rows` (one per iteration); returns the total ms, negative when
 /// --check failed.
 template <class App>
@@ -768,16 +781,7 @@ double run_variant(char const* variant,
       total.bfs_ms,
       total.bfs_rounds,
       total.remove_ms);
-  Counters const c = app.counters();
-  std::printf(
-      "%s: final nodes %llu, springs %llu; broken %llu, removed nodes %llu, removed "
-      "springs %llu\n",
-      variant,
-      static_cast<unsigned long long>(mesh.num_nodes() - c.removed_nodes),
-      static_cast<unsigned long long>(mesh.num_springs() - c.broken_springs - c.removed_springs),
-      static_cast<unsigned long long>(c.broken_springs),
-      static_cast<unsigned long long>(c.removed_nodes),
-      static_cast<unsigned long long>(c.removed_springs));
+  print_final_counts(variant, mesh, app.counters());
   if constexpr (std::is_same_v<App, HeapVariant>) {
     auto const stats = app.statistics();
     for (std::uint32_t t : {Types::type_id<Node>, Types::type_id<Spring>})
@@ -821,20 +825,8 @@ void validate(StructureOptions const& o) {
   apps::validate(o.heap);
 }
 
-}  // namespace
-
-int run_structure(StructureOptions const& o) {
-  validate(o);
-  Loading loading;
-  loading.scenario     = scenario_of(o);
-  loading.shrink       = o.shrink;
-  loading.shrink_floor = o.shrink_floor;
-  Mesh const mesh = build_mesh(o.width, o.height, o.seed, o.threshold, o.jitter, loading.scenario);
-  Physics p;
-  p.load       = o.load;
-  auto const d = cudart::probe_device();
-  if (!d.available) throw NoDevice(d.reason);
-  std::printf("%s\n", cudart::device_line(d).c_str());
+/// The run's configuration, one line for the mesh and one for the heap.
+void print_header(StructureOptions const& o, Mesh const& mesh, Loading const& loading) {
   std::printf(
       "structure: %ux%u mesh, %u nodes, %u springs, threshold %.4f +- %.0f%%, %s, "
       "seed %llu, %d iterations%s%s\n"
@@ -855,6 +847,23 @@ int run_structure(StructureOptions const& o) {
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
       kMutantKeepOrphanSprings ? ", PLANTED BUG structure_keep_orphan_springs" : "",
       describe(o.heap).c_str());
+}
+
+}  // namespace
+
+int run_structure(StructureOptions const& o) {
+  validate(o);
+  Loading loading;
+  loading.scenario     = scenario_of(o);
+  loading.shrink       = o.shrink;
+  loading.shrink_floor = o.shrink_floor;
+  Mesh const mesh = build_mesh(o.width, o.height, o.seed, o.threshold, o.jitter, loading.scenario);
+  Physics p;
+  p.load       = o.load;
+  auto const d = cudart::probe_device();
+  if (!d.available) throw NoDevice(d.reason);
+  std::printf("%s\n", cudart::device_line(d).c_str());
+  print_header(o, mesh, loading);
   CsvFile const csv =
       open_csv(o.csv,
                "structure",

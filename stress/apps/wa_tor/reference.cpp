@@ -2,6 +2,7 @@
 #include "reference.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -138,6 +139,29 @@ StateView view_of(World const& w) {
   return s;
 }
 
+namespace {
+
+/// The kind, timer and energy of one agent object in range, or the violation.
+std::optional<Violation> agent_fields_violation(Params const& p, AgentView const& a) {
+  auto const out = [&](char const* what, std::uint32_t v, std::uint32_t lo, std::uint32_t hi) {
+    return Violation{a.cell,
+                     std::string(what) + " " + std::to_string(v) + " outside [" +
+                         std::to_string(lo) + ", " + std::to_string(hi) + "]"};
+  };
+  if (a.kind == kFish) {
+    if (a.timer > p.fish_spawn) return out("fish timer", a.timer, 0, p.fish_spawn);
+  } else if (a.kind == kShark) {
+    if (a.timer > p.shark_spawn) return out("shark timer", a.timer, 0, p.shark_spawn);
+    if (a.energy < 1 || a.energy > p.max_energy)
+      return out("shark energy", a.energy, 1, p.max_energy);
+  } else {
+    return Violation{a.cell, "an agent object of kind " + std::to_string(a.kind)};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 CheckResult check_state(Params const& p,
                         StateView const& s,
                         Population const& previous,
@@ -162,25 +186,8 @@ CheckResult check_state(Params const& p,
     if (a.cell >= p.cells())
       return fail(kNone,
                   "an agent object names cell " + std::to_string(a.cell) + " outside the grid");
-    if (a.kind == kFish) {
-      ++objects.fish;
-      if (a.timer > p.fish_spawn)
-        return fail(a.cell,
-                    "fish timer " + std::to_string(a.timer) + " outside [0, " +
-                        std::to_string(p.fish_spawn) + "]");
-    } else if (a.kind == kShark) {
-      ++objects.sharks;
-      if (a.timer > p.shark_spawn)
-        return fail(a.cell,
-                    "shark timer " + std::to_string(a.timer) + " outside [0, " +
-                        std::to_string(p.shark_spawn) + "]");
-      if (a.energy < 1 || a.energy > p.max_energy)
-        return fail(a.cell,
-                    "shark energy " + std::to_string(a.energy) + " outside [1, " +
-                        std::to_string(p.max_energy) + "]");
-    } else {
-      return fail(a.cell, "an agent object of kind " + std::to_string(a.kind));
-    }
+    if (auto v = agent_fields_violation(p, a)) return fail(v->cell, v->what);
+    ++(a.kind == kFish ? objects.fish : objects.sharks);
     // Every object's cell points back at it (catches leaked objects: an eaten fish not freed).
     CellView const& home = s.cells[a.cell];
     if (home.agent != a.handle)

@@ -747,6 +747,38 @@ struct RunResult {
   int iterations = 0;
 };
 
+/// A variant's summary lines: defragmentation, time per phase, final population and heap.
+void print_variant_summary(Variant& v, int iterations, Phases const& total, Population const& pop) {
+  auto const pr     = v.profile();
+  auto const defrag = v.defrag_total();
+  if (defrag.defrag_calls > 0)
+    std::printf("wa-tor %s: defragmentation %s, %.1f%% of the iterations' time\n",
+                v.name(),
+                v.defrag_summary().c_str(),
+                100.0 * defrag.defrag_ms / std::max(total.total(), 1e-9));
+  std::printf(
+      "wa-tor %s: %d iterations, %.3f ms (prepare %.3f, decide %.3f, move %.3f; %.4f ms "
+      "per iteration)\n",
+      v.name(),
+      iterations,
+      total.total(),
+      total.prepare_ms,
+      total.decide_ms,
+      total.move_ms,
+      iterations > 0 ? total.total() / iterations : 0.0);
+  std::printf("wa-tor %s: final population fish %llu, sharks %llu",
+              v.name(),
+              static_cast<unsigned long long>(pop.fish),
+              static_cast<unsigned long long>(pop.sharks));
+  if (pr.fish_blocks + pr.shark_blocks != 0)
+    std::printf("; live objects %llu, blocks Fish %llu Shark %llu, F %.4f",
+                static_cast<unsigned long long>(pr.live_objects),
+                static_cast<unsigned long long>(pr.fish_blocks),
+                static_cast<unsigned long long>(pr.shark_blocks),
+                pr.heap_f);
+  std::printf("\n");
+}
+
 /// Runs one variant for `iterations`; with --check compares with the CPU reference's populations
 /// every iteration and runs check_state (+ extra_checks) every K iterations and after the last.
 /// `populations`: the first variant fills it, later ones must agree with it exactly.
@@ -815,40 +847,12 @@ RunResult run_variant(Variant& v,
     }
     if (csv != nullptr) write_row(csv, v.name(), u, pop, v.profile(), ph);
   }
-  auto const pr     = v.profile();
-  auto const defrag = v.defrag_total();
-  if (defrag.defrag_calls > 0)
-    std::printf("wa-tor %s: defragmentation %s, %.1f%% of the iterations' time\n",
-                v.name(),
-                v.defrag_summary().c_str(),
-                100.0 * defrag.defrag_ms / std::max(total.total(), 1e-9));
-  std::printf(
-      "wa-tor %s: %d iterations, %.3f ms (prepare %.3f, decide %.3f, move %.3f; %.4f ms "
-      "per iteration)\n",
-      v.name(),
-      iterations,
-      total.total(),
-      total.prepare_ms,
-      total.decide_ms,
-      total.move_ms,
-      iterations > 0 ? total.total() / iterations : 0.0);
-  std::printf("wa-tor %s: final population fish %llu, sharks %llu",
-              v.name(),
-              static_cast<unsigned long long>(pop.fish),
-              static_cast<unsigned long long>(pop.sharks));
-  if (pr.fish_blocks + pr.shark_blocks != 0)
-    std::printf("; live objects %llu, blocks Fish %llu Shark %llu, F %.4f",
-                static_cast<unsigned long long>(pr.live_objects),
-                static_cast<unsigned long long>(pr.fish_blocks),
-                static_cast<unsigned long long>(pr.shark_blocks),
-                pr.heap_f);
-  std::printf("\n");
-  return {true, total.total() + defrag.defrag_ms, iterations};
+  print_variant_summary(v, iterations, total, pop);
+  return {true, total.total() + v.defrag_total().defrag_ms, iterations};
 }
 
-}  // namespace
-
-int run_wa_tor(WaTorOptions const& o) {
+/// The model parameters of the options, checked (std::invalid_argument).
+Params validated_params(WaTorOptions const& o) {
   Params p;
   p.width        = o.width;
   p.height       = o.height;
@@ -863,15 +867,10 @@ int run_wa_tor(WaTorOptions const& o) {
   if (o.check_every < 1) throw std::invalid_argument("wa-tor: --check-every must be >= 1");
   if (o.cuda_malloc_iterations < 0)
     throw std::invalid_argument("wa-tor: --cuda-malloc-iterations must be >= 0");
-  auto const d = cudart::probe_device();
-  if (!d.available) throw NoDevice(d.reason);
-  std::printf("%s\n", cudart::device_line(d).c_str());
-  if (o.cuda_malloc) {
-    // Before any kernel that calls malloc: generous (16 x the agents' bytes for a full grid).
-    std::size_t const bytes =
-        std::max<std::size_t>(std::size_t{256} << 20, 16 * p.cells() * sizeof(MallocAgent));
-    HEAPLAB_CUDA_TRY(cudaDeviceSetLimit(cudaLimitMallocHeapSize, bytes));
-  }
+  return p;
+}
+
+void print_header(WaTorOptions const& o, Params const& p) {
   std::printf(
       "wa-tor: %ux%u torus, seed %llu, density fish %.3f sharks %.3f, spawn fish %u "
       "sharks %u, shark energy %u (+%u per fish, max %u), %d iterations%s%s\n",
@@ -888,6 +887,43 @@ int run_wa_tor(WaTorOptions const& o) {
       o.iterations,
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
       kMutantEatWithoutFree ? ", PLANTED BUG wa_tor_shark_eats_without_free" : "");
+}
+
+/// The same-run ratios and whether the variants agreed.
+void print_ratios(WaTorOptions const& o,
+                  RunResult const& heap,
+                  RunResult const& base,
+                  RunResult const& mal,
+                  bool agree) {
+  auto const per = [](RunResult const& r) { return r.iterations > 0 ? r.ms / r.iterations : 0.0; };
+  if (o.baseline && base.ms > 0)
+    std::printf("heap / baseline: %.2fx (same run)\n", heap.ms / base.ms);
+  if (o.cuda_malloc && per(heap) > 0)
+    std::printf(
+        "cuda-malloc / heap: %.2fx per iteration (same run; cuda-malloc ran %d of %d "
+        "iterations)\n",
+        per(mal) / per(heap),
+        mal.iterations,
+        o.iterations);
+  if (o.baseline || o.cuda_malloc)
+    std::printf(agree ? "variants agree: populations identical after every iteration they share\n"
+                      : "variants DISAGREE: populations differ (run with --check to see where)\n");
+}
+
+}  // namespace
+
+int run_wa_tor(WaTorOptions const& o) {
+  Params const p = validated_params(o);
+  auto const d   = cudart::probe_device();
+  if (!d.available) throw NoDevice(d.reason);
+  std::printf("%s\n", cudart::device_line(d).c_str());
+  if (o.cuda_malloc) {
+    // Before any kernel that calls malloc: generous (16 x the agents' bytes for a full grid).
+    std::size_t const bytes =
+        std::max<std::size_t>(std::size_t{256} << 20, 16 * p.cells() * sizeof(MallocAgent));
+    HEAPLAB_CUDA_TRY(cudaDeviceSetLimit(cudaLimitMallocHeapSize, bytes));
+  }
+  print_header(o, p);
   CsvFile const csv =
       open_csv(o.csv,
                "wa-tor",
@@ -936,19 +972,7 @@ int run_wa_tor(WaTorOptions const& o) {
     HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
     if (!mal.ok) return 1;
   }
-  auto const per = [](RunResult const& r) { return r.iterations > 0 ? r.ms / r.iterations : 0.0; };
-  if (o.baseline && base.ms > 0)
-    std::printf("heap / baseline: %.2fx (same run)\n", heap.ms / base.ms);
-  if (o.cuda_malloc && per(heap) > 0)
-    std::printf(
-        "cuda-malloc / heap: %.2fx per iteration (same run; cuda-malloc ran %d of %d "
-        "iterations)\n",
-        per(mal) / per(heap),
-        mal.iterations,
-        o.iterations);
-  if (o.baseline || o.cuda_malloc)
-    std::printf(agree ? "variants agree: populations identical after every iteration they share\n"
-                      : "variants DISAGREE: populations differ (run with --check to see where)\n");
+  print_ratios(o, heap, base, mal, agree);
   if (o.check) std::printf("wa-tor --check passed\n");
   return 0;
 }
