@@ -2,16 +2,11 @@
 
 #include <stdexcept>
 
+#include "heaplab/core/mix.hpp"
+
 namespace heaplab::apps::gen_ca {
 
-namespace {
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-}  // namespace
+using core::splitmix64;  // heaplab's one 64-bit mixer (core/mix.hpp)
 
 Grid initial_grid(std::uint32_t width, std::uint32_t height, std::uint64_t seed, double density) {
   if (width == 0 || height == 0) throw std::invalid_argument("gen-ca: the grid must not be empty");

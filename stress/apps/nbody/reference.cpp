@@ -5,16 +5,13 @@
 #include <limits>
 #include <stdexcept>
 
+#include "heaplab/core/mix.hpp"
+
 namespace heaplab::apps::nbody {
 
-namespace {
+using core::splitmix64;  // heaplab's one 64-bit mixer (core/mix.hpp)
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+namespace {
 
 /// Uniform in [0, 1) from the top 53 bits.
 double unit(std::uint64_t seed, std::uint32_t id, std::uint32_t k) {

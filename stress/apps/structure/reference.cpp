@@ -7,18 +7,11 @@
 #include <unordered_map>
 #include <utility>
 
+#include "heaplab/core/mix.hpp"
+
 namespace heaplab::apps::structure {
-namespace {
 
-std::uint64_t splitmix64(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
-
+using core::splitmix64;  // heaplab's one 64-bit mixer (core/mix.hpp)
 Physics physics_at(Physics base, Loading const& loading, int iteration) {
   base.rest_scale = loading.scenario == Scenario::shrink
                         ? rest_scale_at(loading.shrink, loading.shrink_floor, iteration)
