@@ -105,6 +105,55 @@ __global__ void destroy_objects(soa::HeapRef<Types> heap,
     heap.destroy(reinterpret_cast<T*>(static_cast<std::uintptr_t>(slots[tid * per_thread + i])));
 }
 
+/// What every allocation row measures on `heap`: the allocation kernel (threads x per_thread
+/// objects of T, the heap reset before each timed run), the nullptr answers and the object check
+/// of the last timed run (untimed), then the free kernel (each timed run after an untimed
+/// allocation); the heap must be empty after it (else std::runtime_error naming `what`).
+struct AllocFreeRun {
+  Sample alloc;
+  Sample free;
+  std::uint64_t failed = 0;
+  ObjectCheck check;
+};
+
+template <class Types, class T>
+AllocFreeRun time_alloc_free(soa::Heap<Types>& heap,
+                             std::uint64_t* slots,
+                             std::uint64_t threads,
+                             int per_thread,
+                             int warmup,
+                             int repeats,
+                             std::string const& what) {
+  unsigned const block = kAllocBlockThreads;
+  auto const grid      = static_cast<unsigned>(cudart::ceil_div(threads, block));
+  auto alloc           = [&] {
+    make_objects<Types, T><<<grid, block>>>(heap.ref(), slots, threads, per_thread);
+    HEAPLAB_CHECK_LAUNCH();
+  };
+  AllocFreeRun r;
+  r.alloc = time_repeated(
+      warmup, repeats, [&] { heap.reset(); }, alloc);
+  r.failed = heap.oom_count();
+  r.check  = check_objects(slots,
+                          threads * static_cast<std::uint64_t>(per_thread),
+                          HeapObjectAccess<Types, T>{heap.ref()});
+  r.free   = time_repeated(
+      warmup,
+      repeats,
+      [&] {
+        heap.reset();
+        alloc();
+      },
+      [&] {
+        destroy_objects<Types, T><<<grid, block>>>(heap.ref(), slots, threads, per_thread);
+        HEAPLAB_CHECK_LAUNCH();
+      });
+  heap.synchronize();
+  if (heap.statistics().used_slots != 0)
+    throw std::runtime_error(what + ": objects left after the free kernel");
+  return r;
+}
+
 template <class Types, class T>
 HeapAllocResult run(
     std::uint64_t threads, int per_thread, int warmup, int repeats, HeapKnobs const& knobs) {
@@ -116,35 +165,16 @@ HeapAllocResult run(
   soa::HeapOptions const options = heap_options(knobs);
   auto heap = soa::Heap<Types>::with_blocks(static_cast<std::uint32_t>(blocks), options);
   cudart::device_buffer<std::uint64_t> slots(objects, "object pointer slots");
-  unsigned const block = kAllocBlockThreads;
-  auto const grid      = static_cast<unsigned>(cudart::ceil_div(threads, block));
-  auto alloc           = [&] {
-    make_objects<Types, T><<<grid, block>>>(heap.ref(), slots.data(), threads, per_thread);
-    HEAPLAB_CHECK_LAUNCH();
-  };
+  AllocFreeRun const t = time_alloc_free<Types, T>(
+      heap, slots.data(), threads, per_thread, warmup, repeats, "alloc bench");
   HeapAllocResult r;
   r.blocks      = static_cast<std::uint32_t>(blocks);
   r.block_bytes = Types::block_bytes;
   r.capacity    = cap;
-  r.alloc       = time_repeated(
-      warmup, repeats, [&] { heap.reset(); }, alloc);
-  r.failed = heap.oom_count();
-  // Untimed: the objects of the last timed run, written and read back (object_check.cuh).
-  r.check = check_objects(slots.data(), objects, HeapObjectAccess<Types, T>{heap.ref()});
-  r.free  = time_repeated(
-      warmup,
-      repeats,
-      [&] {
-        heap.reset();
-        alloc();
-      },
-      [&] {
-        destroy_objects<Types, T><<<grid, block>>>(heap.ref(), slots.data(), threads, per_thread);
-        HEAPLAB_CHECK_LAUNCH();
-      });
-  heap.synchronize();
-  if (heap.statistics().used_slots != 0)
-    throw std::runtime_error("alloc bench: objects left after the free kernel");
+  r.alloc       = t.alloc;
+  r.free        = t.free;
+  r.failed      = t.failed;
+  r.check       = t.check;
   return r;
 }
 
@@ -205,43 +235,21 @@ Fig14aHeap fig14a_heap(std::uint64_t heap_bytes) {
 
 namespace {
 
-/// One n of Fig. 14A on `heap` (the run() steps above, on a heap built once for every n).
+/// One n of Fig. 14A on `heap` (built once for every n).
 Fig14aRow fig14a_row(soa::Heap<Types64>& heap,
                      cudart::device_buffer<std::uint64_t>& slots,
                      std::uint64_t threads,
                      int n,
                      int warmup,
                      int repeats) {
-  unsigned const block = kAllocBlockThreads;
-  auto const grid      = static_cast<unsigned>(cudart::ceil_div(threads, block));
-  auto alloc           = [&] {
-    make_objects<Types64, Object64><<<grid, block>>>(heap.ref(), slots.data(), threads, n);
-    HEAPLAB_CHECK_LAUNCH();
-  };
+  AllocFreeRun const t = time_alloc_free<Types64, Object64>(
+      heap, slots.data(), threads, n, warmup, repeats, "utilization at n = " + std::to_string(n));
   Fig14aRow row;
-  row.n     = n;
-  row.alloc = time_repeated(
-      warmup, repeats, [&] { heap.reset(); }, alloc);
-  row.failed = heap.oom_count();
-  // Untimed: the objects of the last timed run.
-  row.check = check_objects(slots.data(),
-                            threads * static_cast<std::uint64_t>(n),
-                            HeapObjectAccess<Types64, Object64>{heap.ref()});
-  row.free  = time_repeated(
-      warmup,
-      repeats,
-      [&] {
-        heap.reset();
-        alloc();
-      },
-      [&] {
-        destroy_objects<Types64, Object64><<<grid, block>>>(heap.ref(), slots.data(), threads, n);
-        HEAPLAB_CHECK_LAUNCH();
-      });
-  heap.synchronize();
-  if (heap.statistics().used_slots != 0)
-    throw std::runtime_error("utilization: objects left after the free kernel at n = " +
-                             std::to_string(n));
+  row.n      = n;
+  row.alloc  = t.alloc;
+  row.free   = t.free;
+  row.failed = t.failed;
+  row.check  = t.check;
   return row;
 }
 
