@@ -1,9 +1,12 @@
 // soa::SetBitIndices (parallel_do's sorted block array R): the hierarchical enumeration
-// (DynaSOAr Alg. 5, sec. 4.1.5) and the flat one against a naive loop over level 0 (and, through
+// (DynaSOAr Alg. 5, sec. 4.1.5) in both strategies (tiled: one kernel with a decoupled
+// look-back; chunked: top-down) and the flat one against a naive loop over level 0 (and, through
 // the generator, core::BitmapRef::indices(), the host Alg. 5) on fresh random bitmaps: sizes
 // around the container and level boundaries (1 to 5 levels; 4 under compute-sanitizer), empty,
 // full, the last bit alone, sparse, dense, clustered; garbage past every level's last bit, which
-// both must ignore.
+// all must ignore. One SetBitIndices serves every size in turn (its tile tickets and epochs carry
+// over); at 2^24 + 1 bits the tiled grid (4,097 blocks) is larger than what fits on the GPU at
+// once. The visitor runs exactly once per entry of R.
 #include "heaplab/soa/set_bit_indices.cuh"
 
 #include <cuda_runtime_api.h>
@@ -64,18 +67,23 @@ std::vector<std::uint32_t> host_indices(bitmaps::BitmapCase const& c) {
 #endif
 }
 
-/// Both enumerations of c (words as given) must equal c.truth.
+/// Every enumeration of c (words as given), tiled, chunked and flat, must equal c.truth.
 void expect_both_equal_truth(soa::SetBitIndices& indices,
                              bitmaps::BitmapCase const& c,
                              std::vector<std::uint64_t> const& words,
                              cudaStream_t stream = 0) {
   DeviceBitmap d(words, c.layout.num_bits);
-  auto const hierarchical = d.run(
-      [&](cudaStream_t s) {
-        indices.enumerate(d.words.data(), c.layout, d.out.data(), d.count.data(), s);
-      },
-      stream);
-  EXPECT_EQ(hierarchical, c.truth) << "hierarchical";
+  for (auto strategy : {soa::EnumerationStrategy::tiled, soa::EnumerationStrategy::chunked}) {
+    indices.set_strategy(strategy);
+    auto const hierarchical = d.run(
+        [&](cudaStream_t s) {
+          indices.enumerate(d.words.data(), c.layout, d.out.data(), d.count.data(), s);
+        },
+        stream);
+    EXPECT_EQ(hierarchical, c.truth)
+        << (strategy == soa::EnumerationStrategy::tiled ? "tiled" : "chunked");
+  }
+  indices.set_strategy(soa::EnumerationStrategy::automatic);
   auto const flat = d.run(
       [&](cudaStream_t s) {
         indices.enumerate_flat(d.words.data(), c.layout.num_bits, d.out.data(), d.count.data(), s);
@@ -107,6 +115,39 @@ TEST(SetBitIndicesGpu, HierarchicalAndFlatEqualTheHostEnumeration) {
   }
 }
 
+/// A visitor that counts its calls per position.
+struct CountVisits {
+  unsigned* hits;
+  __device__ void operator()(std::uint32_t b) const { atomicAdd(hits + b, 1u); }
+};
+
+TEST(SetBitIndicesGpu, TheVisitorRunsOnceOnEveryEntryOfR) {
+  HEAPLAB_REQUIRE_GPU();
+  std::mt19937_64 rng(11);
+  soa::SetBitIndices indices;
+  for (std::uint32_t n : {1u, 4097u, 300000u}) {
+    for (bitmaps::BitPattern pattern : {bitmaps::BitPattern::full, bitmaps::BitPattern::sparse}) {
+      bitmaps::BitmapCase const c = bitmaps::make_bitmap(n, pattern, rng);
+      SCOPED_TRACE(c.name);
+      DeviceBitmap d(c.words, n);
+      for (auto strategy : {soa::EnumerationStrategy::tiled, soa::EnumerationStrategy::chunked}) {
+        indices.set_strategy(strategy);
+        cudart::device_buffer<unsigned> hits(n, "visits");
+        HEAPLAB_CUDA_TRY(cudaMemset(hits.data(), 0, n * sizeof(unsigned)));
+        auto const got = d.run([&](cudaStream_t s) {
+          indices.enumerate(
+              d.words.data(), c.layout, d.out.data(), d.count.data(), s, CountVisits{hits.data()});
+        });
+        EXPECT_EQ(got, c.truth);
+        std::vector<unsigned> want(n, 0);
+        for (std::uint32_t b : c.truth) want[b] = 1;
+        EXPECT_EQ(cudart::to_host(hits.data(), n), want)
+            << (strategy == soa::EnumerationStrategy::tiled ? "tiled" : "chunked");
+      }
+    }
+  }
+}
+
 TEST(SetBitIndicesGpu, TheBitmapRefOverloadAndAStreamOfItsOwn) {
   HEAPLAB_REQUIRE_GPU();
   std::mt19937_64 rng(7);
@@ -132,10 +173,13 @@ TEST(SetBitIndicesGpu, ReadsOnlyContainersWhoseSummaryBitIsSet) {
   c.words[100] |= 1u;  // container 100 of level 0; its summary bit (level 1, bit 100) stays 0
   soa::SetBitIndices indices;
   DeviceBitmap d(c.words, c.layout.num_bits);
-  auto const hierarchical = d.run([&](cudaStream_t s) {
-    indices.enumerate(d.words.data(), c.layout, d.out.data(), d.count.data(), s);
-  });
-  EXPECT_EQ(hierarchical, c.truth);
+  for (auto strategy : {soa::EnumerationStrategy::tiled, soa::EnumerationStrategy::chunked}) {
+    indices.set_strategy(strategy);
+    auto const hierarchical = d.run([&](cudaStream_t s) {
+      indices.enumerate(d.words.data(), c.layout, d.out.data(), d.count.data(), s);
+    });
+    EXPECT_EQ(hierarchical, c.truth);
+  }
   auto const flat = d.run([&](cudaStream_t s) {
     indices.enumerate_flat(d.words.data(), c.layout.num_bits, d.out.data(), d.count.data(), s);
   });

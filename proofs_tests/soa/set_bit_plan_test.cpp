@@ -3,7 +3,9 @@
 // list buffers), and the GPU's steps run sequentially with the GPU's partition against
 // core::BitmapRef::indices() and a naive loop. Built a second time with the planted bug
 // enumerate_chunk_drops_last (soa_mutant_enumerate_chunk_drops_last_test), where
-// ChunkedEnumeration.EqualsIndicesAndANaiveLoop must fail (docs/mutants.md).
+// ChunkedEnumeration.EqualsIndicesAndANaiveLoop must fail (docs/mutants.md). The tiled
+// enumeration (one kernel, decoupled look-back) likewise: its tile state word, its tiles, and its
+// steps run sequentially (enumerate_by_tiles).
 #include "heaplab/soa/detail/set_bit_plan.hpp"
 
 #include <gtest/gtest.h>
@@ -100,4 +102,62 @@ TEST(ChunkedEnumeration, EqualsIndicesAndANaiveLoop) {
 
 TEST(ChunkedEnumeration, EmptyLayoutGivesNothing) {
   EXPECT_TRUE(detail::enumerate_by_chunks(nullptr, core::BitmapLayout::for_bits(0), 3).empty());
+}
+
+TEST(TileState, PacksEpochStatusAndValueIntoOneWord) {
+  using detail::TileState;
+  for (std::uint32_t epoch : {0u, 1u, 0xFFFFFFFFu}) {
+    for (std::uint32_t status : {TileState::kAggregate, TileState::kInclusive}) {
+      for (std::uint32_t value : {0u, 1u, 12345u, TileState::kMaxValue}) {
+        std::uint64_t const w = TileState::pack(epoch, status, value);
+        EXPECT_EQ(TileState::epoch(w), epoch);
+        EXPECT_EQ(TileState::status(w), status);
+        EXPECT_EQ(TileState::value(w), value);
+      }
+    }
+  }
+  // A zeroed word (fresh or cleared state buffer) is epoch 0 with no status: never published.
+  EXPECT_EQ(TileState::status(0), 0u);
+  EXPECT_EQ(TileState::epoch(0), 0u);
+}
+
+TEST(TiledEnumeration, TilesAreTheLevelOneContainers) {
+  for (std::uint32_t bits : {1u, 64u, 65u, 4096u, 4097u, 100000u, 1u << 20, (1u << 22) + 1u}) {
+    core::BitmapLayout const layout = core::BitmapLayout::for_bits(bits);
+    std::uint32_t const want        = layout.num_levels >= 2 ? layout.containers(1) : 1u;
+    EXPECT_EQ(detail::tiles_for(layout), want) << bits << " bits";
+    EXPECT_TRUE(detail::tiled_fits(layout)) << bits << " bits";
+  }
+  EXPECT_EQ(detail::tiles_for(core::BitmapLayout::for_bits(0)), 0u);
+  EXPECT_FALSE(detail::tiled_fits(core::BitmapLayout::for_bits(0)));
+  EXPECT_FALSE(detail::tiled_fits(core::BitmapLayout::for_bits(1u << 30)));
+}
+
+TEST(TiledEnumeration, EqualsIndicesAndANaiveLoop) {
+  std::mt19937_64 rng(20261124);
+  std::vector<std::uint32_t> sizes = bitmaps::boundary_sizes();
+  sizes.push_back((1u << 22) + 1u);
+  for (std::uint32_t n : sizes) {
+    for (bitmaps::BitPattern pattern : bitmaps::all_patterns()) {
+      bitmaps::BitmapCase const c = bitmaps::make_bitmap(n, pattern, rng);
+      SCOPED_TRACE(c.name);
+      ASSERT_EQ(detail::enumerate_by_tiles(c.words.data(), c.layout), c.truth);
+      std::vector<std::uint64_t> const garbage = bitmaps::with_garbage(c);
+      ASSERT_EQ(detail::enumerate_by_tiles(garbage.data(), c.layout), c.truth)
+          << "garbage past every level";
+    }
+  }
+}
+
+TEST(TiledEnumeration, ReadsOnlyContainersWhoseSummaryBitIsSet) {
+  // A level-0 bit without its level-1 summary bit (levels inconsistent: not quiescent) is not
+  // read; the levels above 1 are not read at all.
+  core::BitmapLayout const layout = core::BitmapLayout::for_bits(4096 * 3);
+  std::vector<std::uint64_t> words(layout.total_words, 0);
+  words[100] = 1;  // level-0 container 100, summary bit 100 of level 1 clear
+  words[layout.level_offset[0] + 191] = std::uint64_t{1} << 63;  // the last bit
+  words[layout.level_offset[1] + 2]   = std::uint64_t{1} << 63;  // its summary (container 191)
+  // level 2 (the top) left 0: not read by the tiled enumeration
+  EXPECT_EQ(detail::enumerate_by_tiles(words.data(), layout),
+            (std::vector<std::uint32_t>{4096u * 3u - 1u}));
 }

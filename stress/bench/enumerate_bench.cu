@@ -80,9 +80,10 @@ struct EnumerateRow {
   std::uint32_t factor   = 0;
   std::uint32_t blocks   = 0;  // M
   std::uint32_t levels   = 0;  // of allocated[T]
-  std::uint32_t launches = 0;  // kernels of one hierarchical enumeration
+  std::uint32_t launches = 0;  // kernels of one chunked enumeration (the tiled one: 1)
   std::uint32_t r_blocks = 0;  // |R|: blocks in allocated[T]
-  Sample hierarchical;
+  Sample tiled;
+  Sample chunked;
   Sample flat;
   Sample parallel_do;
   std::string failure;  // empty when both enumerations agree and parallel_do visited all
@@ -96,28 +97,40 @@ std::vector<std::uint32_t> read_r(cudart::device_buffer<std::uint32_t> const& r,
   return cudart::to_host(r.data(), n);
 }
 
-/// Both enumerations once (untimed; also makes enumerate_flat's storage), compared with each
-/// other and with the statistics' block count. Returns the failure, or "".
+/// R by one strategy of the hierarchical enumeration, read back (untimed).
+std::vector<std::uint32_t> enumerate_once(soa::SetBitIndices& indices,
+                                          soa::EnumerationStrategy strategy,
+                                          core::BitmapRef<core::DeviceAtomics> const& bitmap) {
+  cudart::device_buffer<std::uint32_t> r(bitmap.size(), "R");
+  cudart::device_buffer<std::uint32_t> count(1, "R length");
+  indices.set_strategy(strategy);
+  indices.enumerate(bitmap, r.data(), count.data());
+  return read_r(r, count);
+}
+
+/// The three enumerations once (untimed; also makes enumerate_flat's storage), compared with
+/// each other and with the statistics' block count. Returns the failure, or "".
 std::string check_enumerations(soa::SetBitIndices& indices,
                                core::BitmapRef<core::DeviceAtomics> const& bitmap,
                                std::uint64_t blocks_of_type,
                                EnumerateRow& row) {
-  cudart::device_buffer<std::uint32_t> r_h(bitmap.size(), "R (hierarchical)");
+  std::vector<std::uint32_t> const tiled =
+      enumerate_once(indices, soa::EnumerationStrategy::tiled, bitmap);
+  std::vector<std::uint32_t> const chunked =
+      enumerate_once(indices, soa::EnumerationStrategy::chunked, bitmap);
   cudart::device_buffer<std::uint32_t> r_f(bitmap.size(), "R (flat)");
-  cudart::device_buffer<std::uint32_t> counts(2, "R lengths");
-  indices.enumerate(bitmap, r_h.data(), counts.data());
-  indices.enumerate_flat(bitmap.words(), bitmap.size(), r_f.data(), counts.data() + 1);
-  HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
-  std::vector<std::uint32_t> const hierarchical = read_r(r_h, counts);
-  std::uint32_t const n_flat                    = cudart::value_to_host(counts.data() + 1);
-  std::vector<std::uint32_t> const flat =
-      n_flat > r_f.size() ? std::vector<std::uint32_t>{} : cudart::to_host(r_f.data(), n_flat);
-  row.r_blocks = static_cast<std::uint32_t>(hierarchical.size());
-  if (hierarchical != flat)
-    return "hierarchical R (" + std::to_string(hierarchical.size()) + " blocks) != flat R (" +
+  cudart::device_buffer<std::uint32_t> n_f(1, "R length (flat)");
+  indices.enumerate_flat(bitmap.words(), bitmap.size(), r_f.data(), n_f.data());
+  std::vector<std::uint32_t> const flat = read_r(r_f, n_f);
+  row.r_blocks                          = static_cast<std::uint32_t>(tiled.size());
+  if (tiled != chunked)
+    return "tiled R (" + std::to_string(tiled.size()) + " blocks) != chunked R (" +
+           std::to_string(chunked.size()) + " blocks)";
+  if (tiled != flat)
+    return "tiled R (" + std::to_string(tiled.size()) + " blocks) != flat R (" +
            std::to_string(flat.size()) + " blocks)";
-  if (hierarchical.size() != blocks_of_type)
-    return "R has " + std::to_string(hierarchical.size()) + " blocks, the statistics " +
+  if (tiled.size() != blocks_of_type)
+    return "R has " + std::to_string(tiled.size()) + " blocks, the statistics " +
            std::to_string(blocks_of_type);
   return "";
 }
@@ -146,8 +159,13 @@ EnumerateRow measure(EnumerateBenchOptions const& o, std::uint32_t factor) {
       check_enumerations(indices, bitmap, heap.statistics().types[0].allocated_blocks, row);
   cudart::device_buffer<std::uint32_t> r(row.blocks, "R");
   cudart::device_buffer<std::uint32_t> count(1, "R length");
-  row.hierarchical = time_repeated(
-      o.warmup, o.repeats, nullptr, [&] { indices.enumerate(bitmap, r.data(), count.data()); });
+  auto const hierarchical = [&](soa::EnumerationStrategy strategy) {
+    indices.set_strategy(strategy);
+    return time_repeated(
+        o.warmup, o.repeats, nullptr, [&] { indices.enumerate(bitmap, r.data(), count.data()); });
+  };
+  row.tiled                     = hierarchical(soa::EnumerationStrategy::tiled);
+  row.chunked                   = hierarchical(soa::EnumerationStrategy::chunked);
   row.flat                      = time_repeated(o.warmup, o.repeats, nullptr, [&] {
     indices.enumerate_flat(bitmap.words(), row.blocks, r.data(), count.data());
   });
@@ -172,32 +190,35 @@ void print_header(EnumerateBenchOptions const& o) {
       static_cast<unsigned long long>(problem_blocks(o.objects)));
   std::printf(
       "  median of %d runs after %d warm-up (CUDA events); R = the blocks of allocated[T]; "
-      "launches = kernels of one hierarchical enumeration\n",
+      "tiled = one kernel; launches = kernels of one chunked enumeration; parallel_do uses "
+      "the tiled one\n",
       o.repeats,
       o.warmup);
-  std::printf("  %6s %10s %6s %8s | %9s | %12s %10s %12s | %9s\n",
+  std::printf("  %6s %10s %6s %8s | %9s | %9s %10s %10s %12s | %12s\n",
               "factor",
               "M",
               "levels",
               "launches",
               "|R|",
-              "hierarch. ms",
+              "tiled ms",
+              "chunked ms",
               "flat ms",
               "parallel_do",
-              "flat/hier");
+              "chunked/tiled");
 }
 
 void print_row(EnumerateRow const& r) {
-  std::printf("  %6u %10u %6u %8u | %9u | %12.4f %10.4f %12.4f | %9.2f%s\n",
+  std::printf("  %6u %10u %6u %8u | %9u | %9.4f %10.4f %10.4f %12.4f | %12.2f%s\n",
               r.factor,
               r.blocks,
               r.levels,
               r.launches,
               r.r_blocks,
-              r.hierarchical.median_ms,
+              r.tiled.median_ms,
+              r.chunked.median_ms,
               r.flat.median_ms,
               r.parallel_do.median_ms,
-              r.flat.median_ms / r.hierarchical.median_ms,
+              r.chunked.median_ms / r.tiled.median_ms,
               r.failure.empty() ? "" : ("  CHECK FAILED: " + r.failure).c_str());
 }
 
@@ -216,7 +237,8 @@ void csv_rows(std::FILE* csv, EnumerateRow const& r) {
                  s.max_ms,
                  r.failure.empty() ? "ok" : "FAILED");
   };
-  row("enumerate_hierarchical", r.hierarchical);
+  row("enumerate_tiled", r.tiled);
+  row("enumerate_chunked", r.chunked);
   row("enumerate_flat", r.flat);
   row("parallel_do", r.parallel_do);
 }

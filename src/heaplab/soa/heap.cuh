@@ -172,16 +172,17 @@ class Heap {
     ensure_scratch();
     if constexpr (concrete_types_under<T>(std::make_index_sequence<Types::num_types>{}) == 1 &&
                   !Types::template is_abstract<T>) {
-      // T is its only concrete type: R first, then the iteration bitmaps of R's blocks only,
-      // then the method (the same steps and order as below, without the pass over all M
-      // headers).
+      // T is its only concrete type: R, with the iteration bitmaps of R's blocks set as it is
+      // enumerated, then the method (the same steps and order as below, without the pass over
+      // all M headers; with the tiled enumeration two kernels in all).
       constexpr std::uint32_t t   = Types::template type_id<T>;
       std::uint32_t* const blocks = block_array_.data();
       std::uint32_t* const count  = blocks + plan_.num_blocks;
-      indices_->enumerate(ref_.core().allocated(t), blocks, count, stream());
-      detail::copy_iteration_bitmaps_of_kernel<Types, T>
-          <<<grid_for(plan_.num_blocks), detail::kThreadsPerBlock, 0, stream()>>>(
-              ref_, blocks, count);
+      indices_->enumerate(ref_.core().allocated(t),
+                          blocks,
+                          count,
+                          stream(),
+                          detail::CopyIterationBitmap<Types, T>{ref_});
       after_launch();
       launch_parallel_do_kernel<T, Method>(blocks, count, args...);
     } else {

@@ -1,19 +1,27 @@
 // Enumerating a bitmap's set bits into a sorted array of positions, on the GPU. parallel_do
 // builds its block array R from allocated[U] with it (DynaSOAr sec. 3.7 Fig. 8).
 //
-//   soa::SetBitIndices indices(max_bits);   // owns the scratch (lists, counts, chunk totals)
+//   soa::SetBitIndices indices(max_bits);   // owns the scratch (lists, counts, tile states)
 //   indices.enumerate(bitmap, d_out, d_count, stream);             // core::BitmapRef, or
 //   indices.enumerate(words, layout, d_out, d_count, stream);      // words + BitmapLayout
 //   // d_out[0 .. *d_count) = positions of the set level-0 bits, ascending
+//   indices.enumerate(bitmap, d_out, d_count, stream, visit);      // and visit(b) for each b
 //   indices.enumerate_flat(level0_words, num_bits, d_out, d_count, stream);   // the same result
 //
-// enumerate: the hierarchical enumeration (DynaSOAr Alg. 5, sec. 4.1.5) top-down over the levels
-// of a core::BitmapLayout: only containers whose summary bit is set are read, so the work is
+// enumerate: the hierarchical enumeration (DynaSOAr Alg. 5, sec. 4.1.5) over the levels of a
+// core::BitmapLayout: only level-0 containers whose summary bit is set are read, so the work is
 // proportional to the set bits plus the selected containers, not to the number of bits M. Unlike
 // the paper's variant (an atomic counter per container, R unsorted) every level is an ordered
-// compaction, so R is sorted. One one-block kernel for the top levels, then two kernels on a
-// fixed grid (a multiple of the SM count) per lower level; set_bit_plan.hpp has the steps and
-// the ordering argument, detail/set_bit_kernels.cuh the kernels.
+// compaction, so R is sorted. Two strategies (set_bit_plan.hpp has the steps and the ordering
+// argument, detail/set_bit_kernels.cuh the kernels):
+//   tiled (the default): ONE kernel, a thread block per 64 level-0 containers, the tiles'
+//     offsets by a decoupled look-back; O(M / 4096) blocks that read one summary word each;
+//   chunked: top-down over all levels, a one-block kernel for the top levels, then two kernels
+//     on a fixed grid (a multiple of the SM count) per lower level; work independent of M.
+// An optional visitor (a trivially copyable functor with `__device__ void operator()(uint32_t)
+// const`) runs once on every entry of R before the enumeration's last kernel ends (tiled: in
+// the same kernel; chunked: one more kernel). parallel_do copies its blocks' iteration bitmaps
+// this way.
 //
 // enumerate_flat: cub::DeviceSelect::If over the positions 0..num_bits-1 with the predicate "bit
 // set" on level 0 only: O(M), kept as the baseline of `heaplab_bench enumerate` (Fig. 14B).
@@ -26,6 +34,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include <thrust/iterator/counting_iterator.h>
 #include <cub/device/device_select.cuh>
@@ -52,7 +61,15 @@ struct BitIsSet {
 /// Blocks per multiprocessor of the chunked kernels' fixed grid.
 inline constexpr unsigned kChunkBlocksPerMultiprocessor = 2;
 
+/// Threads per block of the tiled kernel (one per level-0 container of a tile and more, so that
+/// the writes and the visits spread over 8 warps).
+inline constexpr unsigned kTileThreads = 256;
+
 }  // namespace detail
+
+/// How enumerate() runs (set_bit_plan.hpp): `automatic` takes `tiled` when the bitmap has fewer
+/// than 2^30 bits (its counts fit a tile state), else `chunked`.
+enum class EnumerationStrategy { automatic, tiled, chunked };
 
 class SetBitIndices {
  public:
@@ -60,24 +77,34 @@ class SetBitIndices {
   /// grows if a larger bitmap is passed later; enumerate_flat's storage is made on its first
   /// call). max_bits == 0 makes no CUDA call.
   explicit SetBitIndices(std::uint32_t max_bits = 0) {
-    reserve(core::BitmapLayout::for_bits(max_bits));
+    if (max_bits == 0) return;
+    reserve(core::BitmapLayout::for_bits(max_bits), nullptr);
+    // The zeroed ticket counter and tile states must be in place before a kernel on any stream.
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(nullptr));
   }
 
   /// Writes the positions of the set level-0 bits of the hierarchical bitmap `words` (a device
   /// array of layout.total_words words, level 0 first, as core::BitmapRef keeps it) to d_out in
   /// ascending order and their number to *d_count (both device memory; d_out has room for
-  /// layout.num_bits entries). Bits past a level's level_bits are ignored. Asynchronous on
-  /// `stream`; the scratch is reused, so calls on different streams must not overlap.
+  /// layout.num_bits entries), then calls visit(d_out[i]) for each of them (see the top of the
+  /// file). Bits past a level's level_bits are ignored. Asynchronous on `stream`; the scratch is
+  /// reused, so calls on different streams must not overlap.
+  template <class Visit = detail::NoVisit>
   void enumerate(std::uint64_t const* words,
                  core::BitmapLayout const& layout,
                  std::uint32_t* d_out,
                  std::uint32_t* d_count,
-                 cudaStream_t stream = 0) {
+                 cudaStream_t stream = 0,
+                 Visit const& visit  = Visit{}) {
     if (layout.num_levels == 0) {
       HEAPLAB_CUDA_TRY(cudaMemsetAsync(d_count, 0, sizeof(std::uint32_t), stream));
       return;
     }
-    reserve(layout);
+    reserve(layout, stream);
+    if (uses_tiles(layout)) {
+      enumerate_tiled(words, layout, d_out, d_count, stream, visit);
+      return;
+    }
     detail::EnumerationPlan const plan = detail::EnumerationPlan::for_layout(layout);
     std::uint32_t const lowest         = plan.one_block_lowest;
     detail::enumerate_top_levels_kernel<detail::kOneBlockThreads>
@@ -85,15 +112,29 @@ class SetBitIndices {
             words, layout, lowest, list(0), list(1), d_out, output_count(lowest, d_count));
     HEAPLAB_CHECK_LAUNCH();
     for (std::uint32_t l = lowest; l-- > 0;) chunked_step(words, layout, l, d_out, d_count, stream);
+    if constexpr (!std::is_same_v<Visit, detail::NoVisit>) {
+      detail::visit_kernel<<<chunk_grid_, detail::kChunkThreads, 0, stream>>>(
+          d_out, d_count, visit);
+      HEAPLAB_CHECK_LAUNCH();
+    }
   }
 
   /// enumerate() on a bitmap's words and layout (a core::BitmapRef into device memory).
-  template <class Atomics>
+  template <class Atomics, class Visit = detail::NoVisit>
   void enumerate(core::BitmapRef<Atomics> const& bitmap,
                  std::uint32_t* d_out,
                  std::uint32_t* d_count,
-                 cudaStream_t stream = 0) {
-    enumerate(bitmap.words(), bitmap.layout(), d_out, d_count, stream);
+                 cudaStream_t stream = 0,
+                 Visit const& visit  = Visit{}) {
+    enumerate(bitmap.words(), bitmap.layout(), d_out, d_count, stream, visit);
+  }
+
+  /// The strategy of later enumerate() calls (tests and `heaplab_bench enumerate` pick one).
+  void set_strategy(EnumerationStrategy s) { strategy_ = s; }
+  [[nodiscard]] EnumerationStrategy strategy() const { return strategy_; }
+  /// Whether enumerate() takes the tiled kernel for `layout` under the current strategy.
+  [[nodiscard]] bool uses_tiles(core::BitmapLayout const& layout) const {
+    return strategy_ != EnumerationStrategy::chunked && detail::tiled_fits(layout);
   }
 
   /// The flat enumeration: the positions of the set bits among the first num_bits bits of
@@ -125,7 +166,8 @@ class SetBitIndices {
   [[nodiscard]] std::size_t temp_storage_bytes() const {
     return (lists_[0].size() + lists_[1].size() + counts_.size() + chunk_totals_.size()) *
                sizeof(std::uint32_t) +
-           flat_temp_bytes_;
+           tile_states_.size() * sizeof(std::uint64_t) +
+           tickets_.size() * sizeof(unsigned long long) + flat_temp_bytes_;
   }
 
   /// Blocks of the chunked kernels' grid (0 before the first non-empty reservation).
@@ -163,14 +205,45 @@ class SetBitIndices {
     HEAPLAB_CHECK_LAUNCH();
   }
 
-  /// Lists for `layout`, the per-level counts and the chunk totals of the fixed grid.
-  void reserve(core::BitmapLayout const& layout) {
+  /// The tiled kernel: one launch of tiles_for(layout) blocks; tickets and epoch advanced.
+  template <class Visit>
+  void enumerate_tiled(std::uint64_t const* words,
+                       core::BitmapLayout const& layout,
+                       std::uint32_t* d_out,
+                       std::uint32_t* d_count,
+                       cudaStream_t stream,
+                       Visit const& visit) {
+    std::uint32_t const tiles = detail::tiles_for(layout);
+    if (++epoch_ == 0) {  // 2^32 enumerations: clear the states before epoch 1 comes back
+      HEAPLAB_CUDA_TRY(cudaMemsetAsync(
+          tile_states_.data(), 0, tile_states_.size() * sizeof(std::uint64_t), stream));
+      epoch_ = 1;
+    }
+    detail::TileTickets const tickets{tickets_.data(), ticket_base_};
+    ticket_base_ += tiles;
+    detail::enumerate_tiles_kernel<detail::kTileThreads>
+        <<<tiles, detail::kTileThreads, 0, stream>>>(
+            words, layout, tickets, tile_states_.data(), epoch_, d_out, d_count, visit);
+    HEAPLAB_CHECK_LAUNCH();
+  }
+
+  /// Lists for `layout`, the per-level counts, the chunk totals of the fixed grid and the tile
+  /// states.
+  void reserve(core::BitmapLayout const& layout, cudaStream_t stream) {
     if (layout.num_levels == 0) return;
     if (chunk_grid_ == 0) {
       chunk_grid_ = detail::kChunkBlocksPerMultiprocessor *
                     static_cast<unsigned>(cudart::multiprocessor_count());
       counts_       = Buffer(core::kBitmapMaxLevels, "set-bit enumeration list lengths");
       chunk_totals_ = Buffer(chunk_grid_, "set-bit enumeration chunk totals");
+      tickets_      = cudart::device_buffer<unsigned long long>(1, "set-bit enumeration tickets");
+      HEAPLAB_CUDA_TRY(cudaMemsetAsync(tickets_.data(), 0, sizeof(unsigned long long), stream));
+    }
+    if (std::uint32_t const tiles = detail::tiles_for(layout); tiles > tile_states_.size()) {
+      // Zeroed (epoch 0, never used): a new buffer holds no state of this epoch.
+      tile_states_ = cudart::device_buffer<std::uint64_t>(tiles, "set-bit enumeration tile states");
+      HEAPLAB_CUDA_TRY(
+          cudaMemsetAsync(tile_states_.data(), 0, tiles * sizeof(std::uint64_t), stream));
     }
     detail::EnumerationPlan const plan = detail::EnumerationPlan::for_layout(layout);
     for (std::uint32_t k = 0; k < 2; ++k)
@@ -197,6 +270,11 @@ class SetBitIndices {
   Buffer counts_;        // counts_[l] = |list(l)|
   Buffer chunk_totals_;  // one per block of the chunked grid
   unsigned chunk_grid_ = 0;
+  cudart::device_buffer<std::uint64_t> tile_states_;   // one per tile (TileState)
+  cudart::device_buffer<unsigned long long> tickets_;  // the tile ticket counter
+  unsigned long long ticket_base_ = 0;                 // its value when the next launch starts
+  std::uint32_t epoch_            = 0;                 // of the last tiled enumeration
+  EnumerationStrategy strategy_   = EnumerationStrategy::automatic;
   cudart::device_buffer<unsigned char> flat_temp_;
   std::size_t flat_temp_bytes_ = 0;
 };

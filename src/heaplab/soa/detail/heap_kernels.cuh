@@ -60,23 +60,22 @@ __global__ void copy_iteration_bitmaps_kernel(HeapRef<Types> heap) {
 }
 
 /// parallel_do step 1 when T is its only concrete type: the same for the blocks of R =
-/// blocks[0 .. *count) (allocated[T], enumerated just before), so the step costs O(|R|) instead
-/// of a pass over all M block headers (DynaSOAr Fig. 14B: a do-all's cost must not grow with
-/// the heap).
+/// allocated[T], as the enumeration's visitor (SetBitIndices::enumerate), so it costs O(|R|)
+/// instead of a pass over all M block headers (DynaSOAr Fig. 14B: a do-all's cost must not grow
+/// with the heap) and, with the tiled enumeration, no kernel of its own. Each block of R is
+/// visited once, so no two threads write one iteration bitmap.
 template <class Types, class T>
-__global__ void copy_iteration_bitmaps_of_kernel(HeapRef<Types> heap,
-                                                 std::uint32_t const* blocks,
-                                                 std::uint32_t const* count) {
-  constexpr std::uint32_t n = Types::template capacity<T>;
-  auto const& core          = heap.core();
-  for (std::uint64_t i = global_thread_1d(); i < *count; i += grid_stride_1d()) {
-    std::uint32_t const b = blocks[i];
+struct CopyIterationBitmap {
+  HeapRef<Types> heap;
+  __device__ void operator()(std::uint32_t b) const {
+    constexpr std::uint32_t n = Types::template capacity<T>;
+    auto const& core          = heap.core();
     std::uint64_t const live =
         core.blocks().load_alloc_bitmap(b, core::MemoryOrder::relaxed) & core::low_bits(n);
     core::DeviceAtomics::store(
         core.blocks().iter_bitmap_address(b), live, core::MemoryOrder::relaxed);
   }
-}
+};
 
 /// parallel_do step 2, one kernel per concrete type U (DynaSOAr sec. 2.1 footnote 2): N_U
 /// consecutive threads per block of R = blocks[0 .. *count) (sec. 3.7 Fig. 7), grid-stride.

@@ -1,8 +1,19 @@
-// The arithmetic of the hierarchical set-bit enumeration (DynaSOAr Alg. 5, sec. 4.1.5), shared by
-// the GPU kernels (set_bit_kernels.cuh) and a sequential host run of the same steps
-// (enumerate_by_chunks, which the CPU test compares with core::BitmapRef::indices()).
+// The arithmetic of the GPU set-bit enumeration (DynaSOAr Alg. 5, sec. 4.1.5), shared by the GPU
+// kernels (set_bit_kernels.cuh) and sequential host runs of the same steps (enumerate_by_chunks,
+// enumerate_by_tiles, which the CPU test compares with core::BitmapRef::indices()). Two
+// strategies compute the same R (set_bit_indices.cuh chooses):
 //
-// The enumeration goes top-down. list(l) is the ascending list of the selected containers of
+// TILED (one kernel; the default). The level-0 containers are cut into tiles of kTileContainers
+// = 64, tile t being the containers whose summary bits form level-1 container t. A thread block
+// per tile reads that one summary word, reads only the selected level-0 containers, and
+// scans their popcounts; the tiles' exclusive prefix comes from a single-pass decoupled
+// look-back over per-tile state words (TileState), and each tile writes its bits from there.
+// The levels above 1 are not read: at quiescence the levels are consistent (App. A.5 Def. 1), so
+// level 1 alone selects exactly the non-empty level-0 containers. Cost: O(M / 4096) thread blocks
+// that each read one word, plus O(set bits + selected containers); one launch.
+//
+// CHUNKED (the hierarchical top-down form, 1 + 2 per lower level kernels). The enumeration goes
+// top-down. list(l) is the ascending list of the selected containers of
 // level l: those whose summary bit b^{l+1} is set; list(top) = [0], the single top container.
 // Step l turns list(l) into list(l-1) (for l = 0: into R, the positions of the set level-0
 // bits): every container of list(l) contributes its set bits c * 64 + k, in list order. That is an
@@ -11,7 +22,7 @@
 // |list(l-1)|), independent of the level's size; only containers whose summary bit is set are
 // read, which is correct at quiescence (levels consistent, App. A.5 Def. 1).
 //
-// Two executions of a step: the top levels (every level l >= 1 with at most
+// Two executions of a chunked step: the top levels (every level l >= 1 with at most
 // kOneBlockMaxContainers containers, and the top level) run in ONE thread block, one level after
 // the other, in one kernel; the lower levels run chunked over a fixed grid of G blocks: list(l)
 // is cut into G contiguous chunks (chunk_range), one kernel counts each chunk's bits, a second
@@ -113,6 +124,65 @@ struct EnumerationPlan {
   HEAPLAB_HD_INLINE constexpr std::uint32_t chunked_steps() const { return one_block_lowest; }
 };
 
+/// Level-0 containers per tile of the tiled enumeration: one level-1 word's worth, so tile t is
+/// selected by level-1 container t.
+inline constexpr std::uint32_t kTileContainers = 64;
+
+/// The tiled enumeration's state word of one tile (decoupled look-back): bits 63..32 the epoch
+/// of the enumeration that wrote it (a word of another epoch reads as "not yet published"), bits
+/// 31..30 the status, bits 29..0 the value: the tile's own number of set bits (aggregate) or
+/// that number plus every earlier tile's (inclusive). One 64-bit word, so a reader sees epoch,
+/// status and value of one write together.
+struct TileState {
+  static constexpr std::uint32_t kAggregate = 1;
+  static constexpr std::uint32_t kInclusive = 2;
+  /// Values (set-bit counts) must stay below this: bitmaps of fewer bits take the tiled path.
+  static constexpr std::uint32_t kMaxValue = (1u << 30) - 1u;
+
+  HEAPLAB_HD_INLINE static constexpr std::uint64_t pack(std::uint32_t epoch,
+                                                        std::uint32_t status,
+                                                        std::uint32_t value) {
+    return (std::uint64_t{epoch} << 32) | (std::uint64_t{status} << 30) | (value & kMaxValue);
+  }
+  HEAPLAB_HD_INLINE static constexpr std::uint32_t epoch(std::uint64_t w) {
+    return static_cast<std::uint32_t>(w >> 32);
+  }
+  HEAPLAB_HD_INLINE static constexpr std::uint32_t status(std::uint64_t w) {
+    return static_cast<std::uint32_t>(w >> 30) & 3u;
+  }
+  HEAPLAB_HD_INLINE static constexpr std::uint32_t value(std::uint64_t w) {
+    return static_cast<std::uint32_t>(w) & kMaxValue;
+  }
+};
+
+/// Tiles of the tiled enumeration of `layout`: ceil(containers(0) / 64), which is containers(1)
+/// (0 for an empty layout).
+HEAPLAB_HD_INLINE constexpr std::uint32_t tiles_for(core::BitmapLayout const& layout) {
+  return layout.num_levels == 0 ? 0u
+                                : (layout.containers(0) + kTileContainers - 1u) / kTileContainers;
+}
+
+/// Whether the tiled enumeration can take `layout` (its counts fit TileState's value field).
+HEAPLAB_HD_INLINE constexpr bool tiled_fits(core::BitmapLayout const& layout) {
+  return layout.num_levels > 0 && layout.num_bits <= TileState::kMaxValue;
+}
+
+/// Level-0 container `k` of tile `tile` (k < kTileContainers) as the tiled enumeration reads it:
+/// 0 past the level's last container or when the summary bit k of level-1 container `tile` is
+/// clear (the container is then not read); a one-level bitmap has no summary and one container.
+HEAPLAB_HD_INLINE std::uint64_t tile_container(std::uint64_t const* words,
+                                               core::BitmapLayout const& layout,
+                                               std::uint32_t tile,
+                                               std::uint32_t k) {
+  std::uint32_t const c = tile * kTileContainers + k;
+  if (c >= layout.containers(0)) return 0;
+  if (layout.num_levels >= 2u) {
+    std::uint64_t const summary = LevelView::of(words, layout, 1).container(tile);
+    if (((summary >> k) & 1u) == 0) return 0;
+  }
+  return LevelView::of(words, layout, 0).container(c);
+}
+
 #if !HEAPLAB_DEVICE_CODE
 /// Writes the set bits of list[r.begin .. r.end) (containers of `level`) in order to out[at ..];
 /// returns the position after the last one written.
@@ -164,6 +234,34 @@ inline std::vector<std::uint32_t> enumerate_by_chunks(std::uint64_t const* words
     list                  = step_by_chunks(LevelView::of(words, layout, l), list, g);
   }
   return list;
+}
+
+/// The tiled enumeration's steps run sequentially: each tile's containers as the kernel reads
+/// them (tile_container), the tiles' aggregates, their exclusive prefix (what the look-back
+/// computes), then each tile's bits from its prefix. Must equal BitmapRef::indices().
+inline std::vector<std::uint32_t> enumerate_by_tiles(std::uint64_t const* words,
+                                                     core::BitmapLayout const& layout) {
+  std::uint32_t const tiles = tiles_for(layout);
+  std::vector<std::uint32_t> prefix(tiles + 1u, 0);
+  for (std::uint32_t t = 0; t < tiles; ++t) {
+    std::uint32_t aggregate = 0;
+    for (std::uint32_t k = 0; k < kTileContainers; ++k)
+      aggregate += static_cast<std::uint32_t>(core::popcount(tile_container(words, layout, t, k)));
+    prefix[t + 1u] = prefix[t] + aggregate;
+  }
+  std::vector<std::uint32_t> out(prefix[tiles]);
+  for (std::uint32_t t = 0; t < tiles; ++t) {
+    std::uint32_t at = prefix[t];
+    for (std::uint32_t k = 0; k < kTileContainers; ++k) {
+      std::uint64_t word = tile_container(words, layout, t, k);
+      while (word != 0) {
+        out.at(at++) = (t * kTileContainers + k) * 64u +
+                       static_cast<std::uint32_t>(core::find_first_set(word));
+        word &= word - 1u;
+      }
+    }
+  }
+  return out;
 }
 #endif
 
