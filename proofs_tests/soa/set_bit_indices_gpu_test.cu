@@ -6,7 +6,8 @@
 // full, the last bit alone, sparse, dense, clustered; garbage past every level's last bit, which
 // all must ignore. One SetBitIndices serves every size in turn (its tile tickets and epochs carry
 // over); at 2^24 + 1 bits the tiled grid (4,097 blocks) is larger than what fits on the GPU at
-// once. The visitor runs exactly once per entry of R.
+// once. The visitor runs exactly once per entry of R. Under stream capture the enumeration falls
+// back to the chunked kernels, and a captured graph gives R at every replay.
 #include "heaplab/soa/set_bit_indices.cuh"
 
 #include <cuda_runtime_api.h>
@@ -14,6 +15,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gpu_test.hpp"
@@ -146,6 +148,43 @@ TEST(SetBitIndicesGpu, TheVisitorRunsOnceOnEveryEntryOfR) {
       }
     }
   }
+}
+
+TEST(SetBitIndicesGpu, AnEnumerationCapturedIntoAGraphIsRightAtEveryReplay) {
+  HEAPLAB_REQUIRE_GPU();
+  // The tiled kernel takes its ticket base and epoch from the host at launch; a graph would
+  // replay them, so under capture enumerate() runs the chunked kernels. Replays interleaved with
+  // direct tiled enumerations (which advance the tickets and the epoch) must all give R.
+  std::mt19937_64 rng(5);
+  bitmaps::BitmapCase const c = bitmaps::make_bitmap(300000, bitmaps::BitPattern::runs, rng);
+  cudaStream_t stream         = nullptr;
+  HEAPLAB_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  soa::SetBitIndices indices(c.layout.num_bits);
+  indices.set_strategy(soa::EnumerationStrategy::tiled);
+  DeviceBitmap d(c.words, c.layout.num_bits);
+  EXPECT_TRUE(indices.uses_tiles(c.layout, stream));
+  cudaGraph_t graph = nullptr;
+  HEAPLAB_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  EXPECT_FALSE(indices.uses_tiles(c.layout, stream));
+  indices.enumerate(d.words.data(), c.layout, d.out.data(), d.count.data(), stream);
+  HEAPLAB_CUDA_TRY(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  HEAPLAB_CUDA_TRY(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 3; ++replay) {
+    SCOPED_TRACE("replay " + std::to_string(replay));
+    EXPECT_EQ(d.run([&](cudaStream_t s) { HEAPLAB_CUDA_TRY(cudaGraphLaunch(exec, s)); }, stream),
+              c.truth);
+    EXPECT_EQ(d.run(
+                  [&](cudaStream_t s) {
+                    indices.enumerate(d.words.data(), c.layout, d.out.data(), d.count.data(), s);
+                  },
+                  stream),
+              c.truth)
+        << "a direct (tiled) enumeration between replays";
+  }
+  HEAPLAB_CUDA_TRY(cudaGraphExecDestroy(exec));
+  HEAPLAB_CUDA_TRY(cudaGraphDestroy(graph));
+  HEAPLAB_CUDA_TRY(cudaStreamDestroy(stream));
 }
 
 TEST(SetBitIndicesGpu, TheBitmapRefOverloadAndAStreamOfItsOwn) {

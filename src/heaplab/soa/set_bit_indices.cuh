@@ -67,8 +67,11 @@ inline constexpr unsigned kTileThreads = 256;
 
 }  // namespace detail
 
-/// How enumerate() runs (set_bit_plan.hpp): `automatic` takes `tiled` when the bitmap has fewer
-/// than 2^30 bits (its counts fit a tile state), else `chunked`.
+/// How enumerate() runs (set_bit_plan.hpp). `automatic` and `tiled` take the tiled kernel where
+/// it can run: the bitmap has fewer than 2^30 bits (its counts fit a tile state) and the stream
+/// is not being captured into a CUDA graph (the tiled kernel's ticket base and epoch are host-side
+/// values baked into its arguments, so a replayed graph would reuse them); otherwise `chunked`,
+/// which has no state between calls.
 enum class EnumerationStrategy { automatic, tiled, chunked };
 
 class SetBitIndices {
@@ -78,7 +81,9 @@ class SetBitIndices {
   /// call). max_bits == 0 makes no CUDA call.
   explicit SetBitIndices(std::uint32_t max_bits = 0) {
     if (max_bits == 0) return;
-    reserve(core::BitmapLayout::for_bits(max_bits), nullptr);
+    core::BitmapLayout const layout = core::BitmapLayout::for_bits(max_bits);
+    reserve(layout);
+    reserve_tiles(layout, nullptr);
     // The zeroed ticket counter and tile states must be in place before a kernel on any stream.
     HEAPLAB_CUDA_TRY(cudaStreamSynchronize(nullptr));
   }
@@ -100,8 +105,8 @@ class SetBitIndices {
       HEAPLAB_CUDA_TRY(cudaMemsetAsync(d_count, 0, sizeof(std::uint32_t), stream));
       return;
     }
-    reserve(layout, stream);
-    if (uses_tiles(layout)) {
+    reserve(layout);
+    if (uses_tiles(layout, stream)) {
       enumerate_tiled(words, layout, d_out, d_count, stream, visit);
       return;
     }
@@ -132,9 +137,11 @@ class SetBitIndices {
   /// The strategy of later enumerate() calls (tests and `heaplab_bench enumerate` pick one).
   void set_strategy(EnumerationStrategy s) { strategy_ = s; }
   [[nodiscard]] EnumerationStrategy strategy() const { return strategy_; }
-  /// Whether enumerate() takes the tiled kernel for `layout` under the current strategy.
-  [[nodiscard]] bool uses_tiles(core::BitmapLayout const& layout) const {
-    return strategy_ != EnumerationStrategy::chunked && detail::tiled_fits(layout);
+  /// Whether enumerate() takes the tiled kernel for `layout` on `stream` under the current
+  /// strategy (see EnumerationStrategy).
+  [[nodiscard]] bool uses_tiles(core::BitmapLayout const& layout, cudaStream_t stream) const {
+    return strategy_ != EnumerationStrategy::chunked && detail::tiled_fits(layout) &&
+           !capturing(stream);
   }
 
   /// The flat enumeration: the positions of the set bits among the first num_bits bits of
@@ -205,6 +212,12 @@ class SetBitIndices {
     HEAPLAB_CHECK_LAUNCH();
   }
 
+  static bool capturing(cudaStream_t stream) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    HEAPLAB_CUDA_TRY(cudaStreamIsCapturing(stream, &status));
+    return status != cudaStreamCaptureStatusNone;
+  }
+
   /// The tiled kernel: one launch of tiles_for(layout) blocks; tickets and epoch advanced.
   template <class Visit>
   void enumerate_tiled(std::uint64_t const* words,
@@ -213,6 +226,7 @@ class SetBitIndices {
                        std::uint32_t* d_count,
                        cudaStream_t stream,
                        Visit const& visit) {
+    reserve_tiles(layout, stream);
     std::uint32_t const tiles = detail::tiles_for(layout);
     if (++epoch_ == 0) {  // 2^32 enumerations: clear the states before epoch 1 comes back
       HEAPLAB_CUDA_TRY(cudaMemsetAsync(
@@ -227,28 +241,37 @@ class SetBitIndices {
     HEAPLAB_CHECK_LAUNCH();
   }
 
-  /// Lists for `layout`, the per-level counts, the chunk totals of the fixed grid and the tile
-  /// states.
-  void reserve(core::BitmapLayout const& layout, cudaStream_t stream) {
+  /// Lists for `layout`, the per-level counts and the chunk totals of the fixed grid (no
+  /// initialization: the chunked kernels write before they read).
+  void reserve(core::BitmapLayout const& layout) {
     if (layout.num_levels == 0) return;
     if (chunk_grid_ == 0) {
       chunk_grid_ = detail::kChunkBlocksPerMultiprocessor *
                     static_cast<unsigned>(cudart::multiprocessor_count());
       counts_       = Buffer(core::kBitmapMaxLevels, "set-bit enumeration list lengths");
       chunk_totals_ = Buffer(chunk_grid_, "set-bit enumeration chunk totals");
-      tickets_      = cudart::device_buffer<unsigned long long>(1, "set-bit enumeration tickets");
-      HEAPLAB_CUDA_TRY(cudaMemsetAsync(tickets_.data(), 0, sizeof(unsigned long long), stream));
-    }
-    if (std::uint32_t const tiles = detail::tiles_for(layout); tiles > tile_states_.size()) {
-      // Zeroed (epoch 0, never used): a new buffer holds no state of this epoch.
-      tile_states_ = cudart::device_buffer<std::uint64_t>(tiles, "set-bit enumeration tile states");
-      HEAPLAB_CUDA_TRY(
-          cudaMemsetAsync(tile_states_.data(), 0, tiles * sizeof(std::uint64_t), stream));
     }
     detail::EnumerationPlan const plan = detail::EnumerationPlan::for_layout(layout);
     for (std::uint32_t k = 0; k < 2; ++k)
       if (plan.list_entries[k] > lists_[k].size())
         lists_[k] = Buffer(plan.list_entries[k], "set-bit enumeration list");
+  }
+
+  /// The tiled kernel's ticket counter and tile states for `layout`, zeroed on `stream` when
+  /// made. Never called under stream capture (the memsets would go into the graph), so the
+  /// zeroing happens once, before the first tiled launch on that stream.
+  void reserve_tiles(core::BitmapLayout const& layout, cudaStream_t stream) {
+    if (!tickets_) {
+      tickets_ = cudart::device_buffer<unsigned long long>(1, "set-bit enumeration tickets");
+      HEAPLAB_CUDA_TRY(cudaMemsetAsync(tickets_.data(), 0, sizeof(unsigned long long), stream));
+      ticket_base_ = 0;
+    }
+    if (std::uint32_t const tiles = detail::tiles_for(layout); tiles > tile_states_.size()) {
+      // Zeroed (epoch 0, never used): a new buffer holds no state of any epoch.
+      tile_states_ = cudart::device_buffer<std::uint64_t>(tiles, "set-bit enumeration tile states");
+      HEAPLAB_CUDA_TRY(
+          cudaMemsetAsync(tile_states_.data(), 0, tiles * sizeof(std::uint64_t), stream));
+    }
   }
 
   void reserve_flat(std::uint32_t num_bits) {
