@@ -158,12 +158,13 @@ class Heap {
   /// Runs (obj->*Method)(args...) for every object of T and of T's concrete subtypes that exists
   /// when the call is made (DynaSOAr sec. 2.1, 3.7). First every such block's iteration bitmap
   /// is set to its allocation bitmap (one kernel over the block headers; for a T without
-  /// subtypes over the blocks of R = allocated[T] only, enumerated first); then, per concrete
-  /// type U (a separate kernel each, sec. 2.1 footnote 2), allocated[U] is enumerated into the
-  /// sorted block array R and N_U consecutive threads run the objects of each block whose
-  /// iteration bit is set. Objects created by the methods are not visited; a method may delete
-  /// its own object and objects of types that are not T or a subtype of T, and allocate any
-  /// type. Asynchronous; args are copied into the kernels.
+  /// subtypes over the blocks of R = allocated[T] only, by the enumeration of R itself, its
+  /// visitor); then, per concrete type U (a separate kernel each, sec. 2.1 footnote 2),
+  /// allocated[U] is enumerated into the sorted block array R (SetBitIndices, one tiled kernel)
+  /// and N_U consecutive threads run the objects of each block whose iteration bit is set. Objects
+  /// created by the methods are not visited; a method may delete its own object and objects of
+  /// types that are not T or a subtype of T, and allocate any type. Asynchronous; args are copied
+  /// into the kernels.
   template <class T, auto Method, class... Args>
   void parallel_do(Args const&... args) {
     static_assert(Types::template contains<T>, "parallel_do<T>: T is not in this heap's type list");
