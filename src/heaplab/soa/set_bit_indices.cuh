@@ -136,7 +136,6 @@ class SetBitIndices {
 
   /// The strategy of later enumerate() calls (tests and `heaplab_bench enumerate` pick one).
   void set_strategy(EnumerationStrategy s) { strategy_ = s; }
-  [[nodiscard]] EnumerationStrategy strategy() const { return strategy_; }
   /// Whether enumerate() takes the tiled kernel for `layout` on `stream` under the current
   /// strategy (see EnumerationStrategy).
   [[nodiscard]] bool uses_tiles(core::BitmapLayout const& layout, cudaStream_t stream) const {
