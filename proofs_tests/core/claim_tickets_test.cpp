@@ -114,3 +114,61 @@ TEST(ClaimTickets, WithTicketsTheSameBurstOpensCeilDemandOverCapacityBlocksPerTy
   EXPECT_EQ(o.nulls, 0u);
   EXPECT_EQ(o.allocated, 96u + 48u);
 }
+
+namespace {
+
+/// One run's holders in lock step: 4 threads each allocate 16 objects of T0 (N = 64) on an empty
+/// heap of 2 blocks; thread 0's tickets start the run (the opener), threads 1-3 wait for it.
+/// Returns, per thread, the slots of block `block` it owns at the end (bit s: slot s).
+std::vector<std::uint64_t> one_run_in_lock_step(std::uint32_t& block, std::uint64_t& blocks_used) {
+  using K = harness::ThreadOp::Kind;
+  harness::HeapWorkload w;
+  w.config            = harness::make_config({8}, 2, 1);
+  w.seed_salt         = 7;
+  w.barrier           = false;
+  w.drain             = false;
+  w.oom_retries       = 2;
+  w.claim_wait_rounds = core::kDefaultClaimWaitRounds;
+  w.threads.assign(4, {{K::allocate, 0, 16}});
+  w.mailbox_cells = 1;
+  auto run        = std::make_shared<harness::HeapRun<core::ObservedAtomics>>(w);
+  sched::Program p;
+  for (std::uint32_t i = 0; i < w.threads.size(); ++i)
+    p.threads.push_back([run, i] { run->thread_body(i); });
+  p.check = [run](std::vector<sched::Event> const& events) { return run->final_check(&events); };
+  p.describe_address = [run](void const* a) { return run->describe(a); };
+  RoundRobinStrategy rr;
+  sched::RunResult const r = sched::run_program(p, rr);
+  EXPECT_EQ(r.outcome, sched::Outcome::passed) << r.message;
+  EXPECT_EQ(run->allocations(), 64u);
+  std::vector<std::uint64_t> slots(w.threads.size(), 0);
+  block                 = core::kNotFound;
+  blocks_used           = 0;
+  auto const free_words = run->heap().bitmap_words(core::StateBitmap::free_blocks);
+  for (std::uint32_t b = 0; b < w.config.num_blocks; ++b) {
+    if (((free_words[0] >> b) & 1u) != 0) continue;
+    ++blocks_used;
+    block = b;
+  }
+  if (block == core::kNotFound) return slots;
+  for (std::uint32_t s = 0; s < 64; ++s) {
+    std::uint32_t const owner = run->owner_of(core::SlotRef{block, s});
+    if (owner < slots.size()) slots[owner] |= std::uint64_t{1} << s;
+  }
+  return slots;
+}
+
+}  // namespace
+
+// find_or_claim_block "Ticket slots": the holders of one run aim at the slots of their tickets,
+// so in lock step each gets exactly them: thread i (tickets 16i .. 16i + 15) slots 16i .. 16i + 15
+// of the one block the run opened. With the search starting at a random rotation (as a lookup's),
+// they would pick overlapping ranges, retry and end up with other slots.
+TEST(ClaimTickets, TheHoldersOfOneRunGetTheSlotsOfTheirTickets) {
+  std::uint32_t block                    = 0;
+  std::uint64_t blocks_used              = 0;
+  std::vector<std::uint64_t> const slots = one_run_in_lock_step(block, blocks_used);
+  ASSERT_EQ(blocks_used, 1u);  // one run of 64 tickets: one block
+  for (std::uint32_t i = 0; i < slots.size(); ++i)
+    EXPECT_EQ(slots[i], std::uint64_t{0xFFFF} << (16 * i)) << "thread " << i;
+}

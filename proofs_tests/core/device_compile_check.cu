@@ -10,9 +10,10 @@ __global__ void core_device_compile_check(core::HeapRef<core::DeviceAtomics> hea
                                           std::uint32_t t,
                                           std::uint32_t k) {
   std::uint64_t const seed = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
-  std::uint32_t const b    = heap.find_or_claim_block(t, 1, seed);
+  core::BlockPick const p  = heap.find_or_claim_block(t, 1, seed);
+  std::uint32_t const b    = p.block;
   if (b == core::kNotFound) return;
-  core::ReserveResult const r = heap.blocks().try_reserve(b, k, seed);
+  core::ReserveResult const r = heap.blocks().try_reserve(b, k, p.reserve_seed);
   if (r.ok() && heap.commit_reservation(t, b, r)) {
     out[seed] = core::SlotRef{b, static_cast<std::uint32_t>(core::find_first_set(r.slots))};
     heap.release_slots(t, b, r.slots);

@@ -171,6 +171,12 @@ class HeapRun {
   [[nodiscard]] core::HostHeap const& heap() const { return heap_; }
   [[nodiscard]] std::uint64_t allocations() const { return allocations_.load(); }
   [[nodiscard]] std::uint64_t out_of_memory() const { return oom_.load(); }
+  /// Owner of a slot nobody holds (the ownership log, owner_of).
+  static constexpr std::uint32_t kNoOwner = 0xFFFFFFFFu;
+  /// The thread that owns slot r now (its allocation was logged and not freed), or kNoOwner.
+  [[nodiscard]] std::uint32_t owner_of(core::SlotRef r) const {
+    return owner_[slot_index(r)].load(std::memory_order_relaxed);
+  }
   /// The run's heap as the protocol sees it (claim_wait_rounds applied).
   [[nodiscard]] core::HeapStorage storage() const { return ref_.storage(); }
   /// Under the scheduler: the run's claim-ticket paths are added to `sink` by final_check.
@@ -336,7 +342,6 @@ class HeapRun {
   }
 
  private:
-  static constexpr std::uint32_t kNoOwner = 0xFFFFFFFFu;
   static constexpr std::uint32_t kMailbox = 0xFFFFFFFEu;
 
   struct Owned {

@@ -94,9 +94,19 @@ struct HeapStorage {
   /// bitmap, the level-0 scans, the slot pick in a block) starts at a rotation derived from the
   /// caller's seed. false: the ablation of DynaSOAr Fig. 12C (*-NoShift): every search starts at
   /// bit 0, so it finds the lowest set bit (the lowest zero bit for slots). For measurements.
+  /// Either way a claim-ticket holder's slot pick starts at its ticket slot (find_or_claim_block
+  /// "Ticket slots"): that is part of the claim tickets, not a rotation.
   bool rotate_bitmaps = true;
 };
 static_assert(std::is_trivially_copyable_v<HeapStorage>);
+
+/// The block find_or_claim_block picked for a reservation, and the seed of the reservation's slot
+/// search in it (BlockHeadersRef::try_reserve starts at rotation(reserve_seed, 0)). block ==
+/// kNotFound: out of memory.
+struct BlockPick {
+  std::uint32_t block        = kNotFound;
+  std::uint64_t reserve_seed = 0;
+};
 
 /// Slots reserved in one block by one coalescing round (HeapRef::reserve_slots): bit s of
 /// `slots` is slot s. block == kNotFound (slots 0) is the null result (out of memory).
@@ -144,8 +154,9 @@ class HeapRef {
 
   // ---------------------------------------------------------------- allocation, step by step
   // The steps a coalescing warp leader (soa/, issue 5) calls:
-  //   bid = find_or_claim_block(T, seed)        kNotFound: out of memory
-  //   r   = blocks().try_reserve(bid, k, seed)  up to k slots; r.ok() false: pick a block again
+  //   p   = find_or_claim_block(T, k, seed)     p.block kNotFound: out of memory
+  //   r   = blocks().try_reserve(p.block, k, p.reserve_seed)
+  //                                             up to k slots; r.ok() false: pick a block again
   //   if (commit_reservation(T, bid, r)) ...    false: the block had changed type; rolled back
   // reserve_slots() below is this loop for up to k slots (the leader's round), allocate() its
   // k = 1 case.
@@ -212,8 +223,10 @@ class HeapRef {
   /// A block to reserve up to k slots of type t in: an active block of type t, else (claim
   /// tickets below) the block opened for the caller's run of tickets, else a freshly initialized
   /// one, else one that a level-0 scan finds in active[t] (it may have become active while the
-  /// lookups ran or an upper level lagged). kNotFound: out of memory (no free block and no active
-  /// block of t was observed).
+  /// lookups ran or an upper level lagged). block kNotFound: out of memory (no free block and no
+  /// active block of t was observed). The reserve seed is search_seed(seed), except for a block
+  /// from the claim-ticket path (the run's block, or a waiter's lookup result), where it is the
+  /// caller's ticket slot (below).
   ///
   /// Claim tickets (issue 13, cold-start bursts; not in the papers). DynaSOAr Alg. 1 opens a new
   /// block whenever the active lookups fail. When many warps allocate at once on an empty heap,
@@ -234,11 +247,21 @@ class HeapRef {
   /// lookup result: possibly full, invalid or of another type by the time of the reservation, which
   /// try_reserve / commit_reservation handle (App. A.3). An opener that finds no free block
   /// publishes kNotFound, releasing its waiters.
-  HEAPLAB_HD std::uint32_t find_or_claim_block(std::uint32_t t,
-                                               std::uint32_t k,
-                                               std::uint64_t seed) const {
+  ///
+  /// Ticket slots. The holders of a run's tickets share the run's block: ticket j of the run
+  /// (j = 0 .. N_t - 1; the caller's first ticket in the run, 0 for the opener) is slot j of the
+  /// block, and a holder's slot search starts there (reserve_seed = j: try_reserve takes the
+  /// lowest free slots at or after j, wrapping). So the holders of one run aim at disjoint slots
+  /// and do not take each other's (with random rotations, the holders that arrive together picked
+  /// overlapping slots and retried). The slots are not reserved for them: an allocation whose
+  /// lookup found the block may take a slot first, and the holder then takes the next free ones
+  /// (or finds the block full and starts another round), as before. Only the search start
+  /// changes, not the protocol (H100, docs/results.md "Ticket slots").
+  HEAPLAB_HD BlockPick find_or_claim_block(std::uint32_t t,
+                                           std::uint32_t k,
+                                           std::uint64_t seed) const {
     std::uint32_t b = find_active_block(t, seed);
-    if (b != kNotFound) return b;
+    if (b != kNotFound) return BlockPick{b, search_seed(seed)};
     if (claim_tickets_on()) {
       ClaimTicket const ticket = take_claim_tickets(t, k);
       if (ticket.opens) {
@@ -254,20 +277,22 @@ class HeapRef {
         // MUTANT claim_wait_miss_is_oom: a waiter that was not served (its wait timed out, or
         // the run's opener found no free block) answers out of memory without looking for a
         // free or active block itself (docs/mutants.md).
-        if constexpr (mutant::claim_wait_miss_is_oom) return b;
+        if constexpr (mutant::claim_wait_miss_is_oom) return BlockPick{b, ticket.slot};
       }
-      if (b != kNotFound) return b;
+      if (b != kNotFound) return BlockPick{b, ticket.slot};
     }
     b = claim_free_block(t, seed);
-    if (b != kNotFound) return b;
-    return active(t).find_set_scan(search_seed(seed));
+    if (b == kNotFound) b = active(t).find_set_scan(search_seed(seed));
+    return BlockPick{b, search_seed(seed)};
   }
 
-  /// k claim tickets of type t: whether they start a run (the caller opens its block) and which
-  /// run the caller opens or waits for.
+  /// k claim tickets of type t: whether they start a run (the caller opens its block), which run
+  /// the caller opens or waits for, and the caller's ticket slot in that run's block (its first
+  /// ticket's offset in the run; 0 for the opener, whose tickets in its run start the run).
   struct ClaimTicket {
-    bool opens        = false;
-    std::uint64_t run = 0;
+    bool opens         = false;
+    std::uint64_t run  = 0;
+    std::uint32_t slot = 0;
   };
   HEAPLAB_HD ClaimTicket take_claim_tickets(std::uint32_t t, std::uint32_t k) const {
     std::uint64_t const n = s_.capacities[t];
@@ -276,8 +301,8 @@ class HeapRef {
     std::uint64_t const last = first + k - 1u;
     // A run starts among the tickets: open the last such run (for k > N_t several start; the
     // caller's own slots come from the block it opens, the run of its last ticket).
-    if (first % n == 0 || first / n != last / n) return ClaimTicket{true, last / n};
-    return ClaimTicket{false, first / n};
+    if (first % n == 0 || first / n != last / n) return ClaimTicket{true, last / n, 0};
+    return ClaimTicket{false, first / n, static_cast<std::uint32_t>(first % n)};
   }
 
  private:
@@ -352,10 +377,10 @@ class HeapRef {
                                     std::uint64_t& round) const {
     for (;; ++round) {
       std::uint64_t const s = detail::mix_seed(seed, round);
-      std::uint32_t const b = find_or_claim_block(t, k, s);
-      if (b == kNotFound) return SlotsRef{};
-      ReserveResult const r = blocks().try_reserve(b, k, search_seed(s));
-      if (r.ok() && commit_reservation(t, b, r)) return SlotsRef{b, r.slots};
+      BlockPick const p     = find_or_claim_block(t, k, s);
+      if (p.block == kNotFound) return SlotsRef{};
+      ReserveResult const r = blocks().try_reserve(p.block, k, p.reserve_seed);
+      if (r.ok() && commit_reservation(t, p.block, r)) return SlotsRef{p.block, r.slots};
       if constexpr (mutant::alloc_null_after_lost_round) {
         // MUTANT alloc_null_after_lost_round: gives up when the selected block filled up, was
         // deleted or changed type under it, instead of selecting another one (docs/mutants.md).
