@@ -399,12 +399,12 @@ class Heap {
 #endif
   }
 
-  /// Blocks for a grid-stride loop over n items: enough to fill the GPU (32 blocks of 256 per
-  /// multiprocessor), fewer for small n.
-  [[nodiscard]] unsigned grid_for(std::uint64_t n) const {
-    return cudart::grid_size(n,
-                             detail::kThreadsPerBlock,
-                             std::uint64_t{32} * static_cast<std::uint64_t>(multiprocessors_));
+  /// Blocks of `block_size` threads for a grid-stride loop over n items: enough to fill the GPU
+  /// (8,192 threads per multiprocessor: 32 blocks of 256), fewer for small n.
+  [[nodiscard]] unsigned grid_for(std::uint64_t n,
+                                  unsigned block_size = detail::kThreadsPerBlock) const {
+    std::uint64_t const per_sm = std::uint64_t{32} * detail::kThreadsPerBlock / block_size;
+    return cudart::grid_size(n, block_size, per_sm * static_cast<std::uint64_t>(multiprocessors_));
   }
 
   void ensure_scratch() {
@@ -443,8 +443,9 @@ class Heap {
                                  std::uint32_t const* count,
                                  Args const&... args) {
     std::uint64_t const max_threads = std::uint64_t{plan_.num_blocks} * Types::template capacity<U>;
+    constexpr unsigned block_size   = detail::kParallelDoThreadsPerBlock;
     detail::parallel_do_kernel<Types, U, Method, std::decay_t<Args>...>
-        <<<grid_for(max_threads), detail::kThreadsPerBlock, 0, stream()>>>(
+        <<<grid_for(max_threads, block_size), block_size, 0, stream()>>>(
             ref_, blocks, count, args...);
     after_launch();
   }

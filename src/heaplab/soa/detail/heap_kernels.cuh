@@ -17,6 +17,15 @@ namespace heaplab::soa::detail {
 
 inline constexpr unsigned kThreadsPerBlock = 256;
 
+/// Threads per CUDA block of parallel_do's method kernel (parallel_do_kernel). A CUDA block
+/// leaves its multiprocessor only when its slowest warp is done, and a method that allocates can
+/// stall one warp for a while (its leader's reservation rounds, a claim-ticket wait) while the
+/// block's other warps have finished: with 2 warps per block a stalled warp keeps one idle warp's
+/// slot, with 8 warps seven. Measured on an H100 (docs/results.md "parallel_do's block size"):
+/// wa-tor 2048x1024's move phase 94 -> 85 ms at 64 threads (512: 124 ms); 32 threads slowed the
+/// decide phase (61 vs 52 ms: at most 32 resident blocks per multiprocessor, so 32 warps).
+inline constexpr unsigned kParallelDoThreadsPerBlock = 64;
+
 /// Writes the state of an empty heap (storage_plan.hpp write_initial_state). A template only so
 /// that the header can be included by several translation units.
 template <class Types>
