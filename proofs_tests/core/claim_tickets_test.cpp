@@ -35,6 +35,38 @@ class RoundRobinStrategy final : public sched::Strategy {
   }
 };
 
+using Run = harness::HeapRun<core::ObservedAtomics>;
+
+/// A burst: `w` with no barrier, no drain and the GPU leader's 2 out-of-memory retries, run once
+/// in lock step. The heap is left as the burst leaves it (no frees).
+struct LockStepRun {
+  std::shared_ptr<Run> run;
+  sched::RunResult result;
+};
+LockStepRun run_in_lock_step(harness::HeapWorkload w) {
+  w.barrier       = false;
+  w.drain         = false;
+  w.oom_retries   = 2;
+  w.mailbox_cells = 1;
+  auto run        = std::make_shared<Run>(w);
+  sched::Program p;
+  for (std::uint32_t i = 0; i < w.threads.size(); ++i)
+    p.threads.push_back([run, i] { run->thread_body(i); });
+  p.check = [run](std::vector<sched::Event> const& events) { return run->final_check(&events); };
+  p.describe_address = [run](void const* a) { return run->describe(a); };
+  RoundRobinStrategy rr;
+  return LockStepRun{run, sched::run_program(p, rr)};
+}
+
+/// The blocks that are not free at the end of `run` (single-word free bitmap: <= 64 blocks).
+std::vector<std::uint32_t> used_blocks(Run const& run) {
+  std::vector<std::uint32_t> used;
+  auto const free_words = run.heap().bitmap_words(core::StateBitmap::free_blocks);
+  for (std::uint32_t b = 0; b < run.workload().config.num_blocks; ++b)
+    if (((free_words[0] >> b) & 1u) == 0) used.push_back(b);
+  return used;
+}
+
 struct BurstOutcome {
   std::vector<std::uint32_t> blocks_per_type;  // blocks holding objects of each type at the end
   std::uint64_t allocated = 0;                 // objects served
@@ -44,16 +76,12 @@ struct BurstOutcome {
 };
 
 /// The burst: 4 blocks; T0 (8 B, N = 64) 3 requests of 32 objects (96: 2 blocks), T1 (16 B,
-/// N = 32) 3 requests of 16 (48: 2 blocks); one request per thread, T0's threads first; the GPU
-/// leader's 2 out-of-memory retries. The heap is left as the burst leaves it (no frees).
+/// N = 32) 3 requests of 16 (48: 2 blocks); one request per thread, T0's threads first.
 BurstOutcome run_burst(std::uint32_t claim_wait_rounds) {
   using K = harness::ThreadOp::Kind;
   harness::HeapWorkload w;
   w.config            = harness::make_config({8, 16}, 4, 1);
   w.seed_salt         = 1;
-  w.barrier           = false;
-  w.drain             = false;
-  w.oom_retries       = 2;
   w.claim_wait_rounds = claim_wait_rounds;
   w.threads           = {{{K::allocate, 0, 32}},
                          {{K::allocate, 0, 32}},
@@ -61,26 +89,14 @@ BurstOutcome run_burst(std::uint32_t claim_wait_rounds) {
                          {{K::allocate, 1, 16}},
                          {{K::allocate, 1, 16}},
                          {{K::allocate, 1, 16}}};
-  w.mailbox_cells     = 1;
-  auto run            = std::make_shared<harness::HeapRun<core::ObservedAtomics>>(w);
-  sched::Program p;
-  for (std::uint32_t i = 0; i < w.threads.size(); ++i)
-    p.threads.push_back([run, i] { run->thread_body(i); });
-  p.check = [run](std::vector<sched::Event> const& events) { return run->final_check(&events); };
-  p.describe_address = [run](void const* a) { return run->describe(a); };
-  RoundRobinStrategy rr;
-  sched::RunResult const r = sched::run_program(p, rr);
+  LockStepRun const r = run_in_lock_step(w);
   BurstOutcome o;
-  o.outcome = r.outcome;
-  o.message = r.message;
+  o.outcome = r.result.outcome;
+  o.message = r.result.message;
   o.blocks_per_type.assign(w.config.num_types(), 0);
-  auto const free_words = run->heap().bitmap_words(core::StateBitmap::free_blocks);
-  for (std::uint32_t b = 0; b < w.config.num_blocks; ++b) {
-    bool const is_free = ((free_words[0] >> b) & 1u) != 0;
-    if (!is_free) ++o.blocks_per_type.at(run->heap().block_type(b));
-  }
-  o.allocated = run->allocations();
-  o.nulls     = run->out_of_memory();
+  for (std::uint32_t b : used_blocks(*r.run)) ++o.blocks_per_type.at(r.run->heap().block_type(b));
+  o.allocated = r.run->allocations();
+  o.nulls     = r.run->out_of_memory();
   return o;
 }
 
@@ -119,40 +135,23 @@ namespace {
 
 /// One run's holders in lock step: 4 threads each allocate 16 objects of T0 (N = 64) on an empty
 /// heap of 2 blocks; thread 0's tickets start the run (the opener), threads 1-3 wait for it.
-/// Returns, per thread, the slots of block `block` it owns at the end (bit s: slot s).
-std::vector<std::uint64_t> one_run_in_lock_step(std::uint32_t& block, std::uint64_t& blocks_used) {
+/// Returns, per thread, the slots it owns at the end in the one block used (bit s: slot s).
+std::vector<std::uint64_t> one_run_in_lock_step(std::size_t& blocks_used) {
   using K = harness::ThreadOp::Kind;
   harness::HeapWorkload w;
   w.config            = harness::make_config({8}, 2, 1);
   w.seed_salt         = 7;
-  w.barrier           = false;
-  w.drain             = false;
-  w.oom_retries       = 2;
   w.claim_wait_rounds = core::kDefaultClaimWaitRounds;
   w.threads.assign(4, {{K::allocate, 0, 16}});
-  w.mailbox_cells = 1;
-  auto run        = std::make_shared<harness::HeapRun<core::ObservedAtomics>>(w);
-  sched::Program p;
-  for (std::uint32_t i = 0; i < w.threads.size(); ++i)
-    p.threads.push_back([run, i] { run->thread_body(i); });
-  p.check = [run](std::vector<sched::Event> const& events) { return run->final_check(&events); };
-  p.describe_address = [run](void const* a) { return run->describe(a); };
-  RoundRobinStrategy rr;
-  sched::RunResult const r = sched::run_program(p, rr);
-  EXPECT_EQ(r.outcome, sched::Outcome::passed) << r.message;
-  EXPECT_EQ(run->allocations(), 64u);
+  LockStepRun const r = run_in_lock_step(w);
+  EXPECT_EQ(r.result.outcome, sched::Outcome::passed) << r.result.message;
+  EXPECT_EQ(r.run->allocations(), 64u);
   std::vector<std::uint64_t> slots(w.threads.size(), 0);
-  block                 = core::kNotFound;
-  blocks_used           = 0;
-  auto const free_words = run->heap().bitmap_words(core::StateBitmap::free_blocks);
-  for (std::uint32_t b = 0; b < w.config.num_blocks; ++b) {
-    if (((free_words[0] >> b) & 1u) != 0) continue;
-    ++blocks_used;
-    block = b;
-  }
-  if (block == core::kNotFound) return slots;
+  std::vector<std::uint32_t> const used = used_blocks(*r.run);
+  blocks_used                           = used.size();
+  if (used.size() != 1) return slots;
   for (std::uint32_t s = 0; s < 64; ++s) {
-    std::uint32_t const owner = run->owner_of(core::SlotRef{block, s});
+    std::uint32_t const owner = r.run->owner_of(core::SlotRef{used[0], s});
     if (owner < slots.size()) slots[owner] |= std::uint64_t{1} << s;
   }
   return slots;
@@ -165,9 +164,8 @@ std::vector<std::uint64_t> one_run_in_lock_step(std::uint32_t& block, std::uint6
 // of the one block the run opened. With the search starting at a random rotation (as a lookup's),
 // they would pick overlapping ranges, retry and end up with other slots.
 TEST(ClaimTickets, TheHoldersOfOneRunGetTheSlotsOfTheirTickets) {
-  std::uint32_t block                    = 0;
-  std::uint64_t blocks_used              = 0;
-  std::vector<std::uint64_t> const slots = one_run_in_lock_step(block, blocks_used);
+  std::size_t blocks_used                = 0;
+  std::vector<std::uint64_t> const slots = one_run_in_lock_step(blocks_used);
   ASSERT_EQ(blocks_used, 1u);  // one run of 64 tickets: one block
   for (std::uint32_t i = 0; i < slots.size(); ++i)
     EXPECT_EQ(slots[i], std::uint64_t{0xFFFF} << (16 * i)) << "thread " << i;
