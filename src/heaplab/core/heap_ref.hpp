@@ -157,7 +157,7 @@ class HeapRef {
   //   p   = find_or_claim_block(T, k, seed)     p.block kNotFound: out of memory
   //   r   = blocks().try_reserve(p.block, k, p.reserve_seed)
   //                                             up to k slots; r.ok() false: pick a block again
-  //   if (commit_reservation(T, bid, r)) ...    false: the block had changed type; rolled back
+  //   if (commit_reservation(T, p.block, r)) ... false: the block had changed type; rolled back
   // reserve_slots() below is this loop for up to k slots (the leader's round), allocate() its
   // k = 1 case.
 
