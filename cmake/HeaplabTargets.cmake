@@ -1,8 +1,10 @@
 # Helpers shared by every CMakeLists.txt of heaplab.
 #
 #   heaplab_configure_target(<target>)     warnings, -Werror, CUDA flags, debug checks, mutant
-#   heaplab_add_test(<name> SOURCES ... [LIBS ...] LABEL cpu|gpu|stress [TIMEOUT s])
-#                                          a GoogleTest binary registered per test case with CTest
+#   heaplab_add_test(<name> SOURCES ... [LIBS ...] LABEL cpu|gpu|stress [TIMEOUT s] [FAMILIES])
+#                                          a GoogleTest binary registered per test case with CTest;
+#                                          FAMILIES links every allocator family of the tree in
+#                                          (heaplab_link_families, src/heaplab/families)
 #
 # Labels: cpu (CI), gpu (skips with "no CUDA device" where none is present), sanitize (gpu
 # binaries under compute-sanitizer), stress (long, time-budgeted). docs/testing.md.
@@ -76,7 +78,7 @@ find_program(HEAPLAB_COMPUTE_SANITIZER compute-sanitizer
   HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin)
 
 function(heaplab_add_test name)
-  cmake_parse_arguments(T "" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "FAMILIES" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
   if(NOT T_LABEL MATCHES "^(cpu|gpu|stress)$")
     message(FATAL_ERROR "heaplab_add_test(${name}): LABEL must be cpu, gpu or stress")
   endif()
@@ -86,6 +88,9 @@ function(heaplab_add_test name)
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} heaplab::testing GTest::gtest GTest::gtest_main
                                         Threads::Threads)
+  if(T_FAMILIES)
+    heaplab_link_families(${name})
+  endif()
   heaplab_configure_target(${name})
   # A gtest SKIPPED line makes CTest report the test as skipped instead of passed. The regex has
   # no ']': gtest_discover_tests writes it into a bracket argument, and CMake 4.x ends that

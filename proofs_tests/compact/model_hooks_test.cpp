@@ -19,9 +19,10 @@
 #include "heaplab/model/interpreter.hpp"
 #include "heaplab/soa/host_config.hpp"
 
-namespace check = heaplab::check;
-namespace core  = heaplab::core;
-namespace model = heaplab::model;
+namespace check    = heaplab::check;
+namespace core     = heaplab::core;
+namespace model    = heaplab::model;
+namespace schedule = heaplab::schedule;
 
 namespace {
 
@@ -182,7 +183,7 @@ TEST(ModelDefragHooks, AScheduleStepGetsTheCapOfItsVariant) {
   // (48 KiB of records: 48 * 1024 / (12 (n + 1)) for Recompute-Shared, / 4 for -Global).
   auto cap_of = [&](std::uint32_t heap_n) {
     model::HeapModel m(config(40, heap_n));
-    return m.defrag(kT, model::defrag_options(step)).source_cap;
+    return m.defrag(kT, schedule::defrag_options(step)).source_cap;
   };
   EXPECT_EQ(cap_of(3), 1024u);  // the heap's n = 3
   step.n = 1;
@@ -191,10 +192,10 @@ TEST(ModelDefragHooks, AScheduleStepGetsTheCapOfItsVariant) {
   EXPECT_EQ(cap_of(3), 12288u);
   step.variant = heaplab::core::RewriteVariant::forwarding;
   EXPECT_EQ(cap_of(3), core::kUnlimitedSources);
-  EXPECT_EQ(model::defrag_options(step).n, std::optional<std::uint32_t>(1));
+  EXPECT_EQ(schedule::defrag_options(step).n, std::optional<std::uint32_t>(1));
   // A forced cap lowers the variant's, never raises it.
   step.variant               = heaplab::core::RewriteVariant::recompute_shared;
-  core::DefragOptions forced = model::defrag_options(step);
+  core::DefragOptions forced = schedule::defrag_options(step);
   forced.source_cap          = 5000;
   EXPECT_EQ(core::effective_source_cap(forced, 1), 2048u);
   forced.source_cap = 3;

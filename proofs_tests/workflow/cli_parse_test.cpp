@@ -121,8 +121,9 @@ TEST(CliParse, NestingAtTheLimitIsReadAndBracketsInStringsDoNotCount) {
   auto const r           = run_limited("show '" + file + "'", kSmallMemoryMib, kKillAfter);
   expect_error(r,
                "heaplab show: " + file +
-                   ":1:1: expected a schedule file (\"format\": \"heaplab-schedule\") or a failure "
-                   "file (\"format\": \"heaplab-failure\"), got an array");
+                   ":1:1: expected a failure file (\"format\": \"heaplab-failure\") or a heap "
+                   "schedule file (\"format\": \"heaplab-schedule\") or a rw schedule file "
+                   "(\"format\": \"heaplab-rw-schedule\"), got an array");
   // A description full of brackets is text, not nesting.
   std::string const brackets =
       write(dir, "brackets.json", schedule_text(kTwoSteps, std::string(100000, '[') + "\\\"{{{"));

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "cli_test_support.hpp"
+#include "heaplab/runner/failure_file.hpp"
 #include "heaplab/runner/registry.hpp"
-#include "heaplab/schedule/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
 
 namespace heaplab::workflow_test {
@@ -33,15 +33,13 @@ std::string read_bytes(fs::path const& p) {
 /// A failure file recorded by `runner` (divergence, snapshot-diff at step 3) whose schedule is
 /// wator.json, which the model passes: on a runner that runs here it is fixed.
 fs::path passing_failure_file(fs::path const& path, std::string const& runner) {
-  schedule::FailureFile f;
-  f.created        = "2026-11-22T10:11:12Z";
-  f.runner         = runner;
-  f.gpu            = runner == "gpu" ? "NVIDIA H200" : "none";
-  f.seed           = 5;
-  f.origin.command = "test";
-  f.failure        = {3, schedule::FailureKind::divergence, "snapshot-diff", "planted"};
-  f.schedule       = schedule::load(data_file("model/data/wator.json"));
-  schedule::write_failure(f, path);
+  runner::FailureFile f =
+      heap_failure(runner,
+                   {3, runner::FailureKind::divergence, "snapshot-diff", "planted"},
+                   "model/data/wator.json");
+  f.gpu  = runner == "gpu" ? "NVIDIA H200" : "none";
+  f.seed = 5;
+  runner::write_failure(f, path);
   return path;
 }
 
@@ -372,7 +370,7 @@ TEST(CliMinimize, LeavesNoTemporaryFileAfterSuccessOrFailure) {
   std::ofstream(out) << "old";
   Result const again = run("minimize -q " + quoted(file) + " -o " + quoted(out));
   EXPECT_EQ(again.status, 0) << again.output;
-  EXPECT_EQ(schedule::load_failure(out).schedule.steps.size(), 1u);
+  EXPECT_EQ(heap_schedule(runner::load_failure(out)).steps.size(), 1u);
 
   // The write fails after the minimization: exit 2, nothing written, nothing left behind.
   auto const failed_out = dir.path() / "failed.json";

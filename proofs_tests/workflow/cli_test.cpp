@@ -7,8 +7,8 @@
 #include <string>
 
 #include "cli_test_support.hpp"
+#include "heaplab/runner/failure_file.hpp"
 #include "heaplab/runner/registry.hpp"
-#include "heaplab/schedule/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
 
 namespace heaplab::workflow_test {
@@ -23,10 +23,10 @@ TEST(Cli, StressWithoutATerminalPrintsPlainProgressLinesAndPasses) {
   EXPECT_EQ(r.output.find('\r'), std::string::npos) << "no carriage returns without a terminal";
   EXPECT_GE(count(r.output, "\nstress: elapsed"), 3u) << r.output;
   std::regex const line(
-      "stress: elapsed +[0-9.]+ s \\| cases [0-9,]+ \\| steps [0-9,]+ \\| live objects [0-9,]+ \\| "
+      "stress: elapsed +[0-9.]+ s \\| cases [0-9,]+ \\| steps [0-9,]+ \\| live [0-9,]+ \\| "
       "heap fill +[0-9.]+% \\| defrags [0-9,]+ \\| failures 0");
   EXPECT_TRUE(std::regex_search(r.output, line)) << r.output;
-  EXPECT_NE(r.output.find("runner model, profile small"), std::string::npos);
+  EXPECT_NE(r.output.find("runner model (family heap), profile small"), std::string::npos);
   EXPECT_NE(r.output.find("seed 5"), std::string::npos);
   EXPECT_NE(r.output.find("heaplab stress: PASSED, no failures (seed 5)"), std::string::npos)
       << r.output;
@@ -91,14 +91,12 @@ TEST(Cli, ReplayOfAFailureFileRunsTheModelSaysWhyNotTheGpuAndReproduces) {
 
 TEST(Cli, ReplayOfAFileFromAnUnknownRunnerRunsTheModelAndSaysItIsNotChecked) {
   TempDir dir;
-  schedule::FailureFile f;
-  f.created        = "2026-11-22T10:11:12Z";
-  f.runner         = "fake-broken";
-  f.origin.command = "test";
-  f.failure        = {3, schedule::FailureKind::divergence, "snapshot-diff", "planted"};
-  f.schedule       = schedule::load(data_file("model/data/wator.json"));
-  auto const path  = dir.path() / "fake.json";
-  schedule::write_failure(f, path);
+  runner::FailureFile const f =
+      heap_failure("fake-broken",
+                   {3, runner::FailureKind::divergence, "snapshot-diff", "planted"},
+                   "model/data/wator.json");
+  auto const path = dir.path() / "fake.json";
+  runner::write_failure(f, path);
   Result const r = run("replay -q '" + path.string() + "'");
   EXPECT_EQ(r.status, 4) << "the runner that recorded the failure did not run\n" << r.output;
   EXPECT_NE(r.output.find("fake-broken side: not run: unknown runner 'fake-broken'"),
@@ -140,11 +138,11 @@ TEST(Cli, MinimizeWritesASmallerFailureFileThatReplays) {
   Result const r  = run("minimize '" + file.string() + "' -o '" + out.string() + "'");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("steps 4 -> 1"), std::string::npos) << r.output;
-  auto const small = schedule::load_failure(out);
-  EXPECT_EQ(small.schedule.steps.size(), 1u);
+  auto const small = runner::load_failure(out);
+  EXPECT_EQ(heap_schedule(small).steps.size(), 1u);
   EXPECT_EQ(small.origin.command, "minimize");
   EXPECT_EQ(small.origin.original_steps, std::optional<std::uint64_t>(4));
-  EXPECT_EQ(small.failure.kind, schedule::FailureKind::digest_mismatch);
+  EXPECT_EQ(small.failure.kind, runner::FailureKind::digest_mismatch);
   Result const replayed = run("replay --model '" + out.string() + "'");
   EXPECT_EQ(replayed.status, 1) << replayed.output;
   EXPECT_NE(replayed.output.find("reproduced"), std::string::npos) << replayed.output;
@@ -181,7 +179,7 @@ TEST(Cli, ShowPrintsAFailureFile) {
   EXPECT_NE(r.output.find("steps (4):"), std::string::npos) << r.output;
   Result const json = run("show --json '" + file.string() + "'");
   EXPECT_EQ(json.status, 0);
-  EXPECT_EQ(schedule::parse_failure(json.output), schedule::load_failure(file));
+  EXPECT_EQ(runner::parse_failure(json.output), runner::load_failure(file));
 }
 
 }  // namespace

@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "heaplab/schedule/failure_file.hpp"
+#include "heaplab/families/heap/family.hpp"
+#include "heaplab/runner/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
 #include "workflow_test_support.hpp"
 
@@ -83,19 +84,36 @@ inline Result run_on_terminal(std::vector<std::string> const& args) {
   return r;
 }
 
+/// A heap failure file recorded by `runner` (origin "test") with `record`, whose schedule is the
+/// data file `schedule_file` (under proofs_tests/).
+inline runner::FailureFile heap_failure(std::string const& runner,
+                                        runner::FailureRecord record,
+                                        std::string const& schedule_file) {
+  runner::FailureFile f;
+  f.created        = "2026-11-22T10:11:12Z";
+  f.runner         = runner;
+  f.origin.command = "test";
+  f.failure        = std::move(record);
+  f.schedule       = heap_family::family().wrap(schedule::load(data_file(schedule_file)));
+  return f;
+}
+
+/// The heap schedule of a heap failure file.
+inline schedule::Schedule const& heap_schedule(runner::FailureFile const& f) {
+  return heap_family::HeapFamily::unwrap(f.schedule);
+}
+
 /// A failure file from a model run whose pinned digest is wrong (proofs_tests/model/data), written
 /// as `name` in `dir`.
 inline std::filesystem::path digest_failure_file(TempDir const& dir,
                                                  std::string const& name = "digest.json") {
-  schedule::FailureFile f;
-  f.created        = "2026-11-22T10:11:12Z";
-  f.runner         = "model";
-  f.seed           = 77;
-  f.origin.command = "test";
-  f.failure        = {2, schedule::FailureKind::digest_mismatch, "graph-digest", "planted"};
-  f.schedule       = schedule::load(data_file("model/data/fails_digest.json"));
-  auto const path  = dir.path() / name;
-  schedule::write_failure(f, path);
+  runner::FailureFile f =
+      heap_failure("model",
+                   {2, runner::FailureKind::digest_mismatch, "graph-digest", "planted"},
+                   "model/data/fails_digest.json");
+  f.seed          = 77;
+  auto const path = dir.path() / name;
+  runner::write_failure(f, path);
   return path;
 }
 

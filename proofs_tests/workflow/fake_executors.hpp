@@ -13,19 +13,19 @@
 
 #include "heaplab/check/snapshot_utils.hpp"
 #include "heaplab/core/bitops.hpp"
+#include "heaplab/families/heap/differential.hpp"
+#include "heaplab/families/heap/model_executor.hpp"
 #include "heaplab/model/interpreter.hpp"
-#include "heaplab/runner/differential.hpp"
-#include "heaplab/runner/model_executor.hpp"
 #include "heaplab/schedule/schedule.hpp"
 
 namespace heaplab::workflow_test {
 
-using runner::ExecutedStep;
-using runner::ModelExecutor;
-using runner::PlacementPolicy;
+using heap_family::ExecutedStep;
+using heap_family::ModelExecutor;
+using heap_family::PlacementPolicy;
 
 /// Forwards to a ModelExecutor; subclasses override `tamper` to plant a bug in what it reports.
-class TamperingExecutor : public runner::StepExecutor {
+class TamperingExecutor : public heap_family::StepExecutor {
  public:
   explicit TamperingExecutor(std::uint64_t seed = 1)
       : inner_(PlacementPolicy::random_legal, seed) {}
@@ -175,7 +175,7 @@ class SpuriousOutOfMemoryExecutor final : public TamperingExecutor {
 /// a lookup that gives up too early makes). Its placements are legal, its heap is consistent;
 /// only oom-justified (check/oom_obligations.hpp) can tell. With drop_children, every
 /// parallel_do child allocation returns null (while blocks are free).
-class FreshBlocksOnlyExecutor final : public runner::StepExecutor {
+class FreshBlocksOnlyExecutor final : public heap_family::StepExecutor {
  public:
   explicit FreshBlocksOnlyExecutor(bool drop_children = false) : drop_children_(drop_children) {}
   [[nodiscard]] std::string name() const override { return "fake-fresh-blocks-only"; }
@@ -189,7 +189,7 @@ class FreshBlocksOnlyExecutor final : public runner::StepExecutor {
     ExecutedStep out;
     if (auto const* d = std::get_if<schedule::Defrag>(&step)) {
       out.defrag_passes =
-          static_cast<std::uint32_t>(m.defrag(d->type, model::defrag_options(*d)).passes.size());
+          static_cast<std::uint32_t>(m.defrag(d->type, schedule::defrag_options(*d)).passes.size());
     } else if (!std::holds_alternative<schedule::Check>(step)) {
       model::apply_nulling(m, plan);
       model::apply_deletes(m, plan);
@@ -322,8 +322,8 @@ class SelfCheckFailingExecutor final : public TamperingExecutor {
  protected:
   ExecutedStep before(schedule::Step const& step, schedule::StepPlan const& plan) override {
     if (step_ == at_)
-      throw runner::execution_check_failed(runner::checks::kParallelDoVisits,
-                                           "planted: visited 3 objects not live at launch");
+      throw heap_family::execution_check_failed(heap_family::checks::kParallelDoVisits,
+                                                "planted: visited 3 objects not live at launch");
     return inner_.execute(step, plan);
   }
 
@@ -369,8 +369,8 @@ class SwappedRootsExecutor final : public TamperingExecutor {
 };
 
 template <class Executor, class... Args>
-std::unique_ptr<runner::DifferentialRunner> differential(Args&&... args) {
-  return std::make_unique<runner::DifferentialRunner>(
+std::unique_ptr<heap_family::DifferentialRunner> differential(Args&&... args) {
+  return std::make_unique<heap_family::DifferentialRunner>(
       std::make_unique<Executor>(std::forward<Args>(args)...));
 }
 

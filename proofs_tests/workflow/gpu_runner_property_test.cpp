@@ -9,8 +9,7 @@
 //
 // GPU runs are nondeterministic, so shrinking is off; a failing case is written as a failure file
 // under $HEAPLAB_FAILURE_DIR (default failures/) and the test prints its path and the replay
-// command. Until CompactGpu is built (gpu::defrag_supported()), the schedules' defrag steps are
-// dropped (the id graph does not depend on them) and the test says so.
+// command.
 //
 // Cases: 100 per universe (RC_PARAMS="max_success=N" for more); 5 under a CUDA tool such as
 // compute-sanitizer, where kernels run 10-100x slower (HEAPLAB_GPU_PROPERTY_CASES overrides both).
@@ -23,7 +22,7 @@
 
 #include "gpu_runner_test_support.hpp"
 #include "gpu_test.hpp"
-#include "heaplab/runner/gpu/universe_gen.hpp"
+#include "heaplab/families/heap/gpu/universe_gen.hpp"
 #include "heaplab/schedule/generators.hpp"
 
 namespace gpu_runner_test {
@@ -40,16 +39,13 @@ void run_property(std::string const& universe_name) {
   for (std::size_t u = 0; u < gpu::universes().size(); ++u)
     if (gpu::universes()[u].name == universe_name) universe = u;
   ASSERT_LT(universe, gpu::universes().size()) << "no universe " << universe_name;
-  if (!gpu::defrag_supported())
-    std::cout << "[ NOTE     ] defrag steps are dropped from the schedules: CompactGpu is not "
-                 "built (gpu::defrag_supported() == false)\n";
   auto runner = gpu_runner();
   StepStats stats;
   std::uint64_t case_number = 0;
   int const cases           = property_cases();
   check_property_noshrink(cases, [&] {
     core::HeapConfig const config = *gpu::universe_config_gen(universe);
-    schedule::Schedule const s    = runnable_on_gpu(*schedule::gen::schedule_for(config));
+    schedule::Schedule const s    = *schedule::gen::schedule_for(config);
     ++case_number;
     ++stats.runs;
     runner::RunOutcome const outcome =

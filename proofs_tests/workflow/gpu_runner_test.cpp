@@ -11,7 +11,7 @@
 #include "gpu_runner_test_support.hpp"
 #include "gpu_test.hpp"
 #include "heaplab/core/expects.hpp"
-#include "heaplab/runner/differential.hpp"
+#include "heaplab/families/heap/differential.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/schedule/json.hpp"
 
@@ -67,7 +67,7 @@ TEST(GpuRunner, WatorWithoutDefragStepsPassesIncludingTheFinalGraphDigest) {
   ASSERT_EQ(s.steps.size(), 16u);
   ASSERT_TRUE(std::holds_alternative<schedule::Check>(s.steps.back()));
   ASSERT_TRUE(std::get<schedule::Check>(s.steps.back()).graph_digest.has_value());
-  auto model = runner::make_runner("model");
+  auto model = heap_family::make_runner("model");
   ASSERT_TRUE(model->run(s).ok()) << "the model does not pass wator.json without defrag steps";
   auto r = gpu_runner();
   StepStats stats;
@@ -78,23 +78,11 @@ TEST(GpuRunner, WatorWithoutDefragStepsPassesIncludingTheFinalGraphDigest) {
   std::cout << "[ STATS    ] " << stats.to_string() << "\n";
 }
 
-TEST(GpuRunner, WatorWithDefragStepsRunsOnlyWithCompactGpu) {
+TEST(GpuRunner, WatorWithItsDefragStepsPasses) {
   HEAPLAB_REQUIRE_GPU();
   Schedule const s = wator();
   auto r           = gpu_runner();
-  if (gpu::defrag_supported()) {
-    EXPECT_EQ(run_and_report(*r, s), "");
-    return;
-  }
-  // Until CompactGpu exists, the first defrag step (step 7) fails as a crash of that step with
-  // a clear message, and the steps before it pass.
-  runner::RunOutcome const outcome = r->run(s);
-  ASSERT_FALSE(outcome.ok());
-  EXPECT_EQ(outcome.failure->step, 7u);
-  EXPECT_EQ(outcome.failure->kind, runner::FailureKind::crash);
-  EXPECT_NE(outcome.failure->message.find("unsupported step: defrag (CompactGpu not built yet"),
-            std::string::npos)
-      << outcome.failure->message;
+  EXPECT_EQ(run_and_report(*r, s), "");
   EXPECT_TRUE(r->usable());
 }
 
@@ -131,7 +119,7 @@ TEST(GpuRunner, HeavilyDivergentWarpsTerminateAndMatchTheModel) {
 runner::RunOutcome run_with_fault(gpu::InjectedFault fault, Schedule const& s) {
   gpu::GpuExecutorOptions o;
   o.fault = fault;
-  runner::DifferentialRunner r(std::make_unique<gpu::GpuExecutor>(o));
+  heap_family::DifferentialRunner r(std::make_unique<gpu::GpuExecutor>(o));
   return r.run(s);
 }
 
@@ -157,7 +145,7 @@ TEST(GpuRunner, AWrongInitialPointerOnTheGpuIsADivergenceAtItsStep) {
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.failure->step, 1u);
   EXPECT_EQ(outcome.failure->kind, runner::FailureKind::divergence);
-  EXPECT_EQ(outcome.failure->check, runner::checks::kSnapshotDiff);
+  EXPECT_EQ(outcome.failure->check, heap_family::checks::kSnapshotDiff);
   ASSERT_TRUE(outcome.failure->diff.has_value());
   EXPECT_EQ(outcome.failure->diff->total, 1u) << outcome.failure->diff->to_string();
   EXPECT_EQ(outcome.failure->diff->differences.front().field, "refs[1]")
@@ -181,7 +169,7 @@ TEST(GpuRunner, AFreeTheGpuSkippedIsADivergenceAtItsStep) {
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.failure->step, 1u);
   EXPECT_EQ(outcome.failure->kind, runner::FailureKind::divergence);
-  EXPECT_EQ(outcome.failure->check, runner::checks::kSnapshotDiff);
+  EXPECT_EQ(outcome.failure->check, heap_family::checks::kSnapshotDiff);
   // The same schedule passes without the fault.
   auto r = gpu_runner();
   EXPECT_EQ(run_and_report(*r, s), "");

@@ -21,11 +21,12 @@
 #include <vector>
 
 #include "gpu_test.hpp"
+#include "heaplab/families/heap/family.hpp"
+#include "heaplab/families/heap/gpu/gpu_runner.hpp"
+#include "heaplab/families/heap/heap_runner.hpp"
+#include "heaplab/families/heap/report.hpp"
 #include "heaplab/runner/environment.hpp"
-#include "heaplab/runner/gpu/gpu_runner.hpp"
-#include "heaplab/runner/report.hpp"
-#include "heaplab/runner/runner.hpp"
-#include "heaplab/schedule/failure_file.hpp"
+#include "heaplab/runner/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
 #include "heaplab/schedule/schedule.hpp"
 #include "property.hpp"
@@ -38,7 +39,7 @@
 namespace gpu_runner_test {
 
 namespace runner   = heaplab::runner;
-namespace gpu      = heaplab::runner::gpu;
+namespace gpu      = heaplab::heap_family::gpu;
 namespace schedule = heaplab::schedule;
 namespace core     = heaplab::core;
 
@@ -59,7 +60,7 @@ inline std::filesystem::path failure_dir() {
 }
 
 /// The schedule without its defrag steps (the id graph is the same: defragmentation only moves
-/// objects), for runs where CompactGpu is not built (gpu::defrag_supported()).
+/// objects).
 inline schedule::Schedule without_defrag(schedule::Schedule s) {
   s.steps.erase(std::remove_if(s.steps.begin(),
                                s.steps.end(),
@@ -79,43 +80,37 @@ inline schedule::Schedule prefix_before_defrag(schedule::Schedule s) {
   return s;
 }
 
-/// What the GPU runs of a generated schedule: all of it where CompactGpu is built, else the
-/// schedule without defrag steps.
-inline schedule::Schedule runnable_on_gpu(schedule::Schedule s) {
-  return gpu::defrag_supported() ? std::move(s) : without_defrag(std::move(s));
-}
-
 /// The "gpu" runner (fails the test if it cannot be made; call HEAPLAB_REQUIRE_GPU() first).
-inline std::unique_ptr<runner::ScheduleRunner> gpu_runner() {
+inline std::unique_ptr<heap_family::HeapRunner> gpu_runner() {
   runner::RunnerOptions options;
   if (char const* ms = std::getenv("HEAPLAB_WATCHDOG_MS"); ms != nullptr && *ms != '\0')
-    options.watchdog_budget = std::chrono::milliseconds(std::strtol(ms, nullptr, 10));
+    options.watchdog_ms = static_cast<unsigned>(std::strtoul(ms, nullptr, 10));
   return gpu::make_gpu_runner(options);
 }
 
 /// Saves the failure of `schedule` on `r` as a failure file and returns one paragraph naming
 /// the failure, the file and the exact replay command (also printed to stdout at once, so a
 /// crash afterwards cannot lose it).
-inline std::string save_failure(runner::ScheduleRunner const& r,
+inline std::string save_failure(heap_family::HeapRunner const& r,
                                 schedule::Schedule const& s,
                                 runner::Failure const& failure,
                                 std::string const& origin,
                                 std::uint64_t seed) {
-  schedule::FailureFile f;
-  f.created        = schedule::utc_now_iso8601();
+  runner::FailureFile f;
+  f.created        = runner::utc_now_iso8601();
   f.git_commit     = runner::git_commit();
   f.gpu            = r.device_name();
   f.runner         = r.name();
   f.seed           = seed;
   f.origin.command = origin;
   f.failure        = failure.record();
-  f.schedule       = s;
+  f.schedule       = heap_family::family().wrap(s);
   std::ostringstream out;
   out << "FAILURE on runner " << r.name() << " at step " << failure.step << " ("
-      << failure.step_description << "): " << schedule::to_string(failure.kind) << ", check "
+      << failure.step_description << "): " << runner::to_string(failure.kind) << ", check "
       << failure.check << ": " << failure.message << "\n";
   try {
-    auto const path = std::filesystem::absolute(schedule::save_failure(f, failure_dir()));
+    auto const path = std::filesystem::absolute(runner::save_failure(f, failure_dir()));
     out << "  failure file: " << path.string() << "\n"
         << "  replay it:    " << heaplab_tool() << " replay " << path.string() << "\n";
   } catch (std::exception const& e) {
@@ -139,7 +134,7 @@ inline std::string save_failure(runner::ScheduleRunner const& r,
 
 /// Runs `s` on `r`; on a failure saves the failure file (origin "test") and returns the report
 /// paragraph (empty when the run passed). A hang ends the process.
-inline std::string run_and_report(runner::ScheduleRunner& r,
+inline std::string run_and_report(heap_family::HeapRunner& r,
                                   schedule::Schedule const& s,
                                   runner::StepCallback const& on_step = {}) {
   runner::RunOutcome const outcome = r.run(s, on_step);
@@ -237,12 +232,12 @@ struct StepStats {
                 defrag_passes = 0, moved = 0, max_live = 0;
   void add(runner::StepReport const& r) {
     ++steps;
-    created += r.created;
-    out_of_memory += r.out_of_memory;
-    deleted += r.deleted;
-    defrag_passes += r.defrag_passes;
-    moved += r.moved;
-    max_live = std::max<std::uint64_t>(max_live, r.live_objects);
+    created += r.count("created");
+    out_of_memory += r.count("out_of_memory");
+    deleted += r.count("deleted");
+    defrag_passes += r.count("defrag_passes");
+    moved += r.count("moved");
+    max_live = std::max<std::uint64_t>(max_live, r.live);
     if (r.op == "alloc") ++alloc_steps;
     if (r.op == "free") ++free_steps;
     if (r.op == "parallel_do") ++parallel_do_steps;

@@ -18,8 +18,9 @@
 #include <string>
 
 #include "gpu_test.hpp"
-#include "heaplab/runner/rw_registry.hpp"
-#include "heaplab/runner/rw_stress.hpp"
+#include "heaplab/families/rw/family.hpp"
+#include "heaplab/runner/registry.hpp"
+#include "heaplab/runner/stress.hpp"
 
 namespace hr = heaplab::runner;
 
@@ -33,26 +34,29 @@ std::uint64_t property_cases() {
 
 TEST(RwGpuProperties, GeneratedSchedulesRefineTheModelAndKeepTheCatalog) {
   HEAPLAB_REQUIRE_GPU();
-  std::string const why = hr::rw_unavailable_reason("rw-gpu");
+  std::string const why = hr::unavailable_reason("rw-gpu");
   ASSERT_TRUE(why.empty()) << "a GPU is present but rw-gpu cannot run: " << why;
-  auto runner = hr::make_rw_runner("rw-gpu");
-  hr::RwStressOptions o;
-  o.seconds                  = 600;  // the case count ends the run
-  o.max_cases                = property_cases();
-  o.seed                     = 20261124;
-  o.max_failures             = 3;
-  char const* dir            = std::getenv("HEAPLAB_FAILURE_DIR");
-  o.out_dir                  = dir != nullptr && *dir != '\0' ? dir : "failures";
-  hr::RwStressResult const r = hr::run_rw_stress(o, *runner);
+  hr::StressOptions o;
+  o.request.profile        = "mixed";
+  o.request.runner         = "rw-gpu";
+  o.seconds                = 600;  // the case count ends the run
+  o.max_cases              = property_cases();
+  o.seed                   = 20261124;
+  o.max_failures           = 3;
+  char const* dir          = std::getenv("HEAPLAB_FAILURE_DIR");
+  o.out_dir                = dir != nullptr && *dir != '\0' ? dir : "failures";
+  hr::StressResult const r = hr::run_stress(
+      heaplab::rw_family::family(), o, [](unsigned) { return hr::make_runner("rw-gpu"); });
   for (auto const& f : r.failures)
-    ADD_FAILURE() << hr::describe(f.failure) << "\n  failure file: "
+    ADD_FAILURE() << f.failure.message << "\n  failure file: "
                   << (f.path.empty() ? "(not written: " + f.save_error + ")" : f.path.string())
                   << "\n  replay: heaplab replay " << f.path.string();
   EXPECT_EQ(r.stats.cases, o.max_cases) << r.stop_reason;
-  EXPECT_GT(r.stats.run.pages, 0u) << "no page was handed out: the cases did not run";
+  EXPECT_GT(r.stats.counts.count("pages") ? r.stats.counts.at("pages") : 0u, 0u)
+      << "no page was handed out: the cases did not run";
   std::printf("rw-gpu: %llu cases, %llu pages handed out, %llu failures\n",
               static_cast<unsigned long long>(r.stats.cases),
-              static_cast<unsigned long long>(r.stats.run.pages),
+              static_cast<unsigned long long>(r.stats.counts.at("pages")),
               static_cast<unsigned long long>(r.stats.failures));
 }
 

@@ -19,10 +19,10 @@
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/check/snapshot_utils.hpp"
 #include "heaplab/core/expects.hpp"
+#include "heaplab/families/heap/gpu/gpu_runner.hpp"
+#include "heaplab/families/heap/gpu/type_map.hpp"
+#include "heaplab/families/heap/gpu/universe_gen.hpp"
 #include "heaplab/runner/environment.hpp"
-#include "heaplab/runner/gpu/gpu_runner.hpp"
-#include "heaplab/runner/gpu/type_map.hpp"
-#include "heaplab/runner/gpu/universe_gen.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/runner/stress.hpp"
 #include "heaplab/schedule/generators.hpp"
@@ -32,7 +32,7 @@ namespace {
 
 namespace check    = heaplab::check;
 namespace core     = heaplab::core;
-namespace gpu      = heaplab::runner::gpu;
+namespace gpu      = heaplab::heap_family::gpu;
 namespace runner   = heaplab::runner;
 namespace schedule = heaplab::schedule;
 
@@ -323,8 +323,8 @@ TEST(GpuUniverseGen, ConfigsMatchTheirUniverseAndSchedulesValidate) {
 // valid, the model side accepts them, and the failure-file path works, so a GPU failure of them
 // is about the GPU.
 
-std::unique_ptr<runner::ScheduleRunner> differential_model() {
-  return runner::make_runner("differential-model");
+std::unique_ptr<heap_family::HeapRunner> differential_model() {
+  return heap_family::make_runner("differential-model");
 }
 
 TEST(GpuRunnerSchedules, WatorVariantsPassOnTheModelSide) {
@@ -333,7 +333,7 @@ TEST(GpuRunnerSchedules, WatorVariantsPassOnTheModelSide) {
   EXPECT_EQ(prefix.steps.size(), 7u);
   EXPECT_EQ(none.steps.size(), 16u);
   for (auto const* s : {&prefix, &none}) {
-    EXPECT_TRUE(runner::make_runner("model")->run(*s).ok());
+    EXPECT_TRUE(heap_family::make_runner("model")->run(*s).ok());
     EXPECT_TRUE(differential_model()->run(*s).ok());
   }
 }
@@ -371,8 +371,7 @@ TEST(GpuRunnerSchedules, ThePropertyPipelinePassesOnTheModelSide) {
     auto const start = std::chrono::steady_clock::now();
     gpu_runner_test::check_property_noshrink(30, [&] {
       core::HeapConfig const config = *gpu::universe_config_gen(u);
-      schedule::Schedule const s =
-          gpu_runner_test::runnable_on_gpu(*schedule::gen::schedule_for(config));
+      schedule::Schedule const s    = *schedule::gen::schedule_for(config);
       ++stats.runs;
       auto const outcome = r->run(s, [&](runner::StepReport const& rep) { stats.add(rep); });
       RC_ASSERT(outcome.ok());
@@ -394,21 +393,21 @@ TEST(GpuRunnerHarness, AFailureBecomesAFileWithTheReplayCommand) {
   runner::Failure f;
   f.step                   = 4;
   f.kind                   = runner::FailureKind::divergence;
-  f.check                  = runner::checks::kSnapshotDiff;
+  f.check                  = heap_family::checks::kSnapshotDiff;
   f.message                = "1 differences from the model; first: ...";
   f.step_description       = "parallel_do<Cell> ...";
-  auto model               = runner::make_runner("model");
+  auto model               = heap_family::make_runner("model");
   std::string const report = gpu_runner_test::save_failure(*model, s, f, "property", 17);
   ::unsetenv("HEAPLAB_FAILURE_DIR");
   std::vector<std::filesystem::path> files;
   for (auto const& e : std::filesystem::directory_iterator(dir)) files.push_back(e.path());
   ASSERT_EQ(files.size(), 1u) << report;
-  schedule::FailureFile const back = schedule::load_failure(files.front());
+  runner::FailureFile const back = runner::load_failure(files.front());
   EXPECT_EQ(back.runner, "model");
   EXPECT_EQ(back.seed, 17u);
   EXPECT_EQ(back.origin.command, "property");
   EXPECT_EQ(back.failure, f.record());
-  EXPECT_EQ(back.schedule, s);
+  EXPECT_EQ(heap_family::HeapFamily::unwrap(back.schedule), s);
   EXPECT_NE(report.find("failure file: " + files.front().string()), std::string::npos) << report;
   EXPECT_NE(report.find("tools/heaplab replay " + files.front().string()), std::string::npos)
       << report;
@@ -438,28 +437,32 @@ TEST(GpuRunnerRegistry, SaysWhyTheGpuRunnerCannotRunHere) {
 // profile must be one the GPU runner supports (a universe's types), or the whole run is skipped.
 TEST(GpuRunnerRegistry, StressCasesForTheGpuRunnerAreUniverseConfigs) {
   runner::StressOptions o;
-  o.seed       = 5;
-  o.max_blocks = schedule::kMaxBlocks;
-  o.configs    = [] { return runner::config_gen_for("gpu"); };
+  o.seed             = 5;
+  o.request.runner   = "gpu";
+  o.request.max_size = schedule::kMaxBlocks;
   std::vector<int> seen(gpu::universes().size(), 0);
-  for (auto profile : {runner::Profile::small, runner::Profile::large, runner::Profile::near_oom}) {
-    o.profile = profile;
+  for (char const* profile : {"small", "large", "near-oom", "mixed"}) {
+    o.request.profile = profile;
     for (std::uint64_t k = 0; k < 30; ++k) {
-      auto const c     = runner::make_case(o, k);
-      auto const match = gpu::match_universe(c.schedule.config);
-      ASSERT_TRUE(match.index.has_value())
-          << runner::to_string(profile) << " case " << k << ": " << match.reason;
+      auto const c     = runner::make_case(heap_family::family(), o, k);
+      auto const& s    = heap_family::HeapFamily::unwrap(c.schedule);
+      auto const match = gpu::match_universe(s.config);
+      ASSERT_TRUE(match.index.has_value()) << profile << " case " << k << ": " << match.reason;
       ++seen[*match.index];
-      EXPECT_NO_THROW(schedule::validate(c.schedule));
+      EXPECT_NO_THROW(schedule::validate(s));
     }
   }
   for (std::size_t u = 0; u < seen.size(); ++u)
     EXPECT_GT(seen[u], 0) << "universe " << gpu::universes()[u].name << " never drawn";
-  // Without `configs`, stress draws arbitrary type lists, which the GPU runner mostly refuses.
-  o.configs  = nullptr;
-  int others = 0;
-  for (std::uint64_t k = 0; k < 30; ++k)
-    others += !gpu::match_universe(runner::make_case(o, k).schedule.config).index.has_value();
+  // The cases of another runner draw arbitrary type lists, which the GPU runner mostly refuses.
+  o.request.runner  = "model";
+  o.request.profile = "small";
+  int others        = 0;
+  for (std::uint64_t k = 0; k < 30; ++k) {
+    auto const c = runner::make_case(heap_family::family(), o, k);
+    others +=
+        !gpu::match_universe(heap_family::HeapFamily::unwrap(c.schedule).config).index.has_value();
+  }
   EXPECT_GT(others, 0);
 }
 

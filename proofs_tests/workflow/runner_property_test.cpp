@@ -17,8 +17,9 @@
 
 #include "gpu_test.hpp"
 #include "heaplab/core/expects.hpp"
+#include "heaplab/families/heap/family.hpp"
+#include "heaplab/families/heap/heap_runner.hpp"
 #include "heaplab/runner/registry.hpp"
-#include "heaplab/runner/report.hpp"
 #include "heaplab/schedule/generators.hpp"
 #include "property.hpp"
 
@@ -34,8 +35,12 @@ class RunnerProperty : public ::testing::TestWithParam<std::string> {
       FAIL() << "HEAPLAB_REQUIRE_GPU=1 but the gpu runner cannot run: " << reason;
     GTEST_SKIP() << "runner '" << GetParam() << "' cannot run here: " << reason;
   }
-  [[nodiscard]] std::unique_ptr<runner::ScheduleRunner> make() const {
-    return runner::make_runner(GetParam());
+  [[nodiscard]] std::unique_ptr<heap_family::HeapRunner> make() const {
+    auto r     = runner::make_runner(GetParam());
+    auto* heap = dynamic_cast<heap_family::HeapRunner*>(r.get());
+    if (!heap) ADD_FAILURE() << GetParam() << " is not a heap runner";
+    (void)r.release();
+    return std::unique_ptr<heap_family::HeapRunner>(heap);
   }
   /// GPU cases cost a device round trip per step; the CPU runners take more.
   [[nodiscard]] int cases() const { return GetParam() == "gpu" ? 40 : 100; }
@@ -47,13 +52,13 @@ TEST_P(RunnerProperty, PassesRandomSchedulesAndReportsEveryStepInOrder) {
   std::size_t created = 0;
   testing::check_property(cases(),
                           [&] {
-                            core::HeapConfig const config = *runner::config_gen_for(GetParam());
+                            core::HeapConfig const config = *heap_family::configs_for(GetParam());
                             schedule::Schedule const s    = *schedule::gen::schedule_for(config);
                             std::vector<std::size_t> seen;
                             runner::RunOutcome const outcome =
                                 r->run(s, [&](runner::StepReport const& step) {
                                   seen.push_back(step.index);
-                                  created += step.created;
+                                  created += step.count("created");
                                   RC_ASSERT(step.ok);
                                 });
                             if (outcome.failure) RC_FAIL(runner::format_failure(*outcome.failure));
@@ -71,7 +76,7 @@ TEST_P(RunnerProperty, RejectsADefragOfAnUnknownTypeAsBadInputBeforeRunning) {
   auto r = make();
   testing::check_property(cases() / 4,
                           [&] {
-                            core::HeapConfig const config = *runner::config_gen_for(GetParam());
+                            core::HeapConfig const config = *heap_family::configs_for(GetParam());
                             schedule::Schedule s          = *schedule::gen::schedule_for(config);
                             schedule::Defrag bad;
                             bad.type = config.num_types() + 7;  // no such type

@@ -9,8 +9,9 @@
 #include <fstream>
 
 #include "cli_test_support.hpp"
-#include "heaplab/runner/rw_registry.hpp"
-#include "heaplab/schedule/failure_file.hpp"
+#include "heaplab/families/rw/family.hpp"
+#include "heaplab/runner/failure_file.hpp"
+#include "heaplab/runner/registry.hpp"
 #include "heaplab/schedule/json.hpp"
 #include "heaplab/schedule/rw_json.hpp"
 
@@ -19,6 +20,7 @@
 #endif
 
 namespace hs = heaplab::schedule;
+namespace hr = heaplab::runner;
 using heaplab::workflow_test::run;
 
 namespace {
@@ -52,6 +54,10 @@ std::filesystem::path fresh_dir(std::string const& name) {
   return d;
 }
 
+hs::RwSchedule const& rw_schedule(hr::FailureFile const& f) {
+  return heaplab::rw_family::RwFamily::unwrap(f.schedule);
+}
+
 std::vector<std::filesystem::path> json_files(std::filesystem::path const& dir) {
   std::vector<std::filesystem::path> out;
   for (auto const& e : std::filesystem::directory_iterator(dir))
@@ -72,11 +78,10 @@ TEST(RwCli, StressPassesOnTheRealPoolAndRwGpuSaysWhyItCannotRun) {
   }
   EXPECT_TRUE(json_files(d).empty());
   // rw-gpu: where no GPU is present (CI), the stress says why and exits 2 without running.
-  if (!heaplab::runner::rw_unavailable_reason("rw-gpu").empty()) {
+  if (!hr::unavailable_reason("rw-gpu").empty()) {
     auto const gpu = run("stress --runner rw-gpu --seconds 1 --out-dir " + d.string());
     EXPECT_EQ(gpu.status, 2) << gpu.output;
-    EXPECT_NE(gpu.output.find(heaplab::runner::rw_unavailable_reason("rw-gpu")), std::string::npos)
-        << gpu.output;
+    EXPECT_NE(gpu.output.find(hr::unavailable_reason("rw-gpu")), std::string::npos) << gpu.output;
   }
 }
 
@@ -90,11 +95,11 @@ TEST(RwCli, APlantedBugIsFoundReplaysAsStillFailsAndMinimizes) {
   EXPECT_NE(s.output.find("FAILED, 1 failure"), std::string::npos) << s.output;
   auto const files = json_files(d);
   ASSERT_EQ(files.size(), 1u) << s.output;
-  auto const f = std::get<hs::RwFailureFile>(
-      std::get<hs::RwReplayable>(hs::load_any_replayable(files.front())));
+  auto const f = hr::load_failure(files.front());
+  EXPECT_EQ(f.family().name(), "rw");
   EXPECT_EQ(f.runner, "rw-cpu");
   EXPECT_EQ(f.failure.check, "rw-no-page-beyond-pool");
-  EXPECT_NE(f.schedule.pool.num_pages % f.schedule.pool.word_bits, 0u);
+  EXPECT_NE(rw_schedule(f).pool.num_pages % rw_schedule(f).pool.word_bits, 0u);
 
   auto const still = run_mutant("replay " + files.front().string());
   EXPECT_EQ(still.status, 1) << still.output;
@@ -106,13 +111,12 @@ TEST(RwCli, APlantedBugIsFoundReplaysAsStillFailsAndMinimizes) {
   auto const min_path = d / "min.out";
   auto const m = run_mutant("minimize " + files.front().string() + " -o " + min_path.string());
   ASSERT_EQ(m.status, 0) << m.output;
-  auto const small =
-      std::get<hs::RwFailureFile>(std::get<hs::RwReplayable>(hs::load_any_replayable(min_path)));
-  EXPECT_EQ(small.schedule.steps.size(), 1u) << m.output;
+  auto const small = hr::load_failure(min_path);
+  EXPECT_EQ(rw_schedule(small).steps.size(), 1u) << m.output;
   EXPECT_EQ(small.origin.command, "minimize");
   EXPECT_EQ(small.failure.check, "rw-no-page-beyond-pool");
-  EXPECT_LE(small.schedule.pool.num_pages, f.schedule.pool.num_pages);
-  if (auto const* a = std::get_if<hs::RwAllocWave>(&small.schedule.steps[0])) {
+  EXPECT_LE(rw_schedule(small).pool.num_pages, rw_schedule(f).pool.num_pages);
+  if (auto const* a = std::get_if<hs::RwAllocWave>(&rw_schedule(small).steps[0])) {
     EXPECT_EQ(a->threads, 1u);
   }
   auto const again = run_mutant("replay " + min_path.string());
@@ -122,15 +126,17 @@ TEST(RwCli, APlantedBugIsFoundReplaysAsStillFailsAndMinimizes) {
 
 TEST(RwCli, AFailureOfARunnerThatCannotRunHereIsNotChecked) {
   auto const d = fresh_dir("gpu");
-  hs::RwFailureFile f;
-  f.created                 = "2026-11-25T10:00:00Z";
-  f.runner                  = "rw-gpu";
-  f.gpu                     = "NVIDIA H100";
-  f.origin.command          = "test";
-  f.schedule.pool.num_pages = 64;
-  f.schedule.steps.push_back(hs::RwAllocWave{});
-  f.failure       = {0, hs::FailureKind::divergence, "rw-getpage-refinement", "wave 0 thread 3: x"};
-  auto const path = hs::save_failure(f, d);
+  hr::FailureFile f;
+  f.created        = "2026-11-25T10:00:00Z";
+  f.runner         = "rw-gpu";
+  f.gpu            = "NVIDIA H100";
+  f.origin.command = "test";
+  hs::RwSchedule sched;
+  sched.pool.num_pages = 64;
+  sched.steps.push_back(hs::RwAllocWave{});
+  f.schedule      = heaplab::rw_family::family().wrap(sched);
+  f.failure       = {0, hr::FailureKind::divergence, "rw-getpage-refinement", "wave 0 thread 3: x"};
+  auto const path = hr::save_failure(f, d);
   // No GPU visible to the tool, so rw-gpu cannot run here on any machine (a GPU box too).
   std::string const no_gpu = "CUDA_VISIBLE_DEVICES=-1 ";
   auto const r             = run("replay " + path.string(), no_gpu);
@@ -138,7 +144,7 @@ TEST(RwCli, AFailureOfARunnerThatCannotRunHereIsNotChecked) {
   EXPECT_NE(r.output.find("NOT CHECKED"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("could not run here"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("passed on"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("rw-model side: passed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rw-model side passed"), std::string::npos) << r.output;
 
   // Asked for explicitly, a runner that cannot run is a usage error.
   auto const asked = run("replay --runner rw-gpu " + path.string(), no_gpu);
@@ -148,7 +154,7 @@ TEST(RwCli, AFailureOfARunnerThatCannotRunHereIsNotChecked) {
   EXPECT_EQ(shown.status, 0) << shown.output;
   EXPECT_NE(shown.output.find("runner rw-gpu"), std::string::npos) << shown.output;
   auto const json = run("show --json " + path.string());
-  EXPECT_EQ(hs::rw_failure_from_json(hs::parse_document(json.output)), f);
+  EXPECT_EQ(hr::parse_failure(json.output), f);
 }
 
 TEST(RwCli, AMalformedRwFileIsAPositionedUsageError) {

@@ -5,13 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "heaplab/core/mutants.hpp"
-#include "heaplab/runner/rw_cpu_pool.hpp"
-#include "heaplab/runner/rw_runner.hpp"
+#include "heaplab/families/rw/cpu_pool.hpp"
+#include "heaplab/families/rw/rw_runner.hpp"
 
 static_assert(heaplab::core::mutant::rw_cpu_slice_drops_last,
               "this test is compiled with HEAPLAB_MUTANT_NAME=rw_cpu_slice_drops_last");
 
-namespace hr = heaplab::runner;
+namespace hr = heaplab::rw_family;
 namespace hs = heaplab::schedule;
 
 TEST(RwMutant, RwCpuSliceDropsLastIsFoundByTheRequestCheck) {
@@ -28,8 +28,8 @@ TEST(RwMutant, RwCpuSliceDropsLastIsFoundByTheRequestCheck) {
       false);
   auto const out = runner.run(s);
   ASSERT_TRUE(out.failure) << "the planted bug went unnoticed";
-  EXPECT_EQ(out.failure->check, hr::checks::kRwRequestSteps) << hr::describe(*out.failure);
+  EXPECT_EQ(out.failure->check, hr::checks::kRwRequestSteps) << out.failure->message;
   EXPECT_EQ(out.failure->step, 0u);
-  ASSERT_TRUE(out.failure->thread);
-  EXPECT_EQ(*out.failure->thread, 96u) << hr::describe(*out.failure);  // warp 3's first
+  ASSERT_TRUE(hr::thread_of(*out.failure));
+  EXPECT_EQ(*hr::thread_of(*out.failure), 96u) << out.failure->message;  // warp 3's first
 }

@@ -1,6 +1,7 @@
-// The random-walk pool's model interpreter, differential runner, CPU threads backend, stress loop
-// and minimize (models/heaplab/model/rw_interpreter.hpp, src/heaplab/runner/rw_*.hpp). Every
-// check of the runner is fed a backend broken in exactly its way and must name it.
+// The random-walk family: its model interpreter, its runner, the CPU threads backend, and the
+// generic stress loop and minimize on it (models/heaplab/model/rw_interpreter.hpp,
+// src/heaplab/families/rw/). Every check of the runner is fed a backend broken in exactly its way
+// and must name it.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -8,20 +9,52 @@
 #include <filesystem>
 #include <set>
 
+#include "heaplab/families/rw/cpu_pool.hpp"
+#include "heaplab/families/rw/family.hpp"
+#include "heaplab/families/rw/model_pool.hpp"
+#include "heaplab/families/rw/rw_runner.hpp"
 #include "heaplab/model/rw_interpreter.hpp"
-#include "heaplab/runner/rw_cpu_pool.hpp"
-#include "heaplab/runner/rw_minimize.hpp"
-#include "heaplab/runner/rw_model_pool.hpp"
-#include "heaplab/runner/rw_registry.hpp"
-#include "heaplab/runner/rw_stress.hpp"
+#include "heaplab/runner/failure_file.hpp"
+#include "heaplab/runner/minimize.hpp"
+#include "heaplab/runner/registry.hpp"
+#include "heaplab/runner/stress.hpp"
 #include "heaplab/schedule/generators.hpp"
 #include "heaplab/schedule/rw_json.hpp"
 
 namespace hr = heaplab::runner;
 namespace hs = heaplab::schedule;
+namespace hf = heaplab::rw_family;
 namespace rw = heaplab::rw;
 
 namespace {
+
+/// A registered rw runner, typed.
+std::unique_ptr<hf::RwRunner> make_rw(std::string const& name, hr::RunnerOptions const& o = {}) {
+  auto r      = hr::make_runner(name, o);
+  auto* typed = dynamic_cast<hf::RwRunner*>(r.get());
+  if (!typed) throw std::logic_error(name + " is not an rw runner");
+  (void)r.release();
+  return std::unique_ptr<hf::RwRunner>(typed);
+}
+
+hr::RunnerOptions threads(unsigned n) {
+  hr::RunnerOptions o;
+  o.threads = n;
+  return o;
+}
+
+/// A run with its StepReport counts summed ("pages", "out_of_pages", ...).
+struct CountedRun {
+  hr::RunOutcome outcome;
+  std::map<std::string, std::uint64_t> counts;
+};
+CountedRun run_counted(hf::RwRunner& r, hs::RwSchedule const& s) {
+  CountedRun out;
+  out.outcome = r.run(s, [&](hr::StepReport const& step) {
+    for (auto const& [key, n] : step.counts) out.counts[key] += n;
+  });
+  return out;
+}
 
 hs::RwSchedule simple_schedule(std::uint32_t pages, hs::RwAlgorithm a, std::uint32_t threads) {
   hs::RwSchedule s;
@@ -96,19 +129,19 @@ class BrokenPool final : public rw::PoolBackend {
   }
 
  private:
-  hr::ModelPool inner_;
+  hf::ModelPool inner_;
   Break break_;
 };
 
-hr::RwRunner broken_runner(Break b) {
-  return hr::RwRunner(
+std::unique_ptr<hf::RwRunner> broken_runner(Break b) {
+  return std::make_unique<hf::RwRunner>(
       "broken",
       [b](rw::PoolConfig const& c) { return std::make_unique<BrokenPool>(c, b); },
       [](rw::Algorithm) { return std::string(); },
       true);
 }
 
-hr::RwRunOutcome run_broken(Break b, hs::RwSchedule s) { return broken_runner(b).run(s); }
+hr::RunOutcome run_broken(Break b, hs::RwSchedule s) { return broken_runner(b)->run(s); }
 
 }  // namespace
 
@@ -169,19 +202,20 @@ TEST(RwInterpreter, FreeWavesFreeTheSelectedHandlesAndNullsAreClassified) {
 TEST(RwRunner, CorrectBackendsPassFixedSchedules) {
   for (auto a : {hs::RwAlgorithm::rw, hs::RwAlgorithm::rw_bm}) {
     for (char const* name : {"rw-model", "rw-cpu"}) {
-      auto r         = hr::make_rw_runner(name);
-      auto s         = simple_schedule(300, a, 256);
-      auto const out = r->run(s);
-      EXPECT_FALSE(out.failure) << name << ": " << hr::describe(*out.failure);
+      auto r          = make_rw(name);
+      auto s          = simple_schedule(300, a, 256);
+      auto const run  = run_counted(*r, s);
+      auto const& out = run.outcome;
+      EXPECT_FALSE(out.failure) << name << ": " << out.failure->message;
       EXPECT_EQ(out.steps_run, 3u);
-      EXPECT_GT(out.stats.pages, 200u) << name;
+      EXPECT_GT(run.counts.at("pages"), 200u) << name;
     }
   }
 }
 
 RC_GTEST_PROP(RwRunner, RwModelAndRwCpuPassGeneratedSchedules, ()) {
   for (char const* name : {"rw-model", "rw-cpu"}) {
-    auto runner        = hr::make_rw_runner(name, {2, 0});
+    auto runner        = make_rw(name, threads(2));
     auto const s       = *hs::gen::rw_schedule(hs::gen::all_rw_algorithms());
     auto const outcome = runner->run(s);
     RC_ASSERT_FALSE(outcome.failure.has_value());
@@ -192,22 +226,22 @@ RC_GTEST_PROP(RwRunner, RwModelAndRwCpuPassGeneratedSchedules, ()) {
 TEST(RwRunner, EveryCheckNamesItsBrokenBackend) {
   struct Case {
     Break brk;
-    hs::FailureKind kind;
+    hr::FailureKind kind;
     std::string check;
     bool thread;
   };
   std::vector<Case> const cases = {
-      {Break::same_page_twice, hs::FailureKind::divergence, "rw-getpage-refinement", true},
-      {Break::zero_steps, hs::FailureKind::invariant_violation, "rw-request-steps", true},
-      {Break::inactive_gets_page, hs::FailureKind::invariant_violation, "rw-request-steps", true},
-      {Break::short_result, hs::FailureKind::invariant_violation, "rw-wave-result-shape", false},
-      {Break::leak_page, hs::FailureKind::invariant_violation, "rw-freed-page-free", false},
+      {Break::same_page_twice, hr::FailureKind::divergence, "rw-getpage-refinement", true},
+      {Break::zero_steps, hr::FailureKind::invariant_violation, "rw-request-steps", true},
+      {Break::inactive_gets_page, hr::FailureKind::invariant_violation, "rw-request-steps", true},
+      {Break::short_result, hr::FailureKind::invariant_violation, "rw-wave-result-shape", false},
+      {Break::leak_page, hr::FailureKind::invariant_violation, "rw-freed-page-free", false},
       {Break::clear_padding_bit,
-       hs::FailureKind::invariant_violation,
+       hr::FailureKind::invariant_violation,
        "rw-no-page-beyond-pool",
        false},
-      {Break::free_wrong_page, hs::FailureKind::invariant_violation, "rw-owned-page-used", false},
-      {Break::throw_on_free, hs::FailureKind::crash, "exception", false},
+      {Break::free_wrong_page, hr::FailureKind::invariant_violation, "rw-owned-page-used", false},
+      {Break::throw_on_free, hr::FailureKind::crash, "exception", false},
   };
   for (auto const& c : cases) {
     auto s                                      = simple_schedule(100, hs::RwAlgorithm::rw, 64);
@@ -216,9 +250,9 @@ TEST(RwRunner, EveryCheckNamesItsBrokenBackend) {
     s.pool.pretaken.pages                       = std::vector<std::uint32_t>{0};
     auto const out                              = run_broken(c.brk, s);
     ASSERT_TRUE(out.failure) << static_cast<int>(c.brk);
-    EXPECT_EQ(out.failure->kind, c.kind) << c.check << ": " << hr::describe(*out.failure);
-    EXPECT_EQ(out.failure->check, c.check) << hr::describe(*out.failure);
-    EXPECT_EQ(out.failure->thread.has_value(), c.thread) << hr::describe(*out.failure);
+    EXPECT_EQ(out.failure->kind, c.kind) << c.check << ": " << out.failure->message;
+    EXPECT_EQ(out.failure->check, c.check) << out.failure->message;
+    EXPECT_EQ(hf::thread_of(*out.failure).has_value(), c.thread) << out.failure->message;
   }
   EXPECT_FALSE(run_broken(Break::none, simple_schedule(100, hs::RwAlgorithm::rw, 64)).failure);
 }
@@ -235,19 +269,19 @@ TEST(RwRunner, AFailureRightAfterSetupIsReportedAtStepZero) {
 TEST(RwRunner, EveryRunnerRunsEveryAlgorithmAndRwGpuSaysWhyItCannotRun) {
   for (auto a : hs::gen::all_rw_algorithms()) {
     auto const s = simple_schedule(64, a, 32);
-    EXPECT_TRUE(hr::make_rw_runner("rw-cpu")->unsupported(s).empty()) << hs::to_string(a);
-    EXPECT_TRUE(hr::make_rw_runner("rw-model")->unsupported(s).empty()) << hs::to_string(a);
-    auto const out = hr::make_rw_runner("rw-cpu")->run(s);  // CoRW, RW_malloc: lock-step warps
-    EXPECT_FALSE(out.failure) << hr::describe(*out.failure);
+    EXPECT_TRUE(make_rw("rw-cpu")->unsupported(s).empty()) << hs::to_string(a);
+    EXPECT_TRUE(make_rw("rw-model")->unsupported(s).empty()) << hs::to_string(a);
+    auto const out = make_rw("rw-cpu")->run(s);  // CoRW, RW_malloc: lock-step warps
+    EXPECT_FALSE(out.failure) << out.failure->message;
     EXPECT_EQ(out.steps_run, s.steps.size()) << hs::to_string(a);
   }
   // rw-gpu runs where a GPU is present and names the reason elsewhere.
-  std::string const why = hr::rw_unavailable_reason("rw-gpu");
+  std::string const why = hr::unavailable_reason("rw-gpu");
   if (why.empty())
-    EXPECT_NO_THROW(hr::make_rw_runner("rw-gpu"));
+    EXPECT_NO_THROW(hr::make_runner("rw-gpu"));
   else
-    EXPECT_THROW(hr::make_rw_runner("rw-gpu"), hr::runner_unavailable) << why;
-  EXPECT_THROW(hr::make_rw_runner("rw-nope"), heaplab::core::precondition_error);
+    EXPECT_THROW(hr::make_runner("rw-gpu"), hr::runner_unavailable) << why;
+  EXPECT_THROW(hr::make_runner("rw-nope"), heaplab::core::precondition_error);
 }
 
 // ----------------------------------------------------------------------- the CPU threads pool
@@ -257,7 +291,7 @@ TEST(CpuThreadsPool, AWaveOf100kThreadsGetsDistinctPagesOnFourOsThreads) {
   c.num_pages = 1u << 18;
   c.max_steps = 1000;
   for (auto a : {rw::Algorithm::rw, rw::Algorithm::rw_bm}) {
-    hr::CpuThreadsPool pool(c, 4);
+    hf::CpuThreadsPool pool(c, 4);
     rw::AllocWave w;
     w.algorithm = a;
     w.pages.assign(100000, 1);
@@ -287,16 +321,16 @@ TEST(CpuThreadsPool, NearExhaustionEveryFreePageIsHandedOutOnceAndNullsTakeMaxSt
   w.algorithm = hs::RwAlgorithm::rw_bm;
   w.threads   = 60;
   s.steps.push_back(w);
-  auto const out = hr::make_rw_runner("rw-cpu", {4, 0})->run(s);
-  ASSERT_FALSE(out.failure) << hr::describe(*out.failure);
-  EXPECT_EQ(out.stats.pages, 20u);
-  EXPECT_EQ(out.stats.out_of_pages, 40u);
+  auto const run = run_counted(*make_rw("rw-cpu", threads(4)), s);
+  ASSERT_FALSE(run.outcome.failure) << run.outcome.failure->message;
+  EXPECT_EQ(run.counts.at("pages"), 20u);
+  EXPECT_EQ(run.counts.at("out_of_pages"), 40u);
 }
 
 TEST(CpuThreadsPool, ADoubleFreeIsACrashOfThatWave) {
   rw::PoolConfig c;
   c.num_pages = 64;
-  hr::CpuThreadsPool pool(c, 2);
+  hf::CpuThreadsPool pool(c, 2);
   pool.mark_used({5});
   pool.free(rw::FreeWave{{5}, {1}});
   EXPECT_THROW(pool.free(rw::FreeWave{{5}, {1}}), heaplab::core::protocol_error);
@@ -304,52 +338,65 @@ TEST(CpuThreadsPool, ADoubleFreeIsACrashOfThatWave) {
 
 // ------------------------------------------------------------------- stress and minimize
 
+hr::StressOptions rw_options(std::filesystem::path dir) {
+  hr::StressOptions o;
+  o.request.profile = "mixed";
+  o.request.runner  = "rw-model";
+  o.seconds         = 60;
+  o.out_dir         = std::move(dir);
+  return o;
+}
+
 TEST(RwStress, FindsAPlantedBugWritesReplayableFilesAndMinimizes) {
   auto const dir = std::filesystem::temp_directory_path() / "heaplab_rw_stress_test";
   std::filesystem::remove_all(dir);
-  hr::RwStressOptions o;
-  o.seconds      = 60;
-  o.seed         = 5;
-  o.max_cases    = 40;
-  o.max_failures = 1;
-  o.out_dir      = dir;
-  auto runner    = broken_runner(Break::same_page_twice);
-  auto const res = hr::run_rw_stress(o, runner);
+  hr::StressOptions o = rw_options(dir);
+  o.seed              = 5;
+  o.max_cases         = 40;
+  o.max_failures      = 1;
+  auto const res      = hr::run_stress(
+      hf::family(), o, [](unsigned) { return broken_runner(Break::same_page_twice); });
   ASSERT_EQ(res.failures.size(), 1u);
   auto const& f = res.failures.front();
   ASSERT_FALSE(f.path.empty()) << f.save_error;
-  auto const loaded = hs::load_any_replayable(f.path);
-  auto const& file  = std::get<hs::RwFailureFile>(std::get<hs::RwReplayable>(loaded));
+  auto const file = hr::load_failure(f.path);
   EXPECT_EQ(file, f.file);
+  EXPECT_EQ(&file.family(), &hf::family());
   EXPECT_EQ(file.failure.check, "rw-getpage-refinement");
   // The case regenerates from its seed alone.
-  EXPECT_EQ(hr::make_rw_case(o, *file.origin.case_index).schedule, file.schedule);
-  auto const again = runner.run(file.schedule);
+  auto const& sched = hf::RwFamily::unwrap(file.schedule);
+  auto regenerated =
+      hf::RwFamily::unwrap(hr::make_case(hf::family(), o, *file.origin.case_index).schedule);
+  regenerated.description = sched.description;
+  EXPECT_EQ(regenerated, sched);
+  auto runner      = broken_runner(Break::same_page_twice);
+  auto const again = runner->run(sched);
   ASSERT_TRUE(again.failure);
   EXPECT_EQ(again.failure->check, file.failure.check);
 
-  hr::RwMinimizeOptions mo;
-  auto const m = hr::rw_minimize(file.schedule, runner, file.failure.check, mo);
-  ASSERT_TRUE(m.reproduced);
-  EXPECT_EQ(m.schedule.steps.size(), 1u);
-  EXPECT_LE(std::get<hs::RwAllocWave>(m.schedule.steps[0]).threads, 2u);
-  EXPECT_LE(m.schedule.pool.num_pages, 2u);
-  EXPECT_EQ(m.failure->check, "rw-getpage-refinement");
+  auto const m = hr::minimize(*runner, file.schedule, std::nullopt, {});
+  ASSERT_TRUE(m.has_value());
+  auto const& small = hf::RwFamily::unwrap(m->schedule);
+  EXPECT_EQ(small.steps.size(), 1u);
+  EXPECT_LE(std::get<hs::RwAllocWave>(small.steps[0]).threads, 2u);
+  EXPECT_LE(small.pool.num_pages, 2u);
+  EXPECT_EQ(m->failure.check, "rw-getpage-refinement");
   std::filesystem::remove_all(dir);
 }
 
 TEST(RwStress, CorrectRunnersPassAndCountCoverage) {
-  hr::RwStressOptions o;
+  hr::StressOptions o =
+      rw_options(std::filesystem::temp_directory_path() / "heaplab_rw_stress_none");
   o.seed      = 9;
   o.max_cases = 30;
-  o.out_dir   = std::filesystem::temp_directory_path() / "heaplab_rw_stress_none";
   for (char const* name : {"rw-model", "rw-cpu"}) {
-    auto runner    = hr::make_rw_runner(name);
-    auto const res = hr::run_rw_stress(o, *runner);
+    o.request.runner = name;
+    auto const res =
+        hr::run_stress(hf::family(), o, [&](unsigned) { return hr::make_runner(name); });
     EXPECT_EQ(res.stats.cases, 30u);
     EXPECT_TRUE(res.failures.empty()) << name << ": " << res.failures.front().file.failure.message;
     EXPECT_EQ(res.stop_reason, "--cases reached");
-    EXPECT_GT(res.stats.run.pages, 0u);
-    EXPECT_FALSE(res.stats.frees.empty());
+    EXPECT_GT(res.stats.counts.at("pages"), 0u);
+    EXPECT_FALSE(res.stats.coverage.counts.at("frees").empty());
   }
 }

@@ -1,5 +1,6 @@
-// Random-walk schedules (schedule/rw_schedule.hpp, rw_json.hpp, generators.hpp) and rw failure
-// files (failure_file.hpp): round trips, the deterministic choices, and bad input.
+// Random-walk schedules (schedule/rw_schedule.hpp, rw_json.hpp, generators.hpp) and failure files
+// of the rw family (runner/failure_file.hpp): round trips, the deterministic choices, and bad
+// input.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -7,13 +8,16 @@
 #include <set>
 #include <string>
 
+#include "heaplab/families/rw/family.hpp"
+#include "heaplab/runner/failure_file.hpp"
 #include "heaplab/schedule/choice.hpp"
-#include "heaplab/schedule/failure_file.hpp"
 #include "heaplab/schedule/generators.hpp"
 #include "heaplab/schedule/json.hpp"
 #include "heaplab/schedule/rw_json.hpp"
 
 namespace hs = heaplab::schedule;
+namespace hr = heaplab::runner;
+namespace hf = heaplab::rw_family;
 
 namespace {
 
@@ -65,15 +69,16 @@ RC_GTEST_PROP(RwSchedule, GeneratedSchedulesRoundTripThroughJson, ()) {
 }
 
 RC_GTEST_PROP(RwSchedule, RwFailureFilesRoundTrip, ()) {
-  hs::RwFailureFile f;
-  f.created        = "2026-11-25T10:00:00Z";
-  f.runner         = "rw-cpu";
-  f.seed           = *rc::gen::arbitrary<std::uint64_t>();
-  f.origin.command = "test";
-  f.schedule       = *hs::gen::rw_schedule();
-  f.failure        = {f.schedule.steps.size() - 1, hs::FailureKind::divergence, "x", "wave 0: y"};
-  auto const text  = hs::dump(f);
-  hs::RwFailureFile const back = hs::rw_failure_from_json(hs::parse_document(text));
+  hr::FailureFile f;
+  f.created                  = "2026-11-25T10:00:00Z";
+  f.runner                   = "rw-cpu";
+  f.seed                     = *rc::gen::arbitrary<std::uint64_t>();
+  f.origin.command           = "test";
+  hs::RwSchedule const sched = *hs::gen::rw_schedule();
+  f.schedule                 = hf::family().wrap(sched);
+  f.failure       = {sched.steps.size() - 1, hr::FailureKind::divergence, "x", "wave 0: y"};
+  auto const text = hr::dump(f);
+  hr::FailureFile const back = hr::parse_failure(text);
   RC_ASSERT(back == f);
 }
 
@@ -82,26 +87,27 @@ TEST(RwSchedule, LoadAnyTellsTheFourKindsApart) {
   std::filesystem::create_directories(dir);
   hs::RwSchedule const s = hs::parse_rw(kValid);
   hs::write_text_file(dir / "s.json", hs::dump(s));
-  auto const loaded = hs::load_any_replayable(dir / "s.json");
-  ASSERT_TRUE(std::holds_alternative<hs::RwReplayable>(loaded));
-  EXPECT_EQ(hs::schedule_of(std::get<hs::RwReplayable>(loaded)), s);
+  auto const loaded = hr::load_replayable(dir / "s.json");
+  ASSERT_FALSE(loaded.failure_file.has_value());
+  EXPECT_EQ(&loaded.family(), &hf::family());
+  EXPECT_EQ(hf::RwFamily::unwrap(loaded.schedule), s);
 
-  hs::RwFailureFile f;
+  hr::FailureFile f;
   f.created        = "2026-11-25T10:00:00Z";
   f.runner         = "rw-cpu";
   f.origin.command = "test";
-  f.schedule       = s;
-  f.failure        = {1, hs::FailureKind::crash, "exception", "boom"};
-  auto const path  = hs::save_failure(f, dir);
-  auto const back  = hs::load_any_replayable(path);
-  ASSERT_TRUE(std::holds_alternative<hs::RwReplayable>(back));
-  EXPECT_EQ(std::get<hs::RwFailureFile>(std::get<hs::RwReplayable>(back)), f);
+  f.schedule       = hf::family().wrap(s);
+  f.failure        = {1, hr::FailureKind::crash, "exception", "boom"};
+  auto const path  = hr::save_failure(f, dir);
+  auto const back  = hr::load_replayable(path);
+  ASSERT_TRUE(back.failure_file.has_value());
+  EXPECT_EQ(*back.failure_file, f);
   // A second save of the same failure gets another name ("-2"), never overwriting the first.
-  EXPECT_NE(hs::save_failure(f, dir), path);
+  EXPECT_NE(hr::save_failure(f, dir), path);
 
-  hs::write_text_file(dir / "bad.json", replaced(hs::dump(f), "\"max_steps\"", "\"max_stpes\""));
+  hs::write_text_file(dir / "bad.json", replaced(hr::dump(f), "\"max_steps\"", "\"max_stpes\""));
   try {
-    hs::load_any_replayable(dir / "bad.json");
+    hr::load_replayable(dir / "bad.json");
     FAIL() << "a misspelled key inside an rw failure file was accepted";
   } catch (hs::schedule_error const& e) {
     EXPECT_EQ(e.path(), "schedule.pool.max_stpes");

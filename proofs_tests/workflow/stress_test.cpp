@@ -1,5 +1,5 @@
-// The stress loop (runner/stress.hpp): deterministic cases, sharding, failure files that replay,
-// hangs.
+// The stress loop (runner/stress.hpp) on the heap family: deterministic cases, the heap
+// profiles, sharding, failure files that replay, hangs, coverage.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,9 +9,11 @@
 #include <set>
 
 #include "fake_executors.hpp"
-#include "heaplab/runner/model_runner.hpp"
+#include "heaplab/families/heap/family.hpp"
+#include "heaplab/families/heap/model_runner.hpp"
+#include "heaplab/runner/failure_file.hpp"
 #include "heaplab/runner/stress.hpp"
-#include "heaplab/schedule/failure_file.hpp"
+#include "heaplab/schedule/generators.hpp"
 #include "heaplab/schedule/json.hpp"
 #include "workflow_test_support.hpp"
 
@@ -20,51 +22,73 @@ namespace {
 
 using runner::FailureKind;
 
-runner::StressOptions options_in(TempDir const& dir) {
+heap_family::HeapFamily const& heap() { return heap_family::family(); }
+
+schedule::Schedule const& sched(runner::AnySchedule const& a) {
+  return heap_family::HeapFamily::unwrap(a);
+}
+
+/// Case k of a heap run, as a schedule::Schedule.
+schedule::Schedule heap_case(runner::StressOptions const& o, std::uint64_t k) {
+  return sched(runner::make_case(heap(), o, k).schedule);
+}
+
+runner::StressOptions heap_options(std::string profile = "small") {
   runner::StressOptions o;
-  o.seconds = 60;
-  o.seed    = 42;
-  o.out_dir = dir.path() / "failures";
+  o.request.profile = std::move(profile);
+  o.request.runner  = "model";
   return o;
 }
 
+runner::StressOptions options_in(TempDir const& dir) {
+  runner::StressOptions o = heap_options();
+  o.seconds               = 60;
+  o.seed                  = 42;
+  o.out_dir               = dir.path() / "failures";
+  return o;
+}
+
+runner::StressResult run_heap(runner::StressOptions const& o,
+                              runner::RunnerFactory const& factory,
+                              runner::StressObserver const& observer = {}) {
+  return runner::run_stress(heap(), o, factory, observer);
+}
+
 TEST(Stress, CasesAreAPureFunctionOfSeedAndIndex) {
-  runner::StressOptions o;
-  o.seed = 9;
-  for (auto profile : {runner::Profile::small,
-                       runner::Profile::large,
-                       runner::Profile::near_oom,
-                       runner::Profile::mixed}) {
-    o.profile    = profile;
-    auto const a = runner::make_case(o, 17);
-    auto const b = runner::make_case(o, 17);
-    EXPECT_EQ(a.schedule, b.schedule) << runner::to_string(profile);
+  runner::StressOptions o = heap_options();
+  o.seed                  = 9;
+  for (auto const& profile : heap().profiles()) {
+    o.request.profile = profile.name;
+    auto const a      = runner::make_case(heap(), o, 17);
+    auto const b      = runner::make_case(heap(), o, 17);
+    EXPECT_EQ(sched(a.schedule), sched(b.schedule)) << profile.name;
     EXPECT_EQ(a.seed, runner::case_seed(9, 17));
     EXPECT_EQ(a.rapidcheck.seed, a.seed);
     EXPECT_EQ(a.rapidcheck.size, runner::case_size(17));
     // What a failure file records regenerates the schedule.
-    auto const regenerated = runner::profile_schedule(profile, o.heap_mib, o.max_blocks)(
+    auto const regenerated = schedule::gen::profile_schedule(
+        profile.name, o.request.heap_mib, heap_family::kDefaultMaxBlocks, schedule::gen::config())(
         rc::Random(a.rapidcheck.seed), static_cast<int>(a.rapidcheck.size));
-    EXPECT_EQ(regenerated.value(), a.schedule);
-    EXPECT_NO_THROW(schedule::validate(a.schedule));
-    EXPECT_NE(runner::make_case(o, 18).seed, a.seed);
+    EXPECT_EQ(regenerated.value(), sched(a.schedule));
+    EXPECT_NO_THROW(schedule::validate(sched(a.schedule)));
+    EXPECT_NE(runner::make_case(heap(), o, 18).seed, a.seed);
   }
 }
 
 TEST(Stress, ProfilesShapeTheHeap) {
-  runner::StressOptions o;
+  runner::StressOptions o = heap_options();
   o.seed                  = 3;
-  o.max_blocks            = 300;
+  o.request.max_size      = 300;
   std::uint32_t large_min = 1u << 30, near_oom_max = 0, small_max = 0;
   for (std::uint64_t k = 0; k < 40; ++k) {
-    o.profile        = runner::Profile::small;
-    small_max        = std::max(small_max, runner::make_case(o, k).schedule.config.num_blocks);
-    o.profile        = runner::Profile::large;
-    auto const large = runner::make_case(o, k).schedule.config;
-    large_min        = std::min(large_min, large.num_blocks);
+    o.request.profile = "small";
+    small_max         = std::max(small_max, heap_case(o, k).config.num_blocks);
+    o.request.profile = "large";
+    auto const large  = heap_case(o, k).config;
+    large_min         = std::min(large_min, large.num_blocks);
     EXPECT_LE(large.num_blocks, 300u);
-    o.profile    = runner::Profile::near_oom;
-    near_oom_max = std::max(near_oom_max, runner::make_case(o, k).schedule.config.num_blocks);
+    o.request.profile = "near-oom";
+    near_oom_max      = std::max(near_oom_max, heap_case(o, k).config.num_blocks);
   }
   EXPECT_LE(small_max, 32u);
   EXPECT_GE(large_min, 150u);  // at least half of the cap (16 MiB holds more than 300 blocks)
@@ -72,17 +96,16 @@ TEST(Stress, ProfilesShapeTheHeap) {
 }
 
 TEST(Stress, TheMixedProfileCoversEveryHierarchyDepthWithDefragsAndParallelDo) {
-  runner::StressOptions o;
-  o.seed       = 12;
-  o.profile    = runner::Profile::mixed;
-  o.max_blocks = 8192;
+  runner::StressOptions o = heap_options("mixed");
+  o.seed                  = 12;
+  o.request.max_size      = 8192;
   std::map<std::uint32_t, int> depths;
   std::size_t parallel_dos = 0, steps = 0;
   for (std::uint64_t k = 0; k < 100; ++k) {  // sizes 1..100, as a run cycles through them
-    auto const c = runner::make_case(o, k).schedule;
+    auto const c = heap_case(o, k);
     EXPECT_GE(c.config.num_blocks, 2u);
     EXPECT_LE(c.config.num_blocks, 8192u);
-    ++depths[runner::hierarchy_depth(c.config.num_blocks)];
+    ++depths[heap_family::hierarchy_depth(c.config.num_blocks)];
     for (auto const& s : c.steps) parallel_dos += std::holds_alternative<schedule::ParallelDo>(s);
     steps += c.steps.size();
     if (c.config.num_blocks <= 64) continue;  // the small profile's schedules
@@ -105,9 +128,8 @@ TEST(Stress, TheMixedProfileCoversEveryHierarchyDepthWithDefragsAndParallelDo) {
   // parallel_do steps missed parallel_do_reads_alloc_bitmap for 25 s on an H100).
   EXPECT_GE(parallel_dos * 20, steps) << parallel_dos << " parallel_do steps of " << steps;
   // The cap wins: with --max-blocks 100 no 3-level heap is drawn.
-  o.max_blocks = 100;
-  for (std::uint64_t k = 0; k < 30; ++k)
-    EXPECT_LE(runner::make_case(o, k).schedule.config.num_blocks, 100u);
+  o.request.max_size = 100;
+  for (std::uint64_t k = 0; k < 30; ++k) EXPECT_LE(heap_case(o, k).config.num_blocks, 100u);
 }
 
 TEST(Stress, TwoModelShardsPassForAFewSecondsAndWriteNothing) {
@@ -119,8 +141,8 @@ TEST(Stress, TwoModelShardsPassForAFewSecondsAndWriteNothing) {
   runner::StressObserver observer;
   observer.on_tick  = [&](runner::StressStats const& s) { ticks.push_back(s); };
   o.tick_seconds    = 0.5;
-  auto const result = runner::run_stress(
-      o, [](unsigned) { return std::make_unique<runner::ModelRunner>(); }, observer);
+  auto const result = run_heap(
+      o, [](unsigned) { return std::make_unique<heap_family::ModelRunner>(); }, observer);
   EXPECT_TRUE(result.failures.empty());
   EXPECT_EQ(result.stats.failures, 0u);
   EXPECT_GT(result.stats.cases, 10u);
@@ -140,7 +162,7 @@ TEST(Stress, AFailureOfABrokenRunnerIsSavedAndReplaysFromItsFile) {
   std::vector<runner::SavedFailure> seen;
   runner::StressObserver observer;
   observer.on_failure = [&](runner::SavedFailure const& f) { seen.push_back(f); };
-  auto const result   = runner::run_stress(
+  auto const result   = run_heap(
       o, [](unsigned) { return differential<StaleDefragBitExecutor>(); }, observer);
   ASSERT_EQ(result.failures.size(), 1u);
   ASSERT_EQ(seen.size(), 1u);
@@ -150,7 +172,7 @@ TEST(Stress, AFailureOfABrokenRunnerIsSavedAndReplaysFromItsFile) {
   EXPECT_EQ(saved.path.parent_path(), o.out_dir);
 
   // The file is complete and strict-readable.
-  auto const file = schedule::load_failure(saved.path);
+  auto const file = runner::load_failure(saved.path);
   EXPECT_EQ(file.runner, "fake-stale-defrag-bit");
   EXPECT_EQ(file.gpu, "none");
   EXPECT_EQ(file.origin.command, "stress");
@@ -164,27 +186,27 @@ TEST(Stress, AFailureOfABrokenRunnerIsSavedAndReplaysFromItsFile) {
 
   // Replaying the file on the same (broken) implementation reproduces the failure exactly...
   auto replayer    = differential<StaleDefragBitExecutor>();
-  auto const again = replayer->run(file.schedule);
+  auto const again = replayer->run(sched(file.schedule));
   ASSERT_TRUE(again.failure.has_value());
   EXPECT_EQ(again.failure->step, file.failure.step);
   EXPECT_EQ(again.failure->kind, file.failure.kind);
   EXPECT_EQ(again.failure->check, file.failure.check);
   EXPECT_EQ(again.failure->message, file.failure.message);
   // ...and the model alone passes it.
-  runner::ModelRunner model;
-  EXPECT_TRUE(model.run(file.schedule).ok());
+  heap_family::ModelRunner model;
+  EXPECT_TRUE(model.run(sched(file.schedule)).ok());
 }
 
 /// Records the seeds of the schedules it is given (thread-safe), and passes them.
-class RecordingRunner final : public runner::ScheduleRunner {
+class RecordingRunner final : public runner::Runner {
  public:
   explicit RecordingRunner(std::mutex& m, std::multiset<std::string>& seen) : m_(m), seen_(seen) {}
   [[nodiscard]] std::string name() const override { return "recording"; }
-  [[nodiscard]] runner::Support supports(core::HeapConfig const&) const override { return {}; }
+  [[nodiscard]] runner::Support supports(runner::AnySchedule const&) const override { return {}; }
   [[nodiscard]] bool deterministic() const override { return true; }
-  runner::RunOutcome run(schedule::Schedule const& s, runner::StepCallback const&) override {
+  runner::RunOutcome run(runner::AnySchedule const& s, runner::StepCallback const&) override {
     std::lock_guard<std::mutex> lock(m_);
-    seen_.insert(schedule::dump(s));
+    seen_.insert(schedule::dump(sched(s)));
     return {};
   }
 
@@ -199,12 +221,11 @@ TEST(Stress, ShardsSplitTheSameCasesRoundRobin) {
   o.max_cases = 24;
   std::mutex m;
   std::multiset<std::string> one, three;
-  o.workers = 1;
-  auto const r1 =
-      runner::run_stress(o, [&](unsigned) { return std::make_unique<RecordingRunner>(m, one); });
-  o.workers = 3;
+  o.workers     = 1;
+  auto const r1 = run_heap(o, [&](unsigned) { return std::make_unique<RecordingRunner>(m, one); });
+  o.workers     = 3;
   std::vector<unsigned> shards_made;
-  auto const r3 = runner::run_stress(o, [&](unsigned shard) {
+  auto const r3 = run_heap(o, [&](unsigned shard) {
     shards_made.push_back(shard);
     return std::make_unique<RecordingRunner>(m, three);
   });
@@ -214,8 +235,7 @@ TEST(Stress, ShardsSplitTheSameCasesRoundRobin) {
   EXPECT_EQ(shards_made, (std::vector<unsigned>{0, 1, 2}));
   EXPECT_EQ(one, three) << "the same 24 schedules, whatever the number of shards";
   std::multiset<std::string> expected;
-  for (std::uint64_t k = 0; k < 24; ++k)
-    expected.insert(schedule::dump(runner::make_case(o, k).schedule));
+  for (std::uint64_t k = 0; k < 24; ++k) expected.insert(schedule::dump(heap_case(o, k)));
   EXPECT_EQ(one, expected);
 }
 
@@ -225,7 +245,7 @@ TEST(Stress, TheUnionOfNShardsIsTheUnshardedRun) {
   o.max_cases = 30;
   std::mutex m;
   std::multiset<std::string> whole, shards;
-  runner::run_stress(o, [&](unsigned) { return std::make_unique<RecordingRunner>(m, whole); });
+  run_heap(o, [&](unsigned) { return std::make_unique<RecordingRunner>(m, whole); });
   std::set<std::uint64_t> indices;
   for (std::uint32_t n : {4u}) {
     for (std::uint32_t k = 0; k < n; ++k) {
@@ -233,8 +253,8 @@ TEST(Stress, TheUnionOfNShardsIsTheUnshardedRun) {
       s.shard_index = k;
       s.shard_count = n;
       s.workers     = 1 + k % 2;  // workers inside a shard change nothing either
-      auto const r  = runner::run_stress(
-          s, [&](unsigned) { return std::make_unique<RecordingRunner>(m, shards); });
+      auto const r =
+          run_heap(s, [&](unsigned) { return std::make_unique<RecordingRunner>(m, shards); });
       EXPECT_EQ(r.stop_reason, "--cases reached");
       for (auto const c : runner::cases_of_shard(s, 1000)) {
         EXPECT_EQ(c % n, k);
@@ -251,13 +271,13 @@ TEST(Stress, TheUnionOfNShardsIsTheUnshardedRun) {
 TEST(Stress, BadShardsAndCasesAreRejected) {
   TempDir dir;
   auto o        = options_in(dir);
-  auto factory  = [](unsigned) { return std::make_unique<runner::ModelRunner>(); };
+  auto factory  = [](unsigned) { return std::make_unique<heap_family::ModelRunner>(); };
   o.shard_count = 3;
   o.shard_index = 3;
-  EXPECT_THROW(runner::run_stress(o, factory), core::precondition_error);
+  EXPECT_THROW(run_heap(o, factory), core::precondition_error);
   o.shard_index = 1;
   o.only_case   = 5;  // 5 % 3 == 2: another shard's case
-  EXPECT_THROW(runner::run_stress(o, factory), core::precondition_error);
+  EXPECT_THROW(run_heap(o, factory), core::precondition_error);
   o.only_case = 7;
   EXPECT_EQ(runner::cases_of_shard(o, 10), (std::vector<std::uint64_t>{7}));
 }
@@ -269,12 +289,11 @@ TEST(Stress, OneCaseRunsAloneAndIsTheSameSchedule) {
   o.workers   = 2;
   std::mutex m;
   std::multiset<std::string> seen;
-  auto const r =
-      runner::run_stress(o, [&](unsigned) { return std::make_unique<RecordingRunner>(m, seen); });
+  auto const r = run_heap(o, [&](unsigned) { return std::make_unique<RecordingRunner>(m, seen); });
   EXPECT_EQ(r.stats.cases, 1u);
   EXPECT_EQ(r.stop_reason, "--case ran");
   ASSERT_EQ(seen.size(), 1u);
-  EXPECT_EQ(*seen.begin(), schedule::dump(runner::make_case(o, 11).schedule));
+  EXPECT_EQ(*seen.begin(), schedule::dump(heap_case(o, 11)));
 }
 
 TEST(Stress, AnInterruptFinishesTheCaseInFlightAndStops) {
@@ -284,17 +303,17 @@ TEST(Stress, AnInterruptFinishesTheCaseInFlightAndStops) {
   o.interrupt = &interrupt;
   std::atomic<int> started{0};
   /// Raises the interrupt in the middle of its second case; that case still completes.
-  class InterruptingRunner final : public runner::ScheduleRunner {
+  class InterruptingRunner final : public runner::Runner {
    public:
     InterruptingRunner(std::atomic<bool>& flag, std::atomic<int>& started)
         : flag_(flag), started_(started) {}
     [[nodiscard]] std::string name() const override { return "interrupting"; }
-    [[nodiscard]] runner::Support supports(core::HeapConfig const&) const override { return {}; }
+    [[nodiscard]] runner::Support supports(runner::AnySchedule const&) const override { return {}; }
     [[nodiscard]] bool deterministic() const override { return true; }
-    runner::RunOutcome run(schedule::Schedule const& s, runner::StepCallback const&) override {
+    runner::RunOutcome run(runner::AnySchedule const& s, runner::StepCallback const&) override {
       if (++started_ == 2) flag_ = true;
       runner::RunOutcome out;
-      out.steps_run = s.steps.size();
+      out.steps_run = sched(s).steps.size();
       return out;
     }
 
@@ -302,7 +321,7 @@ TEST(Stress, AnInterruptFinishesTheCaseInFlightAndStops) {
     std::atomic<bool>& flag_;
     std::atomic<int>& started_;
   };
-  auto const r = runner::run_stress(
+  auto const r = run_heap(
       o, [&](unsigned) { return std::make_unique<InterruptingRunner>(interrupt, started); });
   EXPECT_EQ(r.stop_reason, "interrupted");
   EXPECT_EQ(r.stats.cases, 2u) << "the case in flight finished, no new case started";
@@ -320,45 +339,51 @@ TEST(Stress, CoverageCountsTheStepsThatRanAndTheConfigs) {
   d.variant = core::RewriteVariant::recompute_shared;
   s.steps.push_back(d);
   s.steps.push_back(schedule::Check{});
-  runner::Coverage c;
-  c.add(s, 3);  // the check did not run
-  EXPECT_EQ(c.step_kinds, (std::map<std::string, std::uint64_t>{{"alloc", 2}, {"defrag", 1}}));
-  EXPECT_EQ(c.divergence, (std::map<std::string, std::uint64_t>{{"all", 1}, {"alternate", 1}}));
-  EXPECT_EQ(c.defrag_variants, (std::map<std::string, std::uint64_t>{{"recompute_shared", 1}}));
-  EXPECT_EQ(c.heap_sizes, (std::map<std::string, std::uint64_t>{{"M 1-8", 1}}));
-  EXPECT_EQ(c.hierarchy_depths, (std::map<std::string, std::uint64_t>{{"1 level", 1}}));
-  EXPECT_EQ(c.type_counts, (std::map<std::string, std::uint64_t>{{"2 types", 1}}));
-  runner::Coverage twice = c;
-  twice.merge(c);
-  EXPECT_EQ(twice.step_kinds.at("alloc"), 4u);
-  EXPECT_EQ(runner::hierarchy_depth(64), 1u);
-  EXPECT_EQ(runner::hierarchy_depth(65), 2u);
-  EXPECT_EQ(runner::hierarchy_depth(4096), 2u);
-  EXPECT_EQ(runner::hierarchy_depth(4097), 3u);
+  runner::Coverage coverage;
+  heap().cover(heap().wrap(s), 3, coverage);  // the check did not run
+  auto const& c = coverage.counts;
+  using Counts  = std::map<std::string, std::uint64_t>;
+  EXPECT_EQ(c.at("step_kinds"), (Counts{{"alloc", 2}, {"defrag", 1}}));
+  EXPECT_EQ(c.at("divergence"), (Counts{{"all", 1}, {"alternate", 1}}));
+  EXPECT_EQ(c.at("defrag_variants"), (Counts{{"recompute_shared", 1}}));
+  EXPECT_EQ(c.at("heap_sizes"), (Counts{{"M 1-8", 1}}));
+  EXPECT_EQ(c.at("hierarchy_depths"), (Counts{{"1 level", 1}}));
+  EXPECT_EQ(c.at("type_counts"), (Counts{{"2 types", 1}}));
+  for (auto const& category : heap().coverage_categories())
+    EXPECT_TRUE(c.count(category.key) || category.key == "free_patterns" ||
+                category.key == "parallel_do_actions")
+        << category.key;
+  runner::Coverage twice = coverage;
+  twice.merge(coverage);
+  EXPECT_EQ(twice.counts.at("step_kinds").at("alloc"), 4u);
+  EXPECT_EQ(heap_family::hierarchy_depth(64), 1u);
+  EXPECT_EQ(heap_family::hierarchy_depth(65), 2u);
+  EXPECT_EQ(heap_family::hierarchy_depth(4096), 2u);
+  EXPECT_EQ(heap_family::hierarchy_depth(4097), 3u);
 }
 
 TEST(Stress, AHangSavesItsFailureAndStopsTheRun) {
   TempDir dir;
-  auto o    = options_in(dir);
-  o.workers = 2;
-  auto const result =
-      runner::run_stress(o, [](unsigned) { return differential<HangingExecutor>(0); });
+  auto o            = options_in(dir);
+  o.workers         = 2;
+  auto const result = run_heap(o, [](unsigned) { return differential<HangingExecutor>(0); });
   EXPECT_TRUE(result.hang);
   EXPECT_EQ(result.stop_reason, "hang");
   ASSERT_FALSE(result.failures.empty());
-  auto const file = schedule::load_failure(result.failures.front().path);
+  auto const file = runner::load_failure(result.failures.front().path);
   EXPECT_EQ(file.failure.kind, FailureKind::hang);
   EXPECT_EQ(file.failure.check, "watchdog");
   EXPECT_EQ(file.failure.step, 0u);
 }
 
 TEST(Stress, BadOptionsAreRejected) {
-  runner::StressOptions o;
-  o.workers    = 0;
-  auto factory = [](unsigned) { return std::make_unique<runner::ModelRunner>(); };
-  EXPECT_THROW(runner::run_stress(o, factory), core::precondition_error);
-  EXPECT_EQ(runner::profile_from_string("near-oom"), runner::Profile::near_oom);
-  EXPECT_FALSE(runner::profile_from_string("huge").has_value());
+  runner::StressOptions o = heap_options();
+  o.workers               = 0;
+  auto factory            = [](unsigned) { return std::make_unique<heap_family::ModelRunner>(); };
+  EXPECT_THROW(run_heap(o, factory), core::precondition_error);
+  o.workers         = 1;
+  o.request.profile = "huge";
+  EXPECT_THROW((void)runner::make_case(heap(), o, 0), core::precondition_error);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// `heaplab minimize FILE`: delta debugging of a failing schedule (runner/minimize.hpp,
-// docs/replay.md "Minimize").
+// `heaplab minimize FILE`: delta debugging of a failing schedule of any family
+// (runner/minimize.hpp, docs/replay.md "Minimize"): ddmin over the steps, then the family's own
+// reductions.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,20 +13,19 @@
 
 #include "commands.hpp"
 #include "files.hpp"
+#include "heaplab/core/expects.hpp"
 #include "heaplab/runner/environment.hpp"
+#include "heaplab/runner/failure_file.hpp"
 #include "heaplab/runner/minimize.hpp"
 #include "heaplab/runner/registry.hpp"
-#include "heaplab/schedule/failure_file.hpp"
-#include "heaplab/schedule/json.hpp"
 #include "options.hpp"
-#include "rw_commands.hpp"
 
 namespace heaplab::cli {
 namespace {
 
 struct MinimizeCli {
   std::string file;
-  std::string runner;   // default: the failure file's runner, else model
+  std::string runner;   // default: the failure file's runner, else the family's reference
   unsigned reruns = 0;  // default: 1 for deterministic runners, 5 otherwise
   std::string out;
   std::size_t max_runs         = 20000;
@@ -53,13 +53,19 @@ std::string output_problem(std::filesystem::path const& out, std::filesystem::pa
   return {};
 }
 
-/// The runner to minimize with, or null (after saying why) when it cannot be made.
-std::unique_ptr<runner::ScheduleRunner> make_minimize_runner(MinimizeCli const& cli,
-                                                             std::string const& runner_name) {
+/// The runner to minimize with, or null (after saying why) when it cannot be made or runs
+/// another family's schedules.
+std::unique_ptr<runner::Runner> make_minimize_runner(MinimizeCli const& cli,
+                                                     runner::Family const& family,
+                                                     std::string const& runner_name) {
   runner::RunnerOptions ro;
-  ro.placement_seed = cli.placement_seed;
-  if (cli.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(cli.watchdog_ms);
+  ro.seed = cli.placement_seed;
+  if (cli.watchdog_ms > 0) ro.watchdog_ms = static_cast<unsigned>(cli.watchdog_ms);
   try {
+    runner::Family const& of_runner = runner::family_of_runner(runner_name);
+    if (&of_runner != &family)
+      throw core::precondition_error("it runs " + of_runner.name() + " schedules; this is a " +
+                                     family.name() + " file");
     return runner::make_runner(runner_name, ro);
   } catch (std::exception const& e) {
     std::fprintf(stderr,
@@ -71,13 +77,13 @@ std::unique_ptr<runner::ScheduleRunner> make_minimize_runner(MinimizeCli const& 
   }
 }
 
-runner::MinimizeOptions minimize_options(MinimizeCli const& cli, runner::ScheduleRunner const& r) {
+runner::MinimizeOptions minimize_options(MinimizeCli const& cli, runner::Runner const& r) {
   runner::MinimizeOptions mo;
-  mo.reruns        = cli.reruns ? cli.reruns : (r.deterministic() ? 1u : 5u);
-  mo.max_runs      = cli.max_runs;
-  mo.seconds       = cli.minutes * 60;
-  mo.reduce_config = !cli.no_config;
-  mo.reduce_sizes  = !cli.no_sizes;
+  mo.reruns           = cli.reruns ? cli.reruns : (r.deterministic() ? 1u : 5u);
+  mo.max_runs         = cli.max_runs;
+  mo.seconds          = cli.minutes * 60;
+  mo.reductions.heap  = !cli.no_config;
+  mo.reductions.sizes = !cli.no_sizes;
   if (!cli.quiet)
     mo.log = [](std::string const& line) {
       std::printf("  %s\n", line.c_str());
@@ -87,19 +93,21 @@ runner::MinimizeOptions minimize_options(MinimizeCli const& cli, runner::Schedul
 }
 
 void print_minimize_start(MinimizeCli const& cli,
-                          schedule::Schedule const& input,
+                          runner::AnySchedule const& input,
                           std::string const& runner_name,
                           runner::MinimizeOptions const& mo,
                           std::optional<runner::FailureSignature> const& target) {
+  runner::Family const& family = input.family();
   std::printf(
-      "heaplab minimize %s: %zu steps, M = %u, runner %s, %u run%s per candidate%s\n",
+      "heaplab minimize %s: %s schedule, %zu steps, %s, runner %s, %u run%s per candidate%s\n",
       cli.file.c_str(),
-      input.steps.size(),
-      input.config.num_blocks,
+      family.name().c_str(),
+      family.steps(input),
+      family.size_summary(input).c_str(),
       runner_name.c_str(),
       mo.reruns,
       mo.reruns == 1 ? "" : "s",
-      target ? (", target: " + std::string(schedule::to_string(target->kind)) + " " + target->check)
+      target ? (", target: " + std::string(runner::to_string(target->kind)) + " " + target->check)
                    .c_str()
              : ", target: the first failure");
   std::fflush(stdout);
@@ -109,26 +117,27 @@ void print_minimize_start(MinimizeCli const& cli,
 /// file, a schedule file for a schedule file. False (after saying why) when it cannot.
 bool write_minimized(MinimizeCli const& cli,
                      std::filesystem::path const& out,
-                     schedule::FailureFile const* failure_file,
-                     schedule::Schedule const& input,
-                     runner::ScheduleRunner const& r,
+                     runner::Replayable const& input,
+                     runner::Runner const& r,
                      runner::MinimizeResult const& result) {
+  runner::Family const& family = input.family();
   try {
-    if (failure_file) {
-      schedule::FailureFile f = *failure_file;
-      f.created               = schedule::utc_now_iso8601();
+    if (input.failure_file) {
+      runner::FailureFile f   = *input.failure_file;
+      f.created               = runner::utc_now_iso8601();
       f.git_commit            = runner::git_commit();
       f.gpu                   = r.device_name();
       f.runner                = r.name();
+      f.origin                = {};
       f.origin.command        = "minimize";
       f.origin.minimized_from = cli.file;
-      f.origin.original_steps = input.steps.size();
+      f.origin.original_steps = family.steps(input.schedule);
       f.failure               = result.failure.record();
       f.schedule              = result.schedule;
-      schedule::validate(f);
-      write_file_atomically(out, schedule::dump(f));
+      runner::validate(f);
+      write_file_atomically(out, runner::dump(f));
     } else {
-      write_file_atomically(out, schedule::dump(result.schedule));
+      write_file_atomically(out, family.to_json(result.schedule).dump(2) + "\n");
     }
   } catch (std::exception const& e) {
     std::fprintf(stderr, "heaplab minimize: %s; %s was not written\n", e.what(), out.c_str());
@@ -137,96 +146,83 @@ bool write_minimized(MinimizeCli const& cli,
   return true;
 }
 
-void print_minimize_result(runner::MinimizeResult const& result,
+void print_minimize_result(runner::AnySchedule const& input,
+                           runner::MinimizeResult const& result,
                            double seconds,
                            std::filesystem::path const& out,
                            std::string const& runner_name) {
+  runner::Family const& family = input.family();
   std::printf(
-      "heaplab minimize: steps %zu -> %zu, M %u -> %u; %zu runs in %.1f s%s\n"
+      "heaplab minimize: steps %zu -> %zu, %s -> %s; %zu runs in %.1f s%s\n"
       "  failure: step %zu, %s, check %s: %s\n"
       "  wrote %s\n  replay it: %s replay %s%s\n",
       result.original_steps,
-      result.schedule.steps.size(),
-      result.original_blocks,
-      result.schedule.config.num_blocks,
+      family.steps(result.schedule),
+      family.size_summary(input).c_str(),
+      family.size_summary(result.schedule).c_str(),
       result.runs,
       seconds,
       result.budget_exhausted ? " (budget exhausted: the result may shrink further; rerun on it)"
                               : "",
       result.failure.step,
-      schedule::to_string(result.failure.kind),
+      runner::to_string(result.failure.kind),
       result.failure.check.c_str(),
       result.failure.message.c_str(),
       out.c_str(),
       program_path().c_str(),
       out.c_str(),
-      runner_name == "model" ? "" : (" --runner " + runner_name).c_str());
+      runner_name == family.reference_runner() ? "" : (" --runner " + runner_name).c_str());
 }
 
-/// A random-walk file (rw_commands.hpp); the output was checked.
-int minimize_rw(MinimizeCli const& cli,
-                schedule::RwReplayable const& loaded,
-                std::filesystem::path const& out) {
-  RwMinimizeArgs a;
-  a.file     = cli.file;
-  a.runner   = cli.runner;
-  a.out      = out.string();
-  a.reruns   = cli.reruns;
-  a.max_runs = cli.max_runs;
-  a.seconds  = cli.minutes * 60;
-  a.quiet    = cli.quiet;
-  return rw_minimize(a, loaded);
+[[noreturn]] void end_after_hang() {
+  std::printf(
+      "heaplab minimize: a candidate hung; the smallest failing file so far is written. The\n"
+      "process ends now (exit status %d); run minimize on the written file to continue.\n",
+      kExitHang);
+  std::fflush(stdout);
+  std::_Exit(kExitHang);
 }
 
 int minimize(MinimizeCli const& cli) {
-  schedule::AnyReplayable any;
+  std::optional<runner::Replayable> loaded;
   try {
-    any = schedule::load_any_replayable(cli.file);
-  } catch (schedule::schedule_error const& e) {
+    loaded = runner::load_replayable(cli.file);
+  } catch (std::exception const& e) {
     std::fprintf(stderr, "heaplab minimize: %s\n", e.what());
-    return 2;
+    return kExitUsage;
   }
   std::filesystem::path const out =
       cli.out.empty() ? default_output(cli.file) : std::filesystem::path(cli.out);
   if (std::string const problem = output_problem(out, cli.file); !problem.empty()) {
     std::fprintf(stderr, "heaplab minimize: %s\n", problem.c_str());
-    return 2;
+    return kExitUsage;
   }
-  if (auto const* rw = std::get_if<schedule::RwReplayable>(&any)) return minimize_rw(cli, *rw, out);
-  schedule::Replayable const& loaded              = std::get<schedule::Replayable>(any);
-  auto const* failure_file                        = std::get_if<schedule::FailureFile>(&loaded);
-  schedule::Schedule const& input                 = schedule::schedule_of(loaded);
-  std::string const runner_name                   = !cli.runner.empty() ? cli.runner
-                                                    : failure_file      ? failure_file->runner
-                                                                        : "model";
-  std::unique_ptr<runner::ScheduleRunner> const r = make_minimize_runner(cli, runner_name);
-  if (!r) return 2;
+  runner::Family const& family            = loaded->family();
+  auto const* failure_file                = loaded->failure_file ? &*loaded->failure_file : nullptr;
+  std::string const runner_name           = !cli.runner.empty() ? cli.runner
+                                            : failure_file      ? failure_file->runner
+                                                                : family.reference_runner();
+  std::unique_ptr<runner::Runner> const r = make_minimize_runner(cli, family, runner_name);
+  if (!r) return kExitUsage;
 
   std::optional<runner::FailureSignature> target;
   if (failure_file)
     target = runner::FailureSignature{failure_file->failure.kind, failure_file->failure.check};
   runner::MinimizeOptions const mo = minimize_options(cli, *r);
-  print_minimize_start(cli, input, runner_name, mo, target);
+  print_minimize_start(cli, loaded->schedule, runner_name, mo, target);
   auto const start = std::chrono::steady_clock::now();
   std::string why;
-  auto const result = runner::minimize(*r, input, target, mo, &why);
+  auto const result = runner::minimize(*r, loaded->schedule, target, mo, &why);
   double const seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result) {
     std::printf("heaplab minimize: nothing to minimize: %s\n", why.c_str());
-    return 1;
+    return kExitFailed;
   }
-  if (!write_minimized(cli, out, failure_file, input, *r, *result)) return 2;
-  print_minimize_result(*result, seconds, out, runner_name);
-  if (result->hang_aborted) {
-    std::printf(
-        "heaplab minimize: a candidate hung; the smallest failing file so far is written. The\n"
-        "process ends now (exit status %d); run minimize on the written file to continue.\n",
-        kExitHang);
-    std::fflush(stdout);
-    std::_Exit(kExitHang);
-  }
-  return 0;
+  if (!write_minimized(cli, out, *loaded, *r, *result)) return kExitUsage;
+  print_minimize_result(loaded->schedule, *result, seconds, out, runner_name);
+  if (result->hang_aborted) end_after_hang();
+  return kExitPassed;
 }
 
 }  // namespace
@@ -236,9 +232,10 @@ void add_minimize(CLI::App& app) {
   auto* cmd = app.add_subcommand("minimize", "shrink a failing schedule or failure file");
   cmd->option_defaults()->always_capture_default();
   cmd->footer(
-      "Shrinks a failing schedule or failure file (docs/replay.md \"Minimize\"): cut the steps\n"
-      "after the failure, ddmin over the steps, the smallest M, then smaller waves (threads,\n"
-      "counts, fractions, simpler divergence, fewer links). A candidate counts as failing if one\n"
+      "Shrinks a failing schedule or failure file of any family (docs/replay.md \"Minimize\"):\n"
+      "cut the steps after the failure, ddmin over the steps, then the family's reductions (heap:\n"
+      "the smallest M, smaller waves: threads, counts, fractions, simpler divergence, fewer\n"
+      "links; rw: fewer threads, a smaller pool). A candidate counts as failing if one\n"
       "of K runs (--reruns) fails the same way: same failure kind and check name as the failure\n"
       "file records (for a schedule file: as its first failure). Writes the smaller file (a\n"
       "failure file for a failure file) and prints the step counts before and after.\n"
@@ -252,17 +249,21 @@ void add_minimize(CLI::App& app) {
       "  heaplab minimize proofs_tests/model/data/fails_digest.json -o /tmp/small.json\n"
       "  heaplab minimize gpu-failure.json --runner gpu --reruns 5 --minutes 30");
   cmd->add_option("file", cli->file, "failure file or schedule file")->required();
-  cmd->add_option(
-         "--runner",
-         cli->runner,
-         "model, differential-model or gpu; rw-model, rw-cpu or rw-gpu for random-walk files "
-         "(default: the failure file's runner, else model / rw-model)")
-      ->check(
-          CLI::IsMember({"model", "differential-model", "gpu", "rw-model", "rw-cpu", "rw-gpu"}));
+  cmd->add_option("--runner",
+                  cli->runner,
+                  "a runner of the file's family (heap: model, differential-model, gpu; rw: "
+                  "rw-model, rw-cpu, rw-gpu; default: the failure file's runner, else the family's "
+                  "reference runner)")
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            return runner::Registry::instance().runner(name) ? std::string()
+                                                             : runner::unavailable_reason(name);
+          },
+          "RUNNER"));
   cmd->add_option("--reruns",
                   cli->reruns,
                   "K: runs per candidate; failing once is enough (default 1 for deterministic "
-                  "runners, 5 for gpu)")
+                  "runners, 5 for the nondeterministic ones: gpu, rw-cpu, rw-gpu)")
       ->check(unsigned_integer(1, 1000))
       ->default_str("");
   cmd->add_option("-o,--output",
@@ -273,8 +274,8 @@ void add_minimize(CLI::App& app) {
       ->check(unsigned_integer(1, 1000000000));
   cmd->add_option("--minutes", cli->minutes, "budget: wall-clock minutes")
       ->check(finite_number(0, 1e6, true));
-  cmd->add_flag("--no-config", cli->no_config, "do not reduce the config's M");
-  cmd->add_flag("--no-sizes", cli->no_sizes, "do not reduce wave sizes");
+  cmd->add_flag("--no-config", cli->no_config, "do not shrink the heap (heap: M; rw: the pool)");
+  cmd->add_flag("--no-sizes", cli->no_sizes, "do not shrink the steps (wave sizes, fractions)");
   cmd->add_flag("--quiet,-q", cli->quiet, "do not list each reduction");
   cmd->add_option("--placement-seed",
                   cli->placement_seed,

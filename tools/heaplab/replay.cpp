@@ -1,17 +1,19 @@
-// `heaplab replay FILE...` and `heaplab show FILE` (docs/replay.md, docs/schedules.md).
+// `heaplab replay FILE...` and `heaplab show FILE` (docs/replay.md, docs/schedules.md), for the
+// files of every family: the file's family (its schedule's "format", or a failure file's
+// "family") decides the runners; nothing here branches on a family.
 //
-// replay accepts schedule files and failure files. It runs the model side always and the GPU side
-// where the GPU runner is built and a GPU is present (otherwise one line says why not), plus any
-// runner named with --runner; one line per step; at the first failure of a runner, the failure:
-// kind, check, message, violations, the diff against the model (step, block, field, expected,
-// actual) and the part of the snapshot it is about. For a failure file it also says whether the
-// recorded failure reproduced, and whether the runner that recorded it could run at all. Several
-// files (or directories) give one line per side and file, then a table of verdicts. Exit status:
-// 0 every runner that ran passed (and for a failure file its recorded runner ran), 1 a runner
-// failed, 2 the file is unreadable or malformed (or a runner named explicitly cannot run here),
-// 3 a hang (the process ends at once, docs/workflow.md "Hangs"), 4 not checked: nothing failed
-// but the recorded runner could not run here. Several files: the worst, in the order 3 2 1 4 0.
-// show pretty-prints either kind of file (or its canonical JSON with --json).
+// replay accepts schedule files and failure files. It runs the family's reference runner always
+// and the family's replay runners (the GPU ones) where they can run here (otherwise one line says
+// why not), plus any runner named with --runner; one line per step; at the first failure of a
+// runner, the failure: kind, check, message, violations and the family's detail (for the heap: the
+// diff against the model and the part of the snapshot it is about). For a failure file it also
+// says whether the recorded failure reproduced, and whether the runner that recorded it could run
+// at all. Several files (or directories) give one line per side and file, then a table of
+// verdicts. Exit status: 0 every runner that ran passed (and for a failure file its recorded runner
+// ran), 1 a runner failed, 2 the file is unreadable or malformed (or a runner named explicitly
+// cannot run here), 3 a hang (the process ends at once, docs/workflow.md "Hangs"), 4 not checked:
+// nothing failed but the recorded runner could not run here. Several files: the worst, in the
+// order 3 2 1 4 0. show pretty-prints either kind of file (or its canonical JSON with --json).
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -20,17 +22,16 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
+#include "heaplab/core/expects.hpp"
+#include "heaplab/runner/failure_file.hpp"
 #include "heaplab/runner/registry.hpp"
-#include "heaplab/runner/report.hpp"
-#include "heaplab/schedule/failure_file.hpp"
-#include "heaplab/schedule/json.hpp"
 #include "options.hpp"
-#include "rw_commands.hpp"
 
 namespace heaplab::cli {
 namespace {
@@ -46,29 +47,14 @@ struct ReplayOptions {
   std::size_t max_violations   = 10;
   std::uint64_t placement_seed = 1;
   int watchdog_ms              = 0;
+  unsigned reruns              = 0;  // 0: 1 for deterministic runners, 5 otherwise
 };
 
-std::string config_summary(core::HeapConfig const& c) {
-  std::ostringstream out;
-  out << "M=" << c.num_blocks << " n=" << c.defrag_factor << " k1=" << c.k1 << "; types:";
-  for (std::uint32_t t = 0; t < c.num_types(); ++t) {
-    auto const& ty = c.types[t];
-    out << " " << ty.name << "(";
-    if (ty.is_abstract)
-      out << "abstract";
-    else
-      out << ty.size_bytes << " B, capacity " << c.capacity(t);
-    if (ty.base) out << ", base " << c.types[*ty.base].name;
-    out << ")";
-  }
-  return out.str();
-}
-
 /// The record of a failure file: where it came from and what failed.
-std::string failure_header(schedule::FailureFile const& f) {
+std::string failure_header(runner::FailureFile const& f) {
   std::ostringstream out;
-  out << "failure file: runner " << f.runner << ", gpu " << f.gpu << ", commit " << f.git_commit
-      << ", created " << f.created << ", seed " << f.seed;
+  out << "failure file: family " << f.family().name() << ", runner " << f.runner << ", gpu "
+      << f.gpu << ", commit " << f.git_commit << ", created " << f.created << ", seed " << f.seed;
   if (f.rapidcheck)
     out << " (RapidCheck seed " << f.rapidcheck->seed << ", size " << f.rapidcheck->size << ")";
   out << "\n  origin: " << f.origin.command;
@@ -79,25 +65,27 @@ std::string failure_header(schedule::FailureFile const& f) {
   if (!f.origin.minimized_from.empty()) out << ", minimized from " << f.origin.minimized_from;
   if (f.origin.original_steps) out << " (" << *f.origin.original_steps << " steps)";
   out << "\n  recorded failure: step " << f.failure.step << ", "
-      << schedule::to_string(f.failure.kind) << ", check " << f.failure.check << ": "
+      << runner::to_string(f.failure.kind) << ", check " << f.failure.check << ": "
       << f.failure.message << "\n";
   return out.str();
 }
 
-/// The runners to use: --model alone; else those named; else the model, the file's runner and
-/// the GPU (each once).
-std::vector<std::string> runners_for(ReplayOptions const& opt, schedule::Replayable const& r) {
-  if (opt.model) return {"model"};
+/// The runners to use: --model alone (the family's reference); else those named; else the
+/// reference, the file's runner and the family's replay runners (each once).
+std::vector<std::string> runners_for(ReplayOptions const& opt, runner::Replayable const& r) {
+  runner::Family const& family = r.family();
+  if (opt.model) return {family.reference_runner()};
+  std::vector<std::string> out;  // each once, in the order given
+  auto add = [&](std::string const& name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
   if (!opt.runners.empty()) {
-    std::vector<std::string> out;  // each once, in the order given
-    for (auto const& name : opt.runners)
-      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    for (auto const& name : opt.runners) add(name);
     return out;
   }
-  std::vector<std::string> out = {"model"};
-  if (auto const* f = std::get_if<schedule::FailureFile>(&r))
-    if (f->runner != "model" && f->runner != "gpu") out.push_back(f->runner);
-  out.push_back("gpu");
+  add(family.reference_runner());
+  if (r.failure_file) add(r.failure_file->runner);
+  for (auto const& name : family.replay_runners()) add(name);
   return out;
 }
 
@@ -161,6 +149,7 @@ struct Side {
   std::string reason;             // not_run: why
   bool same_as_recorded = false;  // failed: the kind and check the failure file records
   bool deterministic    = true;
+  unsigned tries        = 1;  // passed: how many runs passed
 };
 
 struct FileResult {
@@ -193,7 +182,7 @@ std::string join_names(std::vector<std::string> const& names) {
 
 /// The last line of a replay of one file: its verdict and exit status.
 std::string verdict_line(FileResult const& res,
-                         schedule::FailureFile const* failure_file,
+                         runner::FailureFile const* failure_file,
                          bool recorded_asked) {
   std::vector<std::string> passed, failed, not_run;
   for (auto const& s : res.sides)
@@ -228,8 +217,9 @@ std::string verdict_line(FileResult const& res,
           << failure_file->runner << ", and every side that ran passed";
       for (auto const& s : res.sides)
         if (s.name == failure_file->runner && !s.deterministic)
-          out << " (" << s.name
-              << " runs are nondeterministic: a failure may show only sometimes; replay again or "
+          out << " (" << s.name << " runs are nondeterministic: " << s.tries << " run"
+              << (s.tries == 1 ? "" : "s")
+              << " passed, but a failure may show only sometimes; replay with more --reruns or "
                  "minimize with --reruns)";
       break;
     }
@@ -275,29 +265,32 @@ void report_error(bool detailed, char const* message) {
 
 /// The file's first lines: what it is, its steps, its config (and a failure file's header).
 void print_loaded(std::string const& file,
-                  schedule::Schedule const& sched,
-                  schedule::FailureFile const* failure_file,
+                  runner::Replayable const& r,
                   std::string const& recorded,
                   bool detailed) {
+  runner::Family const& family = r.family();
+  std::size_t const steps      = family.steps(r.schedule);
   if (detailed) {
-    std::printf("replay %s: %s, %zu step%s; %s\n",
+    std::printf("replay %s: %s %s, %zu step%s; %s\n",
                 file.c_str(),
-                failure_file ? "failure file" : "schedule file",
-                sched.steps.size(),
-                sched.steps.size() == 1 ? "" : "s",
-                config_summary(sched.config).c_str());
-    if (failure_file) std::printf("%s", failure_header(*failure_file).c_str());
+                family.name().c_str(),
+                r.failure_file ? "failure file" : "schedule file",
+                steps,
+                steps == 1 ? "" : "s",
+                family.config_summary(r.schedule).c_str());
+    if (r.failure_file) std::printf("%s", failure_header(*r.failure_file).c_str());
   } else {
-    std::printf("  %s, %zu step%s\n",
-                failure_file ? ("failure file (" + recorded + ")").c_str() : "schedule file",
-                sched.steps.size(),
-                sched.steps.size() == 1 ? "" : "s");
+    std::printf("  %s %s, %zu step%s\n",
+                family.name().c_str(),
+                r.failure_file ? ("failure file (" + recorded + ")").c_str() : "schedule file",
+                steps,
+                steps == 1 ? "" : "s");
   }
 }
 
 void print_passed(std::string const& name,
                   std::size_t steps,
-                  schedule::FailureFile const* failure_file,
+                  runner::FailureFile const* failure_file,
                   bool detailed) {
   if (!detailed) {
     std::printf("  %s side: passed, %zu steps\n", name.c_str(), steps);
@@ -316,13 +309,13 @@ void print_passed(std::string const& name,
 }
 
 /// "reproduced: the recorded failure (step 3, divergence, roots)" and its variants.
-std::string comparison_text(schedule::FailureRecord const& rec,
+std::string comparison_text(runner::FailureRecord const& rec,
                             runner::Failure const& f,
                             bool same_as_recorded) {
   std::ostringstream c;
   c << (same_as_recorded ? (rec.step == f.step ? "reproduced:" : "reproduced (at another step):")
                          : "failed differently from")
-    << " the recorded failure (step " << rec.step << ", " << schedule::to_string(rec.kind) << ", "
+    << " the recorded failure (step " << rec.step << ", " << runner::to_string(rec.kind) << ", "
     << rec.check << ")";
   return c.str();
 }
@@ -345,7 +338,7 @@ void print_failed(std::string const& name,
     std::printf("  %s side: FAILED at step %zu: %s, check %s: %s\n",
                 name.c_str(),
                 f.step,
-                schedule::to_string(f.kind),
+                runner::to_string(f.kind),
                 f.check.c_str(),
                 f.message.c_str());
     if (!comparison.empty()) std::printf("    %s\n", comparison.c_str());
@@ -353,7 +346,7 @@ void print_failed(std::string const& name,
 }
 
 /// The file's verdict from its sides (docs/cli.md "replay"); returns the exit status it implies.
-int decide_verdict(FileResult& res, schedule::FailureFile const* failure_file) {
+int decide_verdict(FileResult& res, runner::FailureFile const* failure_file) {
   bool any_failed = false, any_same = false, recorded_ran = false, any_passed = false;
   for (auto const& s : res.sides) {
     any_failed = any_failed || s.state == Side::State::failed;
@@ -379,13 +372,12 @@ int decide_verdict(FileResult& res, schedule::FailureFile const* failure_file) {
 class SideReplay {
  public:
   SideReplay(FileResult& res,
-             schedule::Schedule const& sched,
-             schedule::FailureFile const* failure_file,
+             runner::Replayable const& file,
              ReplayOptions const& opt,
              bool detailed)
       : res_(res),
-        sched_(sched),
-        failure_file_(failure_file),
+        file_(file),
+        failure_file_(file.failure_file ? &*file.failure_file : nullptr),
         opt_(opt),
         detailed_(detailed),
         explicit_runners_(opt.model || !opt.runners.empty()) {}
@@ -399,8 +391,8 @@ class SideReplay {
     auto const r = make_side_runner(side, go_on);
     if (!r) return go_on;
     side.deterministic = r->deterministic();
-    if (auto const support = r->supports(sched_.config); !support.supported) {
-      not_run(side, "this config is not supported: " + support.reason);
+    if (auto const support = r->supports(file_.schedule); !support.supported) {
+      not_run(side, "this schedule is not supported: " + support.reason);
       if (explicit_runners_) explicit_status_ = kExitUsage;
       return true;
     }
@@ -409,23 +401,38 @@ class SideReplay {
       std::printf("\n== %s side (%s) ==\n",
                   name.c_str(),
                   device == "none" ? "CPU" : ("device: " + device).c_str());
-    runner::RunOutcome outcome;
-    try {
-      outcome = r->run(sched_, [&](runner::StepReport const& s) {
-        if (detailed_ && (!opt_.quiet || !s.ok)) std::printf("%s\n", s.summary().c_str());
-        std::fflush(stdout);
-      });
-    } catch (std::exception const& e) {
-      error(e.what());
-      return false;
-    }
-    return record(side, *r, outcome);
+    std::optional<runner::RunOutcome> outcome = run_tries(*r);
+    if (!outcome) return false;
+    return record(side, *r, *outcome);
   }
 
   /// kExitUsage when a runner asked for (--model, --runner) could not run, else 0.
   [[nodiscard]] int explicit_status() const { return explicit_status_; }
 
  private:
+  /// Runs the side once for a deterministic runner, else up to --reruns times (default 5) until
+  /// it fails; the steps of the first try are printed. Nullopt after an error (already reported).
+  std::optional<runner::RunOutcome> run_tries(runner::Runner& r) {
+    unsigned const tries = opt_.reruns ? opt_.reruns : (r.deterministic() ? 1u : 5u);
+    runner::RunOutcome outcome;
+    for (unsigned k = 0; k < tries && outcome.ok(); ++k) {
+      try {
+        outcome = r.run(file_.schedule, [&](runner::StepReport const& s) {
+          if (detailed_ && k == 0 && (!opt_.quiet || !s.ok)) std::printf("%s\n", s.line.c_str());
+          std::fflush(stdout);
+        });
+      } catch (std::exception const& e) {
+        error(e.what());
+        return std::nullopt;
+      }
+      if (!r.usable()) break;
+      if (detailed_ && tries > 1 && !outcome.ok() && k > 0)
+        std::printf("(failed in run %u of up to %u)\n", k + 1, tries);
+    }
+    tries_ = tries;
+    return outcome;
+  }
+
   void not_run(Side& side, std::string const& why) {
     side.reason = why;
     std::printf(detailed_ ? "\n%s side: not run: %s\n" : "  %s side: not run: %s\n",
@@ -444,12 +451,16 @@ class SideReplay {
 
   /// The side's runner, or null: the side is not run (go_on stays true) or the file's replay
   /// ends with an error (go_on becomes false).
-  std::unique_ptr<runner::ScheduleRunner> make_side_runner(Side& side, bool& go_on) {
+  std::unique_ptr<runner::Runner> make_side_runner(Side& side, bool& go_on) {
     runner::RunnerOptions ro;
-    ro.placement_seed = opt_.placement_seed;
-    ro.perturb        = !opt_.no_perturb;
-    if (opt_.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(opt_.watchdog_ms);
+    ro.seed    = opt_.placement_seed;
+    ro.perturb = !opt_.no_perturb;
+    if (opt_.watchdog_ms > 0) ro.watchdog_ms = static_cast<unsigned>(opt_.watchdog_ms);
     try {
+      runner::Family const& family = runner::family_of_runner(side.name);
+      if (&family != &file_.family())
+        throw core::precondition_error("runner '" + side.name + "' runs " + family.name() +
+                                       " schedules; this is a " + file_.family().name() + " file");
       return runner::make_runner(side.name, ro);
     } catch (runner::runner_unavailable const& e) {
       not_run(side, e.what());
@@ -468,9 +479,10 @@ class SideReplay {
 
   /// A side that ran: passed, or failed (compared with the recorded failure). False on a hang
   /// (or a runner left unusable), which ends the file's replay.
-  bool record(Side& side, runner::ScheduleRunner const& r, runner::RunOutcome const& outcome) {
+  bool record(Side& side, runner::Runner const& r, runner::RunOutcome const& outcome) {
     if (outcome.ok()) {
       side.state = Side::State::passed;
+      side.tries = tries_;
       res_.sides.push_back(side);
       print_passed(side.name, outcome.steps_run, failure_file_, detailed_);
       return true;
@@ -484,7 +496,7 @@ class SideReplay {
       comparison = comparison_text(failure_file_->failure, f, side.same_as_recorded);
     }
     res_.sides.push_back(side);
-    print_failed(side.name, f, sched_.steps.size(), comparison, opt_, detailed_);
+    print_failed(side.name, f, file_.family().steps(file_.schedule), comparison, opt_, detailed_);
     if (f.kind == runner::FailureKind::hang || !r.usable()) {
       res_.verdict = Verdict::hang;
       res_.status  = kExitHang;
@@ -494,44 +506,14 @@ class SideReplay {
   }
 
   FileResult& res_;
-  schedule::Schedule const& sched_;
-  schedule::FailureFile const* failure_file_;
+  runner::Replayable const& file_;
+  runner::FailureFile const* failure_file_;
   ReplayOptions const& opt_;
   bool const detailed_;
   bool const explicit_runners_;
   int explicit_status_ = 0;  // kExitUsage when a runner asked for cannot run
+  unsigned tries_      = 1;  // runs of the last side
 };
-
-/// A random-walk file (rw_commands.hpp): its verdict in this file's terms.
-FileResult replay_rw(std::string const& file,
-                     schedule::RwReplayable const& loaded,
-                     ReplayOptions const& opt,
-                     bool detailed) {
-  RwReplayArgs args;
-  args.runners            = opt.runners;
-  args.model_only         = opt.model;
-  RwReplayOutcome const o = rw_replay(file, loaded, args, detailed);
-  FileResult res;
-  res.file     = file;
-  res.recorded = o.recorded;
-  res.status   = o.status;
-  for (Verdict v : {Verdict::still_fails,
-                    Verdict::fails_differently,
-                    Verdict::fails,
-                    Verdict::not_checked,
-                    Verdict::fixed,
-                    Verdict::passes})
-    if (o.verdict == to_string(v)) res.verdict = v;
-  for (auto const& s : o.sides) {
-    Side side;
-    side.name  = s.substr(0, s.find(':'));
-    side.state = s.find(": passes") != std::string::npos  ? Side::State::passed
-                 : s.find(": fails") != std::string::npos ? Side::State::failed
-                                                          : Side::State::not_run;
-    res.sides.push_back(side);
-  }
-  return res;
-}
 
 /// Replays one file on every runner it asks for. `detailed`: today's output (steps, the first
 /// failure in full); otherwise one line per side. A hang returns at once (Verdict::hang); the
@@ -539,27 +521,20 @@ FileResult replay_rw(std::string const& file,
 FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool detailed) {
   FileResult res;
   res.file = file;
-  schedule::AnyReplayable any;
+  std::optional<runner::Replayable> loaded;
   try {
-    any = schedule::load_any_replayable(file);
+    loaded = runner::load_replayable(file);
   } catch (std::exception const& e) {  // schedule_error, or the file system's
     res.error = e.what();
     report_error(detailed, e.what());
     return res;
   }
-  if (auto const* rw = std::get_if<schedule::RwReplayable>(&any))
-    return replay_rw(file, *rw, opt, detailed);
-  schedule::Replayable const& loaded = std::get<schedule::Replayable>(any);
-  schedule::Schedule const& sched    = schedule::schedule_of(loaded);
-  auto const* failure_file           = std::get_if<schedule::FailureFile>(&loaded);
-  res.recorded                       = "schedule";
-  if (failure_file)
-    res.recorded = failure_file->runner + ": " + schedule::to_string(failure_file->failure.kind) +
-                   ", check " + failure_file->failure.check;
-  print_loaded(file, sched, failure_file, res.recorded, detailed);
+  auto const* failure_file = loaded->failure_file ? &*loaded->failure_file : nullptr;
+  res.recorded             = failure_file ? failure_file->recorded() : "schedule";
+  print_loaded(file, *loaded, res.recorded, detailed);
 
-  auto const names = runners_for(opt, loaded);
-  SideReplay sides(res, sched, failure_file, opt, detailed);
+  auto const names = runners_for(opt, *loaded);
+  SideReplay sides(res, *loaded, opt, detailed);
   for (auto const& name : names)
     if (!sides.run(name)) return res;
 
@@ -699,51 +674,31 @@ int replay(ReplayOptions const& opt) {
 }
 
 int show(std::string const& file, bool as_json) {
-  schedule::AnyReplayable any;
+  std::optional<runner::Replayable> loaded;
   try {
-    any = schedule::load_any_replayable(file);
-  } catch (schedule::schedule_error const& e) {
+    loaded = runner::load_replayable(file);
+  } catch (std::exception const& e) {
     std::fprintf(stderr, "heaplab show: %s\n", e.what());
-    return 2;
+    return kExitUsage;
   }
-  if (auto const* rw = std::get_if<schedule::RwReplayable>(&any))
-    return rw_show(file, *rw, as_json);
-  schedule::Replayable const& loaded = std::get<schedule::Replayable>(any);
-  auto const* failure_file           = std::get_if<schedule::FailureFile>(&loaded);
-  schedule::Schedule const& sched    = schedule::schedule_of(loaded);
+  runner::Family const& family = loaded->family();
+  auto const* failure_file     = loaded->failure_file ? &*loaded->failure_file : nullptr;
   if (as_json) {
-    std::cout << (failure_file ? schedule::dump(*failure_file) : schedule::dump(sched));
-    return 0;
+    std::cout << (failure_file ? runner::dump(*failure_file)
+                               : family.to_json(loaded->schedule).dump(2) + "\n");
+    return kExitPassed;
   }
   if (failure_file) {
-    std::cout << "failure " << file << " (format " << schedule::kFailureFormatName << " version "
-              << schedule::kFailureFormatVersion << ")\n";
+    std::cout << "failure " << file << " (format " << runner::kFailureFormatName << " version "
+              << runner::kFailureFormatVersion << ")\n";
     std::cout << failure_header(*failure_file);
   }
-  auto const& c = sched.config;
-  std::cout << (failure_file ? "its schedule" : "schedule " + file) << " (format "
-            << schedule::kFormatName << " version " << schedule::kFormatVersion << ")\n";
-  if (!sched.description.empty()) std::cout << "  " << sched.description << "\n";
-  std::cout << "config: M = " << c.num_blocks << " blocks, n = " << c.defrag_factor
-            << ", k1 = " << c.k1 << "\n";
-  for (std::uint32_t t = 0; t < c.num_types(); ++t) {
-    auto const& ty = c.types[t];
-    std::cout << "  type " << t << " " << ty.name << ": ";
-    if (ty.is_abstract)
-      std::cout << "abstract, " << ty.size_bytes << " B";
-    else
-      std::cout << ty.size_bytes << " B, capacity " << c.capacity(t);
-    if (ty.base) std::cout << ", base " << c.types[*ty.base].name;
-    std::cout << "\n";
-    auto const slots = c.pointer_slots(t);
-    for (std::uint32_t s = 0; s < slots.size(); ++s)
-      std::cout << "    slot " << s << ": " << schedule::slot_name(c, t, s) << " -> "
-                << c.types[slots[s].pointee].name << "\n";
-  }
-  std::cout << "steps (" << sched.steps.size() << "):\n";
-  for (std::size_t i = 0; i < sched.steps.size(); ++i)
-    std::cout << "  " << i << ": " << schedule::describe(c, sched.steps[i]) << "\n";
-  return 0;
+  std::cout << (failure_file ? "its schedule" : "schedule " + file) << " (family " << family.name()
+            << ", format " << family.schedule_format() << ")\n";
+  if (auto const d = family.description(loaded->schedule); !d.empty())
+    std::cout << "  " << d << "\n";
+  family.show(loaded->schedule, std::cout);
+  return kExitPassed;
 }
 
 }  // namespace
@@ -754,18 +709,18 @@ void add_replay(CLI::App& app) {
       "replay", "replay schedule files and failure files, on every runner that can run here");
   cmd->option_defaults()->always_capture_default();
   cmd->footer(
-      "Replays schedule files and failure files (docs/replay.md). Runs the reference model\n"
-      "always, the GPU runner where it is built and a GPU is present (otherwise a line says why\n"
-      "not), and the runner a failure file names; one line per step (live objects, blocks in use,\n"
-      "fragmentation F, what the step did), the whole invariant catalog after every step,\n"
-      "CompactGpu's obligations after defrag steps, and for differential runners the comparison\n"
-      "with the model. At a runner's first failure: kind, check, message, violations, the diff\n"
-      "(step, block, field, expected, actual) and the relevant part of the snapshot. For a\n"
-      "failure file it says whether the recorded failure reproduced, and a last line gives the\n"
-      "verdict. Several files or a directory (its *.json files, sorted, not recursive): each is\n"
-      "replayed with one line per runner (-v: in full), then a table gives each file's verdict:\n"
-      "still fails, fails differently, fixed, not checked, passes (a schedule file), fails, "
-      "error.\n"
+      "Replays schedule files and failure files of any family (docs/replay.md). Runs the family's\n"
+      "reference runner always (heap: model; rw: rw-model), its GPU runners where they are built\n"
+      "and a GPU is present (otherwise a line says why not), and the runner a failure file names;\n"
+      "one line per step, the family's invariant catalog after every step and, for differential\n"
+      "runners, the comparison with the model. Nondeterministic runners (GPU, CPU threads) run up\n"
+      "to --reruns times (default 5) until one run fails. At a runner's first failure: kind,\n"
+      "check, message, violations and the family's detail (heap: the diff, step, block, field,\n"
+      "expected, actual, and the relevant part of the snapshot). For a failure file it says\n"
+      "whether the recorded failure reproduced, and a last line gives the verdict. Several files\n"
+      "or a directory (its *.json files, sorted, not recursive): each is replayed with one line\n"
+      "per runner (-v: in full), then a table gives each file's verdict: still fails, fails\n"
+      "differently, fixed, not checked, passes (a schedule file), fails, error.\n"
       "Exit status (for several files the worst, in the order 3, 2, 1, 4, 0):\n"
       "  0 every runner that ran passed, and for a failure file its recorded runner ran;\n"
       "  1 a runner failed (the recorded failure reproduced, or another failure);\n"
@@ -780,19 +735,26 @@ void add_replay(CLI::App& app) {
       "  heaplab replay --runner gpu docs/results/failures/rewrite_filter_off_by_one.min.json");
   cmd->add_option("files",
                   opt->files,
-                  "schedule files (heaplab-schedule), failure files (heaplab-failure) or "
-                  "directories of them (*.json)")
+                  "schedule files of any family, failure files (heaplab-failure) or directories "
+                  "of them (*.json)")
       ->required()
       ->default_str("");
   cmd->add_flag(
       "--verbose,-v", opt->verbose, "with several files: replay each in full, as for one file");
-  cmd->add_flag("--model", opt->model, "replay on the reference model only");
+  cmd->add_flag("--model", opt->model, "replay on the family's reference runner only (the model)");
   cmd->add_option("--runner",
                   opt->runners,
-                  "replay on these runners only (repeatable): model, differential-model, gpu")
+                  "replay on these runners only (repeatable; runners of the file's family: heap: "
+                  "model, differential-model, gpu; rw: rw-model, rw-cpu, rw-gpu)")
       ->allow_extra_args(false)
       ->default_str("");
   cmd->add_flag("--quiet,-q", opt->quiet, "print only failing steps and the result");
+  cmd->add_option("--reruns",
+                  opt->reruns,
+                  "runs of a nondeterministic runner (until one fails); default 5, and 1 for "
+                  "deterministic runners")
+      ->check(unsigned_integer(1, 1000))
+      ->default_str("");
   cmd->add_flag("--full-dump", opt->full_dump, "on failure, dump the whole snapshot");
   cmd->add_option("--max-violations", opt->max_violations, "violations listed on failure")
       ->check(unsigned_integer(1, 100000));
@@ -817,10 +779,12 @@ void add_show(CLI::App& app) {
   auto as_json = std::make_shared<bool>(false);
   auto* cmd    = app.add_subcommand("show", "pretty-print a schedule file or a failure file");
   cmd->footer(
-      "For a failure file: its record (runner, GPU, commit, seed, origin, the failure); then the\n"
-      "config (types, capacities, pointer slots by index) and the steps, one line each. With\n"
-      "--json, the canonical JSON instead (what heaplab writes; reading it back gives the same\n"
-      "file). Exit status 2 for an unreadable or malformed file (with FILE:LINE:COLUMN).\n"
+      "For a failure file: its record (family, runner, GPU, commit, seed, origin, the failure);\n"
+      "then the schedule as its family shows it (heap: the config, types, capacities, pointer\n"
+      "slots by index; rw: the pool) and the steps, one line each. With --json, the canonical "
+      "JSON\n"
+      "instead (what heaplab writes; reading it back gives the same file). Exit status 2 for an\n"
+      "unreadable or malformed file (with FILE:LINE:COLUMN).\n"
       "Examples:\n"
       "  heaplab show proofs_tests/model/data/wator.json\n"
       "  heaplab show --json failures/20261122T101112Z-9417744632.json");

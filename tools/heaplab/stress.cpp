@@ -1,19 +1,20 @@
-// `heaplab stress`: time-budgeted random schedules through a runner, a failure file for every
-// failure (docs/cli.md, docs/workflow.md, docs/replay.md). The loop lives in runner/stress.hpp;
-// this file is the command line: options, the progress line, failure messages, Ctrl-C, the
-// summary with coverage, the JSON summary, exit status.
+// `heaplab stress`: time-budgeted random schedules of any family through one of its runners, a
+// failure file for every failure (docs/cli.md, docs/workflow.md, docs/replay.md). The loop lives
+// in runner/stress.hpp; this file is the command line: options, the progress line, failure
+// messages, signals, the summary with coverage, the JSON summary, exit status. It looks the
+// runner and its family up once (runner/registry.hpp) and never branches on a family.
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
-#include <ctime>
-#include <iostream>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -29,11 +30,8 @@
 #include "files.hpp"
 #include "heaplab/runner/environment.hpp"
 #include "heaplab/runner/registry.hpp"
-#include "heaplab/runner/rw_registry.hpp"
 #include "heaplab/runner/stress.hpp"
-#include "heaplab/schedule/json.hpp"
 #include "options.hpp"
-#include "rw_commands.hpp"
 
 namespace heaplab::cli {
 namespace {
@@ -49,13 +47,14 @@ struct StressCli {
   bool dump               = false;
   std::string json_summary;
   std::uint32_t heap_mib = 16;
-  std::string profile;  // default: small for the CPU runners, mixed for gpu
+  std::string profile;  // default: the runner's, else its family's first
   std::string runner           = "model";
   std::uint64_t cases          = 0;
   std::string out_dir          = "failures";
-  unsigned jobs                = 0;  // 0: 1 for CPU runners, one per visible GPU for gpu
+  unsigned jobs                = 0;  // 0: 1, or one per visible GPU for a GPU runner
+  unsigned threads             = 0;  // OS threads per wave of a CPU-threads runner
   std::size_t max_failures     = 10;
-  std::uint32_t max_blocks     = 0;  // 0: runner default
+  std::uint32_t max_blocks     = 0;  // 0: the runner's default, else the family's
   double progress_every        = 10;
   std::uint64_t placement_seed = 1;
   int watchdog_ms              = 0;
@@ -63,12 +62,12 @@ struct StressCli {
   bool no_perturb              = false;
 };
 
-/// Set by SIGINT; the stress loop finishes the cases in flight and stops. A second SIGINT ends
-/// the process at once.
+/// Set by SIGINT, SIGTERM or SIGHUP; the stress loop finishes the cases in flight and stops, and
+/// the summary is written. A second signal ends the process at once.
 std::atomic<bool> g_interrupt{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "used from a signal handler");
 
-extern "C" void on_sigint(int) {
+extern "C" void on_stop_signal(int) {
   if (g_interrupt.exchange(true)) _exit(kExitInterrupted);
   static char const msg[] =
       "\nheaplab stress: interrupted: finishing the cases in flight, then the summary "
@@ -108,19 +107,6 @@ std::string counts_text(std::map<std::string, std::uint64_t> const& counts) {
   return out;
 }
 
-nlohmann::ordered_json coverage_json(runner::Coverage const& c) {
-  nlohmann::ordered_json j;
-  j["step_kinds"]          = c.step_kinds;
-  j["divergence"]          = c.divergence;
-  j["free_patterns"]       = c.free_patterns;
-  j["parallel_do_actions"] = c.parallel_do_actions;
-  j["defrag_variants"]     = c.defrag_variants;
-  j["heap_sizes"]          = c.heap_sizes;
-  j["hierarchy_depths"]    = c.hierarchy_depths;
-  j["type_counts"]         = c.type_counts;
-  return j;
-}
-
 std::string with_commas(std::uint64_t v) {
   std::string s = std::to_string(v);
   for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
@@ -128,46 +114,38 @@ std::string with_commas(std::uint64_t v) {
   return s;
 }
 
-std::string progress_text(runner::StressStats const& s) {
+/// What one run is: the runner, its family and the options, looked up and checked once.
+struct Campaign {
+  runner::RunnerInfo const* info = nullptr;
+  runner::Family const* family   = nullptr;
+  runner::StressOptions options;
+};
+
+std::uint64_t count_of(runner::StressStats const& s, std::string const& key) {
+  auto const it = s.counts.find(key);
+  return it == s.counts.end() ? 0 : it->second;
+}
+
+std::string progress_text(runner::Family const& family, runner::StressStats const& s) {
   char buf[256];
-  double const fill = s.num_blocks ? 100.0 * static_cast<double>(s.blocks_in_use) /
-                                         static_cast<double>(s.num_blocks)
-                                   : 0.0;
+  double const fill =
+      s.capacity ? 100.0 * static_cast<double>(s.in_use) / static_cast<double>(s.capacity) : 0.0;
   std::snprintf(buf,
                 sizeof buf,
-                "elapsed %6.1f s | cases %s | steps %s | live objects %s | heap fill %5.1f%% | "
-                "defrags %s | failures %llu",
+                "elapsed %6.1f s | cases %s | steps %s | live %s | heap fill %5.1f%%",
                 s.elapsed,
                 with_commas(s.cases).c_str(),
                 with_commas(s.steps).c_str(),
-                with_commas(s.live_objects).c_str(),
-                fill,
-                with_commas(s.defrags).c_str(),
-                static_cast<unsigned long long>(s.failures));
-  return buf;
-}
-
-/// Cases whose heap has M > 64 blocks (2- and 3-level bitmap hierarchies).
-std::uint64_t deep_cases(runner::Coverage const& c) {
-  std::uint64_t deep = 0;
-  for (auto const& [depth, n] : c.hierarchy_depths)
-    if (depth.rfind("1 ", 0) != 0) deep += n;
-  return deep;
+                with_commas(s.live).c_str(),
+                fill);
+  std::string out = buf;
+  for (auto const& key : family.progress_counts())
+    out += " | " + key + " " + with_commas(count_of(s, key));
+  return out + " | failures " + std::to_string(s.failures);
 }
 
 double per_second(std::uint64_t n, double seconds) {
   return seconds > 0 ? static_cast<double>(n) / seconds : 0.0;
-}
-
-std::string rate_text(runner::StressStats const& s) {
-  char buf[256];
-  std::snprintf(buf,
-                sizeof buf,
-                "%.1f cases/s (%.1f cases/s with M > 64: 2- and 3-level hierarchies), %.0f steps/s",
-                per_second(s.cases, s.elapsed),
-                per_second(deep_cases(s.coverage), s.elapsed),
-                per_second(s.steps, s.elapsed));
-  return buf;
 }
 
 std::string times_text(runner::StepTimes const& t) {
@@ -188,54 +166,25 @@ std::string times_text(runner::StepTimes const& t) {
   return buf;
 }
 
-/// The JSON summary of a run (`--json-summary`, docs/cli.md "Machine-readable results").
-std::string summary_json(StressCli const& cli,
-                         runner::StressOptions const& o,
-                         runner::StressResult const& result,
-                         std::string const& started,
-                         std::string const& device,
-                         int exit_status,
-                         std::string const& verdict) {
-  auto const& s = result.stats;
-  nlohmann::ordered_json j;
-  j["format"]           = "heaplab-stress-summary";
-  j["version"]          = 1;
-  j["heaplab"]          = {{"version", runner::version()}, {"commit", runner::git_commit()}};
-  j["started"]          = started;
-  j["ended"]            = utc_now();
-  j["device"]           = device;
-  j["seed"]             = o.seed;
-  j["options"]          = {{"runner", cli.runner},
-                           {"profile", runner::to_string(o.profile)},
-                           {"heap_mib", o.heap_mib},
-                           {"max_blocks", o.max_blocks},
-                           {"seconds", o.seconds},
-                           {"cases", o.max_cases ? nlohmann::ordered_json(o.max_cases) : nullptr},
-                           {"case", o.only_case ? nlohmann::ordered_json(*o.only_case) : nullptr},
-                           {"shard", std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count)},
-                           {"jobs", o.workers},
-                           {"max_failures", o.max_failures},
-                           {"placement_seed", cli.placement_seed},
-                           {"perturb", !cli.no_perturb},
-                           {"out_dir", o.out_dir.string()}};
-  j["result"]           = verdict;
-  j["exit_status"]      = exit_status;
-  j["stop_reason"]      = result.stop_reason;
-  j["elapsed_s"]        = s.elapsed;
-  j["cases"]            = s.cases;
-  j["skipped"]          = s.skipped;
-  j["steps"]            = s.steps;
-  j["defrags"]          = s.defrags;
-  j["out_of_memory"]    = s.out_of_memory;
-  j["cases_per_s"]      = per_second(s.cases, s.elapsed);
-  j["deep_cases_per_s"] = per_second(deep_cases(s.coverage), s.elapsed);
-  j["cases_per_worker"] = s.cases_per_worker;
-  j["steps_per_s"]      = per_second(s.steps, s.elapsed);
-  j["time_by_part_s"]   = {{"implementation", s.times.implementation},
-                           {"model", s.times.model},
-                           {"checks", s.times.checks}};
-  j["coverage"]         = coverage_json(s.coverage);
-  auto& failures = j["failures"] = nlohmann::ordered_json::array();
+nlohmann::ordered_json options_json(StressCli const& cli, runner::StressOptions const& o) {
+  return {{"runner", cli.runner},
+          {"profile", o.request.profile},
+          {"heap_mib", o.request.heap_mib},
+          {"max_blocks", o.request.max_size},
+          {"seconds", o.seconds},
+          {"cases", o.max_cases ? nlohmann::ordered_json(o.max_cases) : nullptr},
+          {"case", o.only_case ? nlohmann::ordered_json(*o.only_case) : nullptr},
+          {"shard", std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count)},
+          {"jobs", o.workers},
+          {"threads", cli.threads},
+          {"max_failures", o.max_failures},
+          {"placement_seed", cli.placement_seed},
+          {"perturb", !cli.no_perturb},
+          {"out_dir", o.out_dir.string()}};
+}
+
+nlohmann::ordered_json failures_json(runner::StressResult const& result) {
+  auto failures = nlohmann::ordered_json::array();
   for (auto const& f : result.failures)
     failures.push_back({{"file",
                          f.path.empty() ? nlohmann::ordered_json(nullptr)
@@ -244,10 +193,50 @@ std::string summary_json(StressCli const& cli,
                         {"case", f.file.origin.case_index.value_or(0)},
                         {"case_seed", f.file.seed},
                         {"step", f.failure.step},
-                        {"kind", schedule::to_string(f.failure.kind)},
+                        {"kind", runner::to_string(f.failure.kind)},
                         {"check", f.failure.check},
                         {"message", f.failure.message},
                         {"worker", f.worker}});
+  return failures;
+}
+
+/// The JSON summary of a run (`--json-summary`, docs/cli.md "Machine-readable results").
+std::string summary_json(StressCli const& cli,
+                         Campaign const& c,
+                         runner::StressResult const& result,
+                         std::string const& started,
+                         std::string const& device,
+                         int exit_status,
+                         std::string const& verdict) {
+  auto const& s = result.stats;
+  auto const& o = c.options;
+  nlohmann::ordered_json j;
+  j["format"]           = "heaplab-stress-summary";
+  j["version"]          = 2;
+  j["heaplab"]          = {{"version", runner::version()}, {"commit", runner::git_commit()}};
+  j["started"]          = started;
+  j["ended"]            = utc_now();
+  j["device"]           = device;
+  j["family"]           = c.family->name();
+  j["seed"]             = o.seed;
+  j["options"]          = options_json(cli, o);
+  j["result"]           = verdict;
+  j["exit_status"]      = exit_status;
+  j["stop_reason"]      = result.stop_reason;
+  j["elapsed_s"]        = s.elapsed;
+  j["cases"]            = s.cases;
+  j["skipped"]          = s.skipped;
+  j["steps"]            = s.steps;
+  j["counts"]           = s.counts;
+  j["cases_per_s"]      = per_second(s.cases, s.elapsed);
+  j["cases_per_worker"] = s.cases_per_worker;
+  j["steps_per_s"]      = per_second(s.steps, s.elapsed);
+  j["time_by_part_s"]   = {{"implementation", s.times.implementation},
+                           {"model", s.times.model},
+                           {"checks", s.times.checks}};
+  j["coverage"]         = s.coverage.counts;
+  j["notes"]            = c.family->stress_notes(s.family_counts());
+  j["failures"]         = failures_json(result);
   return j.dump(2) + "\n";
 }
 
@@ -269,63 +258,73 @@ std::string option_problem(StressCli const& cli) {
   return {};
 }
 
-/// `--runner gpu` without --jobs: per visible GPU one worker per two hardware threads, 1 to 8.
-/// A GPU runner's step spends most of its time on the host (snapshot translation, the model,
-/// the checks), so several workers share one GPU; worker w uses GPU w % gpus.
+/// A GPU runner without --jobs: per visible GPU one worker per two hardware threads, 1 to 8. A
+/// GPU runner's step spends most of its time on the host (snapshot translation, the model, the
+/// checks), so several workers share one GPU; worker w uses GPU w % gpus.
 unsigned default_gpu_workers() {
   unsigned const gpus    = static_cast<unsigned>(std::max(1, runner::visible_gpu_count()));
   unsigned const threads = std::max(1u, std::thread::hardware_concurrency());
   return gpus * std::clamp(threads / (2 * gpus), 1u, 8u);
 }
 
+/// The profile to use: --profile, else the runner's default, else the family's first; "" (after
+/// saying why) when the family has no such profile.
+std::string profile_for(StressCli const& cli, Campaign const& c) {
+  auto const profiles    = c.family->profiles();
+  std::string const name = !cli.profile.empty()               ? cli.profile
+                           : !c.info->default_profile.empty() ? c.info->default_profile
+                                                              : profiles.front().name;
+  std::string known;
+  for (auto const& p : profiles) {
+    if (p.name == name) return name;
+    known += (known.empty() ? "" : ", ") + p.name;
+  }
+  std::fprintf(stderr,
+               "heaplab stress: error: --profile %s: the %s family has the profiles %s\n",
+               name.c_str(),
+               c.family->name().c_str(),
+               known.c_str());
+  return {};
+}
+
 /// The run's options from the command line (already checked by option_problem and the option
 /// validators).
 runner::StressOptions stress_options(StressCli const& cli,
-                                     runner::Profile profile,
+                                     Campaign const& c,
+                                     std::string profile,
                                      std::pair<std::uint32_t, std::uint32_t> shard) {
   runner::StressOptions o;
-  o.seconds      = cli.seconds >= 0 ? cli.seconds : cli.minutes * 60.0;
-  o.seed         = cli.seed_given ? cli.seed
-                                  : static_cast<std::uint64_t>(
+  o.seconds          = cli.seconds >= 0 ? cli.seconds : cli.minutes * 60.0;
+  o.seed             = cli.seed_given ? cli.seed
+                                      : static_cast<std::uint64_t>(
                                 std::chrono::system_clock::now().time_since_epoch().count()) %
                                 1000000007ull;
-  o.heap_mib     = cli.heap_mib;
-  o.profile      = profile;
-  o.max_cases    = cli.cases;
-  o.max_failures = cli.max_failures;
-  o.out_dir      = cli.out_dir;
-  o.shard_index  = shard.first;
-  o.shard_count  = shard.second;
+  o.request.profile  = std::move(profile);
+  o.request.runner   = cli.runner;
+  o.request.heap_mib = cli.heap_mib;
+  o.request.max_size = cli.max_blocks ? cli.max_blocks : c.info->default_max_size;
+  o.max_cases        = cli.cases;
+  o.max_failures     = cli.max_failures;
+  o.out_dir          = cli.out_dir;
+  o.shard_index      = shard.first;
+  o.shard_count      = shard.second;
   if (cli.case_given) o.only_case = cli.only_case;
   o.interrupt    = &g_interrupt;
-  bool const gpu = cli.runner == "gpu";
-  o.max_blocks   = cli.max_blocks ? cli.max_blocks : (gpu ? schedule::kMaxBlocks : 512u);
-  o.workers      = cli.jobs ? cli.jobs : (gpu ? default_gpu_workers() : 1u);
+  o.workers      = cli.jobs ? cli.jobs : (c.info->uses_gpu ? default_gpu_workers() : 1u);
   o.tick_seconds = 0.25;
-  // Configs the runner supports: the GPU runner only runs its type universes (docs/gpu-runner.md).
-  o.configs = [runner_name = cli.runner] { return runner::config_gen_for(runner_name); };
   return o;
 }
 
 /// `--dump`: case K's schedule on stdout, exactly as the run would generate it. No runner is
-/// needed, but the runner's config generator is (the GPU runner draws from its universes).
-int dump_case(StressCli const& cli, runner::StressOptions const& o) {
-  if (!runner::runner_built(cli.runner)) {
-    std::fprintf(stderr,
-                 "heaplab stress: error: --dump --runner %s: %s, so its cases cannot be "
-                 "regenerated here\n",
-                 cli.runner.c_str(),
-                 runner::unavailable_reason(cli.runner).c_str());
-    return kExitUsage;
-  }
+/// made.
+int dump_case(Campaign const& c) {
+  auto const& o = c.options;
   try {
     (void)runner::cases_of_shard(o, 1);  // checks the case against the shard
-    auto const c             = runner::make_case(o, *o.only_case);
-    schedule::Schedule sched = c.schedule;
-    sched.description        = "heaplab stress --seed " + std::to_string(o.seed) + " --profile " +
-                        runner::to_string(o.profile) + " --heap-mib " + std::to_string(o.heap_mib) +
-                        " --runner " + cli.runner + ", case " + std::to_string(c.index);
-    std::cout << schedule::dump(sched);
+    auto const k                = *o.only_case;
+    runner::StressCase const sc = runner::make_case(*c.family, o, k);
+    auto const described = c.family->with_description(sc.schedule, runner::case_description(o, k));
+    std::cout << c.family->to_json(described).dump(2) << "\n";
     return kExitPassed;
   } catch (std::exception const& e) {
     std::fprintf(stderr, "heaplab stress: error: %s\n", e.what());
@@ -334,7 +333,8 @@ int dump_case(StressCli const& cli, runner::StressOptions const& o) {
 }
 
 /// The first lines of a run: what runs, where failure files go, how to repeat it.
-void print_header(StressCli const& cli, runner::StressOptions const& o) {
+void print_header(StressCli const& cli, Campaign const& c) {
+  auto const& o                = c.options;
   std::string const shard_text = o.shard_count > 1
                                      ? ", shard " + cli.shard + " (cases k with k % " +
                                            std::to_string(o.shard_count) +
@@ -343,13 +343,14 @@ void print_header(StressCli const& cli, runner::StressOptions const& o) {
   std::string const limit_text = o.only_case   ? ", case " + std::to_string(*o.only_case) + " only"
                                  : o.max_cases ? ", cases below " + std::to_string(o.max_cases)
                                                : std::string();
+  std::string const request    = c.family->request_summary(o.request);
   std::printf(
-      "heaplab stress: runner %s, profile %s, heap %u MiB (M <= %u blocks), seed %llu, budget "
-      "%.1f s%s%s, %u worker%s; failure files in %s/\n",
+      "heaplab stress: runner %s (family %s), profile %s%s, seed %llu, budget %.1f s%s%s, %u "
+      "worker%s; failure files in %s/\n",
       cli.runner.c_str(),
-      runner::to_string(o.profile),
-      o.heap_mib,
-      o.max_blocks,
+      c.family->name().c_str(),
+      o.request.profile.c_str(),
+      request.empty() ? "" : (", " + request).c_str(),
       static_cast<unsigned long long>(o.seed),
       o.seconds,
       limit_text.c_str(),
@@ -365,13 +366,14 @@ void print_header(StressCli const& cli, runner::StressOptions const& o) {
 
 /// What the run prints while it runs: the progress line (in place on a terminal, else a plain
 /// line every --progress-every seconds), each failure with its replay command, a hang. The
-/// observer's callbacks come from the shards' threads; one mutex serializes the output.
+/// observer's callbacks come from the workers' threads; one mutex serializes the output.
 class ProgressPrinter {
  public:
-  explicit ProgressPrinter(StressCli const& cli)
+  ProgressPrinter(StressCli const& cli, runner::Family const& family)
       : cli_(cli),
+        family_(family),
         tty_(isatty(fileno(stdout)) != 0),
-        replay_extra_(cli.runner == "model" ? "" : " --runner " + cli.runner) {}
+        replay_extra_(cli.runner == family.reference_runner() ? "" : " --runner " + cli.runner) {}
 
   runner::StressObserver observer() {
     runner::StressObserver o;
@@ -395,11 +397,11 @@ class ProgressPrinter {
     std::lock_guard<std::mutex> lock(mutex_);
     if (cli_.quiet) return;
     if (tty_) {
-      std::printf("\r%s   ", progress_text(s).c_str());
+      std::printf("\r%s   ", progress_text(family_, s).c_str());
       line_open_ = true;
     } else if (s.elapsed - last_plain_ >= cli_.progress_every) {
       last_plain_ = s.elapsed;
-      std::printf("stress: %s\n", progress_text(s).c_str());
+      std::printf("stress: %s\n", progress_text(family_, s).c_str());
     }
     std::fflush(stdout);
   }
@@ -411,7 +413,7 @@ class ProgressPrinter {
                 static_cast<unsigned long long>(f.file.origin.case_index.value_or(0)),
                 static_cast<unsigned long long>(f.file.seed),
                 f.failure.step,
-                schedule::to_string(f.failure.kind),
+                runner::to_string(f.failure.kind),
                 f.failure.check.c_str(),
                 f.failure.message.c_str());
     if (f.path.empty()) {
@@ -437,6 +439,7 @@ class ProgressPrinter {
   }
 
   StressCli const& cli_;
+  runner::Family const& family_;
   bool const tty_;
   std::string const replay_extra_;
   std::mutex mutex_;
@@ -444,7 +447,6 @@ class ProgressPrinter {
   double last_plain_ = 0;
 };
 
-/// The end of a run: counts, why it stopped, and what it covered.
 /// "0: 12, 1: 11" (counts by index).
 std::string indexed_counts(std::vector<std::uint64_t> const& counts) {
   std::string out;
@@ -453,31 +455,34 @@ std::string indexed_counts(std::vector<std::uint64_t> const& counts) {
   return out;
 }
 
-/// `gpus` > 0 for the GPU runner: the cases are also summed per GPU (worker w runs on w % gpus).
-void print_summary(runner::StressResult const& result, unsigned gpus) {
+/// The end of a run: counts, why it stopped, what it covered, where the time went. `gpus` > 0
+/// for a GPU runner: the cases are also summed per GPU (worker w runs on w % gpus).
+void print_summary(runner::Family const& family,
+                   runner::StressResult const& result,
+                   unsigned gpus) {
   auto const& s = result.stats;
-  std::printf("stress: %s\n", progress_text(s).c_str());
+  std::printf("stress: %s\n", progress_text(family, s).c_str());
   std::printf(
-      "heaplab stress: %s cases (%s skipped: config not supported), %s steps, %s defrags, %s "
-      "allocations out of memory in %.1f s; stopped: %s\n",
+      "heaplab stress: %s cases (%s skipped: not supported by the runner), %s steps in %.1f s; "
+      "stopped: %s\n",
       with_commas(s.cases).c_str(),
       with_commas(s.skipped).c_str(),
       with_commas(s.steps).c_str(),
-      with_commas(s.defrags).c_str(),
-      with_commas(s.out_of_memory).c_str(),
       s.elapsed,
       result.stop_reason.c_str());
-  auto const& c = s.coverage;
-  std::printf("coverage: steps: %s\n", counts_text(c.step_kinds).c_str());
-  std::printf("coverage: alloc divergence: %s\n", counts_text(c.divergence).c_str());
-  std::printf("coverage: free selectors: %s\n", counts_text(c.free_patterns).c_str());
-  std::printf("coverage: parallel_do actions: %s\n", counts_text(c.parallel_do_actions).c_str());
-  std::printf("coverage: defrag variants: %s\n", counts_text(c.defrag_variants).c_str());
-  std::printf("coverage: heap sizes: %s; hierarchy depths: %s; types: %s\n",
-              counts_text(c.heap_sizes).c_str(),
-              counts_text(c.hierarchy_depths).c_str(),
-              counts_text(c.type_counts).c_str());
-  std::printf("rate: %s\n", rate_text(s).c_str());
+  for (auto const& note : family.stress_notes(s.family_counts()))
+    std::printf("heaplab stress: %s\n", note.c_str());
+  for (auto const& category : family.coverage_categories()) {
+    auto const it = s.coverage.counts.find(category.key);
+    std::printf("coverage: %s: %s\n",
+                category.label.c_str(),
+                counts_text(it == s.coverage.counts.end() ? std::map<std::string, std::uint64_t>{}
+                                                          : it->second)
+                    .c_str());
+  }
+  std::printf("rate: %.1f cases/s, %.0f steps/s\n",
+              per_second(s.cases, s.elapsed),
+              per_second(s.steps, s.elapsed));
   std::printf("cases per worker: %s\n", indexed_counts(s.cases_per_worker).c_str());
   if (gpus > 0) {
     std::vector<std::uint64_t> per_gpu(gpus, 0);
@@ -486,8 +491,6 @@ void print_summary(runner::StressResult const& result, unsigned gpus) {
     std::printf("cases per GPU: %s\n", indexed_counts(per_gpu).c_str());
   }
   std::printf("time by part (summed over the workers' steps): %s\n", times_text(s.times).c_str());
-  if (s.cases > 0 && c.defrag_variants.empty())
-    std::printf("heaplab stress: WARNING: this run exercised no defragmentation\n");
 }
 
 /// The exit status and its word: failures first, then an interruption, then "nothing ran".
@@ -511,7 +514,7 @@ void print_verdict(runner::StressResult const& result, int status, std::uint64_t
       std::printf("  %s  step %zu %s %s\n",
                   f.path.empty() ? "(not saved)" : f.path.c_str(),
                   f.failure.step,
-                  schedule::to_string(f.failure.kind),
+                  runner::to_string(f.failure.kind),
                   f.failure.check.c_str());
     if (result.stop_reason == "interrupted")
       std::printf("heaplab stress: (interrupted before the budget ran out)\n");
@@ -530,72 +533,106 @@ void print_verdict(runner::StressResult const& result, int status, std::uint64_t
   }
 }
 
-/// SIGINT handled by on_sigint for the lifetime of this object.
+/// SIGINT, SIGTERM and SIGHUP (what Ctrl-C, `timeout`, Slurm's time limit, `scancel` and a
+/// dropped ssh session send) handled by on_stop_signal for the lifetime of this object.
 class InterruptScope {
  public:
   InterruptScope() {
     struct sigaction action {};
-    action.sa_handler = on_sigint;
+    action.sa_handler = on_stop_signal;
     sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &previous_);
+    for (std::size_t i = 0; i < kSignals.size(); ++i)
+      sigaction(kSignals[i], &action, &previous_[i]);
   }
-  ~InterruptScope() { sigaction(SIGINT, &previous_, nullptr); }
+  ~InterruptScope() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i)
+      sigaction(kSignals[i], &previous_[i], nullptr);
+  }
   InterruptScope(InterruptScope const&)            = delete;
   InterruptScope& operator=(InterruptScope const&) = delete;
 
  private:
-  struct sigaction previous_ {};
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> previous_{};
 };
 
-/// `--runner rw-*`: the random-walk pool's stress loop (rw_commands.hpp).
-int stress_rw(StressCli const& cli) {
-  RwStressArgs a;
-  a.runner         = cli.runner;
-  a.seconds        = cli.seconds >= 0 ? cli.seconds : cli.minutes * 60.0;
-  a.seed           = cli.seed;
-  a.seed_given     = cli.seed_given;
-  a.cases          = cli.cases;
-  a.out_dir        = cli.out_dir;
-  a.max_failures   = cli.max_failures;
-  a.progress_every = cli.progress_every;
-  a.quiet          = cli.quiet;
-  a.os_threads     = cli.jobs;
-  a.dump           = cli.dump;
-  if (cli.case_given) a.only_case = cli.only_case;
-  return rw_stress(a);
+/// The runner's entry and its family, or an error line (an unknown runner, with the closest).
+std::optional<Campaign> find_campaign(StressCli const& cli) {
+  Campaign c;
+  c.info = runner::Registry::instance().runner(cli.runner);
+  if (c.info) c.family = runner::Registry::instance().family(c.info->family);
+  if (c.info && c.family) return c;
+  try {
+    (void)runner::family_of_runner(cli.runner);
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "heaplab stress: error: --runner %s: %s\n", cli.runner.c_str(), e.what());
+  }
+  return std::nullopt;
+}
+
+/// The runner factory of the run's workers (worker w on GPU w % GPUs).
+runner::RunnerFactory factory_for(StressCli const& cli, runner::StressOptions const& o) {
+  runner::RunnerOptions ro;
+  ro.seed    = cli.placement_seed;
+  ro.perturb = !cli.no_perturb;
+  ro.threads = cli.threads;
+  if (cli.watchdog_ms > 0) ro.watchdog_ms = static_cast<unsigned>(cli.watchdog_ms);
+  unsigned const gpus   = static_cast<unsigned>(std::max(1, runner::visible_gpu_count()));
+  ro.runners_per_device = (o.workers + gpus - 1) / gpus;
+  return [ro, gpus, name = cli.runner](unsigned worker) {
+    runner::RunnerOptions per = ro;
+    per.device                = static_cast<int>(worker % gpus);
+    return runner::make_runner(name, per);
+  };
+}
+
+/// Runs the loop with the signal handlers in place; nullopt (after saying why) on bad options.
+std::optional<runner::StressResult> run_campaign(Campaign const& c,
+                                                 runner::RunnerFactory const& factory,
+                                                 ProgressPrinter& printer) {
+  InterruptScope const interrupts;
+  try {
+    return runner::run_stress(*c.family, c.options, factory, printer.observer());
+  } catch (std::exception const& e) {
+    printer.end_line();
+    std::fprintf(stderr, "heaplab stress: %s\n", e.what());
+    return std::nullopt;
+  }
+}
+
+/// Writes --json-summary; false (after saying why) when it cannot.
+bool write_summary(StressCli const& cli,
+                   Campaign const& c,
+                   runner::StressResult const& result,
+                   std::string const& started,
+                   std::string const& device,
+                   int status,
+                   char const* verdict) {
+  try {
+    write_file_atomically(cli.json_summary,
+                          summary_json(cli, c, result, started, device, status, verdict));
+    std::printf("heaplab stress: JSON summary in %s\n", cli.json_summary.c_str());
+    return true;
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "heaplab stress: the JSON summary was not written: %s\n", e.what());
+    return false;
+  }
 }
 
 int stress(StressCli const& cli) {
-  if (runner::is_rw_runner(cli.runner)) {
-    if (auto const why = option_problem(cli); !why.empty()) {
-      std::fprintf(stderr, "heaplab stress: error: %s\n", why.c_str());
-      return kExitUsage;
-    }
-    return stress_rw(cli);
-  }
-  auto const profile = runner::profile_from_string(!cli.profile.empty()  ? cli.profile
-                                                   : cli.runner == "gpu" ? "mixed"
-                                                                         : "small");
-  auto const shard   = parse_shard(cli.shard);
-  if (!profile || !shard) return kExitUsage;  // the option checks let neither through
+  auto campaign = find_campaign(cli);
+  if (!campaign) return kExitUsage;
+  std::string profile = profile_for(cli, *campaign);
+  auto const shard    = parse_shard(cli.shard);
+  if (profile.empty() || !shard) return kExitUsage;  // the option checks let no bad shard through
   if (auto const why = option_problem(cli); !why.empty()) {
     std::fprintf(stderr, "heaplab stress: error: %s\n", why.c_str());
     return kExitUsage;
   }
-  runner::StressOptions const o = stress_options(cli, *profile, *shard);
-  if (cli.dump) return dump_case(cli, o);
+  campaign->options = stress_options(cli, *campaign, std::move(profile), *shard);
+  if (cli.dump) return dump_case(*campaign);
 
-  runner::RunnerOptions ro;
-  ro.placement_seed = cli.placement_seed;
-  ro.perturb        = !cli.no_perturb;
-  if (cli.watchdog_ms > 0) ro.watchdog_budget = std::chrono::milliseconds(cli.watchdog_ms);
-  unsigned const gpus   = static_cast<unsigned>(std::max(1, runner::visible_gpu_count()));
-  ro.runners_per_device = (o.workers + gpus - 1) / gpus;
-  auto factory          = [&](unsigned worker) {
-    runner::RunnerOptions per = ro;
-    per.device                = static_cast<int>(worker % gpus);
-    return runner::make_runner(cli.runner, per);
-  };
+  runner::RunnerFactory const factory = factory_for(cli, campaign->options);
   // Fail early and clearly when the runner cannot run here.
   std::string device;
   try {
@@ -605,34 +642,23 @@ int stress(StressCli const& cli) {
     return kExitUsage;
   }
   std::string const started = utc_now();
-  print_header(cli, o);
+  print_header(cli, *campaign);
 
-  ProgressPrinter printer(cli);
-  runner::StressResult result;
-  {
-    InterruptScope const interrupts;
-    try {
-      result = runner::run_stress(o, factory, printer.observer());
-    } catch (std::exception const& e) {
-      printer.end_line();
-      std::fprintf(stderr, "heaplab stress: %s\n", e.what());
-      return kExitUsage;
-    }
-  }
+  ProgressPrinter printer(cli, *campaign->family);
+  auto const result = run_campaign(*campaign, factory, printer);
+  if (!result) return kExitUsage;
   printer.end_line();
-  print_summary(result, cli.runner == "gpu" ? gpus : 0);
-  auto const [status, verdict] = verdict_of(result);
-  if (!cli.json_summary.empty()) {
-    try {
-      write_file_atomically(cli.json_summary,
-                            summary_json(cli, o, result, started, device, status, verdict));
-      std::printf("heaplab stress: JSON summary in %s\n", cli.json_summary.c_str());
-    } catch (std::exception const& e) {
-      std::fprintf(stderr, "heaplab stress: the JSON summary was not written: %s\n", e.what());
-    }
-  }
-  print_verdict(result, status, o.seed);
-  return status;
+  unsigned const gpus = campaign->info->uses_gpu
+                            ? static_cast<unsigned>(std::max(1, runner::visible_gpu_count()))
+                            : 0;
+  print_summary(*campaign->family, *result, gpus);
+  auto const [status, verdict] = verdict_of(*result);
+  bool const summary_written =
+      cli.json_summary.empty() ||
+      write_summary(cli, *campaign, *result, started, device, status, verdict);
+  print_verdict(*result, status, campaign->options.seed);
+  // A summary asked for and not written is lost data: never report success then.
+  return !summary_written && status == kExitPassed ? kExitUsage : status;
 }
 
 /// The time budget: --minutes or --seconds.
@@ -654,24 +680,25 @@ void add_campaign_options(CLI::App* cmd, std::shared_ptr<StressCli> const& cli) 
       ->each([cli](std::string const&) { cli->seed_given = true; });
   cmd->add_option("--heap-mib",
                   cli->heap_mib,
-                  "heap size in MiB; M = heap / (64 x smallest type size), capped by --max-blocks")
+                  "heap size in MiB; heap family: M = heap / (64 x smallest type size), capped by "
+                  "--max-blocks")
       ->check(unsigned_integer(1, 1u << 20));
   cmd->add_option("--profile",
                   cli->profile,
-                  "small: M in [2, 32], the property tests' schedules; mixed: 1-, 2- and 3-level "
-                  "bitmap hierarchies (M up to 8192), a defrag in every case; large: M from "
-                  "--heap-mib, waves scaled to the heap; near-oom: small heaps driven past "
-                  "exhaustion")
-      ->check(CLI::IsMember({"small", "mixed", "large", "near-oom"}))
-      ->default_str("small; gpu: mixed");
+                  "how cases are generated: one of the runner's family's profiles (`heaplab "
+                  "families` lists them); heap: small, mixed, large, near-oom; rw: mixed, rw, "
+                  "rw-bm, corw, rw-malloc")
+      ->default_str("small (the family's first; gpu: mixed)");
   cmd->add_option("--runner",
                   cli->runner,
-                  "model (the reference model), differential-model (the differential path with a "
-                  "second model in place of the GPU), gpu (the GPU allocator vs the model); the "
-                  "random-walk page pool: rw-model (a sequential pool), rw-cpu (the pool on CPU "
-                  "threads), rw-gpu (the GPU pool; docs/rw.md)")
-      ->check(
-          CLI::IsMember({"model", "differential-model", "gpu", "rw-model", "rw-cpu", "rw-gpu"}));
+                  "the runner, and with it the family, of the cases (`heaplab families` lists "
+                  "them): model, differential-model, gpu (heap); rw-model, rw-cpu, rw-gpu (rw)")
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            std::string const why = runner::unavailable_reason(name);
+            return runner::Registry::instance().runner(name) ? std::string() : why;
+          },
+          "RUNNER"));
 }
 
 /// Which cases run: --cases, --case (and --dump), --shard.
@@ -712,14 +739,21 @@ void add_output_options(CLI::App* cmd, std::shared_ptr<StressCli> const& cli) {
 void add_tuning_options(CLI::App* cmd, std::shared_ptr<StressCli> const& cli) {
   cmd->add_option("--jobs",
                   cli->jobs,
-                  "workers in this process, each with its own runner (default 1; gpu: per visible "
-                  "GPU one per two hardware threads, 1 to 8; worker w uses GPU w % GPUs)")
+                  "workers in this process, each with its own runner (default 1; a GPU runner: per "
+                  "visible GPU one per two hardware threads, 1 to 8; worker w uses GPU w % GPUs)")
+      ->check(unsigned_integer(1, 256))
+      ->default_str("");
+  cmd->add_option("--threads",
+                  cli->threads,
+                  "OS threads per wave of a CPU-threads runner (rw-cpu; default min(4, hardware "
+                  "threads))")
       ->check(unsigned_integer(1, 256))
       ->default_str("");
   cmd->add_option("--max-failures", cli->max_failures, "stop after this many failures")
       ->check(unsigned_integer(1, 1000000));
-  cmd->add_option(
-         "--max-blocks", cli->max_blocks, "cap on M (default 512 for CPU runners, 65536 for gpu)")
+  cmd->add_option("--max-blocks",
+                  cli->max_blocks,
+                  "cap on the heap's size (heap: M, default 512 for CPU runners, 65536 for gpu)")
       ->check(unsigned_integer(1, 65536))
       ->default_str("");
   cmd->add_option("--progress-every",
@@ -747,30 +781,33 @@ void add_tuning_options(CLI::App* cmd, std::shared_ptr<StressCli> const& cli) {
 void add_stress(CLI::App& app) {
   auto cli  = std::make_shared<StressCli>();
   auto* cmd = app.add_subcommand(
-      "stress", "random schedules against the model or the GPU, a failure file per failure");
+      "stress", "random schedules of any family on one of its runners, a failure file per failure");
   cmd->option_defaults()->always_capture_default();
   cmd->footer(
-      "Generates random schedules (alloc waves, frees, parallel_do, defrag, checks) shaped by\n"
-      "--profile, runs each through --runner with the whole invariant catalog after every step\n"
-      "(and, for differential runners, the model comparison), and writes every failure to a\n"
-      "failure file in --out-dir, printing its path and the exact replay command.\n"
+      "Generates random schedules of the runner's family (heap: alloc waves, frees, parallel_do,\n"
+      "defrag, checks; rw: getpage and free waves), shaped by --profile, runs each through\n"
+      "--runner with the family's invariant catalog after every step (and, for differential\n"
+      "runners, the model comparison), and writes every failure to a failure file in --out-dir,\n"
+      "printing its path and the exact replay command. `heaplab families` lists the families,\n"
+      "their runners and profiles.\n"
       "Seeds: --seed fixes the whole run: case k has seed mix(seed, k) and RapidCheck size\n"
-      "1 + k % 100, both recorded in its failure file. Configs: any type list for the CPU\n"
-      "runners; for --runner gpu, the GPU runner's type universes (wator, sizes, tree).\n"
+      "1 + k % 100, both recorded in its failure file. Configs: any the family generates; a\n"
+      "runner may support fewer (--runner gpu: the GPU runner's type universes).\n"
       "Shards: --shard K/N runs the cases k with k % N == K, so N processes on N machines split\n"
       "one campaign (tools/slurm-stress.sh); with --cases C their union is exactly the unsharded\n"
       "run's cases 0..C-1. Inside a process, --jobs workers deal the shard's cases round-robin\n"
-      "(--runner gpu: one worker per visible GPU); the cases never depend on N or --jobs.\n"
+      "(a GPU runner: one worker per visible GPU); the cases never depend on N or --jobs.\n"
       "Progress: one line updated in place on a terminal, else a plain line every\n"
-      "--progress-every seconds; at the end a summary with coverage (steps per kind, divergence\n"
-      "patterns, parallel_do actions, defrag variants, heap sizes and hierarchy depths).\n"
-      "Ctrl-C: the cases in flight finish, the summary is printed, exit status 130.\n"
-      "Exit status: 0 no failure, 1 failures (files written), 2 bad options or the runner cannot\n"
-      "run here, 3 a kernel hung (its failure file is written, then the process ends at once),\n"
-      "4 nothing tested (no case ran), 130 interrupted.\n"
+      "--progress-every seconds; at the end a summary with the family's coverage.\n"
+      "Ctrl-C, SIGTERM, SIGHUP: the cases in flight finish, the summary (and --json-summary) is\n"
+      "written, exit status 130; a second signal ends the process at once.\n"
+      "Exit status: 0 no failure, 1 failures (files written), 2 bad options, the runner cannot\n"
+      "run here or --json-summary could not be written, 3 a kernel hung (its failure file is\n"
+      "written, then the process ends at once), 4 nothing tested (no case ran), 130 interrupted.\n"
       "Examples:\n"
       "  heaplab stress --minutes 5 --seed 1\n"
       "  heaplab stress --runner gpu --profile large --minutes 10 --json-summary run.json\n"
+      "  heaplab stress --runner rw-cpu --profile rw-malloc --minutes 2\n"
       "  heaplab stress --seed 7 --cases 1000 --shard 2/8       # one of 8 shards\n"
       "  heaplab stress --seed 7 --case 123 --dump > case.json  # case 123's schedule\n"
       "  heaplab stress --seed 7 --case 123                     # run case 123 alone");

@@ -13,14 +13,6 @@
 
 namespace heaplab::model {
 
-DefragOptions defrag_options(schedule::Defrag const& step) {
-  DefragOptions options;
-  options.n       = step.n;
-  options.k1      = step.k1;
-  options.variant = step.variant;  // sets the cap on sources per pass, as on the GPU
-  return options;
-}
-
 namespace {
 
 check::Violation violation(std::string invariant, std::string message) {
@@ -254,7 +246,7 @@ void ModelInterpreter::execute(schedule::Step const& step, StepOutcome& out) {
       }
     });
   } else if (auto const* d = std::get_if<schedule::Defrag>(&step)) {
-    out.defrag = model_.defrag(d->type, defrag_options(*d));
+    out.defrag = model_.defrag(d->type, schedule::defrag_options(*d));
   }
 }
 

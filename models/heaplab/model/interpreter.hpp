@@ -52,13 +52,6 @@ std::optional<PlacementError> apply_placements(HeapModel& model,
                                                schedule::StepPlan const& plan,
                                                std::vector<ObservedAllocation> observed);
 
-/// A schedule's defrag step as a request: its n, k1 and variant. The variant sets the cap on
-/// sources per pass (core::effective_source_cap, core/defrag_limits.hpp), so that the model
-/// mirrors the GPU variant pass by pass (docs/compaction.md "Variants and their caps"). The caps
-/// bind only when a pass could use more sources than the variant's records allow (more than
-/// 4096 / (n + 1) sources for Recompute-Shared, 12288 for Recompute-Global).
-DefragOptions defrag_options(schedule::Defrag const& step);
-
 /// The call a defragmentation result describes, for check::check_defrag_obligations (the one
 /// implementation of CompactGpu's obligations: the interpreter, the differential runner and the
 /// GPU compaction tests all use it). `passes`: the passes an implementation reports (default:

@@ -1,66 +1,89 @@
-// Runners by name, as the command line names them (heaplab stress/replay/minimize --runner).
+// Families and runners by name (docs/families.md "Registering"). A family and each of its
+// runners register themselves from their own folder, with a static registration object:
 //
-//   model               ModelRunner: the reference model alone (model_runner.hpp)
-//   differential-model  DifferentialRunner over ModelExecutor with random legal placements: the
-//                       differential path of the GPU runner, with a second model in place of the
-//                       GPU (model_executor.hpp)
-//   gpu                 DifferentialRunner over the GPU allocator (runner/gpu/gpu_runner.hpp; in
-//                       builds without CUDA make_runner throws runner_unavailable saying so)
+//   namespace { runner::FamilyRegistration const family{the_family()}; }
+//   namespace { runner::RunnerRegistration const gpu{{"gpu", "heap", "...", make_gpu, ...}}; }
+//
+// and the library that holds them is linked whole into the tools and tests that should have
+// them (CMake: heaplab_link_families). The command line looks a runner or a file's family up
+// here once and never branches on a family; this registry names no family and no runner.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
-#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include <rapidcheck.h>
-
-#include "heaplab/core/heap_config.hpp"
-#include "heaplab/runner/runner.hpp"
+#include "heaplab/runner/family.hpp"
 
 namespace heaplab::runner {
 
-struct RunnerOptions {
-  /// differential-model: seed of the random legal placements.
-  std::uint64_t placement_seed = 1;
-  /// gpu: the CUDA device (stress gives worker w device w % GPUs).
-  int device = 0;
-  /// gpu: how many runners share the device (each keeps its heaps under 1 / (2 x this) of the
-  /// device's free memory).
-  unsigned runners_per_device = 1;
-  /// gpu: warp-order perturbation in every step's kernels (GpuExecutorOptions::perturb).
-  bool perturb = true;
-  /// gpu: the watchdog's budget for one step's kernels (cuda/watchdog.hpp).
-  std::chrono::milliseconds watchdog_budget{5000};
+/// A runner as the command line knows it before making one.
+struct RunnerInfo {
+  std::string name;    // "gpu": unique over every family (`--runner NAME`)
+  std::string family;  // its family's name
+  std::string help;    // one line for --help and docs
+  /// Makes one (every call a fresh runner). Throws runner_unavailable when it cannot run here.
+  std::function<std::unique_ptr<Runner>(RunnerOptions const&)> make;
+  /// "" when make() would succeed, else why not (without making one). Null: always available.
+  std::function<std::string()> unavailable;
+  /// It uses a GPU: stress defaults to one worker per visible GPU (and two hardware threads).
+  bool uses_gpu = false;
+  /// Stress defaults for this runner ("" / 0: the family's).
+  std::string default_profile;
+  std::uint32_t default_max_size = 0;
 };
 
-/// A runner that exists but cannot run here (not built, no GPU); what() says why.
-class runner_unavailable : public std::runtime_error {
+class Registry {
  public:
-  using std::runtime_error::runtime_error;
+  /// The process's registry (filled before main by the registration objects).
+  static Registry& instance();
+
+  /// Throws core::precondition_error for a family or schedule format that is already taken.
+  void add(Family const& family);
+  /// Throws core::precondition_error for a name that is taken or a family that is unknown at
+  /// lookup time (runners may register before their family: the check is in runner()).
+  void add(RunnerInfo info);
+
+  /// In registration order of names (sorted), for listings.
+  [[nodiscard]] std::vector<Family const*> families() const;
+  [[nodiscard]] Family const* family(std::string_view name) const;
+  /// The family whose schedule files have this "format", or null.
+  [[nodiscard]] Family const* family_of_format(std::string_view schedule_format) const;
+
+  /// Every runner, sorted by family, then in registration order.
+  [[nodiscard]] std::vector<RunnerInfo const*> runners() const;
+  [[nodiscard]] std::vector<RunnerInfo const*> runners_of(std::string_view family) const;
+  /// Null for an unknown name.
+  [[nodiscard]] RunnerInfo const* runner(std::string_view name) const;
+  /// Every runner's name (for --runner's check and "did you mean").
+  [[nodiscard]] std::vector<std::string> runner_names() const;
+
+ private:
+  std::vector<Family const*> families_;
+  std::vector<RunnerInfo> runners_;
 };
 
-/// Every runner name, in the order of the table above.
-std::vector<std::string> const& runner_names();
+/// The runner `name`, or throws core::precondition_error (an unknown name, with the known ones
+/// and the closest) or runner_unavailable (it cannot run here).
+std::unique_ptr<Runner> make_runner(std::string const& name, RunnerOptions const& options = {});
 
-/// Throws core::precondition_error for an unknown name (listing the known ones) and
-/// runner_unavailable for a runner that cannot run here.
-std::unique_ptr<ScheduleRunner> make_runner(std::string const& name,
-                                            RunnerOptions const& options = {});
-
-/// Random configs that runner `name` supports, for `heaplab stress`: any type list
-/// (schedule::gen::config()) for the CPU runners; for "gpu", the GPU runner's type universes with
-/// random M, n and k1 (gpu::any_universe_config_gen, docs/gpu-runner.md), or, where the GPU runner
-/// is not built, schedule::gen::config() (make_runner then says why it cannot run).
-rc::Gen<core::HeapConfig> config_gen_for(std::string const& name);
-
-/// Whether this heaplab has runner `name` at all (whether or not it can run here): "gpu" only in
-/// builds with the GPU runner. Where it is false, config_gen_for(name) is not that runner's.
-bool runner_built(std::string const& name);
-
-/// "" when make_runner(name) would succeed, else why not (without constructing it).
+/// "" when make_runner(name) would succeed, else why not; an unknown name says so.
 std::string unavailable_reason(std::string const& name);
+
+/// The family of runner `name`; throws core::precondition_error for an unknown name.
+Family const& family_of_runner(std::string const& name);
+
+/// Registers a family for the lifetime of the process (a static object in the family's folder).
+struct FamilyRegistration {
+  explicit FamilyRegistration(Family const& family) { Registry::instance().add(family); }
+};
+
+/// Registers a runner (a static object next to the runner).
+struct RunnerRegistration {
+  explicit RunnerRegistration(RunnerInfo info) { Registry::instance().add(std::move(info)); }
+};
 
 }  // namespace heaplab::runner

@@ -9,7 +9,10 @@
 
 #include <rapidcheck.h>
 
+#include <cstdint>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "heaplab/core/heap_config.hpp"
 #include "heaplab/schedule/rw_schedule.hpp"
@@ -36,6 +39,36 @@ rc::Gen<Schedule> schedule();
 
 /// A schedule over `config`.
 rc::Gen<Schedule> schedule_for(core::HeapConfig const& config);
+
+// ---- profiles: schedules shaped for `heaplab stress --profile` (profiles.cpp)
+//
+// small: configs from `configs` (M capped by heap_mib and max_blocks) and schedule_for() (the
+//        property tests' distribution);
+// large: M from heap_mib (at least half of it), waves scaled to the heap (fills of 1/16..4/16 of
+//        its capacity, thinning frees of 2/8..7/8, defrags, and fill-half/thin/defrag episodes)
+//        mixed with random steps;
+// near-oom: small heaps (M in [2, 48]) driven to and past exhaustion: waves asking for 90-130%
+//        of the remaining capacity, child allocations, frees and defrags near full;
+// mixed: 1-, 2- and 3-level bitmap hierarchies (M in [2, 64], [65, 4096], [4097, 8192], drawn
+//        5:3:2, log-uniform within a class, capped by max_blocks and heap_mib). One-level heaps
+//        get the small profile's schedules; deeper ones random steps, waves of up to 1/4 of the
+//        heap (at most 6144 objects), thinning frees and fill-thin-defrag episodes, and end with
+//        a defragmentation.
+
+/// "small", "mixed", "large", "near-oom".
+std::vector<std::string> const& profile_names();
+
+/// Schedules of `profile` over configs drawn from `configs` (the profile then sets M from
+/// heap_mib and max_blocks). Throws core::precondition_error for an unknown profile.
+rc::Gen<Schedule> profile_schedule(std::string const& profile,
+                                   std::uint32_t heap_mib,
+                                   std::uint32_t max_blocks,
+                                   rc::Gen<core::HeapConfig> configs);
+
+/// Bytes of one block's object area: 64 objects of the smallest type (DynaSOAr sec. 3.2).
+std::uint64_t block_bytes(core::HeapConfig const& config);
+/// How many blocks of `config` fit into heap_mib MiB (at least 1).
+std::uint32_t blocks_for_heap(core::HeapConfig const& config, std::uint32_t heap_mib);
 
 // ---- random-walk pool schedules (rw_generators.cpp; docs/rw.md "Schedules and runners")
 

@@ -16,8 +16,8 @@
 #include <set>
 #include <variant>
 
-#include "heaplab/schedule/detail/strict_json.hpp"
 #include "heaplab/schedule/plan.hpp"
+#include "heaplab/schedule/strict_json.hpp"
 #include "heaplab/schedule/text.hpp"
 
 namespace heaplab::schedule {
@@ -29,20 +29,20 @@ namespace {
 
 // ------------------------------------------------------------------------------------- helpers
 
-// Strict reading (detail/strict_json.hpp, shared with failure files).
-using detail::as_array;
-using detail::as_bool;
-using detail::as_enum;
-using detail::as_string;
-using detail::as_u32;
-using detail::as_u64;
-using detail::as_unit;
-using detail::child_path;
-using detail::comma_list;
-using detail::fail;
-using detail::index_path;
-using detail::show;
-using Obj = detail::StrictObject;
+// Strict reading (strict_json.hpp, shared with failure files).
+using strict::as_array;
+using strict::as_bool;
+using strict::as_enum;
+using strict::as_string;
+using strict::as_u32;
+using strict::as_u64;
+using strict::as_unit;
+using strict::child_path;
+using strict::comma_list;
+using strict::fail;
+using strict::index_path;
+using strict::show;
+using Obj = strict::StrictObject;
 
 std::vector<std::string> type_names(core::HeapConfig const& config) {
   std::vector<std::string> out;

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -60,6 +61,14 @@ std::string read_text_file(std::filesystem::path const& file);
 /// written in place, since renaming onto it would replace the device. Throws std::runtime_error
 /// naming the file (text_file.cpp).
 void write_text_file(std::filesystem::path const& file, std::string const& text);
+
+/// Writes `text` under the first of `candidates` (files in one directory) that does not exist yet,
+/// without ever replacing a file: the text goes to a temporary file first, is synced, and is then
+/// hard-linked to each candidate in turn until one is free; the temporary name is removed. No
+/// reader ever sees an empty or partial file under a candidate's name. Returns the name used;
+/// throws std::runtime_error when none is free or the directory is not writable.
+std::filesystem::path write_new_text_file(std::vector<std::filesystem::path> const& candidates,
+                                          std::string const& text);
 
 /// Whether a file named `file` can be created in its directory: "" when a probe file could be
 /// created there (and was removed at once), else the system's reason.

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "heaplab/schedule/detail/strict_json.hpp"
 #include "heaplab/schedule/json.hpp"
+#include "heaplab/schedule/strict_json.hpp"
 
 namespace heaplab::schedule {
 
@@ -14,16 +14,16 @@ using ordered = nlohmann::ordered_json;
 
 namespace {
 
-using detail::as_array;
-using detail::as_enum;
-using detail::as_string;
-using detail::as_u32;
-using detail::as_u64;
-using detail::as_unit;
-using detail::fail;
-using detail::index_path;
-using detail::show;
-using Obj = detail::StrictObject;
+using strict::as_array;
+using strict::as_enum;
+using strict::as_string;
+using strict::as_u32;
+using strict::as_u64;
+using strict::as_unit;
+using strict::fail;
+using strict::index_path;
+using strict::show;
+using Obj = strict::StrictObject;
 
 std::vector<std::string> const kAlgorithmNames = {"rw", "rw-bm", "corw", "rw-malloc"};
 std::vector<std::string> const kLaneNames      = {"all", "every_kth", "random_subset"};

@@ -8,7 +8,7 @@
 //               "sizes": {"pattern": "fixed", "n": 1}},
 //              {"op": "free", "select": {"pattern": "fraction", "fraction": 0.5, "seed": 3}}]}
 //
-// Read with the strict reader of heap schedules (detail/strict_json.hpp, parse_document): bounded
+// Read with the strict reader of heap schedules (strict_json.hpp, parse_document): bounded
 // file size and nesting, unknown or duplicate keys refused, numbers checked as typed, every error
 // a schedule_error with the field path and (from text) the line and column. `lanes` and `sizes`
 // may be left out (every thread, one page); to_json writes every field.

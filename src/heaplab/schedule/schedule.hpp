@@ -152,6 +152,20 @@ struct Defrag {
   }
 };
 
+/// A defrag step as the request of one CompactGpu call (the GPU compactor and the model take the
+/// same request): its n, k1 and variant; unset n and k1 mean the config's. The variant sets the
+/// cap on sources per pass (core::effective_source_cap, core/defrag_limits.hpp), so that the
+/// model mirrors the GPU variant pass by pass (docs/compaction.md "Variants and their caps"). The
+/// caps bind only when a pass could use more sources than the variant's records allow (more than
+/// 4096 / (n + 1) sources for Recompute-Shared, 12288 for Recompute-Global).
+inline core::DefragOptions defrag_options(Defrag const& step) {
+  core::DefragOptions options;
+  options.n       = step.n;
+  options.k1      = step.k1;
+  options.variant = step.variant;  // sets the cap on sources per pass, as on the GPU
+  return options;
+}
+
 // --------------------------------------------------------------------------------------- check
 
 /// Runs the invariant catalog (every interpreter also does so after every step) and, when given,

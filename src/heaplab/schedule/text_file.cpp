@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 #include <stdexcept>
+#include <vector>
 
 #include "heaplab/schedule/json.hpp"
 
@@ -72,6 +73,22 @@ class TempFile {
     committed_ = true;
   }
 
+  /// Makes the contents durable; the file keeps its temporary name (removed when the object
+  /// goes) until link_new() gives it a final one.
+  void sync() {
+    int const fd = fd_;
+    fd_          = -1;
+    if (::fsync(fd) != 0 || ::close(fd) != 0)
+      throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno));
+  }
+  /// Gives the synced file the name `target` only if no file of that name exists (link(2) never
+  /// replaces one). False when `target` exists.
+  bool link_new(fs::path const& target) {
+    if (::link(path_.c_str(), target.c_str()) == 0) return true;
+    if (errno == EEXIST) return false;
+    throw std::runtime_error("cannot create " + target.string() + ": " + std::strerror(errno));
+  }
+
  private:
   std::string path_;
   int fd_         = -1;
@@ -90,6 +107,20 @@ void write_text_file(fs::path const& file, std::string const& text) {
   TempFile tmp(file);
   tmp.write(text);
   tmp.commit(file);
+}
+
+fs::path write_new_text_file(std::vector<fs::path> const& candidates, std::string const& text) {
+  if (candidates.empty()) throw std::runtime_error("write_new_text_file: no file name given");
+  TempFile tmp(candidates.front());
+  tmp.write(text);
+  tmp.sync();
+  // The text is complete and durable before any final name exists: a reader, or a process killed
+  // at any point, sees no file or the whole file, never an empty claim; the temporary name is
+  // removed when `tmp` goes.
+  for (auto const& name : candidates)
+    if (tmp.link_new(name)) return name;
+  throw std::runtime_error("the file names " + candidates.front().string() + " ... " +
+                           candidates.back().string() + " are all taken");
 }
 
 std::string probe_directory_for(fs::path const& file) {
