@@ -92,7 +92,10 @@ class Minimizer final : public Reducer {
 
   /// The candidate failed the same way: it is the new best, cut after its failing step (steps
   /// after the failing one never matter).
-  void accept(AnySchedule const& s, Failure const& f) {
+  void accept(AnySchedule const& candidate, Failure const& f) {
+    // A runner that recorded the choices of its run gives the exact reproduction: continue
+    // from it.
+    AnySchedule const& s = f.reproducer.empty() ? candidate : f.reproducer;
     // A round that only re-accepts the schedule it has is no progress (the rounds would not end).
     if (best_.empty() || family().to_json(s) != family().to_json(best_)) ++accepted_;
     best_failure_         = f;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "heaplab/check/invariants.hpp"
+#include "heaplab/runner/any_schedule.hpp"
 
 namespace heaplab::runner {
 
@@ -119,6 +120,11 @@ struct Failure {
   std::vector<check::Violation> violations;
   /// The family's own account (null when it has none).
   std::shared_ptr<FailureDetail const> detail;
+  /// A schedule of the same family that reproduces this failure exactly, where the run made
+  /// choices the schedule leaves open and the runner recorded them (the interleaving an
+  /// explorer chose); empty otherwise. Stress saves it instead of the case's schedule, and
+  /// minimize continues from it.
+  AnySchedule reproducer;
 
   /// "The same way" for minimize and replay: same kind and same check (the step may move).
   [[nodiscard]] bool same_way(Failure const& other) const {

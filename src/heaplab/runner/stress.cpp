@@ -56,11 +56,11 @@ FailureFile failure_file_for(StressOptions const& options,
                              Failure const& failure) {
   FailureFile f = stress_failure_file(
       runner.device_name(), runner.name(), c.seed, c.rapidcheck, options.seed, c.index);
-  f.origin.profile     = options.request.profile;
-  f.origin.heap_mib    = options.request.heap_mib;
-  f.failure            = failure.record();
-  Family const& family = c.schedule.family();
-  f.schedule           = family.with_description(c.schedule, case_description(options, c.index));
+  f.origin.profile           = options.request.profile;
+  f.origin.heap_mib          = options.request.heap_mib;
+  f.failure                  = failure.record();
+  AnySchedule const& failing = failure.reproducer.empty() ? c.schedule : failure.reproducer;
+  f.schedule = failing.family().with_description(failing, case_description(options, c.index));
   return f;
 }
 
