@@ -10,7 +10,7 @@
 # run CAMPAIGN [stress options]: task K of N writes CAMPAIGN/shard-K/{stress.log,summary.json,
 #   failures/}. K and N come from SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT (also without
 #   Slurm, for a test or a loop over K). --seed is required: every shard must draw the same cases.
-# gather CAMPAIGN: a table of the shards (cases, steps, defrags, failures, result), the totals,
+# gather CAMPAIGN: a table of the shards (cases, steps, skipped, failures, result), the totals,
 #   every failure file copied to CAMPAIGN/failures/, and the command that replays them.
 #   Exit status: 0 every shard passed, 1 failures, 4 a shard left no summary (not checked).
 #
@@ -65,7 +65,7 @@ gather() {
   [[ -d "$campaign" ]] || { echo "slurm-stress: no campaign directory $campaign" >&2; exit 2; }
   mkdir -p "$campaign/failures"
   local total_cases=0 total_steps=0 total_failures=0 missing=0 shards=0
-  printf '%-10s %10s %12s %9s %9s  %s\n' shard cases steps defrags failures result
+  printf '%-10s %10s %12s %9s %9s  %s\n' shard cases steps skipped failures result
   for dir in "$campaign"/shard-*; do
     [[ -d "$dir" ]] || continue
     shards=$((shards + 1))
@@ -75,9 +75,9 @@ gather() {
       missing=$((missing + 1))
       continue
     fi
-    local cases steps defrags result nfail
+    local cases steps skipped result nfail
     cases=$(summary_value "$s" cases); steps=$(summary_value "$s" steps)
-    defrags=$(summary_value "$s" defrags); result=$(summary_value "$s" result)
+    skipped=$(summary_value "$s" skipped); result=$(summary_value "$s" result)
     nfail=0
     if [[ -d "$dir/failures" ]]; then
       for f in "$dir"/failures/*.json; do
@@ -86,7 +86,7 @@ gather() {
         nfail=$((nfail + 1))
       done
     fi
-    printf '%-10s %10s %12s %9s %9s  %s\n' "${dir##*/}" "$cases" "$steps" "$defrags" "$nfail" "$result"
+    printf '%-10s %10s %12s %9s %9s  %s\n' "${dir##*/}" "$cases" "$steps" "$skipped" "$nfail" "$result"
     total_cases=$((total_cases + cases)); total_steps=$((total_steps + steps))
     total_failures=$((total_failures + nfail))
   done

@@ -146,10 +146,11 @@ TEST(GpuRunner, AWrongInitialPointerOnTheGpuIsADivergenceAtItsStep) {
   EXPECT_EQ(outcome.failure->step, 1u);
   EXPECT_EQ(outcome.failure->kind, runner::FailureKind::divergence);
   EXPECT_EQ(outcome.failure->check, heap_family::checks::kSnapshotDiff);
-  ASSERT_TRUE(outcome.failure->diff.has_value());
-  EXPECT_EQ(outcome.failure->diff->total, 1u) << outcome.failure->diff->to_string();
-  EXPECT_EQ(outcome.failure->diff->differences.front().field, "refs[1]")
-      << outcome.failure->diff->to_string();
+  auto const* detail = heap_family::heap_detail(*outcome.failure);
+  ASSERT_NE(detail, nullptr);
+  ASSERT_TRUE(detail->diff.has_value());
+  EXPECT_EQ(detail->diff->total, 1u) << detail->diff->to_string();
+  EXPECT_EQ(detail->diff->differences.front().field, "refs[1]") << detail->diff->to_string();
 }
 
 TEST(GpuRunner, AFreeTheGpuSkippedIsADivergenceAtItsStep) {

@@ -38,7 +38,8 @@
 
 namespace gpu_runner_test {
 
-namespace runner   = heaplab::runner;
+namespace runner      = heaplab::runner;
+namespace heap_family = heaplab::heap_family;
 namespace gpu      = heaplab::heap_family::gpu;
 namespace schedule = heaplab::schedule;
 namespace core     = heaplab::core;

@@ -34,6 +34,7 @@ namespace check    = heaplab::check;
 namespace core     = heaplab::core;
 namespace gpu      = heaplab::heap_family::gpu;
 namespace runner   = heaplab::runner;
+namespace heap_family = heaplab::heap_family;
 namespace schedule = heaplab::schedule;
 
 using gpu_runner_test::kWatorJson;
