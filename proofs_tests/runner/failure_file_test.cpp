@@ -6,15 +6,15 @@
 #include <regex>
 #include <sstream>
 
+#include "heap_schedules.hpp"
 #include "heaplab/families/heap/family.hpp"
 #include "heaplab/families/rw/family.hpp"
 #include "heaplab/runner/failure_file.hpp"
 #include "heaplab/schedule/generators.hpp"
 #include "heaplab/schedule/json.hpp"
 #include "heaplab/schedule/rw_json.hpp"
-#include "workflow_test_support.hpp"
 
-namespace heaplab::workflow_test {
+namespace heaplab::test {
 namespace {
 
 using runner::FailureFile;
@@ -314,4 +314,4 @@ TEST(FailureFile, TheTimestampIsUtcIso8601) {
 }
 
 }  // namespace
-}  // namespace heaplab::workflow_test
+}  // namespace heaplab::test

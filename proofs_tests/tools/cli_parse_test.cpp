@@ -10,9 +10,9 @@
 #include <fstream>
 #include <string>
 
-#include "cli_test_support.hpp"
+#include "cli_support.hpp"
 
-namespace heaplab::workflow_test {
+namespace heaplab::test {
 namespace {
 
 // The tool's limits while reading a hostile file: 64 MiB of address space is ample for these
@@ -381,4 +381,4 @@ TEST(CliParse, TheMemoryLimitOfTheseTestsAppliesToTheTool) {
 }
 
 }  // namespace
-}  // namespace heaplab::workflow_test
+}  // namespace heaplab::test

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli_test_support.hpp"
+#include "cli_support.hpp"
 #include "heaplab/families/rw/family.hpp"
 #include "heaplab/runner/failure_file.hpp"
 #include "heaplab/runner/registry.hpp"
@@ -16,12 +16,13 @@
 #include "heaplab/schedule/rw_json.hpp"
 
 #if !defined(HEAPLAB_MUTANT_TOOL_RELATIVE)
-#error "HEAPLAB_MUTANT_TOOL_RELATIVE must name the mutant heaplab (proofs_tests/workflow)"
+#error \
+    "HEAPLAB_MUTANT_TOOL_RELATIVE must name the mutant heaplab (proofs_tests/tools/CMakeLists.txt)"
 #endif
 
 namespace hs = heaplab::schedule;
 namespace hr = heaplab::runner;
-using heaplab::workflow_test::run;
+using heaplab::test::run;
 
 namespace {
 
@@ -35,8 +36,8 @@ std::string const& mutant_tool() {
 }
 
 /// Runs the mutant tool (stdout and stderr together).
-heaplab::workflow_test::Result run_mutant(std::string const& args) {
-  heaplab::workflow_test::Result r;
+heaplab::test::Result run_mutant(std::string const& args) {
+  heaplab::test::Result r;
   std::string const cmd = "'" + mutant_tool() + "' " + args + " 2>&1";
   FILE* pipe            = popen(cmd.c_str(), "r");
   if (!pipe) return r;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu_runner_test_support.hpp"
+#include "gpu_runner_support.hpp"
 #include "gpu_test.hpp"
 #include "heaplab/core/expects.hpp"
 #include "heaplab/families/heap/differential.hpp"

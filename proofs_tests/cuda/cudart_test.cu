@@ -1,6 +1,6 @@
 // The CUDA plumbing layer (src/heaplab/cuda, namespace heaplab::cudart): launch geometry,
 // error handling (the exception type by status, the last error cleared), and on a GPU the owning
-// device buffer and the copy helpers. Built twice (proofs_tests/workflow/CMakeLists.txt): the
+// device buffer and the copy helpers. Built twice (proofs_tests/cuda/CMakeLists.txt): the
 // cpu-tier binary holds the cases that need only the CUDA runtime library (a failed runtime call
 // without a GPU is still a failed call), the gpu-tier one (HEAPLAB_CUDART_TEST_GPU) the others.
 #include <cuda_runtime_api.h>

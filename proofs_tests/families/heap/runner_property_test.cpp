@@ -5,8 +5,8 @@
 // bad input before running it. Runner-specific tests stay next to the runner (differential_test,
 // gpu_runner_test); a new runner gets these properties by adding its name below.
 //
-// Compiled twice (proofs_tests/workflow/CMakeLists.txt): the cpu-tier binary instantiates the CPU
-// runners, the gpu-tier binary (HEAPLAB_RUNNER_PROPERTY_GPU) the "gpu" runner, which reports
+// Compiled twice (proofs_tests/families/heap/CMakeLists.txt): the cpu-tier binary instantiates the
+// CPU runners, the gpu-tier binary (HEAPLAB_RUNNER_PROPERTY_GPU) the "gpu" runner, which reports
 // SKIPPED with the reason where it cannot run (a failure under HEAPLAB_REQUIRE_GPU=1).
 #include <gtest/gtest.h>
 #include <rapidcheck.h>

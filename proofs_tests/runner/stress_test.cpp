@@ -9,15 +9,15 @@
 #include <set>
 
 #include "fake_executors.hpp"
+#include "heap_schedules.hpp"
 #include "heaplab/families/heap/family.hpp"
 #include "heaplab/families/heap/model_runner.hpp"
 #include "heaplab/runner/failure_file.hpp"
 #include "heaplab/runner/stress.hpp"
 #include "heaplab/schedule/generators.hpp"
 #include "heaplab/schedule/json.hpp"
-#include "workflow_test_support.hpp"
 
-namespace heaplab::workflow_test {
+namespace heaplab::test {
 namespace {
 
 using runner::FailureKind;
@@ -387,4 +387,4 @@ TEST(Stress, BadOptionsAreRejected) {
 }
 
 }  // namespace
-}  // namespace heaplab::workflow_test
+}  // namespace heaplab::test

@@ -1,30 +1,22 @@
-// Helpers for the workflow tests: small schedules built by hand, data files, a RapidCheck runner
-// with a minimum number of cases, temporary directories.
+// Heap schedules built by hand for the heap family's tests and the generic runner tests that run
+// on the heap family, and the files and properties helpers they share (namespace heaplab::test).
 #pragma once
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
-#include <algorithm>
-#include <filesystem>
 #include <optional>
-#include <random>
-#include <sstream>
 #include <string>
+#include <utility>
 
 #include "heaplab/schedule/schedule.hpp"
 #include "property.hpp"
+#include "test_files.hpp"
 
-#if !defined(HEAPLAB_SOURCE_DIR)
-#error "HEAPLAB_SOURCE_DIR must name the source tree (proofs_tests/workflow/CMakeLists.txt)"
-#endif
+namespace heaplab::test {
 
-namespace heaplab::workflow_test {
-
-/// A file under proofs_tests/.
-inline std::filesystem::path data_file(std::string const& relative) {
-  return std::filesystem::path(HEAPLAB_SOURCE_DIR) / "proofs_tests" / relative;
-}
+using testing::data_file;
+using testing::TempDir;
 
 /// One concrete type Node (8 B, capacity 64) with one pointer `next` to Node; M blocks, n = 1.
 inline schedule::Schedule tiny_schedule(std::uint32_t num_blocks = 4) {
@@ -80,31 +72,4 @@ void check_property(int min_cases, Testable&& testable) {
   heaplab::testing::check_property(min_cases, std::forward<Testable>(testable), {true, false});
 }
 
-/// A fresh empty directory under the system temp dir, removed when the object goes.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() /
-            ("heaplab-workflow-" + std::to_string(rd()) + "-" + std::to_string(rd()));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(TempDir const&)            = delete;
-  TempDir& operator=(TempDir const&) = delete;
-  [[nodiscard]] std::filesystem::path const& path() const { return path_; }
-  [[nodiscard]] std::size_t file_count() const {
-    if (!std::filesystem::exists(path_)) return 0;
-    return static_cast<std::size_t>(
-        std::distance(std::filesystem::recursive_directory_iterator(path_),
-                      std::filesystem::recursive_directory_iterator()));
-  }
-
- private:
-  std::filesystem::path path_;
-};
-
-}  // namespace heaplab::workflow_test
+}  // namespace heaplab::test

@@ -7,14 +7,14 @@
 #include <cstdio>
 
 #include "fake_executors.hpp"
+#include "heap_schedules.hpp"
 #include "heaplab/families/heap/family.hpp"
 #include "heaplab/families/heap/model_runner.hpp"
 #include "heaplab/runner/minimize.hpp"
 #include "heaplab/schedule/generators.hpp"
 #include "heaplab/schedule/json.hpp"
-#include "workflow_test_support.hpp"
 
-namespace heaplab::workflow_test {
+namespace heaplab::test {
 namespace {
 
 using runner::FailureKind;
@@ -194,4 +194,4 @@ TEST(Minimize, AHangingCandidateStopsMinimizationWithTheBestSoFar) {
 }
 
 }  // namespace
-}  // namespace heaplab::workflow_test
+}  // namespace heaplab::test

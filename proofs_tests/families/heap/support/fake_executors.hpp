@@ -1,4 +1,4 @@
-// Fake implementations for the workflow tests: StepExecutors that wrap ModelExecutor (a second
+// Fake implementations for the heap family's tests: StepExecutors that wrap ModelExecutor (a second
 // model with random legal placement, which agrees with the reference model) and plant exactly one
 // kind of bug, recording what they planted so that tests can check the report names it. They
 // stand in for the GPU runner until it exists.
@@ -18,7 +18,7 @@
 #include "heaplab/model/interpreter.hpp"
 #include "heaplab/schedule/schedule.hpp"
 
-namespace heaplab::workflow_test {
+namespace heaplab::test {
 
 using heap_family::ExecutedStep;
 using heap_family::ModelExecutor;
@@ -374,4 +374,4 @@ std::unique_ptr<heap_family::DifferentialRunner> differential(Args&&... args) {
       std::make_unique<Executor>(std::forward<Args>(args)...));
 }
 
-}  // namespace heaplab::workflow_test
+}  // namespace heaplab::test

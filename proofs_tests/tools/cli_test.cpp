@@ -6,12 +6,12 @@
 #include <regex>
 #include <string>
 
-#include "cli_test_support.hpp"
+#include "cli_support.hpp"
 #include "heaplab/runner/failure_file.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/schedule/json.hpp"
 
-namespace heaplab::workflow_test {
+namespace heaplab::test {
 namespace {
 
 TEST(Cli, StressWithoutATerminalPrintsPlainProgressLinesAndPasses) {
@@ -183,4 +183,4 @@ TEST(Cli, ShowPrintsAFailureFile) {
 }
 
 }  // namespace
-}  // namespace heaplab::workflow_test
+}  // namespace heaplab::test

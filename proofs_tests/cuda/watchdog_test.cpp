@@ -6,7 +6,7 @@
 
 #include "heaplab/cuda/detail/budget_wait.hpp"
 
-namespace heaplab::workflow_test {
+namespace heaplab::test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -89,4 +89,4 @@ TEST(Watchdog, TheHangMessageNamesTheWorkAndTheBudget) {
 }
 
 }  // namespace
-}  // namespace heaplab::workflow_test
+}  // namespace heaplab::test

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fake_executors.hpp"
+#include "heap_schedules.hpp"
 #include "heaplab/check/defrag_obligations.hpp"
 #include "heaplab/core/defrag_limits.hpp"
 #include "heaplab/families/heap/model_runner.hpp"
@@ -16,9 +17,8 @@
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/schedule/generators.hpp"
 #include "heaplab/schedule/json.hpp"
-#include "workflow_test_support.hpp"
 
-namespace heaplab::workflow_test {
+namespace heaplab::test {
 namespace {
 
 using runner::FailureKind;
@@ -414,4 +414,4 @@ TEST(DifferentialRunner, ABadGraphDigestIsADigestMismatch) {
 }
 
 }  // namespace
-}  // namespace heaplab::workflow_test
+}  // namespace heaplab::test

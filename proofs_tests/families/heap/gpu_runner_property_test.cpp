@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu_runner_test_support.hpp"
+#include "gpu_runner_support.hpp"
 #include "gpu_test.hpp"
 #include "heaplab/families/heap/gpu/universe_gen.hpp"
 #include "heaplab/schedule/generators.hpp"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu_runner_test_support.hpp"
+#include "gpu_runner_support.hpp"
 #include "heaplab/check/diff.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/check/snapshot_utils.hpp"
@@ -30,12 +30,12 @@
 
 namespace {
 
-namespace check    = heaplab::check;
-namespace core     = heaplab::core;
-namespace gpu      = heaplab::heap_family::gpu;
-namespace runner   = heaplab::runner;
+namespace check       = heaplab::check;
+namespace core        = heaplab::core;
+namespace gpu         = heaplab::heap_family::gpu;
+namespace runner      = heaplab::runner;
 namespace heap_family = heaplab::heap_family;
-namespace schedule = heaplab::schedule;
+namespace schedule    = heaplab::schedule;
 
 using gpu_runner_test::kWatorJson;
 

@@ -33,16 +33,16 @@
 
 #if !defined(HEAPLAB_TOOL_RELATIVE)
 #error \
-    "HEAPLAB_TOOL_RELATIVE must name the heaplab executable (proofs_tests/workflow/CMakeLists.txt)"
+    "HEAPLAB_TOOL_RELATIVE must name the heaplab executable (proofs_tests/families/heap/CMakeLists.txt)"
 #endif
 
 namespace gpu_runner_test {
 
 namespace runner      = heaplab::runner;
 namespace heap_family = heaplab::heap_family;
-namespace gpu      = heaplab::heap_family::gpu;
-namespace schedule = heaplab::schedule;
-namespace core     = heaplab::core;
+namespace gpu         = heaplab::heap_family::gpu;
+namespace schedule    = heaplab::schedule;
+namespace core        = heaplab::core;
 
 using heaplab::testing::under_cuda_tool;
 

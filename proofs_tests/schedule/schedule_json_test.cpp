@@ -9,7 +9,7 @@
 #include "heaplab/schedule/generators.hpp"
 #include "heaplab/schedule/json.hpp"
 #include "heaplab/schedule/plan.hpp"
-#include "model_test_support.hpp"
+#include "property.hpp"
 
 namespace heaplab::schedule {
 namespace {
@@ -233,7 +233,7 @@ TEST(ScheduleJson, TheSampleFileIsCanonicalUpToFormatting) {
 }
 
 TEST(ScheduleJson, CanonicalRoundTripProperty) {
-  model::testing::check_property(200, [] {
+  heaplab::testing::check_property(200, [] {
     Schedule const s               = *gen::schedule();
     nlohmann::ordered_json const j = to_json(s);
     RC_ASSERT(from_json(j) == s);

@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "cli_test_support.hpp"
+#include "cli_support.hpp"
 #include "heaplab/runner/failure_file.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/schedule/json.hpp"
 
-namespace heaplab::workflow_test {
+namespace heaplab::test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -392,4 +392,4 @@ TEST(CliMinimize, LeavesNoTemporaryFileAfterSuccessOrFailure) {
 }
 
 }  // namespace
-}  // namespace heaplab::workflow_test
+}  // namespace heaplab::test

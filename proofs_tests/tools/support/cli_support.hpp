@@ -15,17 +15,16 @@
 #include <string>
 #include <vector>
 
+#include "heap_schedules.hpp"
 #include "heaplab/families/heap/family.hpp"
 #include "heaplab/runner/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
-#include "workflow_test_support.hpp"
 
 #if !defined(HEAPLAB_TOOL_RELATIVE)
-#error \
-    "HEAPLAB_TOOL_RELATIVE must name the heaplab executable (proofs_tests/workflow/CMakeLists.txt)"
+#error "HEAPLAB_TOOL_RELATIVE must name the heaplab executable (proofs_tests/tools/CMakeLists.txt)"
 #endif
 
-namespace heaplab::workflow_test {
+namespace heaplab::test {
 
 /// The heaplab executable, found relative to this test binary (the build folder may have moved).
 inline std::string const& tool() {
@@ -123,11 +122,11 @@ inline std::size_t count(std::string const& text, std::string const& what) {
   return n;
 }
 
-}  // namespace heaplab::workflow_test
+}  // namespace heaplab::test
 
 #include <chrono>
 
-namespace heaplab::workflow_test {
+namespace heaplab::test {
 
 /// What run_limited() returns: run()'s result and the wall time.
 struct LimitedResult : Result {
@@ -158,4 +157,4 @@ inline LimitedResult run_limited(std::string const& args,
   return r;
 }
 
-}  // namespace heaplab::workflow_test
+}  // namespace heaplab::test

@@ -13,17 +13,17 @@
 #include <thread>
 #include <vector>
 
-#include "cli_test_support.hpp"
+#include "cli_support.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/runner/stress.hpp"
 #include "heaplab/schedule/json.hpp"
 
 #if !defined(HEAPLAB_BUILD_INFO_SCRIPT)
 #error \
-    "HEAPLAB_BUILD_INFO_SCRIPT must name cmake/BuildInfo.cmake (proofs_tests/workflow/CMakeLists.txt)"
+    "HEAPLAB_BUILD_INFO_SCRIPT must name cmake/BuildInfo.cmake (proofs_tests/tools/CMakeLists.txt)"
 #endif
 
-namespace heaplab::workflow_test {
+namespace heaplab::test {
 namespace {
 
 std::size_t lines_in(std::string const& text) {
@@ -455,4 +455,4 @@ TEST(CliRun, JunitReportListsTheSuites) {
 }
 
 }  // namespace
-}  // namespace heaplab::workflow_test
+}  // namespace heaplab::test
