@@ -1,7 +1,7 @@
 // Host logic of CompactGpu (g++, label cpu): the pass decision and geometry, Alg. 1's destination
 // of every object against the model's plan, the variants' caps and the capped pass bound, the
 // sec. 3.7 policies, the call plan's validation, the type reflection of the pointer scan, and the
-// pass loop itself with a scripted backend. docs/compaction.md.
+// pass loop itself with a scripted driver. docs/compaction.md.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -305,10 +305,10 @@ TEST(CompactReflection, ScansExactlyTheArraysThatMayPointToT) {
 
 namespace {
 
-/// Candidate counts are scripted; records what the loop asked for. Device = true: a backend
+/// Candidate counts are scripted; records what the loop asked for. Device = true: a pass driver
 /// with a device-side loop (enabled), whose end_call reports `loop`.
 template <bool Device>
-struct ScriptedBackend {
+struct ScriptedPassDriver {
   static constexpr bool has_device_loop = Device;
   std::vector<std::uint32_t> r;  // scan results in order
   std::size_t scans = 0;
@@ -357,7 +357,7 @@ struct ScriptedBackend {
 }  // namespace
 
 TEST(CompactEngine, RunsPassesInOrderUntilAtMostK1CandidatesRemainThenRewritesOnce) {
-  ScriptedBackend<false> b;
+  ScriptedPassDriver<false> b;
   b.r = {100, 60, 20, 9};
   compact::detail::CallPlan plan;
   plan.n            = 3;
@@ -402,7 +402,7 @@ TEST(CompactEngine, RunsPassesInOrderUntilAtMostK1CandidatesRemainThenRewritesOn
 }
 
 TEST(CompactEngine, WithoutAnObserverTheDeviceLoopRunsThePassesAndReportsThem) {
-  ScriptedBackend<true> b;
+  ScriptedPassDriver<true> b;
   compact::PassStats p;
   p.candidates             = 100;
   p.sources_allowed        = 25;
@@ -429,7 +429,7 @@ TEST(CompactEngine, WithoutAnObserverTheDeviceLoopRunsThePassesAndReportsThem) {
 }
 
 TEST(CompactEngine, AnObserverSendsTheDeviceLoopBackToTheHost) {
-  ScriptedBackend<true> b;
+  ScriptedPassDriver<true> b;
   b.r = {2, 0};
   compact::detail::CallPlan plan;
   plan.n       = 1;
@@ -442,7 +442,7 @@ TEST(CompactEngine, AnObserverSendsTheDeviceLoopBackToTheHost) {
 }
 
 TEST(CompactEngine, APassWithoutSourcesEndsTheCall) {
-  ScriptedBackend<false> b;
+  ScriptedPassDriver<false> b;
   b.r = {2};
   compact::detail::CallPlan plan;
   plan.n                       = 2;
@@ -455,7 +455,7 @@ TEST(CompactEngine, APassWithoutSourcesEndsTheCall) {
 }
 
 TEST(CompactEngine, TheCapLimitsEveryPass) {
-  ScriptedBackend<false> b;
+  ScriptedPassDriver<false> b;
   b.r = {40, 37, 34, 0};
   compact::detail::CallPlan plan;
   plan.n                       = 1;

@@ -1,6 +1,6 @@
 // The CPU emulation of CompactGpu (label cpu; nvcc builds it because the heap ref is a CUDA
 // header): a heap in host memory laid out exactly like the GPU heap (the portable core's
-// HostHeap for the metadata, an aligned buffer for the blocks), and a backend for the pass loop
+// HostHeap for the metadata, an aligned buffer for the blocks), and a pass driver for the pass loop
 // (compact/detail/engine.hpp) that runs the very per-thread steps of the GPU kernels
 // (compact/detail/steps.cuh) for every thread index in turn, shared memory included. One
 // sequential order of each kernel's threads is one of the executions the GPU may produce (the
@@ -103,14 +103,14 @@ enum class Fault : std::uint8_t {
   single_hop,        // the rewrite follows one move only: objects moved twice are left behind
 };
 
-/// The pass loop's backend that runs the kernels' steps sequentially (see the file comment).
+/// The pass loop's pass driver that runs the kernels' steps sequentially (see the file comment).
 template <class Types>
-class HostBackend {
+class HostPassDriver {
  public:
   using Ref                             = soa::HeapRef<Types>;
   static constexpr bool has_device_loop = false;
 
-  HostBackend(Ref ref, std::vector<compact::ExternalRoots> roots, Fault fault = Fault::none)
+  HostPassDriver(Ref ref, std::vector<compact::ExternalRoots> roots, Fault fault = Fault::none)
       : ref_(ref), all_roots_(std::move(roots)), fault_(fault) {}
 
   void begin_call(cdetail::CallPlan const& plan) {
@@ -301,8 +301,8 @@ compact::DefragStats host_defragment(HostObjectHeap<Types>& heap,
                                      compact::PassObserver const& on_pass,
                                      Fault fault = Fault::none) {
   cdetail::CallPlan const plan = cdetail::make_call_plan<Types>(heap.config(), type, options);
-  HostBackend<Types> backend(heap.ref(), roots, fault);
-  return cdetail::run_defragmentation(backend, plan, on_pass);
+  HostPassDriver<Types> driver(heap.ref(), roots, fault);
+  return cdetail::run_defragmentation(driver, plan, on_pass);
 }
 
 /// The differential driver (differential.hpp) for the CPU emulation.

@@ -118,8 +118,8 @@ class Compactor {
                          DefragOptions const& options = {},
                          PassObserver const& on_pass  = {}) {
     detail::CallPlan const plan = make_plan(type, options);
-    GpuBackend backend(*this);
-    return detail::run_defragmentation(backend, plan, on_pass);
+    GpuPassDriver driver(*this);
+    return detail::run_defragmentation(driver, plan, on_pass);
   }
 
   template <class T>
@@ -207,11 +207,11 @@ class Compactor {
     }
   };
 
-  class GpuBackend {
+  class GpuPassDriver {
    public:
     static constexpr bool has_device_loop = true;
 
-    explicit GpuBackend(Compactor& c) : c_(c) {}
+    explicit GpuPassDriver(Compactor& c) : c_(c) {}
 
     [[nodiscard]] bool device_loop() const { return c_.pass_loop_ == PassLoop::device; }
 

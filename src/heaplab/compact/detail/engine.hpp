@@ -1,7 +1,7 @@
 // The pass loop of a CompactGpu defragmentation call (sec. 3.1, 3.6), written once over a
-// backend that runs the steps: the GPU backend (compactor.cuh) launches kernels, the CPU
+// pass driver that runs the steps: the GPU pass driver (compactor.cuh) launches kernels, the CPU
 // emulation (proofs_tests/compact/support) runs the same per-thread bodies sequentially, and a
-// fake backend tests the loop alone. Plain C++17, host only.
+// fake pass driver tests the loop alone. Plain C++17, host only.
 //
 // One pass, in this order (each step sees the completed effects of the previous one):
 //   scan             R := the candidates of the call, ascending; r = |R|        (sec. 3.2)
@@ -16,7 +16,7 @@
 // Beyond the paper, which rewrites in every pass: one scan per call (docs/compaction.md "One
 // rewrite per call"). The passes themselves either run on the host, one synchronization per
 // pass (the observer sees every pass at quiescence), or on the device without any host round
-// trip (the GPU backend's device-side loop: a CUDA graph whose while node runs scan, decision,
+// trip (the GPU pass driver's device-side loop: a CUDA graph whose while node runs scan, decision,
 // copy, commit and release until the decision is to stop). Both decide with decide_pass.
 #pragma once
 
@@ -34,7 +34,7 @@ struct ScanResult {
   double ms                = 0;
 };
 
-/// Per pass, from the backend after the pass completed (host-stepped loop).
+/// Per pass, from the pass driver after the pass completed (host-stepped loop).
 struct PassReport {
   std::uint64_t objects_moved = 0;
   double copy_ms              = 0;
@@ -64,13 +64,13 @@ struct CallReport {
 
 /// The host-stepped passes of run_defragmentation: one synchronization per pass; on_pass runs
 /// after every pass at quiescence.
-template <class Backend>
-void run_host_passes(Backend& backend,
+template <class PassDriver>
+void run_host_passes(PassDriver& driver,
                      CallPlan const& plan,
                      PassObserver const& on_pass,
                      DefragStats& stats) {
   for (bool first = true;; first = false) {
-    ScanResult const scan = backend.scan();
+    ScanResult const scan = driver.scan();
     stats.times.scan_ms += scan.ms;
     if (first) stats.candidates_before = scan.candidates;
     PassDecision const d = decide_pass(scan.candidates, plan.n, plan.k1, plan.source_cap);
@@ -79,9 +79,9 @@ void run_host_passes(Backend& backend,
       stats.candidates_after = scan.candidates;
       return;
     }
-    backend.copy(d);
-    backend.update_block_states(d);
-    PassReport const r = backend.end_pass();
+    driver.copy(d);
+    driver.update_block_states(d);
+    PassReport const r = driver.end_pass();
 
     PassStats pass;
     pass.index           = static_cast<std::uint32_t>(stats.passes.size());
@@ -100,7 +100,7 @@ void run_host_passes(Backend& backend,
   }
 }
 
-/// Backend requirements (all calls in this order; each may be asynchronous unless it returns
+/// PassDriver requirements (all calls in this order; each may be asynchronous unless it returns
 /// data):
 ///   void begin_call(CallPlan const&)
 ///   host-stepped passes, repeated:
@@ -108,13 +108,13 @@ void run_host_passes(Backend& backend,
 ///     void copy(PassDecision const&)
 ///     void update_block_states(PassDecision const&)
 ///     PassReport end_pass()                        synchronizes
-///   or, if Backend::has_device_loop and device_loop() (no observer):
+///   or, if PassDriver::has_device_loop and device_loop() (no observer):
 ///     double prepare_device_loop(CallPlan const&)  before begin_call: host setup, its ms
 ///     void launch_passes()                         all passes, no synchronization
 ///   void rewrite()                                 once
 ///   CallReport end_call()                          synchronizes; n-override recomputation
-template <class Backend>
-DefragStats run_defragmentation(Backend& backend,
+template <class PassDriver>
+DefragStats run_defragmentation(PassDriver& driver,
                                 CallPlan const& plan,
                                 PassObserver const& on_pass) {
   DefragStats stats;
@@ -124,18 +124,18 @@ DefragStats run_defragmentation(Backend& backend,
   stats.variant    = plan.variant;
   stats.source_cap = plan.source_cap;
   bool on_device   = false;
-  if constexpr (Backend::has_device_loop) {
-    on_device = !on_pass && backend.device_loop();
-    if (on_device) stats.setup_ms = backend.prepare_device_loop(plan);
+  if constexpr (PassDriver::has_device_loop) {
+    on_device = !on_pass && driver.device_loop();
+    if (on_device) stats.setup_ms = driver.prepare_device_loop(plan);
   }
-  backend.begin_call(plan);
+  driver.begin_call(plan);
   if (on_device) {
-    if constexpr (Backend::has_device_loop) backend.launch_passes();
+    if constexpr (PassDriver::has_device_loop) driver.launch_passes();
   } else {
-    run_host_passes(backend, plan, on_pass, stats);
+    run_host_passes(driver, plan, on_pass, stats);
   }
-  backend.rewrite();
-  CallReport end = backend.end_call();
+  driver.rewrite();
+  CallReport end = driver.end_call();
   if (on_device) {
     stats.passes            = std::move(end.loop.passes);
     stats.stop              = end.loop.stop;

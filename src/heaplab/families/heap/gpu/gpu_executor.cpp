@@ -1,5 +1,5 @@
 // GpuExecutor, the universe table and the "gpu" runner (gpu_runner.hpp). Host code: the CUDA
-// work is in the backends (detail/backend.cuh, instantiated by universe_*.cu).
+// work is in the universe executors (detail/universe_executor.cuh, instantiated by universe_*.cu).
 #include "heaplab/families/heap/gpu/gpu_runner.hpp"
 
 #include <cuda_runtime_api.h>
@@ -12,7 +12,7 @@
 
 #include "heaplab/core/expects.hpp"
 #include "heaplab/families/heap/family.hpp"
-#include "heaplab/families/heap/gpu/detail/backend.hpp"
+#include "heaplab/families/heap/gpu/detail/universe_executor.hpp"
 #include "heaplab/families/heap/gpu/universe_gen.hpp"
 #include "heaplab/runner/environment.hpp"
 #include "heaplab/runner/registry.hpp"
@@ -140,30 +140,30 @@ void GpuExecutor::reset(core::HeapConfig const& config) {
   UniverseMatch const m = match_universe(config);
   if (!m.index) throw core::precondition_error(m.reason);
   auto const& entry = detail::universe_entries()[*m.index];
-  if (backend_ && universe_ == m.index) {
-    core::HeapConfig const& have = backend_->map().schedule();
+  if (universe_ && universe_ == m.index) {
+    core::HeapConfig const& have = universe_->map().schedule();
     if (have.num_blocks == config.num_blocks && have.defrag_factor == config.defrag_factor &&
         have.k1 == config.k1) {
-      backend_->reset();
+      universe_->reset();
       return;
     }
   }
-  backend_.reset();  // frees the old heap before the new one is allocated
+  universe_.reset();  // frees the old heap before the new one is allocated
   universe_.reset();
-  detail::BackendOptions o;
+  detail::UniverseOptions o;
   o.watchdog_budget = effective_watchdog_budget(options_);
   o.shape_seed      = options_.shape_seed;
   o.perturb         = options_.perturb;
   o.fault           = options_.fault;
-  backend_ =
-      entry.make_backend(entry.type_map(config.num_blocks, config.defrag_factor, config.k1), o);
+  universe_ =
+      entry.make_executor(entry.type_map(config.num_blocks, config.defrag_factor, config.k1), o);
   universe_ = m.index;
 }
 
 ExecutedStep GpuExecutor::execute(schedule::Step const& step, schedule::StepPlan const& plan) {
-  if (!backend_) throw std::logic_error("GpuExecutor::execute before reset");
+  if (!universe_) throw std::logic_error("GpuExecutor::execute before reset");
   set_device(options_.device);
-  return backend_->execute(step, plan);
+  return universe_->execute(step, plan);
 }
 
 // -------------------------------------------------------------------------------------- runner

@@ -91,7 +91,7 @@ struct GpuExecutorOptions {
 std::chrono::milliseconds effective_watchdog_budget(GpuExecutorOptions const& options);
 
 namespace detail {
-class Backend;
+class UniverseExecutor;
 }
 
 /// A StepExecutor over the GPU heap (differential.hpp contract). reset() picks the universe the
@@ -123,7 +123,7 @@ class GpuExecutor final : public StepExecutor {
  private:
   GpuExecutorOptions options_;
   std::optional<std::size_t> universe_;
-  std::unique_ptr<detail::Backend> backend_;
+  std::unique_ptr<detail::UniverseExecutor> universe_;
 };
 
 // -------------------------------------------------------------------------------------- runner

@@ -4,8 +4,8 @@
 // Everything here works on encoded object pointers and runtime type ids through the heap's
 // generic access (HeapRef::allocate_raw, initialize_tracked, pointer_slot_address, destroy_raw,
 // tracked_id; docs/allocator.md "Generic access for interpreters"). The host side
-// (backend.cuh) turns a StepPlan into these arrays: every id the plan names is already resolved
-// to the object's current encoded pointer, so kernels never look up ids except in the
+// (universe_executor.cuh) turns a StepPlan into these arrays: every id the plan names is already
+// resolved to the object's current encoded pointer, so kernels never look up ids except in the
 // parallel_do action table, which is keyed by the visited object's own id.
 #pragma once
 
@@ -176,8 +176,9 @@ __device__ void run_action(Ref const& heap, ActionTable const& table, std::uint6
 }  // namespace heaplab::heap_family::gpu::detail
 
 /// Declares the parallel_do body of the GPU runner inside a root class of a universe (a class
-/// that derives directly from the tracked root); subclasses inherit it. The backend runs it as
-/// heap.parallel_do<U, &U::template heaplab_schedule_action<soa::HeapRef<Types>>>(ref, table).
+/// that derives directly from the tracked root); subclasses inherit it. The universe executor runs
+/// it as heap.parallel_do<U, &U::template heaplab_schedule_action<soa::HeapRef<Types>>>(ref,
+/// table).
 #define HEAPLAB_GPU_RUNNER_SCHEDULE_ACTION()                                          \
   template <class Ref>                                                                \
   __device__ void heaplab_schedule_action(                                            \

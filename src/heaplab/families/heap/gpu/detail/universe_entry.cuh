@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "heaplab/families/heap/gpu/detail/backend.cuh"
+#include "heaplab/families/heap/gpu/detail/universe_executor.cuh"
 #include "heaplab/soa/host_config.hpp"
 
 namespace heaplab::heap_family::gpu::detail {
@@ -48,7 +48,7 @@ UniverseEntry make_entry(std::string name,
   e.info.gpu_block_bytes = Types::block_bytes;
   e.info.gpu_types       = describe_gpu_types(map.gpu());
   e.type_map             = type_map;
-  e.make_backend         = &make_backend<Types>;
+  e.make_executor        = &make_executor<Types>;
   return e;
 }
 

@@ -1,4 +1,4 @@
-// UniverseBackend<Types>: the GPU executor for one type list (docs/gpu-runner.md "Steps on the
+// UniverseExecutorOf<Types>: the GPU executor for one type list (docs/gpu-runner.md "Steps on the
 // GPU"). Included by the universe_*.cu files only. nvcc only.
 //
 // Per step: the host turns the StepPlan into device arrays (ids resolved to the objects'
@@ -47,8 +47,8 @@
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/grid.hpp"
 #include "heaplab/cuda/watchdog.hpp"
-#include "heaplab/families/heap/gpu/detail/backend.hpp"
 #include "heaplab/families/heap/gpu/detail/step_kernels.cuh"
+#include "heaplab/families/heap/gpu/detail/universe_executor.hpp"
 #include "heaplab/model/interpreter.hpp"
 #include "heaplab/schedule/plan.hpp"
 
@@ -81,7 +81,8 @@ std::vector<T> download(StreamBuffer<T> const& b, std::size_t count) {
   return cudart::to_host(b.data(), count);
 }
 
-/// A CUDA stream owned by the backend (non-blocking with respect to the legacy default stream).
+/// A CUDA stream owned by the universe executor (non-blocking with respect to the legacy default
+/// stream).
 class OwnedStream {
  public:
   OwnedStream() { HEAPLAB_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
@@ -101,11 +102,11 @@ inline unsigned blocks_for(std::uint64_t threads, unsigned block_size) {
 }
 
 template <class Types>
-class UniverseBackend final : public Backend {
+class UniverseExecutorOf final : public UniverseExecutor {
  public:
   using Ref = soa::HeapRef<Types>;
 
-  UniverseBackend(TypeMap map, BackendOptions const& options)
+  UniverseExecutorOf(TypeMap map, UniverseOptions const& options)
       : map_(std::move(map)), options_(options), dog_(options.watchdog_budget) {
     soa::HeapOptions heap_options;
     heap_options.defrag_factor = map_.gpu().defrag_factor;
@@ -115,7 +116,7 @@ class UniverseBackend final : public Backend {
         soa::Heap<Types>::with_blocks(map_.gpu().num_blocks, heap_options));
   }
 
-  ~UniverseBackend() override {
+  ~UniverseExecutorOf() override {
     // After a hang the stream still runs the stuck kernel (or a defragmentation thread still
     // uses the heap) and cudaFree would wait forever: leak the heap, in place (the process is
     // about to end, runner.hpp "hang").
@@ -604,7 +605,7 @@ class UniverseBackend final : public Backend {
   }
 
   TypeMap map_;
-  BackendOptions options_;
+  UniverseOptions options_;
   OwnedStream stream_;  // declared before the heap: destroyed after it
   std::unique_ptr<soa::Heap<Types>> heap_;
   cudart::Watchdog dog_;
@@ -617,8 +618,9 @@ class UniverseBackend final : public Backend {
 
 /// The factory a universe entry points to.
 template <class Types>
-std::unique_ptr<Backend> make_backend(TypeMap const& map, BackendOptions const& options) {
-  return std::make_unique<UniverseBackend<Types>>(map, options);
+std::unique_ptr<UniverseExecutor> make_executor(TypeMap const& map,
+                                                UniverseOptions const& options) {
+  return std::make_unique<UniverseExecutorOf<Types>>(map, options);
 }
 
 }  // namespace heaplab::heap_family::gpu::detail

@@ -1,5 +1,5 @@
-// The type-erased side of the GPU executor: one GPU heap of one universe (backend.cuh implements
-// it per type list) and the table of universes (one entry per universe_*.cu). Plain C++.
+// The type-erased side of the GPU executor: one GPU heap of one universe (universe_executor.cuh
+// implements it per type list) and the table of universes (one entry per universe_*.cu). Plain C++.
 #pragma once
 
 #include <chrono>
@@ -12,7 +12,7 @@
 
 namespace heaplab::heap_family::gpu::detail {
 
-struct BackendOptions {
+struct UniverseOptions {
   std::chrono::milliseconds watchdog_budget{5000};
   std::uint64_t shape_seed = 1;
   InjectedFault fault      = InjectedFault::none;
@@ -21,12 +21,12 @@ struct BackendOptions {
 
 /// One soa::Heap of a universe with the parameters of map.gpu(), plus the executor's state: the
 /// map from object ids to encoded pointers and the device array of external roots.
-class Backend {
+class UniverseExecutor {
  public:
-  virtual ~Backend()                 = default;
-  Backend()                          = default;
-  Backend(Backend const&)            = delete;
-  Backend& operator=(Backend const&) = delete;
+  virtual ~UniverseExecutor()                          = default;
+  UniverseExecutor()                                   = default;
+  UniverseExecutor(UniverseExecutor const&)            = delete;
+  UniverseExecutor& operator=(UniverseExecutor const&) = delete;
 
   [[nodiscard]] virtual TypeMap const& map() const = 0;
   /// An empty heap again (Heap::reset), no roots, no ids; the warp-shape sequence restarts.
@@ -40,9 +40,9 @@ struct UniverseEntry {
   Universe info;
   /// The universe's TypeMap with M, n, k1 (validated; throws core::precondition_error).
   TypeMap (*type_map)(std::uint32_t num_blocks, std::uint32_t n, std::uint32_t k1) = nullptr;
-  /// A backend with a new GPU heap on the current device (throws on CUDA errors).
-  std::unique_ptr<Backend> (*make_backend)(TypeMap const& map,
-                                           BackendOptions const& options) = nullptr;
+  /// An executor with a new GPU heap on the current device (throws on CUDA errors).
+  std::unique_ptr<UniverseExecutor> (*make_executor)(TypeMap const& map,
+                                                     UniverseOptions const& options) = nullptr;
 };
 
 UniverseEntry wator_universe();
