@@ -32,7 +32,7 @@ void run_grid(core::RewriteVariant variant, Observe observe = Observe::every_pas
   bool const reduced = under_cuda_tool();
   for (CaseParams const& c : case_grid(variant, reduced ? 160 : 384)) {
     if (reduced && index++ % 7 != 0) continue;
-    GpuDriver<Types> driver(c.num_blocks, c.heap_n, 0);
+    GpuDriver<Types> driver(c.num_blocks, c.defrag_factor, 0);
     compact::DefragStats stats;
     run_differential_case(driver, c, &stats, observe);
     if (::testing::Test::HasFailure()) return;  // one failing case says enough
@@ -53,7 +53,7 @@ CaseParams natural_cap_case(core::RewriteVariant variant, std::uint32_t n, std::
   c.seed            = mix(base_seed(), 99 + n);
   c.num_blocks      = blocks;
   c.n               = n;
-  c.heap_n          = n;
+  c.defrag_factor          = n;
   c.variant         = variant;
   c.shape           = Shape::uniform;
   c.type            = kLeaf;
@@ -70,7 +70,7 @@ struct Populated {
     CaseParams c;
     c.seed   = seed;
     c.shape  = Shape::sparse;
-    c.heap_n = 2;
+    c.defrag_factor = 2;
     std::mt19937_64 rng(seed);
     roots = populate(driver, c, rng);
   }
@@ -115,7 +115,7 @@ TEST(CompactGpuCaps, RecomputeSharedUsesAtMost4096OverNPlusOneSources) {
   if (under_cuda_tool()) GTEST_SKIP() << "6144-block heap, 38 passes: too slow under a CUDA tool";
   CaseParams const c = natural_cap_case(core::RewriteVariant::recompute_shared, 7, 6144);
   ASSERT_EQ(c.effective_cap(), 512u);
-  GpuDriver<Types> driver(c.num_blocks, c.heap_n, 0);
+  GpuDriver<Types> driver(c.num_blocks, c.defrag_factor, 0);
   compact::DefragStats stats;
   run_differential_case(driver, c, &stats);
   EXPECT_TRUE(cap_bound(stats)) << "the case did not reach the cap; enlarge the heap";
@@ -126,7 +126,7 @@ TEST(CompactGpuCaps, RecomputeGlobalUsesAtMost12288Sources) {
   if (under_cuda_tool()) GTEST_SKIP() << "30000-block heap: too slow under a CUDA tool";
   CaseParams const c = natural_cap_case(core::RewriteVariant::recompute_global, 1, 30000);
   ASSERT_EQ(c.effective_cap(), 12288u);
-  GpuDriver<Types> driver(c.num_blocks, c.heap_n, 0);
+  GpuDriver<Types> driver(c.num_blocks, c.defrag_factor, 0);
   compact::DefragStats stats;
   run_differential_case(driver, c, &stats);
   EXPECT_TRUE(cap_bound(stats)) << "the case did not reach the cap; enlarge the heap";

@@ -248,7 +248,7 @@ TEST(CompactCallPlan, DefaultsComeFromTheHeapAndCapsCombine) {
   compact::detail::CallPlan p =
       compact::detail::make_call_plan<Types>(config, compact_test::kNode, {});
   EXPECT_EQ(p.n, 2u);
-  EXPECT_EQ(p.heap_n, 2u);
+  EXPECT_EQ(p.defrag_factor, 2u);
   EXPECT_EQ(p.k1, 5u);
   EXPECT_EQ(p.source_cap, core::kUnlimitedSources);
   EXPECT_EQ(p.capacity, 25u);
@@ -259,7 +259,7 @@ TEST(CompactCallPlan, DefaultsComeFromTheHeapAndCapsCombine) {
   o.variant = core::RewriteVariant::recompute_shared;
   p         = compact::detail::make_call_plan<Types>(config, compact_test::kLeaf, o);
   EXPECT_EQ(p.n, 3u);
-  EXPECT_EQ(p.heap_n, 2u);
+  EXPECT_EQ(p.defrag_factor, 2u);
   EXPECT_EQ(p.source_cap, 1024u);
   o.source_cap = 3;
   EXPECT_EQ(compact::detail::make_call_plan<Types>(config, compact_test::kLeaf, o).source_cap, 3u);

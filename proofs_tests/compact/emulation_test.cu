@@ -20,7 +20,7 @@ namespace {
 void run_grid(core::RewriteVariant variant) {
   std::size_t passes = 0, capped = 0;
   for (CaseParams const& c : case_grid(variant, 320)) {
-    HostDriver<Types> driver(c.num_blocks, c.heap_n, 0);
+    HostDriver<Types> driver(c.num_blocks, c.defrag_factor, 0);
     compact::DefragStats stats;
     run_differential_case(driver, c, &stats);
     if (::testing::Test::HasFailure()) return;  // one failing case says enough
@@ -54,7 +54,7 @@ std::vector<std::string> failures_with(Fault fault, CaseParams const& c) {
   {
     ::testing::ScopedFakeTestPartResultReporter reporter(
         ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
-    HostDriver<Types> driver(c.num_blocks, c.heap_n, 0, fault);
+    HostDriver<Types> driver(c.num_blocks, c.defrag_factor, 0, fault);
     run_differential_case(driver, c);
   }
   std::vector<std::string> messages;
@@ -74,7 +74,7 @@ CaseParams node_case(core::RewriteVariant variant) {
   c.seed       = 7;
   c.num_blocks = 256;
   c.n          = 2;
-  c.heap_n     = 2;
+  c.defrag_factor     = 2;
   c.k1         = 0;
   c.variant    = variant;
   c.shape      = Shape::uniform;
@@ -124,7 +124,7 @@ CaseParams natural_cap_case(core::RewriteVariant variant, std::uint32_t n, std::
   c.seed            = mix(base_seed(), 99 + n);
   c.num_blocks      = blocks;
   c.n               = n;
-  c.heap_n          = n;
+  c.defrag_factor          = n;
   c.variant         = variant;
   c.shape           = Shape::uniform;
   c.type            = kLeaf;
@@ -139,7 +139,7 @@ CaseParams natural_cap_case(core::RewriteVariant variant, std::uint32_t n, std::
 TEST(CompactEmulationCaps, RecomputeSharedUsesAtMost4096OverNPlusOneSources) {
   CaseParams const c = natural_cap_case(core::RewriteVariant::recompute_shared, 7, 6144);
   ASSERT_EQ(c.effective_cap(), 512u);
-  HostDriver<Types> driver(c.num_blocks, c.heap_n, 0);
+  HostDriver<Types> driver(c.num_blocks, c.defrag_factor, 0);
   compact::DefragStats stats;
   run_differential_case(driver, c, &stats);
   EXPECT_TRUE(cap_bound(stats)) << "the case did not reach the cap; enlarge the heap";
@@ -148,7 +148,7 @@ TEST(CompactEmulationCaps, RecomputeSharedUsesAtMost4096OverNPlusOneSources) {
 TEST(CompactEmulationCaps, RecomputeGlobalUsesAtMost12288Sources) {
   CaseParams const c = natural_cap_case(core::RewriteVariant::recompute_global, 1, 30000);
   ASSERT_EQ(c.effective_cap(), 12288u);
-  HostDriver<Types> driver(c.num_blocks, c.heap_n, 0);
+  HostDriver<Types> driver(c.num_blocks, c.defrag_factor, 0);
   compact::DefragStats stats;
   run_differential_case(driver, c, &stats);
   EXPECT_TRUE(cap_bound(stats)) << "the case did not reach the cap; enlarge the heap";

@@ -181,8 +181,8 @@ TEST(ModelDefragHooks, AScheduleStepGetsTheCapOfItsVariant) {
   step.variant = heaplab::core::RewriteVariant::recompute_shared;
   // The model derives the cap from the step's variant and the effective n, as the GPU does
   // (48 KiB of records: 48 * 1024 / (12 (n + 1)) for Recompute-Shared, / 4 for -Global).
-  auto cap_of = [&](std::uint32_t heap_n) {
-    model::HeapModel m(config(40, heap_n));
+  auto cap_of = [&](std::uint32_t defrag_factor) {
+    model::HeapModel m(config(40, defrag_factor));
     return m.defrag(kT, schedule::defrag_options(step)).source_cap;
   };
   EXPECT_EQ(cap_of(3), 1024u);  // the heap's n = 3
@@ -237,7 +237,7 @@ namespace {
 class ModelDriver {
  public:
   explicit ModelDriver(compact_test::CaseParams const& c)
-      : model_(heaplab::soa::heap_config<compact_test::Types>(c.num_blocks, c.heap_n, 0)) {}
+      : model_(heaplab::soa::heap_config<compact_test::Types>(c.num_blocks, c.defrag_factor, 0)) {}
   [[nodiscard]] core::HeapConfig const& config() const { return model_.config(); }
   void allocate(std::vector<compact_test::NewObject> const& objects) {
     for (auto const& o : objects) ASSERT_TRUE(model_.allocate(o.type, o.id)) << "full at " << o.id;

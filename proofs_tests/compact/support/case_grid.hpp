@@ -49,7 +49,7 @@ inline std::vector<CaseParams> multi_move_cases(core::RewriteVariant variant,
     c.seed       = mix(mix(mix(seed, static_cast<std::uint64_t>(variant)), 1000 + s.type), s.n);
     c.num_blocks = num_blocks + static_cast<std::uint32_t>(c.seed % 64);
     c.n          = s.n;
-    c.heap_n     = s.n;
+    c.defrag_factor     = s.n;
     c.k1         = s.k1;
     c.variant    = variant;
     c.shape      = Shape::multi_move;
@@ -83,7 +83,7 @@ inline std::vector<CaseParams> case_grid(core::RewriteVariant variant,
         c.k1         = k1;
         c.variant    = variant;
         c.shape      = shape;
-        c.heap_n     = shape == Shape::uniform ? n : shape == Shape::per_block ? 1 : 3;
+        c.defrag_factor     = shape == Shape::uniform ? n : shape == Shape::per_block ? 1 : 3;
         c.type       = kConcreteTypes[index++ % 4];
         if (variant != core::RewriteVariant::forwarding && shape != Shape::uniform)
           c.forced_cap = 1 + static_cast<std::uint32_t>((c.seed >> 8) % 5);

@@ -83,7 +83,7 @@ RootLocations populate(Driver& heap, CaseParams const& c, std::mt19937_64& rng) 
   return heap.root_locations();
 }
 
-/// Runs case c on `heap` (freshly created with c.num_blocks blocks and factor c.heap_n) and
+/// Runs case c on `heap` (freshly created with c.num_blocks blocks and factor c.defrag_factor) and
 /// checks: the snapshot after EVERY pass equals the model's after the same pass (bitmaps of
 /// every level, states, placements, ids, cookies, pointer values) and so do the roots; pointers
 /// and roots are rewritten once per call, after the last pass, so between passes both sides must

@@ -129,7 +129,7 @@ class HostPassDriver {
     roots_.clear();
     for (auto const& r : all_roots_)
       if (r.count > 0 && Ref::layout().is_subtype(plan.type, r.pointee)) roots_.push_back(r);
-    if (plan.n != plan.heap_n)
+    if (plan.n != plan.defrag_factor)
       for (std::uint32_t w = 0; w < words_; ++w)
         call_[w] = cdetail::call_candidate_word(ref_, plan_.type, plan_.n, w);
     if (plan.count_relocations) {
@@ -197,9 +197,9 @@ class HostPassDriver {
 
   cdetail::CallReport end_call() {
     cdetail::CallReport r;
-    if (plan_.n != plan_.heap_n)
+    if (plan_.n != plan_.defrag_factor)
       for (std::uint32_t b = 0; b < M_; ++b)
-        r.defrag_bits_corrected += cdetail::resync_defrag_bit(ref_, plan_.type, plan_.heap_n, b);
+        r.defrag_bits_corrected += cdetail::resync_defrag_bit(ref_, plan_.type, plan_.defrag_factor, b);
     r.pointers_scanned            = counters_.pointers_scanned;
     r.pointers_rewritten          = counters_.pointers_rewritten;
     r.roots_scanned               = counters_.roots_scanned;
@@ -255,7 +255,7 @@ class HostPassDriver {
   }
 
   std::uint64_t* candidate_words() {
-    return plan_.n == plan_.heap_n ? ref_.core().defrag(plan_.type).words() : call_.data();
+    return plan_.n == plan_.defrag_factor ? ref_.core().defrag(plan_.type).words() : call_.data();
   }
   cdetail::PassView<Ref> view_of(std::uint32_t sources) {
     cdetail::PassView<Ref> v;
@@ -263,11 +263,11 @@ class HostPassDriver {
     v.type            = plan_.type;
     v.capacity        = plan_.capacity;
     v.n               = plan_.n;
-    v.heap_n          = plan_.heap_n;
+    v.defrag_factor          = plan_.defrag_factor;
     v.sources         = sources;
     v.forwarding      = plan_.variant == compact::RewriteVariant::forwarding;
     v.R               = R_.data();
-    v.call_candidates = plan_.n != plan_.heap_n ? call_.data() : nullptr;
+    v.call_candidates = plan_.n != plan_.defrag_factor ? call_.data() : nullptr;
     v.call_sources    = sources_.data();
     if (!v.forwarding) {
       v.record_source         = record_source_.data();

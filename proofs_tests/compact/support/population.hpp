@@ -53,7 +53,7 @@ inline char const* to_string(Shape s) {
 struct CaseParams {
   std::uint64_t seed           = 1;
   std::uint32_t num_blocks     = 256;
-  std::uint32_t heap_n         = 1;  // the heap's defragmentation factor
+  std::uint32_t defrag_factor         = 1;  // the heap's defragmentation factor
   std::uint32_t n              = 1;  // the call's
   std::uint32_t k1             = 0;
   core::RewriteVariant variant = core::RewriteVariant::forwarding;
@@ -69,7 +69,7 @@ struct CaseParams {
 
   [[nodiscard]] std::string describe() const {
     return "seed=" + std::to_string(seed) + " M=" + std::to_string(num_blocks) +
-           " heap_n=" + std::to_string(heap_n) + " n=" + std::to_string(n) +
+           " defrag_factor=" + std::to_string(defrag_factor) + " n=" + std::to_string(n) +
            " k1=" + std::to_string(k1) + " variant=" + core::to_string(variant) +
            " shape=" + to_string(shape) + " type=" + std::to_string(type) +
            " forced_cap=" + (forced_cap ? std::to_string(*forced_cap) : std::string("none"));

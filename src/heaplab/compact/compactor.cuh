@@ -139,7 +139,7 @@ class Compactor {
     detail::CallPlan const plan = make_plan(type, options);
     ensure_scratch();
     std::uint64_t const* words = heap_->ref().core().defrag(plan.type).words();
-    if (plan.n != plan.heap_n) {
+    if (plan.n != plan.defrag_factor) {
       if (!count_bitmap_) count_bitmap_ = Words(containers(), "policy candidate bitmap");
       build_call_candidates(plan, count_bitmap_.data());
       words = count_bitmap_.data();
@@ -198,11 +198,11 @@ class Compactor {
   /// What a captured device-side loop depends on besides the compactor's scratch (which keeps
   /// its addresses): the graph is rebuilt when any of these changes.
   struct LoopKey {
-    std::uint32_t type = 0, n = 0, heap_n = 0, k1 = 0, cap = 0;
+    std::uint32_t type = 0, n = 0, defrag_factor = 0, k1 = 0, cap = 0;
     RewriteVariant variant     = RewriteVariant::forwarding;
     std::uint64_t perturb_seed = 0;
     bool operator==(LoopKey const& o) const {
-      return type == o.type && n == o.n && heap_n == o.heap_n && k1 == o.k1 && cap == o.cap &&
+      return type == o.type && n == o.n && defrag_factor == o.defrag_factor && k1 == o.k1 && cap == o.cap &&
              variant == o.variant && perturb_seed == o.perturb_seed;
     }
   };
@@ -229,7 +229,7 @@ class Compactor {
       pass_ = 0;
       c_.record(call0);
       // The n-override rule: the call's own candidate bitmap, built once; the passes keep it.
-      if (plan.n != plan.heap_n) c_.build_call_candidates(plan_, c_.call_candidates());
+      if (plan.n != plan.defrag_factor) c_.build_call_candidates(plan_, c_.call_candidates());
     }
 
     // ------------------------------------------------------------- host-stepped passes
@@ -284,7 +284,7 @@ class Compactor {
       auto const start = std::chrono::steady_clock::now();
       c_.ensure_scratch();
       if (plan.variant != RewriteVariant::forwarding) c_.ensure_records(plan.n);
-      if (plan.n != plan.heap_n) (void)c_.call_candidates();  // no allocation while capturing
+      if (plan.n != plan.defrag_factor) (void)c_.call_candidates();  // no allocation while capturing
       c_.prepare_loop(plan);
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
           .count();
@@ -329,11 +329,11 @@ class Compactor {
     }
 
     detail::CallReport end_call() {
-      if (plan_.n != plan_.heap_n) {
+      if (plan_.n != plan_.defrag_factor) {
         // The n-override rule (docs/model.md): defrag[T] follows the heap's n after the call.
         detail::resync_defrag_kernel<Types>
             <<<c_.grid_for(c_.num_blocks()), detail::kThreadsPerBlock, 0, c_.stream()>>>(
-                c_.heap().ref(), plan_.type, plan_.heap_n, &c_.device_words()->counters);
+                c_.heap().ref(), plan_.type, plan_.defrag_factor, &c_.device_words()->counters);
         c_.after_launch();
       }
       c_.read_back_call();
@@ -409,11 +409,11 @@ class Compactor {
     v.type            = plan.type;
     v.capacity        = plan.capacity;
     v.n               = plan.n;
-    v.heap_n          = plan.heap_n;
+    v.defrag_factor          = plan.defrag_factor;
     v.sources         = sources;
     v.forwarding      = plan.variant == RewriteVariant::forwarding;
     v.R               = R();
-    v.call_candidates = plan.n != plan.heap_n ? call_candidates() : nullptr;
+    v.call_candidates = plan.n != plan.defrag_factor ? call_candidates() : nullptr;
     v.call_sources    = call_sources_.data();
     if (!v.forwarding) {
       v.record_source         = record_source_.data();
@@ -450,7 +450,7 @@ class Compactor {
   /// work, once per compactor and call shape; DefragStats::setup_ms).
   void prepare_loop(detail::CallPlan const& plan) {
     LoopKey const key{
-        plan.type, plan.n, plan.heap_n, plan.k1, plan.source_cap, plan.variant, plan.perturb_seed};
+        plan.type, plan.n, plan.defrag_factor, plan.k1, plan.source_cap, plan.variant, plan.perturb_seed};
     if (loop_exec_ == nullptr || !(loop_key_ == key)) build_loop(plan, key);
   }
 
@@ -591,7 +591,7 @@ class Compactor {
   /// Level 0 of the bitmap the call's candidates come from: defrag[T] when the call uses the
   /// heap's n, else the call's own bitmap (build_call_candidates).
   std::uint64_t* candidate_words(detail::CallPlan const& plan) {
-    if (plan.n == plan.heap_n) return heap_->ref().core().defrag(plan.type).words();
+    if (plan.n == plan.defrag_factor) return heap_->ref().core().defrag(plan.type).words();
     return call_candidates();
   }
   /// R and r (device words) from the call's candidate bitmap, on stream s; with a decision

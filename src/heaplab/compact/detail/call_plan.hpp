@@ -16,7 +16,7 @@ namespace heaplab::compact::detail {
 struct CallPlan {
   std::uint32_t type         = 0;
   std::uint32_t n            = 1;  // this call's factor
-  std::uint32_t heap_n       = 1;  // the heap's factor (defrag[T] bits)
+  std::uint32_t defrag_factor       = 1;  // the heap's factor (defrag[T] bits)
   std::uint32_t k1           = 0;
   std::uint32_t source_cap   = core::kUnlimitedSources;  // B' <= source_cap
   RewriteVariant variant     = RewriteVariant::forwarding;
@@ -53,7 +53,7 @@ CallPlan make_call_plan(core::HeapConfig const& config,
   CallPlan plan;
   plan.type       = type;
   plan.n          = n;
-  plan.heap_n     = config.defrag_factor;
+  plan.defrag_factor     = config.defrag_factor;
   plan.k1         = options.k1.value_or(config.k1);
   plan.variant    = options.variant;
   plan.source_cap = core::effective_source_cap(options, n);

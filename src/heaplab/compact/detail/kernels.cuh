@@ -268,11 +268,11 @@ __global__ void block_states_kernel(PassView<soa::HeapRef<Types>> view) {
 template <class Types>
 __global__ void resync_defrag_kernel(soa::HeapRef<Types> heap,
                                      std::uint32_t type,
-                                     std::uint32_t heap_n,
+                                     std::uint32_t defrag_factor,
                                      PassCounters* counters) {
   unsigned corrected = 0;
   for (std::uint64_t b = global_thread_1d(); b < heap.num_blocks(); b += grid_stride_1d())
-    corrected += resync_defrag_bit(heap, type, heap_n, static_cast<std::uint32_t>(b));
+    corrected += resync_defrag_bit(heap, type, defrag_factor, static_cast<std::uint32_t>(b));
   add_warp_total(&counters->defrag_bits_corrected, corrected);
 }
 

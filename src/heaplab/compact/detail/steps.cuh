@@ -200,7 +200,7 @@ struct PassView {
   std::uint32_t type     = 0;     // T
   std::uint32_t capacity = 0;     // N_T
   std::uint32_t n        = 1;     // the call's factor
-  std::uint32_t heap_n   = 1;     // the heap's factor: defrag[T] follows it
+  std::uint32_t defrag_factor   = 1;     // the heap's factor: defrag[T] follows it
   std::uint32_t sources  = 0;     // B' (the device-side loop: LoopState::sources, see resolve)
   bool forwarding        = true;  // the call's variant is RewriteVariant::forwarding
   /// R: this pass's candidates, ascending (device memory, r entries).
@@ -551,7 +551,7 @@ HEAPLAB_HD_INLINE void store_record(PassView<Ref> const& v, Record const& rec) {
 /// Sec. 3.5 for the targets of source s (one thread per source; no two sources share a target):
 /// target i receives the next min(left, free slots) objects in its lowest free slots (what
 /// destination_of assigned), so its allocation bitmap gains those bits; it leaves active[T] if
-/// it became full, defrag[T] if its fill passed heap_n / (heap_n + 1), and the call's candidate
+/// it became full, defrag[T] if its fill passed defrag_factor / (defrag_factor + 1), and the call's candidate
 /// bitmap if its fill passed n / (n + 1). A block only gains objects here, so no bit is set.
 /// `moved` = the objects source s moved (sources_moved: the move kernel counts them, so that
 /// this step need not read the source's allocation bitmap, which release_source overwrites).
@@ -578,8 +578,8 @@ HEAPLAB_HD_INLINE std::uint32_t commit_targets(PassView<Ref> const& v,
       bool const cleared = state.active(v.type).try_clear(b, MemoryOrder::relaxed);
       HEAPLAB_EXPECTS(cleared, "CompactGpu: a target that filled up was not in active[T]");
     }
-    if (core::is_defrag_fill(used_before, cap, v.heap_n) &&
-        !core::is_defrag_fill(used_after, cap, v.heap_n)) {
+    if (core::is_defrag_fill(used_before, cap, v.defrag_factor) &&
+        !core::is_defrag_fill(used_after, cap, v.defrag_factor)) {
       bool const cleared = state.defrag(v.type).try_clear(b, MemoryOrder::relaxed);
       HEAPLAB_EXPECTS(cleared, "CompactGpu: a target with low fill was not in defrag[T]");
     }
@@ -628,7 +628,7 @@ HEAPLAB_HD_INLINE void release_source(PassView<Ref> const& v, std::uint32_t s) {
 template <class Ref>
 HEAPLAB_HD_INLINE std::uint32_t resync_defrag_bit(Ref const& heap,
                                                   std::uint32_t type,
-                                                  std::uint32_t heap_n,
+                                                  std::uint32_t defrag_factor,
                                                   std::uint32_t b) {
   auto const& state = heap.core();
   if (!state.allocated(type).get(b, MemoryOrder::relaxed)) return 0;
@@ -636,7 +636,7 @@ HEAPLAB_HD_INLINE std::uint32_t resync_defrag_bit(Ref const& heap,
   bool const want         = core::is_defrag_fill(
       core::used_slots(state.blocks().load_alloc_bitmap(b, MemoryOrder::relaxed), cap),
       cap,
-      heap_n);
+      defrag_factor);
   bool const have = state.defrag(type).get(b, MemoryOrder::relaxed);
   if (want == have) return 0;
   if (want)
