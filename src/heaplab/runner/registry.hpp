@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "heaplab/runner/family.hpp"
@@ -22,11 +23,20 @@ namespace heaplab::runner {
 
 /// A runner as the command line knows it before making one.
 struct RunnerInfo {
+  using Make = std::function<std::unique_ptr<Runner>(RunnerOptions const&)>;
+
+  RunnerInfo() = default;
+  RunnerInfo(std::string name_, std::string family_, std::string help_, Make make_)
+      : name(std::move(name_)),
+        family(std::move(family_)),
+        help(std::move(help_)),
+        make(std::move(make_)) {}
+
   std::string name;    // "gpu": unique over every family (`--runner NAME`)
   std::string family;  // its family's name
   std::string help;    // one line for --help and docs
   /// Makes one (every call a fresh runner). Throws runner_unavailable when it cannot run here.
-  std::function<std::unique_ptr<Runner>(RunnerOptions const&)> make;
+  Make make;
   /// "" when make() would succeed, else why not (without making one). Null: always available.
   std::function<std::string()> unavailable;
   /// It uses a GPU: stress defaults to one worker per visible GPU (and two hardware threads).

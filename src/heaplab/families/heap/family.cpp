@@ -251,38 +251,38 @@ std::uint32_t hierarchy_depth(std::uint32_t num_blocks) {
   return depth;
 }
 
+runner::RunnerInfo gpu_runner_info(std::string help,
+                                   runner::RunnerInfo::Make make,
+                                   std::function<std::string()> unavailable) {
+  runner::RunnerInfo r{"gpu", "heap", std::move(help), std::move(make)};
+  r.unavailable      = std::move(unavailable);
+  r.uses_gpu         = true;
+  r.default_profile  = "mixed";
+  r.default_max_size = schedule::kMaxBlocks;
+  return r;
+}
+
 namespace {
 
 runner::FamilyRegistration const heap_family{family()};
 
-runner::RunnerInfo model_runner_info() {
-  runner::RunnerInfo r;
-  r.name   = "model";
-  r.family = "heap";
-  r.help =
-      "the reference model alone (model::ModelInterpreter): places, checks and predicts itself";
-  r.make = [](runner::RunnerOptions const&) -> std::unique_ptr<runner::Runner> {
-    return std::make_unique<ModelRunner>();
-  };
-  return r;
-}
+runner::RunnerRegistration const model_runner{
+    {"model",
+     "heap",
+     "the reference model alone (model::ModelInterpreter): places, checks and predicts itself",
+     [](runner::RunnerOptions const&) -> std::unique_ptr<runner::Runner> {
+       return std::make_unique<ModelRunner>();
+     }}};
 
-runner::RunnerInfo differential_model_info() {
-  runner::RunnerInfo r;
-  r.name   = "differential-model";
-  r.family = "heap";
-  r.help =
-      "the differential path of the GPU runner with a second model in place of the GPU, placing "
-      "at random legal spots (seed: --placement-seed)";
-  r.make = [](runner::RunnerOptions const& o) -> std::unique_ptr<runner::Runner> {
-    return std::make_unique<DifferentialRunner>(
-        std::make_unique<ModelExecutor>(PlacementPolicy::random_legal, o.seed));
-  };
-  return r;
-}
-
-runner::RunnerRegistration const model_runner{model_runner_info()};
-runner::RunnerRegistration const differential_model_runner{differential_model_info()};
+runner::RunnerRegistration const differential_model_runner{
+    {"differential-model",
+     "heap",
+     "the differential path of the GPU runner with a second model in place of the GPU, placing at "
+     "random legal spots (seed: --placement-seed)",
+     [](runner::RunnerOptions const& o) -> std::unique_ptr<runner::Runner> {
+       return std::make_unique<DifferentialRunner>(
+           std::make_unique<ModelExecutor>(PlacementPolicy::random_legal, o.seed));
+     }}};
 
 #if !defined(HEAPLAB_HAVE_CUDA_RUNTIME)
 // Without nvcc the GPU runner (gpu/) is not compiled; the name stays known, so that `--runner gpu`
@@ -292,22 +292,12 @@ std::string gpu_not_built() {
          "src/heaplab/families/heap/gpu was left out (docs/gpu-runner.md)";
 }
 
-runner::RunnerInfo gpu_not_built_info() {
-  runner::RunnerInfo r;
-  r.name   = "gpu";
-  r.family = "heap";
-  r.help   = "the GPU object allocator and CompactGpu against the model (not built: no nvcc)";
-  r.make   = [](runner::RunnerOptions const&) -> std::unique_ptr<runner::Runner> {
-    throw runner::runner_unavailable(gpu_not_built());
-  };
-  r.unavailable      = &gpu_not_built;
-  r.uses_gpu         = true;
-  r.default_profile  = "mixed";
-  r.default_max_size = schedule::kMaxBlocks;
-  return r;
-}
-
-runner::RunnerRegistration const gpu_runner_not_built{gpu_not_built_info()};
+runner::RunnerRegistration const gpu_runner_not_built{gpu_runner_info(
+    "the GPU object allocator and CompactGpu against the model (not built: no nvcc)",
+    [](runner::RunnerOptions const&) -> std::unique_ptr<runner::Runner> {
+      throw runner::runner_unavailable(gpu_not_built());
+    },
+    &gpu_not_built)};
 #endif
 
 }  // namespace

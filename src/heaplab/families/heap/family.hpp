@@ -15,6 +15,7 @@
 #include "heaplab/core/heap_config.hpp"
 #include "heaplab/families/heap/heap_runner.hpp"
 #include "heaplab/runner/family.hpp"
+#include "heaplab/runner/registry.hpp"
 #include "heaplab/schedule/schedule.hpp"
 
 namespace heaplab::heap_family {
@@ -73,6 +74,12 @@ struct ConfigSourceRegistration {
 };
 /// The configs of `runner`'s cases.
 rc::Gen<core::HeapConfig> configs_for(std::string const& runner);
+
+/// The "gpu" runner's registry entry (GPU, default profile "mixed", up to schedule::kMaxBlocks):
+/// gpu/ registers it with the real runner; a build without CUDA with one that says why not.
+runner::RunnerInfo gpu_runner_info(std::string help,
+                                   runner::RunnerInfo::Make make,
+                                   std::function<std::string()> unavailable);
 
 /// Levels of a hierarchical bitmap over M blocks with 64-bit words (DynaSOAr sec. 4.2): 1 for
 /// M <= 64, 2 for M <= 4096, 3 above.

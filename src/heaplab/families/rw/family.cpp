@@ -210,39 +210,32 @@ std::string supports_all(rw::Algorithm) { return {}; }
 
 runner::FamilyRegistration const rw_family{family()};
 
-runner::RunnerInfo rw_model_info() {
-  runner::RunnerInfo r;
-  r.name   = "rw-model";
-  r.family = "rw";
-  r.help   = "a sequential, deterministic pool (the model-only self-check of the rw family)";
-  r.make   = [](runner::RunnerOptions const&) -> std::unique_ptr<runner::Runner> {
-    return std::make_unique<RwRunner>(
-        "rw-model",
-        [](rw::PoolConfig const& c) { return std::make_unique<ModelPool>(c); },
-        &supports_all,
-        true);
-  };
-  return r;
-}
+runner::RunnerRegistration const rw_model{
+    {"rw-model",
+     "rw",
+     "a sequential, deterministic pool (the model-only self-check of the rw family)",
+     [](runner::RunnerOptions const&) -> std::unique_ptr<runner::Runner> {
+       return std::make_unique<RwRunner>(
+           "rw-model",
+           [](rw::PoolConfig const& c) { return std::make_unique<ModelPool>(c); },
+           &supports_all,
+           true);
+     }}};
 
-runner::RunnerInfo rw_cpu_info() {
-  runner::RunnerInfo r;
-  r.name   = "rw-cpu";
-  r.family = "rw";
-  r.help =
-      "the portable core (rw/page_pool.hpp) on free-running CPU threads (--threads); CoRW and "
-      "RW_malloc as lock-step warps";
-  r.make = [](runner::RunnerOptions const& o) -> std::unique_ptr<runner::Runner> {
-    return std::make_unique<RwRunner>(
-        "rw-cpu",
-        [threads = o.threads](rw::PoolConfig const& c) {
-          return std::make_unique<CpuThreadsPool>(c, threads);
-        },
-        &supports_all,
-        false);
-  };
-  return r;
-}
+runner::RunnerRegistration const rw_cpu{
+    {"rw-cpu",
+     "rw",
+     "the portable core (rw/page_pool.hpp) on free-running CPU threads (--threads); CoRW and "
+     "RW_malloc as lock-step warps",
+     [](runner::RunnerOptions const& o) -> std::unique_ptr<runner::Runner> {
+       return std::make_unique<RwRunner>(
+           "rw-cpu",
+           [threads = o.threads](rw::PoolConfig const& c) {
+             return std::make_unique<CpuThreadsPool>(c, threads);
+           },
+           &supports_all,
+           false);
+     }}};
 
 /// rw-gpu: rw::DevicePool, one kernel per wave, on the worker's device.
 std::unique_ptr<runner::Runner> make_rw_gpu([[maybe_unused]] runner::RunnerOptions const& o) {
@@ -263,18 +256,15 @@ std::unique_ptr<runner::Runner> make_rw_gpu([[maybe_unused]] runner::RunnerOptio
 }
 
 runner::RunnerInfo rw_gpu_info() {
-  runner::RunnerInfo r;
-  r.name        = "rw-gpu";
-  r.family      = "rw";
-  r.help        = "the GPU pool (rw::DevicePool, one kernel per wave) against the model";
-  r.make        = &make_rw_gpu;
+  runner::RunnerInfo r{"rw-gpu",
+                       "rw",
+                       "the GPU pool (rw::DevicePool, one kernel per wave) against the model",
+                       &make_rw_gpu};
   r.unavailable = &runner::gpu_unavailable_reason;
   r.uses_gpu    = true;
   return r;
 }
 
-runner::RunnerRegistration const rw_model{rw_model_info()};
-runner::RunnerRegistration const rw_cpu{rw_cpu_info()};
 runner::RunnerRegistration const rw_gpu{rw_gpu_info()};
 
 }  // namespace

@@ -140,30 +140,30 @@ void GpuExecutor::reset(core::HeapConfig const& config) {
   UniverseMatch const m = match_universe(config);
   if (!m.index) throw core::precondition_error(m.reason);
   auto const& entry = detail::universe_entries()[*m.index];
-  if (universe_ && universe_ == m.index) {
-    core::HeapConfig const& have = universe_->map().schedule();
+  if (executor_ && universe_ == m.index) {
+    core::HeapConfig const& have = executor_->map().schedule();
     if (have.num_blocks == config.num_blocks && have.defrag_factor == config.defrag_factor &&
         have.k1 == config.k1) {
-      universe_->reset();
+      executor_->reset();
       return;
     }
   }
-  universe_.reset();  // frees the old heap before the new one is allocated
+  executor_.reset();  // frees the old heap before the new one is allocated
   universe_.reset();
   detail::UniverseOptions o;
   o.watchdog_budget = effective_watchdog_budget(options_);
   o.shape_seed      = options_.shape_seed;
   o.perturb         = options_.perturb;
   o.fault           = options_.fault;
-  universe_ =
+  executor_ =
       entry.make_executor(entry.type_map(config.num_blocks, config.defrag_factor, config.k1), o);
   universe_ = m.index;
 }
 
 ExecutedStep GpuExecutor::execute(schedule::Step const& step, schedule::StepPlan const& plan) {
-  if (!universe_) throw std::logic_error("GpuExecutor::execute before reset");
+  if (!executor_) throw std::logic_error("GpuExecutor::execute before reset");
   set_device(options_.device);
-  return universe_->execute(step, plan);
+  return executor_->execute(step, plan);
 }
 
 // -------------------------------------------------------------------------------------- runner
@@ -187,25 +187,14 @@ std::unique_ptr<HeapRunner> make_gpu_runner(runner::RunnerOptions const& options
 
 namespace {
 
-runner::RunnerInfo gpu_runner_info() {
-  runner::RunnerInfo r;
-  r.name   = "gpu";
-  r.family = "heap";
-  r.help =
-      "the GPU object allocator and CompactGpu against the model, step by step "
-      "(docs/gpu-runner.md)";
-  r.make = [](runner::RunnerOptions const& o) -> std::unique_ptr<runner::Runner> {
-    return make_gpu_runner(o);
-  };
-  r.unavailable      = &gpu_runner_unavailable_reason;
-  r.uses_gpu         = true;
-  r.default_profile  = "mixed";
-  r.default_max_size = schedule::kMaxBlocks;
-  return r;
-}
-
 // The heap family's GPU runner, and the configs its cases are drawn from (its type universes).
-runner::RunnerRegistration const gpu_runner{gpu_runner_info()};
+runner::RunnerRegistration const gpu_runner{gpu_runner_info(
+    "the GPU object allocator and CompactGpu against the model, step by step "
+    "(docs/gpu-runner.md)",
+    [](runner::RunnerOptions const& o) -> std::unique_ptr<runner::Runner> {
+      return make_gpu_runner(o);
+    },
+    &gpu_runner_unavailable_reason)};
 ConfigSourceRegistration const gpu_configs{"gpu", [] { return any_universe_config_gen(); }};
 
 }  // namespace

@@ -123,7 +123,7 @@ class GpuExecutor final : public StepExecutor {
  private:
   GpuExecutorOptions options_;
   std::optional<std::size_t> universe_;
-  std::unique_ptr<detail::UniverseExecutor> universe_;
+  std::unique_ptr<detail::UniverseExecutor> executor_;
 };
 
 // -------------------------------------------------------------------------------------- runner
