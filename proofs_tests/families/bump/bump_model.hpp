@@ -17,10 +17,12 @@
 //     only when align_up(top_after, a) + s_t > arena;
 //   * the implementation's own bump pointer equals top_after.
 // This is exactly the set of outcomes of SequentialBump running W's requests one at a time in
-// some order: the grants in offset order are such a run (packing), and a null request that does
-// not fit above top_after did not fit at any earlier point of that run either (top only grows,
-// align_up is monotone), so it can be placed anywhere in it. A compare-and-swap bump allocator
-// (bump_allocator.hpp) produces such an outcome: its successful CASes are the run's order.
+// some order. The accepted answers are such a run: the grants in offset order (packing), then the
+// null requests, which do not fit above top_after. Conversely, in any sequential order the pointer
+// only grows and align_up is monotone, so a request refused at some point does not fit above
+// top_after either. A compare-and-swap bump allocator (bump_allocator.hpp) gives such an outcome:
+// its successful CASes are the run's order, and a null did not fit above the pointer its last load
+// saw, which is at most top_after.
 //
 // After free_all the model holds nothing and expects the implementation's pointer to be 0.
 #pragma once
