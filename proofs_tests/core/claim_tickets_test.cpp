@@ -14,23 +14,23 @@
 #include <vector>
 
 #include "harness/heap_workload.hpp"
-#include "heaplab/sched/controlled_run.hpp"
-#include "heaplab/sched/strategy.hpp"
+#include "heaplab/explore/controlled_run.hpp"
+#include "heaplab/explore/strategy.hpp"
 
-namespace sched   = heaplab::sched;
+namespace explore = heaplab::explore;
 namespace harness = heaplab::harness;
 namespace core    = heaplab::core;
 
 namespace {
 
 /// Lock step: at every decision the next runnable thread after the current one, cyclically.
-class RoundRobinStrategy final : public sched::Strategy {
+class RoundRobinStrategy final : public explore::Strategy {
  public:
   [[nodiscard]] std::string describe() const override { return "round-robin"; }
   void begin_run(std::uint32_t) override {}
-  std::uint32_t pick(sched::Decision const& d) override {
+  std::uint32_t pick(explore::Decision const& d) override {
     for (std::uint32_t r : d.runnable)
-      if (d.current == sched::kNoThread || r > d.current) return r;
+      if (d.current == explore::kNoThread || r > d.current) return r;
     return d.runnable.front();
   }
 };
@@ -41,7 +41,7 @@ using Run = harness::HeapRun<core::ObservedAtomics>;
 /// in lock step. The heap is left as the burst leaves it (no frees).
 struct LockStepRun {
   std::shared_ptr<Run> run;
-  sched::RunResult result;
+  explore::RunResult result;
 };
 LockStepRun run_in_lock_step(harness::HeapWorkload w) {
   w.barrier       = false;
@@ -49,13 +49,13 @@ LockStepRun run_in_lock_step(harness::HeapWorkload w) {
   w.oom_retries   = 2;
   w.mailbox_cells = 1;
   auto run        = std::make_shared<Run>(w);
-  sched::Program p;
+  explore::Program p;
   for (std::uint32_t i = 0; i < w.threads.size(); ++i)
     p.threads.push_back([run, i] { run->thread_body(i); });
-  p.check = [run](std::vector<sched::Event> const& events) { return run->final_check(&events); };
+  p.check = [run](std::vector<explore::Event> const& events) { return run->final_check(&events); };
   p.describe_address = [run](void const* a) { return run->describe(a); };
   RoundRobinStrategy rr;
-  return LockStepRun{run, sched::run_program(p, rr)};
+  return LockStepRun{run, explore::run_program(p, rr)};
 }
 
 /// The blocks that are not free at the end of `run` (single-word free bitmap: <= 64 blocks).
@@ -69,9 +69,9 @@ std::vector<std::uint32_t> used_blocks(Run const& run) {
 
 struct BurstOutcome {
   std::vector<std::uint32_t> blocks_per_type;  // blocks holding objects of each type at the end
-  std::uint64_t allocated = 0;                 // objects served
-  std::uint64_t nulls     = 0;                 // objects requested but not served (out of memory)
-  sched::Outcome outcome  = sched::Outcome::passed;
+  std::uint64_t allocated  = 0;                // objects served
+  std::uint64_t nulls      = 0;                // objects requested but not served (out of memory)
+  explore::Outcome outcome = explore::Outcome::passed;
   std::string message;
 };
 
@@ -105,7 +105,7 @@ BurstOutcome run_burst(std::uint32_t claim_wait_rounds) {
 TEST(ClaimTickets, WithoutTicketsALockStepBurstOpensABlockPerRequestAndRunsOut) {
   BurstOutcome const o = run_burst(0);
   // A legal run (catalog, ownership, Lemma 5, and every null is justified: no block stayed free).
-  EXPECT_EQ(o.outcome, sched::Outcome::passed) << o.message;
+  EXPECT_EQ(o.outcome, explore::Outcome::passed) << o.message;
   std::printf("tickets off: T0 %u blocks, T1 %u blocks, %llu objects served, %llu null\n",
               o.blocks_per_type[0],
               o.blocks_per_type[1],
@@ -119,7 +119,7 @@ TEST(ClaimTickets, WithoutTicketsALockStepBurstOpensABlockPerRequestAndRunsOut) 
 
 TEST(ClaimTickets, WithTicketsTheSameBurstOpensCeilDemandOverCapacityBlocksPerType) {
   BurstOutcome const o = run_burst(core::kDefaultClaimWaitRounds);
-  EXPECT_EQ(o.outcome, sched::Outcome::passed) << o.message;
+  EXPECT_EQ(o.outcome, explore::Outcome::passed) << o.message;
   std::printf("tickets on:  T0 %u blocks, T1 %u blocks, %llu objects served, %llu null\n",
               o.blocks_per_type[0],
               o.blocks_per_type[1],
@@ -144,7 +144,7 @@ std::vector<std::uint64_t> one_run_in_lock_step(std::size_t& blocks_used) {
   w.claim_wait_rounds = core::kDefaultClaimWaitRounds;
   w.threads.assign(4, {{K::allocate, 0, 16}});
   LockStepRun const r = run_in_lock_step(w);
-  EXPECT_EQ(r.result.outcome, sched::Outcome::passed) << r.result.message;
+  EXPECT_EQ(r.result.outcome, explore::Outcome::passed) << r.result.message;
   EXPECT_EQ(r.run->allocations(), 64u);
   std::vector<std::uint64_t> slots(w.threads.size(), 0);
   std::vector<std::uint32_t> const used = used_blocks(*r.run);

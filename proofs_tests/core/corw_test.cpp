@@ -23,7 +23,7 @@ namespace core    = heaplab::core;
 namespace rw      = heaplab::rw;
 namespace corw    = heaplab::rw::corw;
 namespace check   = heaplab::check;
-namespace sched   = heaplab::sched;
+namespace explore = heaplab::explore;
 namespace harness = heaplab::harness;
 
 namespace {
@@ -359,18 +359,18 @@ TEST(CorwExplorer, DefaultBudgetOnCoRWWorkloadsFindsNothing) {
   // Every workload with CoRW warps (random_rw_workload(seed, corw_always)), sequentially
   // consistent and in the weak-memory mode (stale reads of P: the lock is only a hint).
   for (bool weak : {false, true}) {
-    sched::ExploreOptions o;  // mixed random/PCT, seeds 1.., 2000 runs
-    if (weak) o.run.memory_model = sched::MemoryModel::release_acquire;
+    explore::ExploreOptions o;  // mixed random/PCT, seeds 1.., 2000 runs
+    if (weak) o.run.memory_model = explore::MemoryModel::release_acquire;
     auto const factory = [weak](std::uint64_t seed) {
       harness::RwWorkload w = harness::random_rw_workload(seed, true);
       w.observed_pages      = weak;
       return harness::make_rw_program(w);
     };
-    sched::ExploreReport const r = sched::explore(factory, o);
+    explore::ExploreReport const r = explore::explore(factory, o);
     EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
     EXPECT_EQ(r.runs, o.max_runs);
     std::printf("%s: %llu runs, %llu atomic operations, %.2f s, nothing found\n",
-                sched::to_string(o.run.memory_model),
+                explore::to_string(o.run.memory_model),
                 static_cast<unsigned long long>(r.runs),
                 static_cast<unsigned long long>(r.steps),
                 r.seconds);
@@ -410,12 +410,12 @@ TEST(CorwExplorer, BoundedExhaustiveSearchFindsNothingOnSmallWorkloads) {
       small_workload(64, {5, 20, 40}, {{get}, {get}}, {0b011, 0b110}),
   };
   for (auto const& w : workloads) {
-    sched::ExploreOptions o;
-    o.strategy                   = sched::StrategyKind::exhaustive;
-    o.max_runs                   = 200000;
-    o.preemption_bound           = 3;
-    auto const factory           = [w](std::uint64_t) { return harness::make_rw_program(w); };
-    sched::ExploreReport const r = sched::explore(factory, o);
+    explore::ExploreOptions o;
+    o.strategy                     = explore::StrategyKind::exhaustive;
+    o.max_runs                     = 200000;
+    o.preemption_bound             = 3;
+    auto const factory             = [w](std::uint64_t) { return harness::make_rw_program(w); };
+    explore::ExploreReport const r = explore::explore(factory, o);
     EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
     EXPECT_TRUE(r.exhausted) << r.runs << " schedules, cut short";
     std::printf("%llu schedules%s, %.2f s\n",

@@ -18,7 +18,7 @@
 
 #include "harness/programs.hpp"
 
-namespace sched   = heaplab::sched;
+namespace explore = heaplab::explore;
 namespace harness = heaplab::harness;
 
 int main(int argc, char** argv) {
@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
       std::printf("%s\n", harness::describe_workload(kind, workload_seed.value_or(seed)).c_str());
       return 0;
     }
-    sched::ExploreOptions o;
-    o.strategy         = sched::strategy_kind_from_string(strategy);
+    explore::ExploreOptions o;
+    o.strategy         = explore::strategy_kind_from_string(strategy);
     o.seed             = seed;
     o.max_runs         = runs;
     o.time_budget_s    = seconds;
@@ -108,29 +108,29 @@ int main(int argc, char** argv) {
     o.preemption_bound = bound;
     o.stale_read_bound = stale_bound;
     o.run.step_budget  = budget;
-    o.run.memory_model = !memory_model.empty() ? sched::memory_model_from_string(memory_model)
+    o.run.memory_model = !memory_model.empty() ? explore::memory_model_from_string(memory_model)
                          : harness::is_weak_workload(kind)
-                             ? sched::MemoryModel::release_acquire
-                             : sched::MemoryModel::sequential_consistency;
-    if (o.strategy == sched::StrategyKind::exhaustive && !workload_seed) workload_seed = seed;
+                             ? explore::MemoryModel::release_acquire
+                             : explore::MemoryModel::sequential_consistency;
+    if (o.strategy == explore::StrategyKind::exhaustive && !workload_seed) workload_seed = seed;
     auto const factory = harness::workload_factory(kind, workload_seed);
     if (!schedule.empty()) {
       o.run.format_passing_trace = true;
       o.run.trace_tail           = 0;
-      sched::RunResult const r =
-          sched::replay_schedule(factory, sched::parse_schedule(schedule), o);
+      explore::RunResult const r =
+          explore::replay_schedule(factory, explore::parse_schedule(schedule), o);
       if (r.passed())
         std::printf("schedule passed (%llu atomic operations)\n%s",
                     static_cast<unsigned long long>(r.steps),
                     r.trace_text.c_str());
       else
-        std::printf("%s", sched::format_failure(r, 0, sched::StrategyKind::exhaustive).c_str());
+        std::printf("%s", explore::format_failure(r, 0, explore::StrategyKind::exhaustive).c_str());
       return r.passed() ? 0 : 1;
     }
     if (replay) {
       o.run.format_passing_trace = true;
       o.run.trace_tail           = 0;
-      sched::RunResult const r   = sched::replay(factory, o.strategy, seed, o);
+      explore::RunResult const r = explore::replay(factory, o.strategy, seed, o);
       std::printf("workload (seed %llu):\n%s\n\n",
                   static_cast<unsigned long long>(workload_seed.value_or(seed)),
                   harness::describe_workload(kind, workload_seed.value_or(seed)).c_str());
@@ -141,13 +141,13 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(r.steps),
                     r.trace_text.c_str());
       else
-        std::printf("%s", sched::format_failure(r, seed, o.strategy).c_str());
+        std::printf("%s", explore::format_failure(r, seed, o.strategy).c_str());
       return r.passed() ? 0 : 1;
     }
-    sched::ExploreReport const rep = sched::explore(factory, o);
+    explore::ExploreReport const rep = explore::explore(factory, o);
     if (rep.failure) {
       std::printf("%s", rep.failure_report.c_str());
-      if (o.strategy != sched::StrategyKind::exhaustive)
+      if (o.strategy != explore::StrategyKind::exhaustive)
         std::printf(
             "workload of seed %llu:\n%s\n",
             static_cast<unsigned long long>(workload_seed.value_or(rep.failing_seed)),
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(rep.runs),
                 static_cast<unsigned long long>(rep.steps),
                 rep.seconds,
-                o.strategy == sched::StrategyKind::exhaustive
+                o.strategy == explore::StrategyKind::exhaustive
                     ? (rep.exhausted ? "; bounded space exhausted" : "; search cut short")
                     : "");
     return 0;

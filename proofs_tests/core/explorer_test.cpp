@@ -13,20 +13,20 @@
 #include "harness/programs.hpp"
 #include "harness/workload_rc.hpp"
 
-namespace sched   = heaplab::sched;
+namespace explore = heaplab::explore;
 namespace harness = heaplab::harness;
 
 namespace {
 
 /// One controlled run of `program` with a strategy chosen by the generated (seed, use_pct).
-sched::RunResult run_once(sched::Program program, std::uint64_t seed, bool use_pct) {
-  std::unique_ptr<sched::Strategy> strategy;
+explore::RunResult run_once(explore::Program program, std::uint64_t seed, bool use_pct) {
+  std::unique_ptr<explore::Strategy> strategy;
   if (use_pct)
     strategy =
-        std::make_unique<sched::PctStrategy>(seed, 1 + static_cast<std::uint32_t>(seed % 3), 200);
+        std::make_unique<explore::PctStrategy>(seed, 1 + static_cast<std::uint32_t>(seed % 3), 200);
   else
-    strategy = std::make_unique<sched::RandomStrategy>(seed);
-  return sched::run_program(program, *strategy);
+    strategy = std::make_unique<explore::RandomStrategy>(seed);
+  return explore::run_program(program, *strategy);
 }
 
 rc::Gen<harness::BitmapWorkload> gen_bitmap_workload() {
@@ -61,8 +61,8 @@ RC_GTEST_PROP(Explorer, TinyHeapInterleavingsKeepEveryInvariant, ()) {
   RC_TAG(workload.threads.size());
   auto const r = run_once(harness::make_heap_program(workload), seed, use_pct);
   if (!r.passed())
-    RC_FAIL(sched::format_failure(
-        r, seed, use_pct ? sched::StrategyKind::pct : sched::StrategyKind::random));
+    RC_FAIL(explore::format_failure(
+        r, seed, use_pct ? explore::StrategyKind::pct : explore::StrategyKind::random));
 }
 
 RC_GTEST_PROP(Explorer, TwoLevelHeapInterleavingsKeepEveryInvariant, ()) {
@@ -73,8 +73,8 @@ RC_GTEST_PROP(Explorer, TwoLevelHeapInterleavingsKeepEveryInvariant, ()) {
   auto const use_pct  = *rc::gen::arbitrary<bool>();
   auto const r        = run_once(harness::make_heap_program(workload), seed, use_pct);
   if (!r.passed())
-    RC_FAIL(sched::format_failure(
-        r, seed, use_pct ? sched::StrategyKind::pct : sched::StrategyKind::random));
+    RC_FAIL(explore::format_failure(
+        r, seed, use_pct ? explore::StrategyKind::pct : explore::StrategyKind::random));
 }
 
 RC_GTEST_PROP(Explorer, BitmapTokenInterleavingsSatisfyLemma5, ()) {
@@ -83,20 +83,20 @@ RC_GTEST_PROP(Explorer, BitmapTokenInterleavingsSatisfyLemma5, ()) {
   auto const use_pct  = *rc::gen::arbitrary<bool>();
   auto const r        = run_once(harness::make_bitmap_program(workload), seed, use_pct);
   if (!r.passed())
-    RC_FAIL(sched::format_failure(
-        r, seed, use_pct ? sched::StrategyKind::pct : sched::StrategyKind::random));
+    RC_FAIL(explore::format_failure(
+        r, seed, use_pct ? explore::StrategyKind::pct : explore::StrategyKind::random));
 }
 
 TEST(Explorer, TwoThreadsTwoOperationsOnOneBlockExhaustively) {
   std::uint64_t total = 0;
   for (auto const& [name, workload] : harness::two_by_two_workloads()) {
-    sched::ExploreOptions o;
-    o.strategy         = sched::StrategyKind::exhaustive;
+    explore::ExploreOptions o;
+    o.strategy         = explore::StrategyKind::exhaustive;
     o.preemption_bound = 2;
     o.max_runs         = 100'000;
     auto const w       = workload;
     auto const report =
-        sched::explore([w](std::uint64_t) { return harness::make_heap_program(w); }, o);
+        explore::explore([w](std::uint64_t) { return harness::make_heap_program(w); }, o);
     EXPECT_FALSE(report.failure.has_value()) << name << "\n" << report.failure_report;
     EXPECT_TRUE(report.exhausted) << name;
     std::printf("exhaustive (preemption bound 2) %-40s %6llu interleavings, %.2f s\n",
@@ -109,11 +109,11 @@ TEST(Explorer, TwoThreadsTwoOperationsOnOneBlockExhaustively) {
 }
 
 TEST(Explorer, DefaultBudgetFindsNothingInTheRealProtocol) {
-  sched::ExploreOptions const defaults;
+  explore::ExploreOptions const defaults;
   for (auto kind : {harness::WorkloadKind::heap,
                     harness::WorkloadKind::heap_k,
                     harness::WorkloadKind::bitmap}) {
-    auto const report = sched::explore(harness::workload_factory(kind), defaults);
+    auto const report = explore::explore(harness::workload_factory(kind), defaults);
     EXPECT_FALSE(report.failure.has_value()) << report.failure_report;
     EXPECT_EQ(report.runs, defaults.max_runs);
     std::printf("%s workloads: %llu runs, %llu atomic operations, %.2f s, no failure\n",
@@ -124,10 +124,10 @@ TEST(Explorer, DefaultBudgetFindsNothingInTheRealProtocol) {
                 static_cast<unsigned long long>(report.steps),
                 report.seconds);
   }
-  sched::ExploreOptions exhaustive;
-  exhaustive.strategy = sched::StrategyKind::exhaustive;
+  explore::ExploreOptions exhaustive;
+  exhaustive.strategy = explore::StrategyKind::exhaustive;
   auto const report =
-      sched::explore(harness::workload_factory(harness::WorkloadKind::turnover), exhaustive);
+      explore::explore(harness::workload_factory(harness::WorkloadKind::turnover), exhaustive);
   EXPECT_FALSE(report.failure.has_value()) << report.failure_report;
   EXPECT_TRUE(report.exhausted);
   std::printf("turnover workload, exhaustive (bound 2): %llu interleavings, no failure\n",
@@ -137,10 +137,10 @@ TEST(Explorer, DefaultBudgetFindsNothingInTheRealProtocol) {
 TEST(Explorer, WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol) {
   // The budget that finds every heap-weak planted bug (a weakened release or acquire,
   // docs/mutants.md) in the weak-memory mode finds nothing in the real protocol.
-  sched::ExploreOptions weak;
-  weak.run.memory_model = sched::MemoryModel::release_acquire;
+  explore::ExploreOptions weak;
+  weak.run.memory_model = explore::MemoryModel::release_acquire;
   for (auto kind : {harness::WorkloadKind::heap_weak, harness::WorkloadKind::bitmap}) {
-    auto const report = sched::explore(harness::workload_factory(kind), weak);
+    auto const report = explore::explore(harness::workload_factory(kind), weak);
     EXPECT_FALSE(report.failure.has_value()) << report.failure_report;
     EXPECT_EQ(report.runs, weak.max_runs);
     std::printf(
@@ -151,11 +151,11 @@ TEST(Explorer, WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol) {
         static_cast<unsigned long long>(report.steps),
         report.seconds);
   }
-  sched::ExploreOptions exhaustive = weak;
-  exhaustive.strategy              = sched::StrategyKind::exhaustive;
-  exhaustive.max_runs              = 200'000;
+  explore::ExploreOptions exhaustive = weak;
+  exhaustive.strategy                = explore::StrategyKind::exhaustive;
+  exhaustive.max_runs                = 200'000;
   auto const report =
-      sched::explore(harness::workload_factory(harness::WorkloadKind::turnover), exhaustive);
+      explore::explore(harness::workload_factory(harness::WorkloadKind::turnover), exhaustive);
   EXPECT_FALSE(report.failure.has_value()) << report.failure_report;
   EXPECT_TRUE(report.exhausted);
   std::printf(
@@ -168,7 +168,7 @@ TEST(Explorer, WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol) {
 namespace {
 
 /// Explores the burst workloads (claim tickets) with `options`, summing their claim-ticket paths.
-harness::ClaimPathCounts explore_bursts(sched::ExploreOptions const& options,
+harness::ClaimPathCounts explore_bursts(explore::ExploreOptions const& options,
                                         std::uint32_t claim_wait_rounds_override = ~0u) {
   auto paths   = std::make_shared<harness::ClaimPathCounts>();
   auto factory = [paths, claim_wait_rounds_override](std::uint64_t seed) {
@@ -176,12 +176,12 @@ harness::ClaimPathCounts explore_bursts(sched::ExploreOptions const& options,
     if (claim_wait_rounds_override != ~0u) w.claim_wait_rounds = claim_wait_rounds_override;
     return harness::make_heap_program(w, paths);
   };
-  auto const report = sched::explore(factory, options);
+  auto const report = explore::explore(factory, options);
   EXPECT_FALSE(report.failure.has_value()) << report.failure_report;
   EXPECT_EQ(report.runs, options.max_runs);
   EXPECT_EQ(paths->runs, report.runs);
   std::printf("burst workloads, %s: %llu runs, %llu atomic operations, %.2f s, no failure\n  %s\n",
-              sched::to_string(options.run.memory_model),
+              explore::to_string(options.run.memory_model),
               static_cast<unsigned long long>(report.runs),
               static_cast<unsigned long long>(report.steps),
               report.seconds,
@@ -206,17 +206,17 @@ TEST(Explorer, ClaimTicketBurstsReachEveryTicketPathAndFindNothing) {
   // Cold-start bursts (issue 13): the default budget that finds the claim-ticket mutants
   // (docs/mutants.md), and 500 runs in the weak-memory mode. Every ticket path must be reached
   // (claim_paths.hpp reads them off the traces; the bounded-waiting check runs on every trace).
-  sched::ExploreOptions const sc;
+  explore::ExploreOptions const sc;
   expect_every_ticket_path(explore_bursts(sc));
-  sched::ExploreOptions weak = sc;
-  weak.max_runs              = 500;
-  weak.run.memory_model      = sched::MemoryModel::release_acquire;
+  explore::ExploreOptions weak = sc;
+  weak.max_runs                = 500;
+  weak.run.memory_model        = explore::MemoryModel::release_acquire;
   expect_every_ticket_path(explore_bursts(weak));
 }
 
 TEST(Explorer, ClaimPathCountersStayZeroWithTicketsOff) {
   // The counters can fail: the same bursts with claim_wait_rounds 0 (tickets off) take no path.
-  sched::ExploreOptions o;
+  explore::ExploreOptions o;
   o.max_runs                       = 100;
   harness::ClaimPathCounts const c = explore_bursts(o, 0);
   EXPECT_EQ(c.takes, 0u);

@@ -8,7 +8,7 @@
 #include "harness/lemma5.hpp"
 
 namespace core    = heaplab::core;
-namespace sched   = heaplab::sched;
+namespace explore = heaplab::explore;
 namespace harness = heaplab::harness;
 
 namespace {
@@ -16,10 +16,10 @@ namespace {
 struct Fixture {
   core::BitmapLayout layout        = core::BitmapLayout::for_bits(130);
   std::vector<std::uint64_t> words = std::vector<std::uint64_t>(layout.total_words, 0);
-  std::vector<sched::Event> events;
+  std::vector<explore::Event> events;
 
   void rmw(std::uint32_t word, std::uint64_t before, std::uint64_t after) {
-    sched::Event e;
+    explore::Event e;
     e.step      = events.size();
     e.op        = after > before ? core::AtomicOp::fetch_or : core::AtomicOp::fetch_and;
     e.address   = &words[word];

@@ -28,7 +28,7 @@
 #error "mutant_test.cpp is built per mutant by proofs_tests/core/CMakeLists.txt"
 #endif
 
-namespace sched   = heaplab::sched;
+namespace explore = heaplab::explore;
 namespace harness = heaplab::harness;
 
 namespace {
@@ -52,35 +52,35 @@ std::string report_head_and_trace_tail(std::string const& report, std::size_t li
 TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
   auto const kind    = harness::workload_kind_from_string(HEAPLAB_MUTANT_WORKLOAD);
   auto const factory = harness::workload_factory(kind);
-  sched::ExploreOptions options;  // defaults: mixed strategy, seeds 1.., 2000 runs
-  if (kind == harness::WorkloadKind::turnover) options.strategy = sched::StrategyKind::exhaustive;
+  explore::ExploreOptions options;  // defaults: mixed strategy, seeds 1.., 2000 runs
+  if (kind == harness::WorkloadKind::turnover) options.strategy = explore::StrategyKind::exhaustive;
   bool const weak = harness::is_weak_workload(kind);
-  if (weak) options.run.memory_model = sched::MemoryModel::release_acquire;
-  sched::ExploreReport const report = sched::explore(factory, options);
+  if (weak) options.run.memory_model = explore::MemoryModel::release_acquire;
+  explore::ExploreReport const report = explore::explore(factory, options);
   ASSERT_TRUE(report.failure.has_value())
       << "planted bug '" << heaplab::core::mutant::kPlanted << "' was not found in " << report.runs
       << " runs (" << report.seconds << " s)";
   std::printf("planted bug '%s' found (%s) by %s%s after %llu runs in %.3f s: %s\n",
               heaplab::core::mutant::kPlanted,
-              sched::to_string(options.run.memory_model),
+              explore::to_string(options.run.memory_model),
               report.failure->strategy.c_str(),
               kind == harness::WorkloadKind::turnover
                   ? ""
                   : (", seed " + std::to_string(report.failing_seed)).c_str(),
               static_cast<unsigned long long>(report.runs),
               report.seconds,
-              sched::to_string(report.failure->outcome));
+              explore::to_string(report.failure->outcome));
   std::printf("%s", report_head_and_trace_tail(report.failure_report, 40).c_str());
 #if defined(HEAPLAB_MUTANT_OUTCOME)
   // The target names how the bug must show (e.g. step_budget_exceeded for a livelock).
-  EXPECT_STREQ(sched::to_string(report.failure->outcome), HEAPLAB_MUTANT_OUTCOME);
+  EXPECT_STREQ(explore::to_string(report.failure->outcome), HEAPLAB_MUTANT_OUTCOME);
 #endif
   // The failure reproduces the identical trace, twice.
   for (int i = 0; i < 2; ++i) {
-    sched::RunResult const again =
+    explore::RunResult const again =
         kind == harness::WorkloadKind::turnover
-            ? sched::replay_schedule(factory, report.failing_schedule, options)
-            : sched::replay(factory, options.strategy, report.failing_seed, options);
+            ? explore::replay_schedule(factory, report.failing_schedule, options)
+            : explore::replay(factory, options.strategy, report.failing_seed, options);
     EXPECT_EQ(again.outcome, report.failure->outcome);
     EXPECT_EQ(again.message, report.failure->message);
     EXPECT_EQ(again.trace_text, report.failure->trace_text);
@@ -88,9 +88,9 @@ TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
   if (weak) {
     // The point of the weak-memory mode: the sequentially consistent machine, with the same
     // budget and workloads, does not see a missing release/acquire.
-    sched::ExploreOptions sc             = options;
-    sc.run.memory_model                  = sched::MemoryModel::sequential_consistency;
-    sched::ExploreReport const sc_report = sched::explore(factory, sc);
+    explore::ExploreOptions sc             = options;
+    sc.run.memory_model                    = explore::MemoryModel::sequential_consistency;
+    explore::ExploreReport const sc_report = explore::explore(factory, sc);
     EXPECT_FALSE(sc_report.failure.has_value())
         << "the sequentially consistent mode found it too:\n"
         << sc_report.failure_report;

@@ -15,16 +15,16 @@
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/expects.hpp"
 #include "heaplab/core/protocol_check.hpp"
+#include "heaplab/explore/explore.hpp"
 #include "heaplab/model/page_model.hpp"
 #include "heaplab/rw/rw_malloc.hpp"
-#include "heaplab/sched/explore.hpp"
 
 namespace check   = heaplab::check;
 namespace core    = heaplab::core;
 namespace harness = heaplab::harness;
 namespace model   = heaplab::model;
 namespace rw      = heaplab::rw;
-namespace sched   = heaplab::sched;
+namespace explore = heaplab::explore;
 
 namespace {
 
@@ -412,14 +412,14 @@ TEST(RwMallocExplorer, DefaultBudgetFindsNothingWithWarpsAndWalkers) {
     for (std::uint64_t s = 1; seeds.size() < 1000; ++s)
       if (harness::random_rw_workload(s).algorithm == harness::RwAlgorithm::malloc)
         seeds.push_back(s);
-    sched::ExploreOptions o;
+    explore::ExploreOptions o;
     o.max_runs = seeds.size();
-    if (harness::is_weak_workload(kind)) o.run.memory_model = sched::MemoryModel::release_acquire;
+    if (harness::is_weak_workload(kind)) o.run.memory_model = explore::MemoryModel::release_acquire;
     auto const factory = [&](std::uint64_t run) { return all(seeds[(run - 1) % seeds.size()]); };
-    sched::ExploreReport const r = sched::explore(factory, o);
+    explore::ExploreReport const r = explore::explore(factory, o);
     EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
     std::printf("%s: %llu RW_malloc runs, %llu atomic operations, %.2f s, nothing found\n",
-                sched::to_string(o.run.memory_model),
+                explore::to_string(o.run.memory_model),
                 static_cast<unsigned long long>(r.runs),
                 static_cast<unsigned long long>(r.steps),
                 r.seconds);
@@ -442,11 +442,11 @@ TEST(RwMallocExplorer, BoundedExhaustiveSearchFindsNothingOnASmallWorkload) {
   harness::RwOp get, free_op;
   free_op.kind = harness::RwOp::Kind::free_own;
   w.threads    = {{malloc_op, free_op}, {get, get}};
-  sched::ExploreOptions o;
-  o.strategy                   = sched::StrategyKind::exhaustive;
-  o.max_runs                   = 20000;
-  auto const factory           = [w](std::uint64_t) { return harness::make_rw_program(w); };
-  sched::ExploreReport const r = sched::explore(factory, o);
+  explore::ExploreOptions o;
+  o.strategy                     = explore::StrategyKind::exhaustive;
+  o.max_runs                     = 20000;
+  auto const factory             = [w](std::uint64_t) { return harness::make_rw_program(w); };
+  explore::ExploreReport const r = explore::explore(factory, o);
   EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
   std::printf("%llu schedules%s\n",
               static_cast<unsigned long long>(r.runs),

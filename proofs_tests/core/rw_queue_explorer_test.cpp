@@ -11,13 +11,13 @@
 #include <string>
 
 #include "harness/programs.hpp"
+#include "heaplab/explore/explore.hpp"
 #include "heaplab/rw/queue_pool.hpp"
-#include "heaplab/sched/explore.hpp"
 
 namespace core    = heaplab::core;
 namespace harness = heaplab::harness;
 namespace rw      = heaplab::rw;
-namespace sched   = heaplab::sched;
+namespace explore = heaplab::explore;
 namespace qd      = heaplab::rw::queue_detail;
 
 namespace {
@@ -105,13 +105,13 @@ TEST(QueueExplorer, WorkloadsCoverEveryRingSizeAndEveryOp) {
 
 TEST(QueueExplorer, DefaultBudgetFindsNothingInTheRealQueue) {
   for (auto kind : {harness::WorkloadKind::queue, harness::WorkloadKind::queue_weak}) {
-    sched::ExploreOptions o;  // mixed random/PCT, seeds 1.., 2000 runs
-    if (harness::is_weak_workload(kind)) o.run.memory_model = sched::MemoryModel::release_acquire;
-    sched::ExploreReport const r = sched::explore(harness::workload_factory(kind), o);
+    explore::ExploreOptions o;  // mixed random/PCT, seeds 1.., 2000 runs
+    if (harness::is_weak_workload(kind)) o.run.memory_model = explore::MemoryModel::release_acquire;
+    explore::ExploreReport const r = explore::explore(harness::workload_factory(kind), o);
     EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
     EXPECT_EQ(r.runs, o.max_runs);
     std::printf("%s: %llu runs, %llu atomic operations, %.2f s, nothing found\n",
-                sched::to_string(o.run.memory_model),
+                explore::to_string(o.run.memory_model),
                 static_cast<unsigned long long>(r.runs),
                 static_cast<unsigned long long>(r.steps),
                 r.seconds);
@@ -131,23 +131,23 @@ TEST(QueueExplorer, BoundedExhaustiveSearchFindsNothingOnSmallWorkloads) {
   laps.threads = {{{K::get}, {K::free_own}, {K::get}}, {{K::get}, {K::take_and_free}}};
   for (harness::QueueWorkload const& w : {one_page, laps}) {
     for (auto model :
-         {sched::MemoryModel::sequential_consistency, sched::MemoryModel::release_acquire}) {
+         {explore::MemoryModel::sequential_consistency, explore::MemoryModel::release_acquire}) {
       harness::QueueWorkload observed = w;
-      observed.observed_pages         = model == sched::MemoryModel::release_acquire;
-      sched::ExploreOptions o;
-      o.strategy         = sched::StrategyKind::exhaustive;
+      observed.observed_pages         = model == explore::MemoryModel::release_acquire;
+      explore::ExploreOptions o;
+      o.strategy         = explore::StrategyKind::exhaustive;
       o.max_runs         = 20000;
       o.run.memory_model = model;
       auto const factory = [observed](std::uint64_t) {
         return harness::make_queue_program(observed);
       };
-      sched::ExploreReport const r = sched::explore(factory, o);
+      explore::ExploreReport const r = explore::explore(factory, o);
       EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
       EXPECT_TRUE(r.exhausted);
       std::printf("T=%u C=%u %s: %llu schedules%s\n",
                   w.num_pages,
                   w.capacity,
-                  sched::to_string(model),
+                  explore::to_string(model),
                   static_cast<unsigned long long>(r.runs),
                   r.exhausted ? " (bounded space exhausted)" : " (cut short)");
     }

@@ -16,7 +16,7 @@
 namespace core    = heaplab::core;
 namespace rw      = heaplab::rw;
 namespace model   = heaplab::model;
-namespace sched   = heaplab::sched;
+namespace explore = heaplab::explore;
 namespace harness = heaplab::harness;
 
 namespace {
@@ -230,13 +230,13 @@ TEST(RwExplorer, WorkloadsCoverBothWalksBothWidthsAndFewFreePages) {
 
 TEST(RwExplorer, DefaultBudgetFindsNothingInTheRealPool) {
   for (auto kind : {harness::WorkloadKind::rw, harness::WorkloadKind::rw_weak}) {
-    sched::ExploreOptions o;  // mixed random/PCT, seeds 1.., 2000 runs
-    if (harness::is_weak_workload(kind)) o.run.memory_model = sched::MemoryModel::release_acquire;
-    sched::ExploreReport const r = sched::explore(harness::workload_factory(kind), o);
+    explore::ExploreOptions o;  // mixed random/PCT, seeds 1.., 2000 runs
+    if (harness::is_weak_workload(kind)) o.run.memory_model = explore::MemoryModel::release_acquire;
+    explore::ExploreReport const r = explore::explore(harness::workload_factory(kind), o);
     EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
     EXPECT_EQ(r.runs, o.max_runs);
     std::printf("%s: %llu runs, %llu atomic operations, %.2f s, nothing found\n",
-                sched::to_string(o.run.memory_model),
+                explore::to_string(o.run.memory_model),
                 static_cast<unsigned long long>(r.runs),
                 static_cast<unsigned long long>(r.steps),
                 r.seconds);
@@ -251,11 +251,11 @@ TEST(RwExplorer, BoundedExhaustiveSearchFindsNothingOnSmallWorkloads) {
     for (auto& ops : w.threads)
       if (ops.size() > 3) ops.resize(3);
     w.config.max_steps = 6;
-    sched::ExploreOptions o;
-    o.strategy                   = sched::StrategyKind::exhaustive;
-    o.max_runs                   = 20000;
-    auto const factory           = [w](std::uint64_t) { return harness::make_rw_program(w); };
-    sched::ExploreReport const r = sched::explore(factory, o);
+    explore::ExploreOptions o;
+    o.strategy                     = explore::StrategyKind::exhaustive;
+    o.max_runs                     = 20000;
+    auto const factory             = [w](std::uint64_t) { return harness::make_rw_program(w); };
+    explore::ExploreReport const r = explore::explore(factory, o);
     EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
     std::printf("seed %llu: %llu schedules%s\n",
                 static_cast<unsigned long long>(seed),

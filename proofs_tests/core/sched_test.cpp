@@ -10,19 +10,19 @@
 
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/hierarchical_bitmap.hpp"
-#include "heaplab/sched/controlled_run.hpp"
-#include "heaplab/sched/explore.hpp"
+#include "heaplab/explore/controlled_run.hpp"
+#include "heaplab/explore/explore.hpp"
 
-namespace core  = heaplab::core;
-namespace sched = heaplab::sched;
-using A         = core::ObservedAtomics;
+namespace core    = heaplab::core;
+namespace explore = heaplab::explore;
+using A           = core::ObservedAtomics;
 
 namespace {
 
 /// Threads each doing `ops[i]` relaxed fetch_adds on their own word (no interaction).
-sched::Program independent_counters(std::vector<int> ops) {
+explore::Program independent_counters(std::vector<int> ops) {
   auto words = std::make_shared<std::vector<std::uint64_t>>(ops.size(), 0);
-  sched::Program p;
+  explore::Program p;
   for (std::size_t i = 0; i < ops.size(); ++i)
     p.threads.push_back([words, i, n = ops[i]] {
       for (int k = 0; k < n; ++k)
@@ -37,15 +37,15 @@ sched::Program independent_counters(std::vector<int> ops) {
 }
 
 /// A lost-update bug: two threads increment with a load and a store. Check: the final value is 2.
-sched::Program lost_update() {
+explore::Program lost_update() {
   auto x = std::make_shared<std::uint64_t>(0);
-  sched::Program p;
+  explore::Program p;
   for (int i = 0; i < 2; ++i)
     p.threads.push_back([x] {
       std::uint64_t const v = A::load(x.get(), core::MemoryOrder::acquire);
       A::store(x.get(), v + 1, core::MemoryOrder::release);
     });
-  p.check = [x](std::vector<sched::Event> const&) {
+  p.check = [x](std::vector<explore::Event> const&) {
     return *x == 2 ? std::vector<std::string>{}
                    : std::vector<std::string>{"lost update: x == " + std::to_string(*x)};
   };
@@ -58,12 +58,12 @@ sched::Program lost_update() {
 }  // namespace
 
 TEST(ControlledScheduler, SameSeedSameTraceByteForByte) {
-  sched::RunOptions opts;
+  explore::RunOptions opts;
   opts.format_passing_trace = true;
   auto run                  = [&](std::uint64_t seed) {
-    sched::Program p = independent_counters({5, 4, 6});
-    sched::RandomStrategy s(seed);
-    return sched::run_program(p, s, opts);
+    explore::Program p = independent_counters({5, 4, 6});
+    explore::RandomStrategy s(seed);
+    return explore::run_program(p, s, opts);
   };
   auto const a = run(42);
   auto const b = run(42);
@@ -83,10 +83,10 @@ TEST(ControlledScheduler, ExhaustiveSearchCountsMatchTheFormula) {
   int const a = 2, b = 3;
   std::uint64_t const expected[] = {2, 2 + a + b, 2 + a + b + 2 * a * b};
   for (std::uint32_t bound = 0; bound <= 2; ++bound) {
-    sched::ExploreOptions o;
-    o.strategy         = sched::StrategyKind::exhaustive;
+    explore::ExploreOptions o;
+    o.strategy         = explore::StrategyKind::exhaustive;
     o.preemption_bound = bound;
-    auto const r = sched::explore([&](std::uint64_t) { return independent_counters({a, b}); }, o);
+    auto const r = explore::explore([&](std::uint64_t) { return independent_counters({a, b}); }, o);
     EXPECT_TRUE(r.exhausted);
     EXPECT_FALSE(r.failure.has_value());
     EXPECT_EQ(r.runs, expected[bound]) << "bound " << bound;
@@ -94,28 +94,29 @@ TEST(ControlledScheduler, ExhaustiveSearchCountsMatchTheFormula) {
 }
 
 TEST(ControlledScheduler, ExhaustiveSearchFindsTheLostUpdateWithOnePreemption) {
-  sched::ExploreOptions o;
-  o.strategy         = sched::StrategyKind::exhaustive;
+  explore::ExploreOptions o;
+  o.strategy         = explore::StrategyKind::exhaustive;
   o.preemption_bound = 0;
-  EXPECT_FALSE(sched::explore([](std::uint64_t) { return lost_update(); }, o).failure.has_value());
+  EXPECT_FALSE(
+      explore::explore([](std::uint64_t) { return lost_update(); }, o).failure.has_value());
   o.preemption_bound = 1;
-  auto const r       = sched::explore([](std::uint64_t) { return lost_update(); }, o);
+  auto const r       = explore::explore([](std::uint64_t) { return lost_update(); }, o);
   ASSERT_TRUE(r.failure.has_value());
-  EXPECT_EQ(r.failure->outcome, sched::Outcome::check_failed);
+  EXPECT_EQ(r.failure->outcome, explore::Outcome::check_failed);
   EXPECT_NE(r.failure_report.find("lost update: x == 1"), std::string::npos);
 }
 
 TEST(ControlledScheduler, RandomFailureReplaysToTheIdenticalTrace) {
-  sched::ExploreOptions o;
-  o.strategy   = sched::StrategyKind::random;
+  explore::ExploreOptions o;
+  o.strategy   = explore::StrategyKind::random;
   o.seed       = 1;
-  auto const r = sched::explore([](std::uint64_t) { return lost_update(); }, o);
+  auto const r = explore::explore([](std::uint64_t) { return lost_update(); }, o);
   ASSERT_TRUE(r.failure.has_value());
   auto const again =
-      sched::replay([](std::uint64_t) { return lost_update(); }, o.strategy, r.failing_seed, o);
+      explore::replay([](std::uint64_t) { return lost_update(); }, o.strategy, r.failing_seed, o);
   auto const third =
-      sched::replay([](std::uint64_t) { return lost_update(); }, o.strategy, r.failing_seed, o);
-  EXPECT_EQ(again.outcome, sched::Outcome::check_failed);
+      explore::replay([](std::uint64_t) { return lost_update(); }, o.strategy, r.failing_seed, o);
+  EXPECT_EQ(again.outcome, explore::Outcome::check_failed);
   EXPECT_EQ(again.trace_text, r.failure->trace_text);
   EXPECT_EQ(third.trace_text, r.failure->trace_text);
   EXPECT_NE(r.failure_report.find("--seed " + std::to_string(r.failing_seed)), std::string::npos);
@@ -126,62 +127,62 @@ TEST(ControlledScheduler, IllegalSetMultisetIsReportedAsDeadlock) {
   // Two set() of the same clear bit and no clear: set-surplus 2 violates Def. 3; the second set
   // waits forever for a clear (DynaSOAr App. A.5: "illegal bitmap operations deadlock").
   auto words = std::make_shared<std::uint64_t>(0);
-  sched::Program p;
+  explore::Program p;
   for (int i = 0; i < 2; ++i)
     p.threads.push_back([words] {
       core::BitmapRef<A>(words.get(), core::BitmapLayout::for_bits(64))
           .set(5, core::MemoryOrder::relaxed);
     });
-  sched::RandomStrategy s(3);
-  auto const r = sched::run_program(p, s);
-  EXPECT_EQ(r.outcome, sched::Outcome::deadlock) << r.message;
+  explore::RandomStrategy s(3);
+  auto const r = explore::run_program(p, s);
+  EXPECT_EQ(r.outcome, explore::Outcome::deadlock) << r.message;
   EXPECT_LT(r.steps, 10u);  // detected at once, not by the step budget
 }
 
 TEST(ControlledScheduler, NonTerminationIsReportedWhenTheStepBudgetRunsOut) {
   auto flag = std::make_shared<std::uint64_t>(0);
-  sched::Program p;
+  explore::Program p;
   p.threads.push_back([flag] {  // waits for a flag nobody sets, retrying with "new" seeds
     while (A::load(flag.get(), core::MemoryOrder::acquire) == 0) A::backoff(core::Backoff::retry);
   });
   p.threads.push_back([flag] { A::load(flag.get(), core::MemoryOrder::relaxed); });
-  sched::RunOptions opts;
+  explore::RunOptions opts;
   opts.step_budget = 500;
-  sched::PctStrategy s(9, 2, 100);
-  auto const r = sched::run_program(p, s, opts);
-  EXPECT_EQ(r.outcome, sched::Outcome::step_budget_exceeded);
+  explore::PctStrategy s(9, 2, 100);
+  auto const r = explore::run_program(p, s, opts);
+  EXPECT_EQ(r.outcome, explore::Outcome::step_budget_exceeded);
   EXPECT_EQ(r.steps, 501u);
   EXPECT_NE(r.trace_text.find("earlier events omitted"), std::string::npos);
 }
 
 TEST(ControlledScheduler, ExceptionInAThreadIsReportedWithTheThread) {
-  sched::Program p = independent_counters({3, 3});
-  p.threads[1]     = [] {
+  explore::Program p = independent_counters({3, 3});
+  p.threads[1]       = [] {
     std::uint64_t w = 0;
     A::load(&w, core::MemoryOrder::relaxed);
     throw std::runtime_error("boom");
   };
-  sched::RandomStrategy s(1);
-  auto const r = sched::run_program(p, s);
-  EXPECT_EQ(r.outcome, sched::Outcome::thread_error);
+  explore::RandomStrategy s(1);
+  auto const r = explore::run_program(p, s);
+  EXPECT_EQ(r.outcome, explore::Outcome::thread_error);
   EXPECT_NE(r.message.find("T1 failed: boom"), std::string::npos);
 }
 
 TEST(ControlledScheduler, PctDepthOneNeverPreempts) {
   for (std::uint64_t seed = 0; seed < 5; ++seed) {
-    sched::Program p = independent_counters({4, 4, 4});
-    sched::PctStrategy s(seed, 1, 50);
-    auto const r = sched::run_program(p, s);
+    explore::Program p = independent_counters({4, 4, 4});
+    explore::PctStrategy s(seed, 1, 50);
+    auto const r = explore::run_program(p, s);
     ASSERT_TRUE(r.passed());
     EXPECT_EQ(r.preemptions, 0u);
   }
 }
 
 TEST(ControlledScheduler, StrategyNamesRoundTrip) {
-  for (auto k : {sched::StrategyKind::random,
-                 sched::StrategyKind::pct,
-                 sched::StrategyKind::mixed,
-                 sched::StrategyKind::exhaustive})
-    EXPECT_EQ(sched::strategy_kind_from_string(sched::to_string(k)), k);
-  EXPECT_THROW((void)sched::strategy_kind_from_string("fair"), std::invalid_argument);
+  for (auto k : {explore::StrategyKind::random,
+                 explore::StrategyKind::pct,
+                 explore::StrategyKind::mixed,
+                 explore::StrategyKind::exhaustive})
+    EXPECT_EQ(explore::strategy_kind_from_string(explore::to_string(k)), k);
+  EXPECT_THROW((void)explore::strategy_kind_from_string("fair"), std::invalid_argument);
 }

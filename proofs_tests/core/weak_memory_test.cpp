@@ -1,4 +1,4 @@
-// The explorer's weak-memory mode (sched::MemoryModel::release_acquire, docs/explorer.md "Weak
+// The explorer's weak-memory mode (explore::MemoryModel::release_acquire, docs/explorer.md "Weak
 // memory") on litmus programs written with ObservedAtomics: each outcome the C++
 // release/acquire model forbids is never produced (searched by many seeds and exhaustively with a
 // stale-read bound), and each outcome it allows is produced by some seed, which is how every
@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "heaplab/core/atomics.hpp"
-#include "heaplab/sched/controlled_run.hpp"
-#include "heaplab/sched/explore.hpp"
-#include "heaplab/sched/memory_model.hpp"
+#include "heaplab/explore/controlled_run.hpp"
+#include "heaplab/explore/explore.hpp"
+#include "heaplab/explore/memory_model.hpp"
 
-namespace core  = heaplab::core;
-namespace sched = heaplab::sched;
-using A         = core::ObservedAtomics;
+namespace core    = heaplab::core;
+namespace explore = heaplab::explore;
+using A           = core::ObservedAtomics;
 using core::MemoryOrder;
 
 namespace {
@@ -30,13 +30,13 @@ struct Cells {
 };
 
 /// "" when the outcome is allowed; also gets the run's trace.
-using Forbidden = std::function<std::string(Cells const&, std::vector<sched::Event> const&)>;
+using Forbidden = std::function<std::string(Cells const&, std::vector<explore::Event> const&)>;
 
-sched::Program litmus(std::vector<std::function<void(Cells&)>> bodies, Forbidden forbidden) {
+explore::Program litmus(std::vector<std::function<void(Cells&)>> bodies, Forbidden forbidden) {
   auto c = std::make_shared<Cells>();
-  sched::Program p;
+  explore::Program p;
   for (auto& body : bodies) p.threads.push_back([c, body] { body(*c); });
-  p.check = [c, forbidden](std::vector<sched::Event> const& events) {
+  p.check = [c, forbidden](std::vector<explore::Event> const& events) {
     std::string const what = forbidden(*c, events);
     return what.empty() ? std::vector<std::string>{} : std::vector<std::string>{what};
   };
@@ -50,33 +50,33 @@ sched::Program litmus(std::vector<std::function<void(Cells&)>> bodies, Forbidden
   return p;
 }
 
-sched::ExploreOptions weak(sched::StrategyKind kind, std::uint64_t runs) {
-  sched::ExploreOptions o;
+explore::ExploreOptions weak(explore::StrategyKind kind, std::uint64_t runs) {
+  explore::ExploreOptions o;
   o.strategy         = kind;
   o.max_runs         = runs;
-  o.run.memory_model = sched::MemoryModel::release_acquire;
+  o.run.memory_model = explore::MemoryModel::release_acquire;
   return o;
 }
 
 /// Searches with 2000 mixed seeds and exhaustively (preemption bound 2, stale-read bound 2).
 /// Returns the first report that found the outcome (or the last one).
-sched::ExploreReport search(std::function<sched::Program()> const& make,
-                            sched::MemoryModel model = sched::MemoryModel::release_acquire) {
-  auto const factory           = [make](std::uint64_t) { return make(); };
-  sched::ExploreOptions seeded = weak(sched::StrategyKind::mixed, 2000);
-  seeded.run.memory_model      = model;
-  auto report                  = sched::explore(factory, seeded);
+explore::ExploreReport search(std::function<explore::Program()> const& make,
+                              explore::MemoryModel model = explore::MemoryModel::release_acquire) {
+  auto const factory             = [make](std::uint64_t) { return make(); };
+  explore::ExploreOptions seeded = weak(explore::StrategyKind::mixed, 2000);
+  seeded.run.memory_model        = model;
+  auto report                    = explore::explore(factory, seeded);
   if (report.failure) return report;
-  sched::ExploreOptions exhaustive = weak(sched::StrategyKind::exhaustive, 200'000);
-  exhaustive.run.memory_model      = model;
-  exhaustive.stale_read_bound      = 2;
-  auto ex                          = sched::explore(factory, exhaustive);
+  explore::ExploreOptions exhaustive = weak(explore::StrategyKind::exhaustive, 200'000);
+  exhaustive.run.memory_model        = model;
+  exhaustive.stale_read_bound        = 2;
+  auto ex                            = explore::explore(factory, exhaustive);
   EXPECT_TRUE(ex.failure || ex.exhausted);
   return ex;
 }
 
 // Message passing: data = 1; flag = 1 (store_order) || r0 = flag (load_order); r1 = data.
-sched::Program message_passing(MemoryOrder store_order, MemoryOrder load_order) {
+explore::Program message_passing(MemoryOrder store_order, MemoryOrder load_order) {
   return litmus({[store_order](Cells& c) {
                    A::store(&c.data, std::uint64_t{1}, MemoryOrder::relaxed);
                    A::store(&c.flag, std::uint64_t{1}, store_order);
@@ -91,7 +91,7 @@ sched::Program message_passing(MemoryOrder store_order, MemoryOrder load_order) 
 }
 
 // Store buffering: x = 1; r0 = y || y = 1; r1 = x.
-sched::Program store_buffering(MemoryOrder order) {
+explore::Program store_buffering(MemoryOrder order) {
   return litmus(
       {[order](Cells& c) {
          A::store(&c.x, std::uint64_t{1}, order);
@@ -108,7 +108,7 @@ sched::Program store_buffering(MemoryOrder order) {
 
 // Release sequence: data = 1; flag = 1 (release) || flag += 1 (relaxed RMW), or flag = 2 (a
 // relaxed store, which ends the release sequence) || r0 = flag (acquire); r1 = data.
-sched::Program release_sequence(bool middle_is_rmw) {
+explore::Program release_sequence(bool middle_is_rmw) {
   return litmus({[](Cells& c) {
                    A::store(&c.data, std::uint64_t{1}, MemoryOrder::relaxed);
                    A::store(&c.flag, std::uint64_t{1}, MemoryOrder::release);
@@ -137,11 +137,12 @@ sched::Program release_sequence(bool middle_is_rmw) {
 }  // namespace
 
 TEST(WeakMemory, ModelNamesRoundTrip) {
-  for (auto m : {sched::MemoryModel::sequential_consistency, sched::MemoryModel::release_acquire})
-    EXPECT_EQ(sched::memory_model_from_string(sched::to_string(m)), m);
-  EXPECT_EQ(sched::memory_model_from_string("ra"), sched::MemoryModel::release_acquire);
-  EXPECT_EQ(sched::memory_model_from_string("sc"), sched::MemoryModel::sequential_consistency);
-  EXPECT_THROW((void)sched::memory_model_from_string("tso"), std::invalid_argument);
+  for (auto m :
+       {explore::MemoryModel::sequential_consistency, explore::MemoryModel::release_acquire})
+    EXPECT_EQ(explore::memory_model_from_string(explore::to_string(m)), m);
+  EXPECT_EQ(explore::memory_model_from_string("ra"), explore::MemoryModel::release_acquire);
+  EXPECT_EQ(explore::memory_model_from_string("sc"), explore::MemoryModel::sequential_consistency);
+  EXPECT_THROW((void)explore::memory_model_from_string("tso"), std::invalid_argument);
 }
 
 TEST(WeakMemory, MessagePassingWithReleaseAcquireNeverReadsStaleData) {
@@ -163,7 +164,7 @@ TEST(WeakMemory, MessagePassingWithARelaxedSideReadsStaleData) {
     EXPECT_NE(r.failure_report.find("(stale: 1 newer store)"), std::string::npos)
         << r.failure_report;
     // The sequentially consistent machine never shows it.
-    EXPECT_FALSE(search(make, sched::MemoryModel::sequential_consistency).failure.has_value());
+    EXPECT_FALSE(search(make, explore::MemoryModel::sequential_consistency).failure.has_value());
   }
 }
 
@@ -172,7 +173,7 @@ TEST(WeakMemory, StoreBufferingWithRelaxedShowsBothZeroButSeqCstDoesNot) {
   ASSERT_TRUE(relaxed.failure.has_value());
   EXPECT_NE(relaxed.failure_report.find("SB: both loads read 0"), std::string::npos);
   EXPECT_FALSE(search([] { return store_buffering(MemoryOrder::relaxed); },
-                      sched::MemoryModel::sequential_consistency)
+                      explore::MemoryModel::sequential_consistency)
                    .failure.has_value());
   // seq_cst loads read the latest store (docs/explorer.md): SB's both-zero is impossible.
   auto const sc = search([] { return store_buffering(MemoryOrder::seq_cst); });
@@ -183,7 +184,7 @@ TEST(WeakMemory, ReadModifyWritesNeverLoseAnUpdate) {
   // Each thread first loads x (possibly stale), then increments it twice with relaxed RMWs; the
   // RMWs read the latest value, so they return 0..3 exactly once each and x ends at 4.
   auto const make = [] {
-    sched::Program p =
+    explore::Program p =
         litmus({[](Cells& c) {
                   c.r[4] = A::load(&c.x, MemoryOrder::relaxed);
                   c.r[0] = A::fetch_add(&c.x, std::uint64_t{1}, MemoryOrder::relaxed);
@@ -222,30 +223,30 @@ TEST(WeakMemory, CoherenceNeverReadsOlderAfterNewer) {
   // a thread's reads never go back in modification order (the values of x are increasing), and
   // it reads its own store or a newer one (y == 10: nobody else writes y).
   auto const make = [](bool check_coherence) {
-    return litmus(
-        {[](Cells& c) {
-           for (std::uint64_t v = 1; v <= 3; ++v) A::store(&c.x, v, MemoryOrder::relaxed);
-         },
-         [](Cells& c) {
-           A::store(&c.y, std::uint64_t{10}, MemoryOrder::relaxed);
-           for (int i = 0; i < 4; ++i) c.r[i] = A::load(&c.x, MemoryOrder::relaxed);
-           c.r[4] = A::load(&c.y, MemoryOrder::relaxed);
-         }},
-        [check_coherence](Cells const& c, std::vector<sched::Event> const& events) -> std::string {
-          if (check_coherence) {
-            for (int i = 0; i + 1 < 4; ++i)
-              if (c.r[i + 1] < c.r[i])
-                return "coherence: x read " + std::to_string(c.r[i]) + " then " +
-                       std::to_string(c.r[i + 1]);
-            if (c.r[4] != 10) return "coherence: T1 did not read its own store to y";
-            return "";
-          }
-          // The coherence check above is not vacuous: loads of x do read older stores.
-          for (auto const& e : events)
-            if (e.op == core::AtomicOp::load && e.address == &c.x && e.stale > 0)
-              return "x read " + std::to_string(e.stale) + " store(s) behind the latest";
-          return "";
-        });
+    return litmus({[](Cells& c) {
+                     for (std::uint64_t v = 1; v <= 3; ++v) A::store(&c.x, v, MemoryOrder::relaxed);
+                   },
+                   [](Cells& c) {
+                     A::store(&c.y, std::uint64_t{10}, MemoryOrder::relaxed);
+                     for (int i = 0; i < 4; ++i) c.r[i] = A::load(&c.x, MemoryOrder::relaxed);
+                     c.r[4] = A::load(&c.y, MemoryOrder::relaxed);
+                   }},
+                  [check_coherence](Cells const& c,
+                                    std::vector<explore::Event> const& events) -> std::string {
+                    if (check_coherence) {
+                      for (int i = 0; i + 1 < 4; ++i)
+                        if (c.r[i + 1] < c.r[i])
+                          return "coherence: x read " + std::to_string(c.r[i]) + " then " +
+                                 std::to_string(c.r[i + 1]);
+                      if (c.r[4] != 10) return "coherence: T1 did not read its own store to y";
+                      return "";
+                    }
+                    // The coherence check above is not vacuous: loads of x do read older stores.
+                    for (auto const& e : events)
+                      if (e.op == core::AtomicOp::load && e.address == &c.x && e.stale > 0)
+                        return "x read " + std::to_string(e.stale) + " store(s) behind the latest";
+                    return "";
+                  });
   };
   auto const r = search([&] { return make(true); });
   EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
@@ -282,42 +283,42 @@ TEST(WeakMemory, SpinWaitOnAFlagNeverReportsAFalseDeadlock) {
 }
 
 TEST(WeakMemory, SameSeedSameTraceAndStaleReadsAreShown) {
-  sched::ExploreOptions o = weak(sched::StrategyKind::random, 2000);
-  auto const factory      = [](std::uint64_t) {
+  explore::ExploreOptions o = weak(explore::StrategyKind::random, 2000);
+  auto const factory        = [](std::uint64_t) {
     return message_passing(MemoryOrder::relaxed, MemoryOrder::relaxed);
   };
-  auto const r = sched::explore(factory, o);
+  auto const r = explore::explore(factory, o);
   ASSERT_TRUE(r.failure.has_value());
   EXPECT_NE(r.failure_report.find("memory:   release_acquire"), std::string::npos);
   EXPECT_NE(r.failure_report.find("--memory-model release_acquire"), std::string::npos);
   for (int i = 0; i < 2; ++i) {
-    auto const again = sched::replay(factory, o.strategy, r.failing_seed, o);
+    auto const again = explore::replay(factory, o.strategy, r.failing_seed, o);
     EXPECT_EQ(again.outcome, r.failure->outcome);
     EXPECT_EQ(again.trace_text, r.failure->trace_text);
     EXPECT_EQ(again.stale_reads, r.failure->stale_reads);
   }
   // Replayed under the sequentially consistent model the same seed passes.
-  sched::ExploreOptions sc = o;
-  sc.run.memory_model      = sched::MemoryModel::sequential_consistency;
-  EXPECT_TRUE(sched::replay(factory, o.strategy, r.failing_seed, sc).passed());
+  explore::ExploreOptions sc = o;
+  sc.run.memory_model        = explore::MemoryModel::sequential_consistency;
+  EXPECT_TRUE(explore::replay(factory, o.strategy, r.failing_seed, sc).passed());
 }
 
 TEST(WeakMemory, ExhaustiveFailureReplaysFromItsSchedule) {
-  sched::ExploreOptions o = weak(sched::StrategyKind::exhaustive, 100'000);
-  auto const factory      = [](std::uint64_t) {
+  explore::ExploreOptions o = weak(explore::StrategyKind::exhaustive, 100'000);
+  auto const factory        = [](std::uint64_t) {
     return message_passing(MemoryOrder::release, MemoryOrder::relaxed);
   };
-  auto const r = sched::explore(factory, o);
+  auto const r = explore::explore(factory, o);
   ASSERT_TRUE(r.failure.has_value());
-  std::string const text = sched::format_schedule(r.failing_schedule);
+  std::string const text = explore::format_schedule(r.failing_schedule);
   EXPECT_NE(text.find("r1*1"), std::string::npos) << text;
-  EXPECT_EQ(sched::parse_schedule(text), r.failing_schedule);
-  auto const again = sched::replay_schedule(factory, sched::parse_schedule(text), o);
-  EXPECT_EQ(again.outcome, sched::Outcome::check_failed);
+  EXPECT_EQ(explore::parse_schedule(text), r.failing_schedule);
+  auto const again = explore::replay_schedule(factory, explore::parse_schedule(text), o);
+  EXPECT_EQ(again.outcome, explore::Outcome::check_failed);
   EXPECT_EQ(again.trace_text, r.failure->trace_text);
   // Stale-read bound 0: the search is the sequentially consistent one and finds nothing.
   o.stale_read_bound = 0;
-  auto const none    = sched::explore(factory, o);
+  auto const none    = explore::explore(factory, o);
   EXPECT_FALSE(none.failure.has_value());
   EXPECT_TRUE(none.exhausted);
 }

@@ -22,8 +22,8 @@
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/detail/seed.hpp"
 #include "heaplab/core/hierarchical_bitmap.hpp"
-#include "heaplab/sched/controlled_run.hpp"
-#include "heaplab/sched/strategy.hpp"
+#include "heaplab/explore/controlled_run.hpp"
+#include "heaplab/explore/strategy.hpp"
 
 namespace heaplab::harness {
 
@@ -55,7 +55,7 @@ inline std::ostream& operator<<(std::ostream& os, BitmapWorkload const& w) {
 /// From one seed: 130..320 bits (2 levels) or 4100..4400 (3 levels), 2-6 tokens within the
 /// first two and the last container, 2-4 threads of 2-8 operations.
 inline BitmapWorkload random_bitmap_workload(std::uint64_t seed) {
-  sched::SplitMix64 rng(seed ^ 0xb17b17b17b17b17bull);
+  explore::SplitMix64 rng(seed ^ 0xb17b17b17b17b17bull);
   BitmapWorkload w;
   w.seed_salt = seed;
   w.num_bits  = rng.below(4) == 0 ? 4100 + static_cast<std::uint32_t>(rng.below(300))
@@ -126,7 +126,7 @@ class BitmapRun {
     for (std::uint32_t bit : held) put(bm, i, bit);
   }
 
-  std::vector<std::string> final_check(std::vector<sched::Event> const* events) const {
+  std::vector<std::string> final_check(std::vector<explore::Event> const* events) const {
     std::vector<std::string> out;
     std::vector<std::uint32_t> set_now;
     for (std::uint32_t b = 0; b < w_.num_bits; ++b)
@@ -176,12 +176,12 @@ class BitmapRun {
   std::vector<std::uint64_t> initial_;
 };
 
-inline sched::Program make_bitmap_program(BitmapWorkload const& workload) {
+inline explore::Program make_bitmap_program(BitmapWorkload const& workload) {
   auto run = std::make_shared<BitmapRun<core::ObservedAtomics>>(workload);
-  sched::Program p;
+  explore::Program p;
   for (std::uint32_t i = 0; i < workload.threads.size(); ++i)
     p.threads.push_back([run, i] { run->thread_body(i); });
-  p.check = [run](std::vector<sched::Event> const& events) { return run->final_check(&events); };
+  p.check = [run](std::vector<explore::Event> const& events) { return run->final_check(&events); };
   p.describe_address = [run](void const* a) { return run->describe(a); };
   return p;
 }

@@ -30,7 +30,7 @@
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/heap_ref.hpp"
 #include "heaplab/core/hierarchical_bitmap.hpp"
-#include "heaplab/sched/trace.hpp"
+#include "heaplab/explore/trace.hpp"
 
 namespace heaplab::harness {
 
@@ -71,7 +71,7 @@ struct ClaimPathCounts {
 /// The claim-ticket paths of one run's trace; appends a violation to `violations` for a waiter
 /// that polled more than claim_wait_rounds times (bounded waiting) or a trace that does not
 /// follow find_or_claim_block (the reader is out of date).
-inline ClaimPathCounts classify_claim_paths(std::vector<sched::Event> const& events,
+inline ClaimPathCounts classify_claim_paths(std::vector<explore::Event> const& events,
                                             core::HeapStorage const& s,
                                             std::vector<std::string>& violations) {
   ClaimPathCounts c;
@@ -89,11 +89,11 @@ inline ClaimPathCounts classify_claim_paths(std::vector<sched::Event> const& eve
   std::uint64_t const rounds    = s.claim_wait_rounds;
   std::uint64_t const lookup_at = rounds - rounds / 4;  // first round with a lookup
   for (std::uint32_t th = 0; th < max_thread; ++th) {
-    std::vector<sched::Event const*> mine;
+    std::vector<explore::Event const*> mine;
     for (auto const& e : events)
       if (e.thread == th) mine.push_back(&e);
     for (std::size_t i = 0; i < mine.size(); ++i) {
-      sched::Event const& take = *mine[i];
+      explore::Event const& take = *mine[i];
       if (take.op != core::AtomicOp::fetch_add || !in(take.address, s.claim_tickets, s.num_types))
         continue;
       ++c.takes;

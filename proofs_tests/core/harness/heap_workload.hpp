@@ -59,8 +59,8 @@
 #include "heaplab/core/heap_config.hpp"
 #include "heaplab/core/heap_ref.hpp"
 #include "heaplab/core/host_heap.hpp"
-#include "heaplab/sched/controlled_run.hpp"
-#include "heaplab/sched/strategy.hpp"
+#include "heaplab/explore/controlled_run.hpp"
+#include "heaplab/explore/strategy.hpp"
 
 namespace heaplab::harness {
 
@@ -265,7 +265,7 @@ class HeapRun {
 
   /// The checks after every thread finished. `events`: the run's trace (nullptr when
   /// free-running; the Lemma 5 check needs it).
-  std::vector<std::string> final_check(std::vector<sched::Event> const* events) {
+  std::vector<std::string> final_check(std::vector<explore::Event> const* events) {
     std::vector<std::string> out;
     {
       std::lock_guard<std::mutex> lock(failures_mutex_);
@@ -574,14 +574,14 @@ class HeapRun {
 
 /// A program for the controlled scheduler: one execution of `workload` (ObservedAtomics). With a
 /// `claim_paths` sink, the run's claim-ticket paths are added to it when the run passes its check.
-inline sched::Program make_heap_program(HeapWorkload const& workload,
-                                        std::shared_ptr<ClaimPathCounts> claim_paths = {}) {
+inline explore::Program make_heap_program(HeapWorkload const& workload,
+                                          std::shared_ptr<ClaimPathCounts> claim_paths = {}) {
   auto run = std::make_shared<HeapRun<core::ObservedAtomics>>(workload);
   run->count_claim_paths_into(std::move(claim_paths));
-  sched::Program p;
+  explore::Program p;
   for (std::uint32_t i = 0; i < workload.threads.size(); ++i)
     p.threads.push_back([run, i] { run->thread_body(i); });
-  p.check = [run](std::vector<sched::Event> const& events) { return run->final_check(&events); };
+  p.check = [run](std::vector<explore::Event> const& events) { return run->final_check(&events); };
   p.describe_address = [run](void const* a) { return run->describe(a); };
   return p;
 }

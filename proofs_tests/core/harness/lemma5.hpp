@@ -22,7 +22,7 @@
 
 #include "heaplab/core/bitops.hpp"
 #include "heaplab/core/hierarchical_bitmap.hpp"
-#include "heaplab/sched/trace.hpp"
+#include "heaplab/explore/trace.hpp"
 
 namespace heaplab::harness {
 
@@ -36,7 +36,7 @@ struct BitmapUnderCheck {
 };
 
 /// Violations of Def. 1-3 over the events of one run; `bitmaps` must hold the final values now.
-inline std::vector<std::string> check_lemma5(std::vector<sched::Event> const& events,
+inline std::vector<std::string> check_lemma5(std::vector<explore::Event> const& events,
                                              std::vector<BitmapUnderCheck> const& bitmaps) {
   std::vector<std::string> out;
   // address -> (bitmap index, level, container)

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "heaplab/core/atomics.hpp"
+#include "heaplab/explore/controlled_run.hpp"
 #include "heaplab/model/page_model.hpp"
-#include "heaplab/sched/controlled_run.hpp"
 
 namespace heaplab::harness {
 
@@ -202,11 +202,11 @@ class PageOwnership {
 /// A program for the controlled scheduler from one execution `run` of a workload of
 /// `num_threads` logical threads (Run: thread_body(i), final_check(), describe(a)).
 template <class Run>
-sched::Program program_of(std::shared_ptr<Run> run, std::size_t num_threads) {
-  sched::Program p;
+explore::Program program_of(std::shared_ptr<Run> run, std::size_t num_threads) {
+  explore::Program p;
   for (std::uint32_t i = 0; i < num_threads; ++i)
     p.threads.push_back([run, i] { run->thread_body(i); });
-  p.check            = [run](std::vector<sched::Event> const&) { return run->final_check(); };
+  p.check            = [run](std::vector<explore::Event> const&) { return run->final_check(); };
   p.describe_address = [run](void const* a) { return run->describe(a); };
   return p;
 }

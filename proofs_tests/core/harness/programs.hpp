@@ -1,4 +1,4 @@
-// Program factories for the explorer: a workload kind plus seeds -> a fresh sched::Program per
+// Program factories for the explorer: a workload kind plus seeds -> a fresh explore::Program per
 // run. Shared by the explorer CLI (core_explore), the property tests and the mutant tests.
 #pragma once
 
@@ -14,7 +14,7 @@
 #include "harness/queue_workload.hpp"
 #include "harness/rw_workload.hpp"
 #include "harness/workload_gen.hpp"
-#include "heaplab/sched/explore.hpp"
+#include "heaplab/explore/explore.hpp"
 
 namespace heaplab::harness {
 
@@ -22,7 +22,7 @@ namespace heaplab::harness {
 /// (k_slot_limits()); bitmap: random_bitmap_workload(seed); turnover: the one fixed
 /// turnover_workload() (for the exhaustive search); heap-weak: random_heap_workload(seed) with
 /// observed object words (HeapWorkload::observed_objects), the workload of the weak-memory mode
-/// (sched::MemoryModel::release_acquire; docs/explorer.md "Weak memory").
+/// (explore::MemoryModel::release_acquire; docs/explorer.md "Weak memory").
 /// rw: random_rw_workload(seed), the random-walk page pool (RW, RW-BM 32/64; rw_workload.hpp);
 /// rw-weak: the same with observed page words (weak-memory mode).
 /// queue: random_queue_workload(seed), the queue baseline on a tiny ring (queue_workload.hpp);
@@ -74,9 +74,10 @@ inline HeapWorkload random_heap_weak_workload(std::uint64_t seed) {
 /// Each run draws its workload from its own seed, unless `fixed_workload_seed` pins one workload
 /// for every run (the exhaustive search needs a fixed program). Heap workloads add the
 /// claim-ticket paths of every run to `claim_paths` if given (claim_paths.hpp).
-inline sched::ProgramFactory workload_factory(WorkloadKind kind,
-                                              std::optional<std::uint64_t> fixed_workload_seed = {},
-                                              std::shared_ptr<ClaimPathCounts> claim_paths = {}) {
+inline explore::ProgramFactory workload_factory(
+    WorkloadKind kind,
+    std::optional<std::uint64_t> fixed_workload_seed = {},
+    std::shared_ptr<ClaimPathCounts> claim_paths     = {}) {
   return [kind, fixed_workload_seed, claim_paths](std::uint64_t run_seed) {
     std::uint64_t const ws = fixed_workload_seed.value_or(run_seed);
     switch (kind) {

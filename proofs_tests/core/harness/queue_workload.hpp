@@ -30,10 +30,10 @@
 #include "harness/rw_workload.hpp"
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/cookie.hpp"
+#include "heaplab/explore/controlled_run.hpp"
+#include "heaplab/explore/strategy.hpp"
 #include "heaplab/model/page_model.hpp"
 #include "heaplab/rw/queue_pool.hpp"
-#include "heaplab/sched/controlled_run.hpp"
-#include "heaplab/sched/strategy.hpp"
 
 namespace heaplab::harness {
 
@@ -63,7 +63,7 @@ inline std::ostream& operator<<(std::ostream& os, QueueWorkload const& w) {
 /// The queue workload of a seed: C = 2..6, T = 1..C, 2-4 threads of 2-6 ops (half getpage, the
 /// rest free one of mine, give one through a mailbox cell, take one and free it), 1-2 cells.
 inline QueueWorkload random_queue_workload(std::uint64_t seed) {
-  sched::SplitMix64 rng(core::splitmix64(seed ^ 0x5155'4555'4551ull));
+  explore::SplitMix64 rng(core::splitmix64(seed ^ 0x5155'4555'4551ull));
   QueueWorkload w;
   w.capacity      = 2 + static_cast<std::uint32_t>(rng.below(5));
   w.num_pages     = 1 + static_cast<std::uint32_t>(rng.below(w.capacity));
@@ -228,7 +228,7 @@ class QueueRun {
 };
 
 /// A program for the controlled scheduler: one execution of `workload` (ObservedAtomics).
-inline sched::Program make_queue_program(QueueWorkload const& workload) {
+inline explore::Program make_queue_program(QueueWorkload const& workload) {
   return program_of(std::make_shared<QueueRun<core::ObservedAtomics>>(workload),
                     workload.threads.size());
 }

@@ -41,12 +41,12 @@
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/bitops.hpp"
 #include "heaplab/core/cookie.hpp"
+#include "heaplab/explore/controlled_run.hpp"
+#include "heaplab/explore/strategy.hpp"
 #include "heaplab/model/page_model.hpp"
 #include "heaplab/rw/corw.hpp"
 #include "heaplab/rw/page_pool.hpp"
 #include "heaplab/rw/rw_malloc.hpp"
-#include "heaplab/sched/controlled_run.hpp"
-#include "heaplab/sched/strategy.hpp"
 
 namespace heaplab::harness {
 
@@ -109,7 +109,7 @@ inline std::ostream& operator<<(std::ostream& os, RwWorkload const& w) {
 /// each thread becomes a CoRW lock-step warp with probability 1/2 (at least one does), whose
 /// lanes asking for a page are 2-4 of lanes 0..3 (not always the lowest: the lane arithmetic
 /// sees gaps).
-inline void add_corw_warps(RwWorkload& w, sched::SplitMix64& rng, bool always = false) {
+inline void add_corw_warps(RwWorkload& w, explore::SplitMix64& rng, bool always = false) {
   if (!always && rng.below(3) != 0) return;
   w.corw_lanes.assign(w.threads.size(), 0);
   for (std::size_t i = 0; i < w.threads.size(); ++i) {
@@ -124,7 +124,7 @@ inline void add_corw_warps(RwWorkload& w, sched::SplitMix64& rng, bool always = 
 inline std::vector<bool> malloc_free_pages(std::uint32_t words,
                                            std::uint32_t bits,
                                            std::uint32_t num_pages,
-                                           sched::SplitMix64& rng) {
+                                           explore::SplitMix64& rng) {
   std::vector<bool> free(num_pages, false);
   std::uint32_t const runs = 1 + static_cast<std::uint32_t>(rng.below(3));
   for (std::uint32_t k = 0; k < runs; ++k) {
@@ -142,7 +142,7 @@ inline std::vector<bool> malloc_free_pages(std::uint32_t words,
 /// malloc_free_pages, max_steps 2-5 rounds, 2-3 threads: thread 0 a lock-step warp, the others a
 /// warp or an RW-BM single-page walker. A warp's ops: malloc (2-4 lanes asking for 0-5 pages,
 /// at least one lane active) or free one of its runs; a walker's: get or free.
-inline void make_malloc_workload(RwWorkload& w, sched::SplitMix64& rng) {
+inline void make_malloc_workload(RwWorkload& w, explore::SplitMix64& rng) {
   w.algorithm               = RwAlgorithm::malloc;
   std::uint32_t const bits  = w.config.word_bits;
   std::uint32_t const words = 2 + static_cast<std::uint32_t>(rng.below(2));
@@ -177,7 +177,7 @@ inline void make_malloc_workload(RwWorkload& w, sched::SplitMix64& rng) {
 /// 0..3), give one through a mailbox cell or take one and free it (arg: a cell below `cells`).
 inline void add_random_ops(std::vector<std::vector<RwOp>>& threads,
                            std::uint32_t cells,
-                           sched::SplitMix64& rng) {
+                           explore::SplitMix64& rng) {
   for (auto& ops : threads) {
     std::uint32_t const count = 2 + static_cast<std::uint32_t>(rng.below(5));
     for (std::uint32_t k = 0; k < count; ++k) {
@@ -199,7 +199,7 @@ inline void add_random_ops(std::vector<std::vector<RwOp>>& threads,
 /// RW_malloc workloads (make_malloc_workload); a third of the others get CoRW warps
 /// (add_corw_warps; `corw_always`: every seed, and no RW_malloc workloads).
 inline RwWorkload random_rw_workload(std::uint64_t seed, bool corw_always = false) {
-  sched::SplitMix64 rng(core::splitmix64(seed ^ 0x5257'5241'4E44ull));
+  explore::SplitMix64 rng(core::splitmix64(seed ^ 0x5257'5241'4E44ull));
   RwWorkload w;
   w.seed_salt        = rng.next();
   w.algorithm        = rng.below(2) == 0 ? RwAlgorithm::rw : RwAlgorithm::bm;
@@ -420,13 +420,13 @@ class RwRun {
 };
 
 template <class W>
-sched::Program make_rw_program_words(RwWorkload const& workload) {
+explore::Program make_rw_program_words(RwWorkload const& workload) {
   return program_of(std::make_shared<RwRun<core::ObservedAtomics, W>>(workload),
                     workload.threads.size());
 }
 
 /// A program for the controlled scheduler: one execution of `workload` (ObservedAtomics).
-inline sched::Program make_rw_program(RwWorkload const& workload) {
+inline explore::Program make_rw_program(RwWorkload const& workload) {
   return workload.config.word_bits == 32 ? make_rw_program_words<std::uint32_t>(workload)
                                          : make_rw_program_words<std::uint64_t>(workload);
 }

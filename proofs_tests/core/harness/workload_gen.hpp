@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "harness/heap_workload.hpp"
-#include "heaplab/sched/strategy.hpp"
+#include "heaplab/explore/strategy.hpp"
 
 namespace heaplab::harness {
 
@@ -56,7 +56,7 @@ inline WorkloadLimits k_slot_limits() {
 /// 64, others 2..32), 1-4 blocks (1 in 40%), 2-6 threads (2 in 40%), 1-5 chunks per thread, each
 /// chunk one of alloc, alloc + free the newest, free, give, take; 1-5 active lookups.
 inline HeapWorkload random_heap_workload(std::uint64_t seed, WorkloadLimits const& lim = {}) {
-  sched::SplitMix64 rng(seed ^ 0x5eed5eed5eed5eedull);
+  explore::SplitMix64 rng(seed ^ 0x5eed5eed5eed5eedull);
   auto pick_skewed = [&rng](std::uint32_t lo, std::uint32_t hi) {  // lo with 40%, else uniform
     if (hi <= lo || rng.below(10) < 4) return lo;
     return lo + static_cast<std::uint32_t>(rng.below(hi - lo + 1));
@@ -95,7 +95,7 @@ inline HeapWorkload random_heap_workload(std::uint64_t seed, WorkloadLimits cons
     }
   }
   if (lim.max_k > 1) {
-    sched::SplitMix64 krng(seed ^ 0x6b5107a11c0c0a1eull);
+    explore::SplitMix64 krng(seed ^ 0x6b5107a11c0c0a1eull);
     for (auto& ops : w.threads)
       for (auto& op : ops)
         if (op.kind == ThreadOp::Kind::allocate)
@@ -117,7 +117,7 @@ inline HeapWorkload random_heap_workload(std::uint64_t seed, WorkloadLimits cons
 /// 16: the last quarter's lookups); the GPU leader's oom_retries 0-2; the drain after the barrier
 /// in a quarter of the workloads (frees are not what this workload is about, and cost steps).
 inline HeapWorkload random_burst_workload(std::uint64_t seed) {
-  sched::SplitMix64 rng(seed ^ 0xb0257c1a17ull);
+  explore::SplitMix64 rng(seed ^ 0xb0257c1a17ull);
   std::uint32_t const num_types = 1 + static_cast<std::uint32_t>(rng.below(2));
   std::vector<std::uint32_t> sizes{8};
   if (num_types == 2) sizes.push_back(larger_type_sizes()[rng.below(larger_type_sizes().size())]);

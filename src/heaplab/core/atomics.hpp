@@ -19,7 +19,7 @@
 //
 // The protocol code (hierarchical_bitmap.hpp, block_headers.hpp, heap_ref.hpp) is templated on
 // the policy, so the very same source runs in kernels, on std::threads and under the explorer.
-// core includes nothing of ours besides core; sched/ implements AtomicObserver.
+// core includes nothing of ours besides core; explore/ implements AtomicObserver.
 #pragma once
 
 #include <cstdint>

@@ -1,10 +1,10 @@
-#include "heaplab/sched/trace.hpp"
+#include "heaplab/explore/trace.hpp"
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
-namespace heaplab::sched {
+namespace heaplab::explore {
 
 namespace {
 
@@ -98,4 +98,4 @@ std::string TraceFormatter::format(std::vector<Event> const& events, std::size_t
   return out;
 }
 
-}  // namespace heaplab::sched
+}  // namespace heaplab::explore

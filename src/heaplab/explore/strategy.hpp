@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "heaplab/sched/trace.hpp"
+#include "heaplab/explore/trace.hpp"
 
-namespace heaplab::sched {
+namespace heaplab::explore {
 
 /// A scheduling decision point.
 struct Decision {
@@ -146,4 +146,4 @@ class PrefixStrategy final : public Strategy {
   std::size_t position_ = 0;
 };
 
-}  // namespace heaplab::sched
+}  // namespace heaplab::explore

@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "heaplab/sched/memory_model.hpp"
-#include "heaplab/sched/strategy.hpp"
-#include "heaplab/sched/trace.hpp"
+#include "heaplab/explore/memory_model.hpp"
+#include "heaplab/explore/strategy.hpp"
+#include "heaplab/explore/trace.hpp"
 
-namespace heaplab::sched {
+namespace heaplab::explore {
 
 /// One execution's worth of state: the thread bodies and what to check afterwards. A
 /// ProgramFactory builds a fresh one for every run (the explorer re-executes from scratch).
@@ -93,4 +93,4 @@ struct RunResult {
 /// independent runs may proceed concurrently on different programs.
 RunResult run_program(Program& program, Strategy& strategy, RunOptions const& options = {});
 
-}  // namespace heaplab::sched
+}  // namespace heaplab::explore

@@ -1,4 +1,4 @@
-#include "heaplab/sched/controlled_run.hpp"
+#include "heaplab/explore/controlled_run.hpp"
 
 #include <algorithm>
 #include <condition_variable>
@@ -11,7 +11,7 @@
 
 #include "heaplab/core/atomics.hpp"
 
-namespace heaplab::sched {
+namespace heaplab::explore {
 
 char const* to_string(Outcome o) {
   switch (o) {
@@ -311,4 +311,4 @@ RunResult run_program(Program& program, Strategy& strategy, RunOptions const& op
   return controller.run();
 }
 
-}  // namespace heaplab::sched
+}  // namespace heaplab::explore

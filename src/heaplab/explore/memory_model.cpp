@@ -1,10 +1,10 @@
-#include "heaplab/sched/memory_model.hpp"
+#include "heaplab/explore/memory_model.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
 
-namespace heaplab::sched {
+namespace heaplab::explore {
 
 char const* to_string(MemoryModel m) {
   switch (m) {
@@ -152,4 +152,4 @@ bool ReleaseAcquireMemory::catch_up(std::uint32_t thread) {
   return changed;
 }
 
-}  // namespace heaplab::sched
+}  // namespace heaplab::explore

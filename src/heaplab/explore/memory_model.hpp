@@ -25,7 +25,7 @@
 
 #include "heaplab/core/atomics.hpp"
 
-namespace heaplab::sched {
+namespace heaplab::explore {
 
 enum class MemoryModel : std::uint8_t { sequential_consistency, release_acquire };
 
@@ -98,4 +98,4 @@ class ReleaseAcquireMemory {
   std::unordered_map<void const*, std::uint32_t> index_;
 };
 
-}  // namespace heaplab::sched
+}  // namespace heaplab::explore

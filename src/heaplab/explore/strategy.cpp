@@ -1,11 +1,11 @@
-#include "heaplab/sched/strategy.hpp"
+#include "heaplab/explore/strategy.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
 #include "heaplab/core/mix.hpp"
 
-namespace heaplab::sched {
+namespace heaplab::explore {
 
 std::uint64_t SplitMix64::next() {
   std::uint64_t const z = core::splitmix64(state_);
@@ -119,4 +119,4 @@ std::uint32_t PrefixStrategy::pick(Decision const& d) {
   return d.runnable.front();
 }
 
-}  // namespace heaplab::sched
+}  // namespace heaplab::explore

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "heaplab/sched/controlled_run.hpp"
+#include "heaplab/explore/controlled_run.hpp"
 
-namespace heaplab::sched {
+namespace heaplab::explore {
 
 enum class StrategyKind : std::uint8_t { random, pct, mixed, exhaustive };
 
@@ -99,4 +99,4 @@ RunResult replay_schedule(ProgramFactory const& factory,
                                          std::uint64_t seed,
                                          StrategyKind kind);
 
-}  // namespace heaplab::sched
+}  // namespace heaplab::explore

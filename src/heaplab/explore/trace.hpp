@@ -9,7 +9,7 @@
 
 #include "heaplab/core/atomics.hpp"
 
-namespace heaplab::sched {
+namespace heaplab::explore {
 
 inline constexpr std::uint32_t kNoThread = 0xFFFFFFFFu;
 
@@ -57,4 +57,4 @@ class TraceFormatter {
   std::vector<void const*> unnamed_;
 };
 
-}  // namespace heaplab::sched
+}  // namespace heaplab::explore

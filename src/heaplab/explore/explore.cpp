@@ -1,4 +1,4 @@
-#include "heaplab/sched/explore.hpp"
+#include "heaplab/explore/explore.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace heaplab::sched {
+namespace heaplab::explore {
 
 char const* to_string(StrategyKind k) {
   switch (k) {
@@ -322,4 +322,4 @@ RunResult replay(ProgramFactory const& factory,
   return run_program(program, *strategy, options.run);
 }
 
-}  // namespace heaplab::sched
+}  // namespace heaplab::explore
