@@ -13,13 +13,13 @@
 #include <memory>
 #include <vector>
 
-#include "harness/heap_workload.hpp"
 #include "heaplab/explore/controlled_run.hpp"
 #include "heaplab/explore/strategy.hpp"
+#include "heaplab/families/interleaving/workloads/heap_workload.hpp"
 
-namespace explore = heaplab::explore;
-namespace harness = heaplab::harness;
-namespace core    = heaplab::core;
+namespace explore   = heaplab::explore;
+namespace workloads = heaplab::interleaving_family::workloads;
+namespace core      = heaplab::core;
 
 namespace {
 
@@ -35,7 +35,7 @@ class RoundRobinStrategy final : public explore::Strategy {
   }
 };
 
-using Run = harness::HeapRun<core::ObservedAtomics>;
+using Run = workloads::HeapRun<core::ObservedAtomics>;
 
 /// A burst: `w` with no barrier, no drain and the GPU leader's 2 out-of-memory retries, run once
 /// in lock step. The heap is left as the burst leaves it (no frees).
@@ -43,7 +43,7 @@ struct LockStepRun {
   std::shared_ptr<Run> run;
   explore::RunResult result;
 };
-LockStepRun run_in_lock_step(harness::HeapWorkload w) {
+LockStepRun run_in_lock_step(workloads::HeapWorkload w) {
   w.barrier       = false;
   w.drain         = false;
   w.oom_retries   = 2;
@@ -78,9 +78,9 @@ struct BurstOutcome {
 /// The burst: 4 blocks; T0 (8 B, N = 64) 3 requests of 32 objects (96: 2 blocks), T1 (16 B,
 /// N = 32) 3 requests of 16 (48: 2 blocks); one request per thread, T0's threads first.
 BurstOutcome run_burst(std::uint32_t claim_wait_rounds) {
-  using K = harness::ThreadOp::Kind;
-  harness::HeapWorkload w;
-  w.config            = harness::make_config({8, 16}, 4, 1);
+  using K = workloads::ThreadOp::Kind;
+  workloads::HeapWorkload w;
+  w.config            = workloads::make_config({8, 16}, 4, 1);
   w.seed_salt         = 1;
   w.claim_wait_rounds = claim_wait_rounds;
   w.threads           = {{{K::allocate, 0, 32}},
@@ -137,9 +137,9 @@ namespace {
 /// heap of 2 blocks; thread 0's tickets start the run (the opener), threads 1-3 wait for it.
 /// Returns, per thread, the slots it owns at the end in the one block used (bit s: slot s).
 std::vector<std::uint64_t> one_run_in_lock_step(std::size_t& blocks_used) {
-  using K = harness::ThreadOp::Kind;
-  harness::HeapWorkload w;
-  w.config            = harness::make_config({8}, 2, 1);
+  using K = workloads::ThreadOp::Kind;
+  workloads::HeapWorkload w;
+  w.config            = workloads::make_config({8}, 2, 1);
   w.seed_salt         = 7;
   w.claim_wait_rounds = core::kDefaultClaimWaitRounds;
   w.threads.assign(4, {{K::allocate, 0, 16}});

@@ -12,19 +12,19 @@
 #include <string>
 #include <vector>
 
-#include "harness/programs.hpp"
 #include "heaplab/check/rw_invariants.hpp"
 #include "heaplab/core/atomics.hpp"
+#include "heaplab/families/interleaving/workloads/programs.hpp"
 #include "heaplab/rw/corw.hpp"
 #include "heaplab/rw/page_pool.hpp"
 #include "rw_test_support.hpp"
 
-namespace core    = heaplab::core;
-namespace rw      = heaplab::rw;
-namespace corw    = heaplab::rw::corw;
-namespace check   = heaplab::check;
-namespace explore = heaplab::explore;
-namespace harness = heaplab::harness;
+namespace core      = heaplab::core;
+namespace rw        = heaplab::rw;
+namespace corw      = heaplab::rw::corw;
+namespace check     = heaplab::check;
+namespace explore   = heaplab::explore;
+namespace workloads = heaplab::interleaving_family::workloads;
 
 namespace {
 
@@ -331,12 +331,12 @@ TEST(CorwExplorer, RwWorkloadsMixCoRWWarpsWithWalkers) {
   // (which ignore the LockMap, so CoRW claims can be lost); the lane sets have gaps.
   int with_corw = 0, mixed = 0, gaps = 0;
   for (std::uint64_t seed = 1; seed <= 600; ++seed) {
-    harness::RwWorkload const w = harness::random_rw_workload(seed);
+    workloads::RwWorkload const w = workloads::random_rw_workload(seed);
     if (w.corw_lanes.empty()) continue;
     ++with_corw;
     bool walker = false;
     for (std::size_t i = 0; i < w.threads.size(); ++i) {
-      if (w.algorithm_of(i) != harness::RwAlgorithm::corw) {
+      if (w.algorithm_of(i) != workloads::RwAlgorithm::corw) {
         walker = true;
         continue;
       }
@@ -362,9 +362,9 @@ TEST(CorwExplorer, DefaultBudgetOnCoRWWorkloadsFindsNothing) {
     explore::ExploreOptions o;  // mixed random/PCT, seeds 1.., 2000 runs
     if (weak) o.run.memory_model = explore::MemoryModel::release_acquire;
     auto const factory = [weak](std::uint64_t seed) {
-      harness::RwWorkload w = harness::random_rw_workload(seed, true);
-      w.observed_pages      = weak;
-      return harness::make_rw_program(w);
+      workloads::RwWorkload w = workloads::random_rw_workload(seed, true);
+      w.observed_pages        = weak;
+      return workloads::make_rw_program(w);
     };
     explore::ExploreReport const r = explore::explore(factory, o);
     EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
@@ -380,13 +380,13 @@ TEST(CorwExplorer, DefaultBudgetOnCoRWWorkloadsFindsNothing) {
 namespace {
 
 /// A two-thread workload on `pages` pages of 32-bit words, all pre-taken but `free`.
-harness::RwWorkload small_workload(std::uint32_t pages,
-                                   std::set<std::uint32_t> const& free,
-                                   std::vector<std::vector<harness::RwOp>> threads,
-                                   std::vector<std::uint32_t> corw_lanes) {
-  harness::RwWorkload w;
+workloads::RwWorkload small_workload(std::uint32_t pages,
+                                     std::set<std::uint32_t> const& free,
+                                     std::vector<std::vector<workloads::RwOp>> threads,
+                                     std::vector<std::uint32_t> corw_lanes) {
+  workloads::RwWorkload w;
   w.config    = config(pages, 32, 3);
-  w.algorithm = harness::RwAlgorithm::bm;
+  w.algorithm = workloads::RwAlgorithm::bm;
   w.seed_salt = 17;
   for (std::uint32_t p = 0; p < pages; ++p)
     if (free.count(p) == 0) w.pretaken.push_back(p);
@@ -401,20 +401,20 @@ TEST(CorwExplorer, BoundedExhaustiveSearchFindsNothingOnSmallWorkloads) {
   // Every schedule with <= 3 preemptions of: a CoRW warp of 2 lanes (0 and 2) and an RW-BM
   // walker racing for 2 free pages of one word; the same with a free and a second getpage after;
   // two CoRW warps (lanes 0-1, lanes 1-2) on 3 free pages of 2 words (one finds the other's lock).
-  using Op                              = harness::RwOp;
-  Op const get                          = Op{Op::Kind::get, 0};
-  Op const free                         = Op{Op::Kind::free_own, 0};
-  harness::RwWorkload const workloads[] = {
+  using Op                            = workloads::RwOp;
+  Op const get                        = Op{Op::Kind::get, 0};
+  Op const free                       = Op{Op::Kind::free_own, 0};
+  workloads::RwWorkload const cases[] = {
       small_workload(32, {5, 20}, {{get}, {get}}, {0b101, 0}),
       small_workload(32, {5, 20}, {{get, free}, {get, get}}, {0b011, 0}),
       small_workload(64, {5, 20, 40}, {{get}, {get}}, {0b011, 0b110}),
   };
-  for (auto const& w : workloads) {
+  for (auto const& w : cases) {
     explore::ExploreOptions o;
     o.strategy                     = explore::StrategyKind::exhaustive;
     o.max_runs                     = 200000;
     o.preemption_bound             = 3;
-    auto const factory             = [w](std::uint64_t) { return harness::make_rw_program(w); };
+    auto const factory             = [w](std::uint64_t) { return workloads::make_rw_program(w); };
     explore::ExploreReport const r = explore::explore(factory, o);
     EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
     EXPECT_TRUE(r.exhausted) << r.runs << " schedules, cut short";

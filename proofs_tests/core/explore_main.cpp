@@ -16,10 +16,10 @@
 #include <optional>
 #include <string>
 
-#include "harness/programs.hpp"
+#include "heaplab/families/interleaving/workloads/programs.hpp"
 
-namespace explore = heaplab::explore;
-namespace harness = heaplab::harness;
+namespace explore   = heaplab::explore;
+namespace workloads = heaplab::interleaving_family::workloads;
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -93,9 +93,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    auto const kind = harness::workload_kind_from_string(workload);
+    auto const kind = workloads::workload_kind_from_string(workload);
     if (show_workload) {
-      std::printf("%s\n", harness::describe_workload(kind, workload_seed.value_or(seed)).c_str());
+      std::printf("%s\n", workloads::describe_workload(kind, workload_seed.value_or(seed)).c_str());
       return 0;
     }
     explore::ExploreOptions o;
@@ -109,11 +109,11 @@ int main(int argc, char** argv) {
     o.stale_read_bound = stale_bound;
     o.run.step_budget  = budget;
     o.run.memory_model = !memory_model.empty() ? explore::memory_model_from_string(memory_model)
-                         : harness::is_weak_workload(kind)
+                         : workloads::is_weak_workload(kind)
                              ? explore::MemoryModel::release_acquire
                              : explore::MemoryModel::sequential_consistency;
     if (o.strategy == explore::StrategyKind::exhaustive && !workload_seed) workload_seed = seed;
-    auto const factory = harness::workload_factory(kind, workload_seed);
+    auto const factory = workloads::workload_factory(kind, workload_seed);
     if (!schedule.empty()) {
       o.run.format_passing_trace = true;
       o.run.trace_tail           = 0;
@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
       explore::RunResult const r = explore::replay(factory, o.strategy, seed, o);
       std::printf("workload (seed %llu):\n%s\n\n",
                   static_cast<unsigned long long>(workload_seed.value_or(seed)),
-                  harness::describe_workload(kind, workload_seed.value_or(seed)).c_str());
+                  workloads::describe_workload(kind, workload_seed.value_or(seed)).c_str());
       if (r.passed())
         std::printf("%s seed %llu: passed (%llu atomic operations)\n%s",
                     r.strategy.c_str(),
@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
         std::printf(
             "workload of seed %llu:\n%s\n",
             static_cast<unsigned long long>(workload_seed.value_or(rep.failing_seed)),
-            harness::describe_workload(kind, workload_seed.value_or(rep.failing_seed)).c_str());
+            workloads::describe_workload(kind, workload_seed.value_or(rep.failing_seed)).c_str());
       std::printf("found after %llu runs in %.2f s\n",
                   static_cast<unsigned long long>(rep.runs),
                   rep.seconds);

@@ -8,13 +8,13 @@
 #include <memory>
 #include <string>
 
-#include "harness/claim_paths.hpp"
+#include "heaplab/families/interleaving/workloads/claim_paths.hpp"
 
-#include "harness/programs.hpp"
 #include "harness/workload_rc.hpp"
+#include "heaplab/families/interleaving/workloads/programs.hpp"
 
-namespace explore = heaplab::explore;
-namespace harness = heaplab::harness;
+namespace explore   = heaplab::explore;
+namespace workloads = heaplab::interleaving_family::workloads;
 
 namespace {
 
@@ -29,9 +29,9 @@ explore::RunResult run_once(explore::Program program, std::uint64_t seed, bool u
   return explore::run_program(program, *strategy);
 }
 
-rc::Gen<harness::BitmapWorkload> gen_bitmap_workload() {
+rc::Gen<workloads::BitmapWorkload> gen_bitmap_workload() {
   return rc::gen::exec([] {
-    harness::BitmapWorkload w;
+    workloads::BitmapWorkload w;
     w.num_bits               = *rc::gen::oneOf(rc::gen::inRange<std::uint32_t>(65, 400),
                                  rc::gen::inRange<std::uint32_t>(4097, 4400));
     std::uint32_t const last = (w.num_bits - 1) / 64;
@@ -43,10 +43,10 @@ rc::Gen<harness::BitmapWorkload> gen_bitmap_workload() {
     std::sort(w.tokens.begin(), w.tokens.end());
     std::uint32_t const threads = *rc::gen::inRange<std::uint32_t>(2, 5);
     for (std::uint32_t i = 0; i < threads; ++i)
-      w.threads.push_back(*rc::gen::container<std::vector<harness::BitmapOp>>(
+      w.threads.push_back(*rc::gen::container<std::vector<workloads::BitmapOp>>(
           *rc::gen::inRange<std::size_t>(1, 9),
-          rc::gen::construct<harness::BitmapOp>(rc::gen::arbitrary<bool>(),
-                                                rc::gen::inRange<std::uint32_t>(0, 8))));
+          rc::gen::construct<workloads::BitmapOp>(rc::gen::arbitrary<bool>(),
+                                                  rc::gen::inRange<std::uint32_t>(0, 8))));
     w.seed_salt = *rc::gen::arbitrary<std::uint64_t>();
     return w;
   });
@@ -55,11 +55,11 @@ rc::Gen<harness::BitmapWorkload> gen_bitmap_workload() {
 }  // namespace
 
 RC_GTEST_PROP(Explorer, TinyHeapInterleavingsKeepEveryInvariant, ()) {
-  auto const workload = *harness::gen_heap_workload(1, 4);
+  auto const workload = *workloads::gen_heap_workload(1, 4);
   auto const seed     = *rc::gen::arbitrary<std::uint64_t>();
   auto const use_pct  = *rc::gen::arbitrary<bool>();
   RC_TAG(workload.threads.size());
-  auto const r = run_once(harness::make_heap_program(workload), seed, use_pct);
+  auto const r = run_once(workloads::make_heap_program(workload), seed, use_pct);
   if (!r.passed())
     RC_FAIL(explore::format_failure(
         r, seed, use_pct ? explore::StrategyKind::pct : explore::StrategyKind::random));
@@ -68,10 +68,10 @@ RC_GTEST_PROP(Explorer, TinyHeapInterleavingsKeepEveryInvariant, ()) {
 RC_GTEST_PROP(Explorer, TwoLevelHeapInterleavingsKeepEveryInvariant, ()) {
   // 65..200 blocks: every state bitmap has two levels, so set-first / clear-last propagate and
   // the Lemma 5 trace check has upper-level operations to count.
-  auto const workload = *harness::gen_heap_workload(65, 200);
+  auto const workload = *workloads::gen_heap_workload(65, 200);
   auto const seed     = *rc::gen::arbitrary<std::uint64_t>();
   auto const use_pct  = *rc::gen::arbitrary<bool>();
-  auto const r        = run_once(harness::make_heap_program(workload), seed, use_pct);
+  auto const r        = run_once(workloads::make_heap_program(workload), seed, use_pct);
   if (!r.passed())
     RC_FAIL(explore::format_failure(
         r, seed, use_pct ? explore::StrategyKind::pct : explore::StrategyKind::random));
@@ -81,7 +81,7 @@ RC_GTEST_PROP(Explorer, BitmapTokenInterleavingsSatisfyLemma5, ()) {
   auto const workload = *gen_bitmap_workload();
   auto const seed     = *rc::gen::arbitrary<std::uint64_t>();
   auto const use_pct  = *rc::gen::arbitrary<bool>();
-  auto const r        = run_once(harness::make_bitmap_program(workload), seed, use_pct);
+  auto const r        = run_once(workloads::make_bitmap_program(workload), seed, use_pct);
   if (!r.passed())
     RC_FAIL(explore::format_failure(
         r, seed, use_pct ? explore::StrategyKind::pct : explore::StrategyKind::random));
@@ -89,14 +89,14 @@ RC_GTEST_PROP(Explorer, BitmapTokenInterleavingsSatisfyLemma5, ()) {
 
 TEST(Explorer, TwoThreadsTwoOperationsOnOneBlockExhaustively) {
   std::uint64_t total = 0;
-  for (auto const& [name, workload] : harness::two_by_two_workloads()) {
+  for (auto const& [name, workload] : workloads::two_by_two_workloads()) {
     explore::ExploreOptions o;
     o.strategy         = explore::StrategyKind::exhaustive;
     o.preemption_bound = 2;
     o.max_runs         = 100'000;
     auto const w       = workload;
     auto const report =
-        explore::explore([w](std::uint64_t) { return harness::make_heap_program(w); }, o);
+        explore::explore([w](std::uint64_t) { return workloads::make_heap_program(w); }, o);
     EXPECT_FALSE(report.failure.has_value()) << name << "\n" << report.failure_report;
     EXPECT_TRUE(report.exhausted) << name;
     std::printf("exhaustive (preemption bound 2) %-40s %6llu interleavings, %.2f s\n",
@@ -110,16 +110,16 @@ TEST(Explorer, TwoThreadsTwoOperationsOnOneBlockExhaustively) {
 
 TEST(Explorer, DefaultBudgetFindsNothingInTheRealProtocol) {
   explore::ExploreOptions const defaults;
-  for (auto kind : {harness::WorkloadKind::heap,
-                    harness::WorkloadKind::heap_k,
-                    harness::WorkloadKind::bitmap}) {
-    auto const report = explore::explore(harness::workload_factory(kind), defaults);
+  for (auto kind : {workloads::WorkloadKind::heap,
+                    workloads::WorkloadKind::heap_k,
+                    workloads::WorkloadKind::bitmap}) {
+    auto const report = explore::explore(workloads::workload_factory(kind), defaults);
     EXPECT_FALSE(report.failure.has_value()) << report.failure_report;
     EXPECT_EQ(report.runs, defaults.max_runs);
     std::printf("%s workloads: %llu runs, %llu atomic operations, %.2f s, no failure\n",
-                kind == harness::WorkloadKind::heap     ? "heap"
-                : kind == harness::WorkloadKind::heap_k ? "heap_k (k-slot)"
-                                                        : "bitmap",
+                kind == workloads::WorkloadKind::heap     ? "heap"
+                : kind == workloads::WorkloadKind::heap_k ? "heap_k (k-slot)"
+                                                          : "bitmap",
                 static_cast<unsigned long long>(report.runs),
                 static_cast<unsigned long long>(report.steps),
                 report.seconds);
@@ -127,7 +127,7 @@ TEST(Explorer, DefaultBudgetFindsNothingInTheRealProtocol) {
   explore::ExploreOptions exhaustive;
   exhaustive.strategy = explore::StrategyKind::exhaustive;
   auto const report =
-      explore::explore(harness::workload_factory(harness::WorkloadKind::turnover), exhaustive);
+      explore::explore(workloads::workload_factory(workloads::WorkloadKind::turnover), exhaustive);
   EXPECT_FALSE(report.failure.has_value()) << report.failure_report;
   EXPECT_TRUE(report.exhausted);
   std::printf("turnover workload, exhaustive (bound 2): %llu interleavings, no failure\n",
@@ -139,14 +139,14 @@ TEST(Explorer, WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol) {
   // docs/mutants.md) in the weak-memory mode finds nothing in the real protocol.
   explore::ExploreOptions weak;
   weak.run.memory_model = explore::MemoryModel::release_acquire;
-  for (auto kind : {harness::WorkloadKind::heap_weak, harness::WorkloadKind::bitmap}) {
-    auto const report = explore::explore(harness::workload_factory(kind), weak);
+  for (auto kind : {workloads::WorkloadKind::heap_weak, workloads::WorkloadKind::bitmap}) {
+    auto const report = explore::explore(workloads::workload_factory(kind), weak);
     EXPECT_FALSE(report.failure.has_value()) << report.failure_report;
     EXPECT_EQ(report.runs, weak.max_runs);
     std::printf(
         "%s workloads, release_acquire: %llu runs, %llu atomic operations, %.2f s, no "
         "failure\n",
-        kind == harness::WorkloadKind::heap_weak ? "heap-weak" : "bitmap",
+        kind == workloads::WorkloadKind::heap_weak ? "heap-weak" : "bitmap",
         static_cast<unsigned long long>(report.runs),
         static_cast<unsigned long long>(report.steps),
         report.seconds);
@@ -155,7 +155,7 @@ TEST(Explorer, WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol) {
   exhaustive.strategy                = explore::StrategyKind::exhaustive;
   exhaustive.max_runs                = 200'000;
   auto const report =
-      explore::explore(harness::workload_factory(harness::WorkloadKind::turnover), exhaustive);
+      explore::explore(workloads::workload_factory(workloads::WorkloadKind::turnover), exhaustive);
   EXPECT_FALSE(report.failure.has_value()) << report.failure_report;
   EXPECT_TRUE(report.exhausted);
   std::printf(
@@ -168,13 +168,13 @@ TEST(Explorer, WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol) {
 namespace {
 
 /// Explores the burst workloads (claim tickets) with `options`, summing their claim-ticket paths.
-harness::ClaimPathCounts explore_bursts(explore::ExploreOptions const& options,
-                                        std::uint32_t claim_wait_rounds_override = ~0u) {
-  auto paths   = std::make_shared<harness::ClaimPathCounts>();
+workloads::ClaimPathCounts explore_bursts(explore::ExploreOptions const& options,
+                                          std::uint32_t claim_wait_rounds_override = ~0u) {
+  auto paths   = std::make_shared<workloads::ClaimPathCounts>();
   auto factory = [paths, claim_wait_rounds_override](std::uint64_t seed) {
-    harness::HeapWorkload w = harness::random_burst_workload(seed);
+    workloads::HeapWorkload w = workloads::random_burst_workload(seed);
     if (claim_wait_rounds_override != ~0u) w.claim_wait_rounds = claim_wait_rounds_override;
-    return harness::make_heap_program(w, paths);
+    return workloads::make_heap_program(w, paths);
   };
   auto const report = explore::explore(factory, options);
   EXPECT_FALSE(report.failure.has_value()) << report.failure_report;
@@ -189,7 +189,7 @@ harness::ClaimPathCounts explore_bursts(explore::ExploreOptions const& options,
   return *paths;
 }
 
-void expect_every_ticket_path(harness::ClaimPathCounts const& c) {
+void expect_every_ticket_path(workloads::ClaimPathCounts const& c) {
   EXPECT_GT(c.opener_block, 0u) << "no opener published a block";
   EXPECT_GT(c.opener_none, 0u) << "no opener found the heap exhausted (published kNotFound)";
   EXPECT_GT(c.waiter_served, 0u) << "no waiter was served a block by its run's entry";
@@ -217,8 +217,8 @@ TEST(Explorer, ClaimTicketBurstsReachEveryTicketPathAndFindNothing) {
 TEST(Explorer, ClaimPathCountersStayZeroWithTicketsOff) {
   // The counters can fail: the same bursts with claim_wait_rounds 0 (tickets off) take no path.
   explore::ExploreOptions o;
-  o.max_runs                       = 100;
-  harness::ClaimPathCounts const c = explore_bursts(o, 0);
+  o.max_runs                         = 100;
+  workloads::ClaimPathCounts const c = explore_bursts(o, 0);
   EXPECT_EQ(c.takes, 0u);
   EXPECT_EQ(c.opener_block + c.opener_none + c.waiter_served + c.waiter_served_none +
                 c.waiter_lookup + c.waiter_timed_out + c.entry_held_other_run,

@@ -1,15 +1,15 @@
-// The Lemma 5 trace checker (harness/lemma5.hpp) must be able to fail: it is fed hand-made
+// The Lemma 5 trace checker (workloads/lemma5.hpp) must be able to fail: it is fed hand-made
 // traces of a 130-bit bitmap (level 0: 3 containers, level 1: 1 container) with one mistake each.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
-#include "harness/lemma5.hpp"
+#include "heaplab/families/interleaving/workloads/lemma5.hpp"
 
-namespace core    = heaplab::core;
-namespace explore = heaplab::explore;
-namespace harness = heaplab::harness;
+namespace core      = heaplab::core;
+namespace explore   = heaplab::explore;
+namespace workloads = heaplab::interleaving_family::workloads;
 
 namespace {
 
@@ -29,9 +29,9 @@ struct Fixture {
     words[word] = after;
   }
   std::vector<std::string> check() {
-    return harness::check_lemma5(
+    return workloads::check_lemma5(
         events,
-        {harness::BitmapUnderCheck{
+        {workloads::BitmapUnderCheck{
             "bm", words.data(), layout, std::vector<std::uint64_t>(layout.total_words, 0)}});
   }
 };

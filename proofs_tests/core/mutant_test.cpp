@@ -21,15 +21,15 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/programs.hpp"
 #include "heaplab/core/mutants.hpp"
+#include "heaplab/families/interleaving/workloads/programs.hpp"
 
 #if !defined(HEAPLAB_MUTANT_NAME) || !defined(HEAPLAB_MUTANT_WORKLOAD)
 #error "mutant_test.cpp is built per mutant by proofs_tests/core/CMakeLists.txt"
 #endif
 
-namespace explore = heaplab::explore;
-namespace harness = heaplab::harness;
+namespace explore   = heaplab::explore;
+namespace workloads = heaplab::interleaving_family::workloads;
 
 namespace {
 
@@ -50,11 +50,12 @@ std::string report_head_and_trace_tail(std::string const& report, std::size_t li
 }  // namespace
 
 TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
-  auto const kind    = harness::workload_kind_from_string(HEAPLAB_MUTANT_WORKLOAD);
-  auto const factory = harness::workload_factory(kind);
+  auto const kind    = workloads::workload_kind_from_string(HEAPLAB_MUTANT_WORKLOAD);
+  auto const factory = workloads::workload_factory(kind);
   explore::ExploreOptions options;  // defaults: mixed strategy, seeds 1.., 2000 runs
-  if (kind == harness::WorkloadKind::turnover) options.strategy = explore::StrategyKind::exhaustive;
-  bool const weak = harness::is_weak_workload(kind);
+  if (kind == workloads::WorkloadKind::turnover)
+    options.strategy = explore::StrategyKind::exhaustive;
+  bool const weak = workloads::is_weak_workload(kind);
   if (weak) options.run.memory_model = explore::MemoryModel::release_acquire;
   explore::ExploreReport const report = explore::explore(factory, options);
   ASSERT_TRUE(report.failure.has_value())
@@ -64,7 +65,7 @@ TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
               heaplab::core::mutant::kPlanted,
               explore::to_string(options.run.memory_model),
               report.failure->strategy.c_str(),
-              kind == harness::WorkloadKind::turnover
+              kind == workloads::WorkloadKind::turnover
                   ? ""
                   : (", seed " + std::to_string(report.failing_seed)).c_str(),
               static_cast<unsigned long long>(report.runs),
@@ -78,7 +79,7 @@ TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
   // The failure reproduces the identical trace, twice.
   for (int i = 0; i < 2; ++i) {
     explore::RunResult const again =
-        kind == harness::WorkloadKind::turnover
+        kind == workloads::WorkloadKind::turnover
             ? explore::replay_schedule(factory, report.failing_schedule, options)
             : explore::replay(factory, options.strategy, report.failing_seed, options);
     EXPECT_EQ(again.outcome, report.failure->outcome);

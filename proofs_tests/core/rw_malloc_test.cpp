@@ -10,21 +10,21 @@
 #include <set>
 #include <vector>
 
-#include "harness/programs.hpp"
 #include "heaplab/check/rw_invariants.hpp"
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/expects.hpp"
 #include "heaplab/core/protocol_check.hpp"
 #include "heaplab/explore/explore.hpp"
+#include "heaplab/families/interleaving/workloads/programs.hpp"
 #include "heaplab/model/page_model.hpp"
 #include "heaplab/rw/rw_malloc.hpp"
 
-namespace check   = heaplab::check;
-namespace core    = heaplab::core;
-namespace harness = heaplab::harness;
-namespace model   = heaplab::model;
-namespace rw      = heaplab::rw;
-namespace explore = heaplab::explore;
+namespace check     = heaplab::check;
+namespace core      = heaplab::core;
+namespace workloads = heaplab::interleaving_family::workloads;
+namespace model     = heaplab::model;
+namespace rw        = heaplab::rw;
+namespace explore   = heaplab::explore;
 
 namespace {
 
@@ -406,15 +406,16 @@ TEST(RwMallocModel, RunsAreCheckedByRefinementAndFreedWhole) {
 
 TEST(RwMallocExplorer, DefaultBudgetFindsNothingWithWarpsAndWalkers) {
   // The rw workload's RW_malloc seeds only (a third of them), and the weak-memory mode.
-  for (auto kind : {harness::WorkloadKind::rw, harness::WorkloadKind::rw_weak}) {
-    auto const all = harness::workload_factory(kind);
+  for (auto kind : {workloads::WorkloadKind::rw, workloads::WorkloadKind::rw_weak}) {
+    auto const all = workloads::workload_factory(kind);
     std::vector<std::uint64_t> seeds;
     for (std::uint64_t s = 1; seeds.size() < 1000; ++s)
-      if (harness::random_rw_workload(s).algorithm == harness::RwAlgorithm::malloc)
+      if (workloads::random_rw_workload(s).algorithm == workloads::RwAlgorithm::malloc)
         seeds.push_back(s);
     explore::ExploreOptions o;
     o.max_runs = seeds.size();
-    if (harness::is_weak_workload(kind)) o.run.memory_model = explore::MemoryModel::release_acquire;
+    if (workloads::is_weak_workload(kind))
+      o.run.memory_model = explore::MemoryModel::release_acquire;
     auto const factory = [&](std::uint64_t run) { return all(seeds[(run - 1) % seeds.size()]); };
     explore::ExploreReport const r = explore::explore(factory, o);
     EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
@@ -429,23 +430,23 @@ TEST(RwMallocExplorer, DefaultBudgetFindsNothingWithWarpsAndWalkers) {
 TEST(RwMallocExplorer, BoundedExhaustiveSearchFindsNothingOnASmallWorkload) {
   // A warp of 2 lanes (3 and 2 pages) against a walker, on two words whose free pages straddle
   // the boundary: every schedule with <= 2 preemptions.
-  harness::RwWorkload w;
-  w.algorithm        = harness::RwAlgorithm::malloc;
+  workloads::RwWorkload w;
+  w.algorithm        = workloads::RwAlgorithm::malloc;
   w.config.word_bits = 32;
   w.config.num_pages = 40;
   w.config.max_steps = 2;
   for (std::uint32_t p = 0; p < 40; ++p)
     if (p < 29 || p > 34) w.pretaken.push_back(p);
-  harness::RwOp malloc_op;
-  malloc_op.kind  = harness::RwOp::Kind::malloc;
+  workloads::RwOp malloc_op;
+  malloc_op.kind  = workloads::RwOp::Kind::malloc;
   malloc_op.lanes = {3, 2, 0, 0};
-  harness::RwOp get, free_op;
-  free_op.kind = harness::RwOp::Kind::free_own;
+  workloads::RwOp get, free_op;
+  free_op.kind = workloads::RwOp::Kind::free_own;
   w.threads    = {{malloc_op, free_op}, {get, get}};
   explore::ExploreOptions o;
   o.strategy                     = explore::StrategyKind::exhaustive;
   o.max_runs                     = 20000;
-  auto const factory             = [w](std::uint64_t) { return harness::make_rw_program(w); };
+  auto const factory             = [w](std::uint64_t) { return workloads::make_rw_program(w); };
   explore::ExploreReport const r = explore::explore(factory, o);
   EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
   std::printf("%llu schedules%s\n",

@@ -1,5 +1,5 @@
 // The queue baseline (rw/queue_pool.hpp, RW sec. 3.2.1) under the controlled scheduler
-// (harness/queue_workload.hpp; docs/rw.md "Baselines"): the ring-consistency check fed broken
+// (workloads/queue_workload.hpp; docs/rw.md "Baselines"): the ring-consistency check fed broken
 // rings, the workloads' coverage, the default budget and a bounded exhaustive search finding
 // nothing in the real queue. Its planted bugs are core_mutant_rw_queue_slot_relaxed_test
 // (queue-weak) and core_explore_mutant_rw_queue_empty_keeps_decrement_test (queue).
@@ -10,22 +10,22 @@
 #include <set>
 #include <string>
 
-#include "harness/programs.hpp"
 #include "heaplab/explore/explore.hpp"
+#include "heaplab/families/interleaving/workloads/programs.hpp"
 #include "heaplab/rw/queue_pool.hpp"
 
-namespace core    = heaplab::core;
-namespace harness = heaplab::harness;
-namespace rw      = heaplab::rw;
-namespace explore = heaplab::explore;
-namespace qd      = heaplab::rw::queue_detail;
+namespace core      = heaplab::core;
+namespace workloads = heaplab::interleaving_family::workloads;
+namespace rw        = heaplab::rw;
+namespace explore   = heaplab::explore;
+namespace qd        = heaplab::rw::queue_detail;
 
 namespace {
 
 /// The state of a HostQueue (C slots, T pages) after `gets` requests and then freeing `frees` of
 /// the pages they got (in order), on one thread.
 struct Driven {
-  harness::QueueState state;
+  workloads::QueueState state;
   std::set<std::uint32_t> free_pages;
 };
 
@@ -56,26 +56,26 @@ TEST(QueueExplorer, StateCheckPassesRealRingsAndNamesEachBrokenOne) {
   for (std::uint32_t gets : {0u, 1u, 2u, 3u})
     for (std::uint32_t frees : {0u, 1u, 2u}) {
       Driven const d = drive(2, 3, gets, frees);
-      auto const p   = harness::queue_state_problems(d.state, d.free_pages);
+      auto const p   = workloads::queue_state_problems(d.state, d.free_pages);
       EXPECT_TRUE(p.empty()) << gets << " gets, " << frees << " frees: " << p.front();
     }
   Driven const ok   = drive(2, 3, 2, 1);  // head 2, tail 3: one page in slot 2 (lap 0)
   auto const broken = [&](auto change, std::set<std::uint32_t> free_pages) {
-    harness::QueueState s = ok.state;
+    workloads::QueueState s = ok.state;
     change(s);
-    auto const p = harness::queue_state_problems(s, free_pages);
+    auto const p = workloads::queue_state_problems(s, free_pages);
     return p.empty() ? std::string() : p.front();
   };
-  auto const same = [](harness::QueueState&) {};
-  EXPECT_NE(broken([](harness::QueueState& s) { s.count -= 1; }, ok.free_pages).find("count"),
+  auto const same = [](workloads::QueueState&) {};
+  EXPECT_NE(broken([](workloads::QueueState& s) { s.count -= 1; }, ok.free_pages).find("count"),
             std::string::npos);
-  EXPECT_NE(broken([](harness::QueueState& s) { s.tail = s.head + 4; }, ok.free_pages)
+  EXPECT_NE(broken([](workloads::QueueState& s) { s.tail = s.head + 4; }, ok.free_pages)
                 .find("do not leave"),
             std::string::npos);
-  EXPECT_NE(broken([](harness::QueueState& s) { s.slots[2] = qd::empty_slot(1); }, ok.free_pages)
+  EXPECT_NE(broken([](workloads::QueueState& s) { s.slots[2] = qd::empty_slot(1); }, ok.free_pages)
                 .find("should be full"),
             std::string::npos);
-  EXPECT_NE(broken([](harness::QueueState& s) { s.slots[0] = qd::empty_slot(0); }, ok.free_pages)
+  EXPECT_NE(broken([](workloads::QueueState& s) { s.slots[0] = qd::empty_slot(0); }, ok.free_pages)
                 .find("should be empty for lap 1"),
             std::string::npos);
   std::set<std::uint32_t> other = ok.free_pages;
@@ -89,7 +89,7 @@ TEST(QueueExplorer, WorkloadsCoverEveryRingSizeAndEveryOp) {
   std::set<std::uint32_t> capacities;
   std::set<int> kinds;
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
-    harness::QueueWorkload const w = harness::random_queue_workload(seed);
+    workloads::QueueWorkload const w = workloads::random_queue_workload(seed);
     capacities.insert(w.capacity);
     EXPECT_GE(w.num_pages, 1u);
     EXPECT_LE(w.num_pages, w.capacity);
@@ -100,14 +100,15 @@ TEST(QueueExplorer, WorkloadsCoverEveryRingSizeAndEveryOp) {
   }
   EXPECT_EQ(capacities, (std::set<std::uint32_t>{2, 3, 4, 5, 6}));
   EXPECT_EQ(kinds.size(), 4u);
-  EXPECT_TRUE(harness::random_queue_weak_workload(5).observed_pages);
+  EXPECT_TRUE(workloads::random_queue_weak_workload(5).observed_pages);
 }
 
 TEST(QueueExplorer, DefaultBudgetFindsNothingInTheRealQueue) {
-  for (auto kind : {harness::WorkloadKind::queue, harness::WorkloadKind::queue_weak}) {
+  for (auto kind : {workloads::WorkloadKind::queue, workloads::WorkloadKind::queue_weak}) {
     explore::ExploreOptions o;  // mixed random/PCT, seeds 1.., 2000 runs
-    if (harness::is_weak_workload(kind)) o.run.memory_model = explore::MemoryModel::release_acquire;
-    explore::ExploreReport const r = explore::explore(harness::workload_factory(kind), o);
+    if (workloads::is_weak_workload(kind))
+      o.run.memory_model = explore::MemoryModel::release_acquire;
+    explore::ExploreReport const r = explore::explore(workloads::workload_factory(kind), o);
     EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
     EXPECT_EQ(r.runs, o.max_runs);
     std::printf("%s: %llu runs, %llu atomic operations, %.2f s, nothing found\n",
@@ -121,25 +122,25 @@ TEST(QueueExplorer, DefaultBudgetFindsNothingInTheRealQueue) {
 TEST(QueueExplorer, BoundedExhaustiveSearchFindsNothingOnSmallWorkloads) {
   // Two threads on a ring of 2 slots: both ask for the one page (one gets null), or both take
   // and free so that the tickets wrap the ring; every schedule with <= 2 preemptions.
-  using K = harness::RwOp::Kind;
-  harness::QueueWorkload one_page;
-  one_page.num_pages          = 1;
-  one_page.capacity           = 2;
-  one_page.threads            = {{{K::get}, {K::free_own}}, {{K::get}, {K::give}}};
-  harness::QueueWorkload laps = one_page;
-  laps.num_pages              = 2;
+  using K = workloads::RwOp::Kind;
+  workloads::QueueWorkload one_page;
+  one_page.num_pages            = 1;
+  one_page.capacity             = 2;
+  one_page.threads              = {{{K::get}, {K::free_own}}, {{K::get}, {K::give}}};
+  workloads::QueueWorkload laps = one_page;
+  laps.num_pages                = 2;
   laps.threads = {{{K::get}, {K::free_own}, {K::get}}, {{K::get}, {K::take_and_free}}};
-  for (harness::QueueWorkload const& w : {one_page, laps}) {
+  for (workloads::QueueWorkload const& w : {one_page, laps}) {
     for (auto model :
          {explore::MemoryModel::sequential_consistency, explore::MemoryModel::release_acquire}) {
-      harness::QueueWorkload observed = w;
-      observed.observed_pages         = model == explore::MemoryModel::release_acquire;
+      workloads::QueueWorkload observed = w;
+      observed.observed_pages           = model == explore::MemoryModel::release_acquire;
       explore::ExploreOptions o;
       o.strategy         = explore::StrategyKind::exhaustive;
       o.max_runs         = 20000;
       o.run.memory_model = model;
       auto const factory = [observed](std::uint64_t) {
-        return harness::make_queue_program(observed);
+        return workloads::make_queue_program(observed);
       };
       explore::ExploreReport const r = explore::explore(factory, o);
       EXPECT_FALSE(r.failure.has_value()) << r.failure_report;

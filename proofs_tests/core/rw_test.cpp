@@ -7,17 +7,17 @@
 #include <set>
 #include <string>
 
-#include "harness/programs.hpp"
 #include "heaplab/core/expects.hpp"
 #include "heaplab/core/protocol_check.hpp"
+#include "heaplab/families/interleaving/workloads/programs.hpp"
 #include "heaplab/model/page_model.hpp"
 #include "heaplab/rw/page_pool.hpp"
 
-namespace core    = heaplab::core;
-namespace rw      = heaplab::rw;
-namespace model   = heaplab::model;
-namespace explore = heaplab::explore;
-namespace harness = heaplab::harness;
+namespace core      = heaplab::core;
+namespace rw        = heaplab::rw;
+namespace model     = heaplab::model;
+namespace explore   = heaplab::explore;
+namespace workloads = heaplab::interleaving_family::workloads;
 
 namespace {
 
@@ -216,23 +216,24 @@ TEST(PageModel, AcceptsAnyFreePageAndRejectsTheRest) {
 TEST(RwExplorer, WorkloadsCoverBothWalksBothWidthsAndFewFreePages) {
   std::set<std::string> kinds;
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
-    harness::RwWorkload const w      = harness::random_rw_workload(seed);
+    workloads::RwWorkload const w    = workloads::random_rw_workload(seed);
     static char const* const names[] = {"rw", "bm", "malloc"};
     kinds.insert(names[static_cast<int>(w.algorithm)] + std::to_string(w.config.word_bits));
     std::uint32_t const free = w.config.num_pages - static_cast<std::uint32_t>(w.pretaken.size());
     EXPECT_GE(free, 1u);
     // RW_malloc workloads: 1-3 free runs of 1-6 pages.
-    EXPECT_LE(free, w.algorithm == harness::RwAlgorithm::malloc ? 18u : 4u);
+    EXPECT_LE(free, w.algorithm == workloads::RwAlgorithm::malloc ? 18u : 4u);
     EXPECT_LE(w.config.used_words(), 3u);
   }
   EXPECT_EQ(kinds, (std::set<std::string>{"rw32", "rw64", "bm32", "bm64", "malloc32", "malloc64"}));
 }
 
 TEST(RwExplorer, DefaultBudgetFindsNothingInTheRealPool) {
-  for (auto kind : {harness::WorkloadKind::rw, harness::WorkloadKind::rw_weak}) {
+  for (auto kind : {workloads::WorkloadKind::rw, workloads::WorkloadKind::rw_weak}) {
     explore::ExploreOptions o;  // mixed random/PCT, seeds 1.., 2000 runs
-    if (harness::is_weak_workload(kind)) o.run.memory_model = explore::MemoryModel::release_acquire;
-    explore::ExploreReport const r = explore::explore(harness::workload_factory(kind), o);
+    if (workloads::is_weak_workload(kind))
+      o.run.memory_model = explore::MemoryModel::release_acquire;
+    explore::ExploreReport const r = explore::explore(workloads::workload_factory(kind), o);
     EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
     EXPECT_EQ(r.runs, o.max_runs);
     std::printf("%s: %llu runs, %llu atomic operations, %.2f s, nothing found\n",
@@ -246,7 +247,7 @@ TEST(RwExplorer, DefaultBudgetFindsNothingInTheRealPool) {
 TEST(RwExplorer, BoundedExhaustiveSearchFindsNothingOnSmallWorkloads) {
   // Two threads racing for the last pages of a tiny pool, every schedule with <= 2 preemptions.
   for (std::uint64_t seed : {3u, 8u, 11u}) {
-    harness::RwWorkload w = harness::random_rw_workload(seed);
+    workloads::RwWorkload w = workloads::random_rw_workload(seed);
     w.threads.resize(2);
     for (auto& ops : w.threads)
       if (ops.size() > 3) ops.resize(3);
@@ -254,7 +255,7 @@ TEST(RwExplorer, BoundedExhaustiveSearchFindsNothingOnSmallWorkloads) {
     explore::ExploreOptions o;
     o.strategy                     = explore::StrategyKind::exhaustive;
     o.max_runs                     = 20000;
-    auto const factory             = [w](std::uint64_t) { return harness::make_rw_program(w); };
+    auto const factory             = [w](std::uint64_t) { return workloads::make_rw_program(w); };
     explore::ExploreReport const r = explore::explore(factory, o);
     EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
     std::printf("seed %llu: %llu schedules%s\n",

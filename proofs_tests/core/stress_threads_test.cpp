@@ -12,12 +12,12 @@
 #include <thread>
 #include <vector>
 
-#include "harness/bitmap_workload.hpp"
-#include "harness/heap_workload.hpp"
-#include "harness/workload_gen.hpp"
+#include "heaplab/families/interleaving/workloads/bitmap_workload.hpp"
+#include "heaplab/families/interleaving/workloads/heap_workload.hpp"
+#include "heaplab/families/interleaving/workloads/workload_gen.hpp"
 
-namespace harness = heaplab::harness;
-namespace core    = heaplab::core;
+namespace workloads = heaplab::interleaving_family::workloads;
+namespace core      = heaplab::core;
 
 namespace {
 
@@ -35,14 +35,14 @@ std::string joined(std::vector<std::string> const& v) {
 }  // namespace
 
 TEST(FreeRunningStress, RandomHeapWorkloads) {
-  harness::WorkloadLimits lim;
+  workloads::WorkloadLimits lim;
   lim.min_threads       = 2;
   lim.max_threads       = 4;
   lim.max_ops           = 24;
   std::uint64_t const n = workloads_from_env(150);
   for (std::uint64_t seed = 1; seed <= n; ++seed) {
-    auto const w        = harness::random_heap_workload(seed, lim);
-    auto const failures = harness::run_free(w);
+    auto const w        = workloads::random_heap_workload(seed, lim);
+    auto const failures = workloads::run_free(w);
     ASSERT_TRUE(failures.empty()) << "workload seed " << seed << ":\n"
                                   << w << "\n"
                                   << joined(failures);
@@ -52,13 +52,13 @@ TEST(FreeRunningStress, RandomHeapWorkloads) {
 TEST(FreeRunningStress, LongContendedRunOnASmallHeap) {
   // 4 threads x 4000 operations (alloc + free-newest pairs, allocs freed later, hand-overs) on 3
   // blocks of capacity 2 or 4: blocks fill, empty, get invalidated and change type all the time.
-  harness::HeapWorkload w;
-  w.config         = harness::make_config({8, 128, 256}, 3, 1);
+  workloads::HeapWorkload w;
+  w.config         = workloads::make_config({8, 128, 256}, 3, 1);
   w.active_lookups = 2;
   w.seed_salt      = 99;
-  using K          = harness::ThreadOp::Kind;
+  using K          = workloads::ThreadOp::Kind;
   for (std::uint32_t i = 0; i < 4; ++i) {
-    std::vector<harness::ThreadOp> ops;
+    std::vector<workloads::ThreadOp> ops;
     for (std::uint32_t k = 0; k < 800; ++k) {
       std::uint32_t const t = 1 + (i + k) % 2;
       ops.push_back({K::allocate, t});
@@ -69,17 +69,17 @@ TEST(FreeRunningStress, LongContendedRunOnASmallHeap) {
     }
     w.threads.push_back(std::move(ops));
   }
-  harness::assign_mailbox_cells(w);
+  workloads::assign_mailbox_cells(w);
   for (int round = 0; round < 10; ++round) {
-    auto const failures = harness::run_free(w);
+    auto const failures = workloads::run_free(w);
     ASSERT_TRUE(failures.empty()) << joined(failures);
   }
 }
 
 TEST(FreeRunningStress, BitmapTokens) {
   for (std::uint64_t seed = 1; seed <= 100; ++seed) {
-    auto const w = harness::random_bitmap_workload(seed);
-    harness::BitmapRun<core::HostAtomics> run(w);
+    auto const w = workloads::random_bitmap_workload(seed);
+    workloads::BitmapRun<core::HostAtomics> run(w);
     std::vector<std::thread> threads;
     std::vector<std::string> errors(w.threads.size());
     for (std::uint32_t i = 0; i < w.threads.size(); ++i)

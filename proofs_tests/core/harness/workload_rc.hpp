@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "harness/heap_workload.hpp"
-#include "harness/workload_gen.hpp"
+#include "heaplab/families/interleaving/workloads/heap_workload.hpp"
+#include "heaplab/families/interleaving/workloads/workload_gen.hpp"
 
-namespace heaplab::harness {
+namespace heaplab::interleaving_family::workloads {
 
 inline rc::Gen<ThreadOp> gen_thread_op(std::uint32_t num_types) {
   return rc::gen::oneOf(rc::gen::map(rc::gen::inRange<std::uint32_t>(0, num_types),
@@ -62,4 +62,4 @@ inline rc::Gen<HeapWorkload> gen_heap_workload(std::uint32_t min_blocks = 1,
   });
 }
 
-}  // namespace heaplab::harness
+}  // namespace heaplab::interleaving_family::workloads

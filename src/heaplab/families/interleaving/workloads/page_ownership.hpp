@@ -22,7 +22,7 @@
 #include "heaplab/explore/controlled_run.hpp"
 #include "heaplab/model/page_model.hpp"
 
-namespace heaplab::harness {
+namespace heaplab::interleaving_family::workloads {
 
 /// A page a logical thread holds, with the value its payload word should have.
 struct HeldPages {
@@ -211,4 +211,4 @@ explore::Program program_of(std::shared_ptr<Run> run, std::size_t num_threads) {
   return p;
 }
 
-}  // namespace heaplab::harness
+}  // namespace heaplab::interleaving_family::workloads

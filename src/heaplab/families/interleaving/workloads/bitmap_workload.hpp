@@ -18,14 +18,14 @@
 #include <string>
 #include <vector>
 
-#include "harness/lemma5.hpp"
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/detail/seed.hpp"
 #include "heaplab/core/hierarchical_bitmap.hpp"
 #include "heaplab/explore/controlled_run.hpp"
 #include "heaplab/explore/strategy.hpp"
+#include "heaplab/families/interleaving/workloads/lemma5.hpp"
 
-namespace heaplab::harness {
+namespace heaplab::interleaving_family::workloads {
 
 struct BitmapOp {
   bool take         = true;  // take: clear_any; put: set one held token (arg: index mod held)
@@ -186,4 +186,4 @@ inline explore::Program make_bitmap_program(BitmapWorkload const& workload) {
   return p;
 }
 
-}  // namespace heaplab::harness
+}  // namespace heaplab::interleaving_family::workloads

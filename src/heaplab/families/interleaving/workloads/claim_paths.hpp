@@ -32,7 +32,7 @@
 #include "heaplab/core/hierarchical_bitmap.hpp"
 #include "heaplab/explore/trace.hpp"
 
-namespace heaplab::harness {
+namespace heaplab::interleaving_family::workloads {
 
 /// Claim-ticket paths taken, summed over runs.
 struct ClaimPathCounts {
@@ -176,4 +176,4 @@ inline ClaimPathCounts classify_claim_paths(std::vector<explore::Event> const& e
   return c;
 }
 
-}  // namespace heaplab::harness
+}  // namespace heaplab::interleaving_family::workloads

@@ -26,16 +26,16 @@
 #include <string>
 #include <vector>
 
-#include "harness/page_ownership.hpp"
-#include "harness/rw_workload.hpp"
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/cookie.hpp"
 #include "heaplab/explore/controlled_run.hpp"
 #include "heaplab/explore/strategy.hpp"
+#include "heaplab/families/interleaving/workloads/page_ownership.hpp"
+#include "heaplab/families/interleaving/workloads/rw_workload.hpp"
 #include "heaplab/model/page_model.hpp"
 #include "heaplab/rw/queue_pool.hpp"
 
-namespace heaplab::harness {
+namespace heaplab::interleaving_family::workloads {
 
 struct QueueWorkload {
   std::uint32_t num_pages = 1;  // T, all in the ring at the start (pages 0 .. T - 1)
@@ -233,4 +233,4 @@ inline explore::Program make_queue_program(QueueWorkload const& workload) {
                     workload.threads.size());
 }
 
-}  // namespace heaplab::harness
+}  // namespace heaplab::interleaving_family::workloads

@@ -36,19 +36,19 @@
 #include <string>
 #include <vector>
 
-#include "harness/page_ownership.hpp"
 #include "heaplab/check/rw_invariants.hpp"
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/bitops.hpp"
 #include "heaplab/core/cookie.hpp"
 #include "heaplab/explore/controlled_run.hpp"
 #include "heaplab/explore/strategy.hpp"
+#include "heaplab/families/interleaving/workloads/page_ownership.hpp"
 #include "heaplab/model/page_model.hpp"
 #include "heaplab/rw/corw.hpp"
 #include "heaplab/rw/page_pool.hpp"
 #include "heaplab/rw/rw_malloc.hpp"
 
-namespace heaplab::harness {
+namespace heaplab::interleaving_family::workloads {
 
 enum class RwAlgorithm : std::uint8_t { rw, bm, malloc, corw };
 
@@ -431,4 +431,4 @@ inline explore::Program make_rw_program(RwWorkload const& workload) {
                                          : make_rw_program_words<std::uint64_t>(workload);
 }
 
-}  // namespace heaplab::harness
+}  // namespace heaplab::interleaving_family::workloads

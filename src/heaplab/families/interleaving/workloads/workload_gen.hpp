@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "harness/heap_workload.hpp"
 #include "heaplab/explore/strategy.hpp"
+#include "heaplab/families/interleaving/workloads/heap_workload.hpp"
 
-namespace heaplab::harness {
+namespace heaplab::interleaving_family::workloads {
 
 /// Sizes of the types after T0 (8 B, capacity 64): capacities 32, 16, 8, 7, 5, 4, 2, 2.
 inline std::vector<std::uint32_t> const& larger_type_sizes() {
@@ -190,4 +190,4 @@ inline std::vector<std::pair<std::string, HeapWorkload>> two_by_two_workloads() 
   };
 }
 
-}  // namespace heaplab::harness
+}  // namespace heaplab::interleaving_family::workloads

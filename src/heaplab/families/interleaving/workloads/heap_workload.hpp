@@ -33,8 +33,9 @@
 // multi-slot reservation bookkeeping and the leader's out-of-memory retries are explored on the
 // CPU too.
 //
-// The harness is header-only on purpose: it contains the protocol code, and mutant test targets
-// compile it with their HEAPLAB_MUTANT_* definition.
+// The workloads are header-only on purpose: they contain the protocol code, and mutant targets
+// (the per-mutant explorer tests, heaplab_family_interleaving_mutant) compile them with their
+// HEAPLAB_MUTANT_* definition.
 #pragma once
 
 #include <atomic>
@@ -48,8 +49,6 @@
 #include <thread>
 #include <vector>
 
-#include "harness/claim_paths.hpp"
-#include "harness/lemma5.hpp"
 #include "heaplab/check/from_core.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/core/atomics.hpp"
@@ -61,8 +60,10 @@
 #include "heaplab/core/host_heap.hpp"
 #include "heaplab/explore/controlled_run.hpp"
 #include "heaplab/explore/strategy.hpp"
+#include "heaplab/families/interleaving/workloads/claim_paths.hpp"
+#include "heaplab/families/interleaving/workloads/lemma5.hpp"
 
-namespace heaplab::harness {
+namespace heaplab::interleaving_family::workloads {
 
 struct ThreadOp {
   enum class Kind : std::uint8_t {
@@ -607,4 +608,4 @@ inline std::vector<std::string> run_free(HeapWorkload const& workload) {
   return run.final_check(nullptr);
 }
 
-}  // namespace heaplab::harness
+}  // namespace heaplab::interleaving_family::workloads

@@ -24,7 +24,7 @@
 #include "heaplab/core/hierarchical_bitmap.hpp"
 #include "heaplab/explore/trace.hpp"
 
-namespace heaplab::harness {
+namespace heaplab::interleaving_family::workloads {
 
 /// One hierarchical bitmap to check: where its words are, their layout, their values before the
 /// run.
@@ -126,4 +126,4 @@ inline std::vector<std::string> check_lemma5(std::vector<explore::Event> const& 
   return out;
 }
 
-}  // namespace heaplab::harness
+}  // namespace heaplab::interleaving_family::workloads

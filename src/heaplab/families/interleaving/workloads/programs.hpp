@@ -9,14 +9,14 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/bitmap_workload.hpp"
-#include "harness/heap_workload.hpp"
-#include "harness/queue_workload.hpp"
-#include "harness/rw_workload.hpp"
-#include "harness/workload_gen.hpp"
 #include "heaplab/explore/explore.hpp"
+#include "heaplab/families/interleaving/workloads/bitmap_workload.hpp"
+#include "heaplab/families/interleaving/workloads/heap_workload.hpp"
+#include "heaplab/families/interleaving/workloads/queue_workload.hpp"
+#include "heaplab/families/interleaving/workloads/rw_workload.hpp"
+#include "heaplab/families/interleaving/workloads/workload_gen.hpp"
 
-namespace heaplab::harness {
+namespace heaplab::interleaving_family::workloads {
 
 /// heap: random_heap_workload(seed); heap_k: the same with k-slot requests of 1..8 objects
 /// (k_slot_limits()); bitmap: random_bitmap_workload(seed); turnover: the one fixed
@@ -132,4 +132,4 @@ inline std::string describe_workload(WorkloadKind kind, std::uint64_t workload_s
   return os.str();
 }
 
-}  // namespace heaplab::harness
+}  // namespace heaplab::interleaving_family::workloads
