@@ -1,5 +1,5 @@
 // Program factories for the explorer: a workload kind plus seeds -> a fresh explore::Program per
-// run. Shared by the explorer CLI (core_explore), the property tests and the mutant tests.
+// run. Shared by the explorer CLI (heaplab_explore), the property tests and the mutant tests.
 #pragma once
 
 #include <cstdint>

@@ -1,12 +1,13 @@
-// core_explore: the explorer's command line (docs/explorer.md).
+// heaplab_explore: the explorer's command line (docs/explorer.md).
 //
-//   core_explore --workload heap --runs 20000                 search (mixed random/PCT)
-//   core_explore --workload heap --seed 1234 --replay         replay one seed, print its trace
-//   core_explore --workload heap --workload-seed 7 --strategy exhaustive --bound 2
-//   core_explore --workload heap-weak --memory-model release_acquire   weak-memory mode
-//   core_explore --workload rw --runs 20000                   random-walk page pool (issue 11)
-//   core_explore --workload queue --runs 20000                its queue baseline (queue-weak: weak)
-//   core_explore --workload burst --runs 20000                claim-ticket bursts (issue 13)
+//   heaplab_explore --workload heap --runs 20000                 search (mixed random/PCT)
+//   heaplab_explore --workload heap --seed 1234 --replay         replay one seed, print its trace
+//   heaplab_explore --workload heap --workload-seed 7 --strategy exhaustive --bound 2
+//   heaplab_explore --workload heap-weak --memory-model release_acquire   weak-memory mode
+//   heaplab_explore --workload rw --runs 20000                   random-walk page pool (issue 11)
+//   heaplab_explore --workload queue --runs 20000                its queue baseline (queue-weak:
+//   weak) heaplab_explore --workload burst --runs 20000                claim-ticket bursts (issue
+//   13)
 //
 // Built from the real protocol; configure with -DHEAPLAB_MUTANT=<name> to explore a planted bug
 // (docs/mutants.md).
@@ -166,7 +167,7 @@ int main(int argc, char** argv) {
                     : "");
     return 0;
   } catch (std::exception const& e) {
-    std::fprintf(stderr, "core_explore: error: %s\n", e.what());
+    std::fprintf(stderr, "heaplab_explore: error: %s\n", e.what());
     return 2;
   }
 }
