@@ -2,7 +2,7 @@
 // run took, read off its trace, and the bounded-waiting check (a waiter polls its run's entry at
 // most claim_wait_rounds times). Used by the heap workloads (heap_workload.hpp); the burst
 // workloads (workload_gen.hpp random_burst_workload) are built to reach every path, and
-// core_explorer_test asserts that they do (a counter that stays 0 fails the test).
+// explorer_test asserts that they do (a counter that stays 0 fails the test).
 //
 // The trace is read per thread, following the code: a fetch_add on claim_tickets[t] is a
 // take_claim_tickets (its old value and operand give the tickets, so whether the thread opens a

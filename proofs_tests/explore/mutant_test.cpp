@@ -12,7 +12,7 @@
 //   "queue"     the queue baseline on a tiny ring (issue 11), default exploration
 //   "queue-weak" queue with observed page words, as heap-weak
 //   "burst"     cold-start k-slot bursts for claim tickets, default exploration
-// (proofs_tests/core/CMakeLists.txt); a target may also define HEAPLAB_MUTANT_OUTCOME, the
+// (proofs_tests/explore/CMakeLists.txt); a target may also define HEAPLAB_MUTANT_OUTCOME, the
 // outcome the failure must have ("step_budget_exceeded", ...). The same budgets find nothing in the
 // real protocol (explorer_test.cpp, DefaultBudgetFindsNothingInTheRealProtocol and
 // WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol).
@@ -25,7 +25,7 @@
 #include "heaplab/families/interleaving/workloads/programs.hpp"
 
 #if !defined(HEAPLAB_MUTANT_NAME) || !defined(HEAPLAB_MUTANT_WORKLOAD)
-#error "mutant_test.cpp is built per mutant by proofs_tests/core/CMakeLists.txt"
+#error "mutant_test.cpp is built per mutant by proofs_tests/explore/CMakeLists.txt"
 #endif
 
 namespace explore   = heaplab::explore;

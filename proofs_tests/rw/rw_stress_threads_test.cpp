@@ -21,7 +21,7 @@
 //     mutex is taken only when a check already failed.
 // A free weakened to relaxed (mutant rw_free_relaxed) therefore leaves the next owner's plain
 // payload reads unordered after the previous owner's writes: ThreadSanitizer reports a data race
-// on a payload word (core_tsan_mutant_rw_free_relaxed, tsan preset).
+// on a payload word (rw_tsan_mutant_rw_free_relaxed, tsan preset).
 //
 // Checks: every request's step count X_i is in 1..max_steps and a null took exactly max_steps
 // (0 steps and no page for a lane that did not ask); a page is never handed to a thread while

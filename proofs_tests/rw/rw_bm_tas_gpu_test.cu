@@ -2,7 +2,7 @@
 // sec. 4.1.1 Eq. 4-5, Theorems 1-2; RW sec. 4.2 for CoRW), on rw::DevicePool: T = 2^20 pages
 // preset on the device with A/T in {50, 10, 1, 0.7, 0.5} % free (and N = A at 0.5 %), one wave of
 // N = 5000 threads asking for one page each, 8 runs per cell (16 for RW, whose TAS at N = A varies
-// most). The table and its checks are rw_tas_support.hpp's run_tas_table, which core_rw_test
+// most). The table and its checks are rw_tas_support.hpp's run_tas_table, which rw_test
 // (RwTasSim.*) also runs on the host simulation of the same wave; docs/rw.md "TAS and WAS" states
 // the tolerances:
 //  - every thread gets a distinct page below T;

@@ -1,4 +1,4 @@
-// Shared by gpu_rw_bm_tas_test (GPU) and core_rw_test's RwTasSim.* (CPU): the step statistics of
+// Shared by gpu_rw_bm_tas_test (GPU) and rw_test's RwTasSim.* (CPU): the step statistics of
 // one allocation wave (TAS, WAS: RW sec. 3.2.1), and a host simulation of the GPU's wave that runs
 // the same walk code (PagePoolRef, the CoRW phase functions) on a HostPool preset exactly like
 // rw::DevicePool::preset_free (the free pages PagePermutation(T, seed)(0 .. A - 1)) with the same

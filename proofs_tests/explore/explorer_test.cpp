@@ -10,8 +10,8 @@
 
 #include "heaplab/families/interleaving/workloads/claim_paths.hpp"
 
-#include "harness/workload_rc.hpp"
 #include "heaplab/families/interleaving/workloads/programs.hpp"
+#include "workload_rc.hpp"
 
 namespace explore   = heaplab::explore;
 namespace workloads = heaplab::interleaving_family::workloads;
