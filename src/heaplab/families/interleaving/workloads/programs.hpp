@@ -15,54 +15,9 @@
 #include "heaplab/families/interleaving/workloads/queue_workload.hpp"
 #include "heaplab/families/interleaving/workloads/rw_workload.hpp"
 #include "heaplab/families/interleaving/workloads/workload_gen.hpp"
+#include "heaplab/families/interleaving/workloads/workload_kind.hpp"
 
 namespace heaplab::interleaving_family::workloads {
-
-/// heap: random_heap_workload(seed); heap_k: the same with k-slot requests of 1..8 objects
-/// (k_slot_limits()); bitmap: random_bitmap_workload(seed); turnover: the one fixed
-/// turnover_workload() (for the exhaustive search); heap-weak: random_heap_workload(seed) with
-/// observed object words (HeapWorkload::observed_objects), the workload of the weak-memory mode
-/// (explore::MemoryModel::release_acquire; docs/explorer.md "Weak memory").
-/// rw: random_rw_workload(seed), the random-walk page pool (RW, RW-BM 32/64; rw_workload.hpp);
-/// rw-weak: the same with observed page words (weak-memory mode).
-/// queue: random_queue_workload(seed), the queue baseline on a tiny ring (queue_workload.hpp);
-/// queue-weak: the same with observed page words (weak-memory mode).
-/// burst: random_burst_workload(seed), cold-start k-slot bursts on a heap of 2-8 blocks that
-/// reach every claim-ticket path (opener, waiter served, waiter timed out, run-table reuse).
-enum class WorkloadKind : std::uint8_t {
-  heap,
-  heap_k,
-  bitmap,
-  turnover,
-  heap_weak,
-  rw,
-  rw_weak,
-  queue,
-  queue_weak,
-  burst
-};
-
-/// The workloads whose default memory model is the weak-memory mode (release_acquire).
-inline bool is_weak_workload(WorkloadKind k) {
-  return k == WorkloadKind::heap_weak || k == WorkloadKind::rw_weak ||
-         k == WorkloadKind::queue_weak;
-}
-
-inline WorkloadKind workload_kind_from_string(std::string const& s) {
-  if (s == "heap") return WorkloadKind::heap;
-  if (s == "heap_k") return WorkloadKind::heap_k;
-  if (s == "bitmap") return WorkloadKind::bitmap;
-  if (s == "turnover") return WorkloadKind::turnover;
-  if (s == "heap-weak") return WorkloadKind::heap_weak;
-  if (s == "rw") return WorkloadKind::rw;
-  if (s == "rw-weak") return WorkloadKind::rw_weak;
-  if (s == "queue") return WorkloadKind::queue;
-  if (s == "queue-weak") return WorkloadKind::queue_weak;
-  if (s == "burst") return WorkloadKind::burst;
-  throw std::invalid_argument("unknown workload '" + s +
-                              "' (expected heap, heap_k, bitmap, turnover, heap-weak, rw, "
-                              "rw-weak, queue, queue-weak or burst)");
-}
 
 /// The heap-weak workload of a seed.
 inline HeapWorkload random_heap_weak_workload(std::uint64_t seed) {
