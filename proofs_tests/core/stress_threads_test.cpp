@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +28,27 @@ std::uint64_t workloads_from_env(std::uint64_t fallback) {
   return v != nullptr ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
+/// Runs `workload` on free-running std::threads (HostAtomics) and returns the violations found.
+std::vector<std::string> run_free(workloads::HeapWorkload const& workload) {
+  workloads::HeapRun<core::HostAtomics> run(workload);
+  std::mutex m;
+  std::vector<std::string> failures;
+  std::vector<std::thread> threads;
+  for (std::uint32_t i = 0; i < workload.threads.size(); ++i)
+    threads.emplace_back([&, i] {
+      try {
+        run.thread_body(i);
+      } catch (std::exception const& e) {
+        std::lock_guard<std::mutex> lock(m);
+        failures.push_back("T" + std::to_string(i) + " failed: " + e.what());
+        run.abandon();
+      }
+    });
+  for (auto& t : threads) t.join();
+  if (!failures.empty()) return failures;  // a failed thread left the heap mid-operation
+  return run.final_check(nullptr);
+}
+
 std::string joined(std::vector<std::string> const& v) {
   std::string s;
   for (auto const& x : v) s += x + "\n";
@@ -42,7 +65,7 @@ TEST(FreeRunningStress, RandomHeapWorkloads) {
   std::uint64_t const n = workloads_from_env(150);
   for (std::uint64_t seed = 1; seed <= n; ++seed) {
     auto const w        = workloads::random_heap_workload(seed, lim);
-    auto const failures = workloads::run_free(w);
+    auto const failures = run_free(w);
     ASSERT_TRUE(failures.empty()) << "workload seed " << seed << ":\n"
                                   << w << "\n"
                                   << joined(failures);
@@ -71,7 +94,7 @@ TEST(FreeRunningStress, LongContendedRunOnASmallHeap) {
   }
   workloads::assign_mailbox_cells(w);
   for (int round = 0; round < 10; ++round) {
-    auto const failures = workloads::run_free(w);
+    auto const failures = run_free(w);
     ASSERT_TRUE(failures.empty()) << joined(failures);
   }
 }

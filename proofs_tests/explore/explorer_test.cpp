@@ -9,7 +9,6 @@
 #include <string>
 
 #include "heaplab/families/interleaving/workloads/claim_paths.hpp"
-
 #include "heaplab/families/interleaving/workloads/programs.hpp"
 #include "workload_rc.hpp"
 

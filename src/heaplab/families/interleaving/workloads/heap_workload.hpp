@@ -46,7 +46,6 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "heaplab/check/from_core.hpp"
@@ -585,27 +584,6 @@ inline explore::Program make_heap_program(HeapWorkload const& workload,
   p.check = [run](std::vector<explore::Event> const& events) { return run->final_check(&events); };
   p.describe_address = [run](void const* a) { return run->describe(a); };
   return p;
-}
-
-/// Runs `workload` on free-running std::threads (HostAtomics) and returns the violations found.
-inline std::vector<std::string> run_free(HeapWorkload const& workload) {
-  HeapRun<core::HostAtomics> run(workload);
-  std::mutex m;
-  std::vector<std::string> failures;
-  std::vector<std::thread> threads;
-  for (std::uint32_t i = 0; i < workload.threads.size(); ++i)
-    threads.emplace_back([&, i] {
-      try {
-        run.thread_body(i);
-      } catch (std::exception const& e) {
-        std::lock_guard<std::mutex> lock(m);
-        failures.push_back("T" + std::to_string(i) + " failed: " + e.what());
-        run.abandon();
-      }
-    });
-  for (auto& t : threads) t.join();
-  if (!failures.empty()) return failures;  // a failed thread left the heap mid-operation
-  return run.final_check(nullptr);
 }
 
 }  // namespace heaplab::interleaving_family::workloads

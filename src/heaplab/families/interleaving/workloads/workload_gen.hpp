@@ -167,27 +167,4 @@ inline HeapWorkload turnover_workload() {
   return w;
 }
 
-/// The cases of the exhaustive test (issue 4: "2 threads x 2 operations on one block"), on one
-/// block of a type with capacity 2 (T1, 256 B) next to T0 (capacity 64), n = 1, 1 lookup.
-inline std::vector<std::pair<std::string, HeapWorkload>> two_by_two_workloads() {
-  using K   = ThreadOp::Kind;
-  auto make = [](std::vector<std::vector<ThreadOp>> threads) {
-    HeapWorkload w;
-    w.config         = make_config({8, 256}, 1, 1);
-    w.active_lookups = 1;
-    w.seed_salt      = 3;
-    w.barrier        = false;
-    w.threads        = std::move(threads);
-    assign_mailbox_cells(w);
-    return w;
-  };
-  ThreadOp const alloc1{K::allocate, 1}, alloc0{K::allocate, 0}, free0{K::free_own, 0};
-  return {
-      {"alloc+free | alloc+free", make({{alloc1, free0}, {alloc1, free0}})},
-      {"alloc+alloc | alloc+free", make({{alloc1, alloc1}, {alloc1, free0}})},
-      {"alloc+free | alloc(other type)+free", make({{alloc1, free0}, {alloc0, free0}})},
-      {"alloc+give | take+alloc", make({{alloc1, {K::give, 0}}, {{K::take_and_free, 0}, alloc1}})},
-  };
-}
-
 }  // namespace heaplab::interleaving_family::workloads
