@@ -148,7 +148,8 @@ TEST(FailureFile, WrongTypesMissingFieldsAndBadValuesAreNamed) {
        "version: unsupported version 3; this heaplab reads versions 1 and 2"},
       {"\"family\": \"heap\"",
        "\"family\": \"hepa\"",
-       "family: unknown allocator family 'hepa'; this heaplab has the families heap, rw"},
+       "family: unknown allocator family 'hepa'; this heaplab has the families heap, interleaving, "
+       "rw"},
       {"\"family\": \"heap\"",
        "\"family\": \"rw\"",
        "schedule.format: the family 'rw' has schedules of format 'heaplab-rw-schedule', not "

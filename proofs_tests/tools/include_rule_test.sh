@@ -30,7 +30,7 @@ cases=(
   "models/heaplab/model/heap_model.cpp|heaplab/compact/options.hpp|models includes heaplab/compact"
   "src/heaplab/runner/stress.cpp|heaplab/soa/heap.cuh|runner includes heaplab/soa"
   "src/heaplab/compact/detail/kernels.cuh|heaplab/runner/runner.hpp|compact includes heaplab/runner"
-  "src/heaplab/schedule/json.cpp|heaplab/sched/explore.hpp|schedule includes heaplab/sched"
+  "src/heaplab/schedule/json.cpp|heaplab/explore/explore.hpp|schedule includes heaplab/explore"
 )
 for c in "${cases[@]}"; do
   IFS='|' read -r file include pattern <<< "$c"

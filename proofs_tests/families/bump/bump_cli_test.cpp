@@ -4,7 +4,7 @@
 // a failure file of family "bump", replays it (STILL FAILS; the reference passes), minimizes it
 // to a smaller failure file that still fails, shows it, and refuses a malformed bump schedule
 // with FILE:LINE:COLUMN and the field path. The tool is found relative to this test binary
-// (HEAPLAB_TOOL_RELATIVE), as proofs_tests/workflow/cli_test_support.hpp does.
+// (HEAPLAB_TOOL_RELATIVE), as proofs_tests/tools/support/cli_support.hpp does.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 

@@ -6,7 +6,7 @@
 //   HostAtomics      free-running CPU threads (ThreadSanitizer runs this policy): the same
 //                    cuda::atomic_ref where libcu++ is available (HEAPLAB_HAVE_CCCL), otherwise the
 //                    GCC __atomic builtins with the same orders. Backoff yields the CPU.
-//   ObservedAtomics  CPU threads under the controlled scheduler (sched/): like HostAtomics, but
+//   ObservedAtomics  CPU threads under the controlled scheduler (explore/): like HostAtomics, but
 //                    every operation calls the thread's AtomicObserver before (a yield point) and
 //                    after (with the old and new value, for the trace); in the explorer's
 //                    weak-memory mode the observer also chooses the value a load returns.
@@ -19,7 +19,7 @@
 //
 // The protocol code (hierarchical_bitmap.hpp, block_headers.hpp, heap_ref.hpp) is templated on
 // the policy, so the very same source runs in kernels, on std::threads and under the explorer.
-// core includes nothing of ours besides core; sched/ implements AtomicObserver.
+// core includes nothing of ours besides core; explore/ implements AtomicObserver.
 #pragma once
 
 #include <cstdint>
@@ -247,7 +247,7 @@ struct AtomicAccess {
   std::uint64_t expected;
 };
 
-/// Implemented by the controlled scheduler (sched/). Installed per thread; the core calls it
+/// Implemented by the controlled scheduler (explore/). Installed per thread; the core calls it
 /// from ObservedAtomics only. before_atomic may block (it is where the scheduler switches
 /// threads) and may throw to abort a run; after_atomic runs right after the operation, before
 /// the thread can be preempted again, so (old, new) is exactly what the operation did.

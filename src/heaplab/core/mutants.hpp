@@ -1,7 +1,7 @@
 // Planted bugs (docs/mutants.md): one `constexpr bool` per named bug, true only in a build that
 // plants it. A build plants at most one: CMake's -DHEAPLAB_MUTANT=<name> defines
 // HEAPLAB_MUTANT_NAME="<name>" for every heaplab target (cmake/HeaplabTargets.cmake), and a
-// per-mutant test target defines it for itself (proofs_tests/core/CMakeLists.txt).
+// per-mutant test target defines it for itself (proofs_tests/explore/CMakeLists.txt).
 //
 // The algorithms select a bug with `if constexpr (mutant::<name>)` or a constexpr choice of
 // memory order, so both the bug and the real code compile in every build, and the real path

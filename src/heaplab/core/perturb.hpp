@@ -1,5 +1,5 @@
 // Warp-order perturbation (beyond the papers; test-only): seeded delays that make rare
-// inter-warp orders common on a GPU. The controlled scheduler (sched/) yields at every atomic on
+// inter-warp orders common on a GPU. The controlled scheduler (explore/) yields at every atomic on
 // the CPU; a GPU has no such hook, and its warps of one kernel tend to progress in step, so an
 // order that needs warp 1 to finish a phase before warp 0 starts it (a missing grid-wide barrier
 // between two phases, e.g. a fused kernel) almost never happens by itself. With a non-zero seed,

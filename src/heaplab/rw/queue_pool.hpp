@@ -4,7 +4,7 @@
 // taken from any allocator's code. Called "queue" everywhere (CLI: --allocator queue).
 // Header-only, __host__ __device__ over an atomics policy A of core/atomics.hpp, so the same code
 // runs in kernels (DeviceAtomics), on std::threads (HostAtomics) and under the explorer (workloads
-// queue and queue-weak, proofs_tests/core/harness/queue_workload.hpp).
+// queue and queue-weak, src/heaplab/families/interleaving/workloads/queue_workload.hpp).
 //
 // State: a ring of C >= T slots of free page ids, and three 64-bit counters:
 //   head   tickets handed to GETPAGE (fetch_add: the request's place in the queue)

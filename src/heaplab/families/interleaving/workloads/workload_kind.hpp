@@ -1,0 +1,108 @@
+// The explorer's workload kinds and their names (programs.hpp builds their programs). Light on
+// purpose: the interleaving family's schedules name a kind without compiling the workloads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace heaplab::interleaving_family::workloads {
+
+/// heap: random_heap_workload(seed); heap_k: the same with k-slot requests of 1..8 objects
+/// (k_slot_limits()); bitmap: random_bitmap_workload(seed); turnover: the one fixed
+/// turnover_workload() (for the exhaustive search); heap-weak: random_heap_workload(seed) with
+/// observed object words (HeapWorkload::observed_objects), the workload of the weak-memory mode
+/// (explore::MemoryModel::release_acquire; docs/explorer.md "Weak memory").
+/// rw: random_rw_workload(seed), the random-walk page pool (RW, RW-BM 32/64; rw_workload.hpp);
+/// rw-weak: the same with observed page words (weak-memory mode).
+/// queue: random_queue_workload(seed), the queue baseline on a tiny ring (queue_workload.hpp);
+/// queue-weak: the same with observed page words (weak-memory mode).
+/// burst: random_burst_workload(seed), cold-start k-slot bursts on a heap of 2-8 blocks that
+/// reach every claim-ticket path (opener, waiter served, waiter timed out, run-table reuse).
+enum class WorkloadKind : std::uint8_t {
+  heap,
+  heap_k,
+  bitmap,
+  turnover,
+  heap_weak,
+  rw,
+  rw_weak,
+  queue,
+  queue_weak,
+  burst
+};
+
+/// Every kind, in declaration order.
+inline std::vector<WorkloadKind> const& all_workload_kinds() {
+  static std::vector<WorkloadKind> const kinds{WorkloadKind::heap,
+                                               WorkloadKind::heap_k,
+                                               WorkloadKind::bitmap,
+                                               WorkloadKind::turnover,
+                                               WorkloadKind::heap_weak,
+                                               WorkloadKind::rw,
+                                               WorkloadKind::rw_weak,
+                                               WorkloadKind::queue,
+                                               WorkloadKind::queue_weak,
+                                               WorkloadKind::burst};
+  return kinds;
+}
+
+/// "heap", "heap_k", "bitmap", "turnover", "heap-weak", "rw", "rw-weak", "queue", "queue-weak",
+/// "burst" (the names of heaplab_explore --workload).
+inline char const* to_string(WorkloadKind k) {
+  switch (k) {
+    case WorkloadKind::heap:
+      return "heap";
+    case WorkloadKind::heap_k:
+      return "heap_k";
+    case WorkloadKind::bitmap:
+      return "bitmap";
+    case WorkloadKind::turnover:
+      return "turnover";
+    case WorkloadKind::heap_weak:
+      return "heap-weak";
+    case WorkloadKind::rw:
+      return "rw";
+    case WorkloadKind::rw_weak:
+      return "rw-weak";
+    case WorkloadKind::queue:
+      return "queue";
+    case WorkloadKind::queue_weak:
+      return "queue-weak";
+    case WorkloadKind::burst:
+      return "burst";
+  }
+  return "?";
+}
+
+/// Every kind's name, in declaration order.
+inline std::vector<std::string> workload_kind_names() {
+  std::vector<std::string> out;
+  for (WorkloadKind k : all_workload_kinds()) out.push_back(to_string(k));
+  return out;
+}
+
+/// The kind of a name, or nullopt.
+inline std::optional<WorkloadKind> parse_workload_kind(std::string const& s) {
+  for (WorkloadKind k : all_workload_kinds())
+    if (s == to_string(k)) return k;
+  return std::nullopt;
+}
+
+/// The kind of a name; throws std::invalid_argument for an unknown one.
+inline WorkloadKind workload_kind_from_string(std::string const& s) {
+  if (auto const k = parse_workload_kind(s)) return *k;
+  throw std::invalid_argument("unknown workload '" + s +
+                              "' (expected heap, heap_k, bitmap, turnover, heap-weak, rw, "
+                              "rw-weak, queue, queue-weak or burst)");
+}
+
+/// The workloads whose default memory model is the weak-memory mode (release_acquire).
+inline bool is_weak_workload(WorkloadKind k) {
+  return k == WorkloadKind::heap_weak || k == WorkloadKind::rw_weak ||
+         k == WorkloadKind::queue_weak;
+}
+
+}  // namespace heaplab::interleaving_family::workloads
