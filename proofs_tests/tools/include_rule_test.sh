@@ -29,6 +29,10 @@ cases=(
   "src/heaplab/check/invariants.cpp|heaplab/soa/heap.cuh|check includes heaplab/soa"
   "models/heaplab/model/heap_model.cpp|heaplab/compact/options.hpp|models includes heaplab/compact"
   "src/heaplab/runner/stress.cpp|heaplab/soa/heap.cuh|runner includes heaplab/soa"
+  "src/heaplab/runner/minimize.cpp|heaplab/families/heap/family.hpp|runner includes heaplab/families"
+  "src/heaplab/runner/registry.cpp|heaplab/model/heap_model.hpp|runner includes heaplab/model"
+  "models/heaplab/model/rw_model.cpp|heaplab/families/rw/rw_runner.hpp|models includes heaplab/families"
+  "src/heaplab/rw/page_pool.hpp|heaplab/runner/family.hpp|rw includes heaplab/runner"
   "src/heaplab/compact/detail/kernels.cuh|heaplab/runner/runner.hpp|compact includes heaplab/runner"
   "src/heaplab/schedule/json.cpp|heaplab/explore/explore.hpp|schedule includes heaplab/explore"
 )
@@ -40,9 +44,12 @@ for c in "${cases[@]}"; do
   expect 1 "^$file:3: $pattern" "$tmp/out" "planted: $file includes $include" $?
 done
 
-# Allowed includes pass, including the GPU runner's soa and compact.
+# Allowed includes pass: a family includes anything below it (the heap family's GPU runner: soa and
+# compact; any family: the runner layer and the models).
 rm -rf "$tmp/t"; mkdir -p "$tmp/t/src/heaplab"
-plant src/heaplab/runner/gpu/x.cu heaplab/compact/compactor.cuh
+plant src/heaplab/families/heap/gpu/x.cu heaplab/compact/compactor.cuh
+plant src/heaplab/families/rw/w.cpp heaplab/model/rw_model.hpp
+plant src/heaplab/families/bump/v.cpp heaplab/runner/family.hpp
 plant src/heaplab/soa/y.cuh heaplab/check/snapshot.hpp
 plant models/heaplab/model/z.cpp heaplab/schedule/plan.hpp
 "$check" "$tmp/t" > "$tmp/out" 2>&1
