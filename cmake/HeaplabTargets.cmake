@@ -1,13 +1,14 @@
 # Helpers shared by every CMakeLists.txt of heaplab.
 #
 #   heaplab_configure_target(<target>)     warnings, -Werror, CUDA flags, debug checks, mutant
-#   heaplab_add_test(<name> SOURCES ... [LIBS ...] LABEL cpu|gpu|stress [TIMEOUT s] [FAMILIES])
+#   heaplab_add_test(<name> SOURCES ... [LIBS ...] LABEL cpu|gpu [TIMEOUT s] [FAMILIES])
 #                                          a GoogleTest binary registered per test case with CTest;
 #                                          FAMILIES links every allocator family of the tree in
 #                                          (heaplab_link_families, src/heaplab/families)
 #
 # Labels: cpu (CI), gpu (skips with "no CUDA device" where none is present), sanitize (gpu
-# binaries under compute-sanitizer), stress (long, time-budgeted). docs/testing.md.
+# binaries under compute-sanitizer). Long randomized runs are `heaplab stress`, not a label.
+# docs/testing.md.
 
 # ---------------------------------------------------------------- host sanitizers (tsan/asan presets)
 if(HEAPLAB_SANITIZER STREQUAL "thread")
@@ -79,8 +80,8 @@ find_program(HEAPLAB_COMPUTE_SANITIZER compute-sanitizer
 
 function(heaplab_add_test name)
   cmake_parse_arguments(T "FAMILIES" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
-  if(NOT T_LABEL MATCHES "^(cpu|gpu|stress)$")
-    message(FATAL_ERROR "heaplab_add_test(${name}): LABEL must be cpu, gpu or stress")
+  if(NOT T_LABEL MATCHES "^(cpu|gpu)$")
+    message(FATAL_ERROR "heaplab_add_test(${name}): LABEL must be cpu or gpu")
   endif()
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)

@@ -1,4 +1,4 @@
-// The object check of `heaplab_bench alloc` (stress/bench/object_check.hpp) catches what it
+// The object check of `heaplab_bench alloc` (bench/object_check.hpp) catches what it
 // claims to: null, foreign, duplicate and overlapping pointers, including an overlap that shares
 // none of the checked words (only the sort sees it), over plain device memory; and heaplab's and
 // Gallatin's benchmark runs pass it (Gallatin where built; without it, its runs must say "not
@@ -14,7 +14,7 @@
 #include "alloc_bench.hpp"
 #include "gallatin_bench.hpp"
 #include "gpu_test.hpp"
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/cuda/copy.hpp"
 #include "heaplab/cuda/device_buffer.hpp"
 #include "object_check.cuh"

@@ -1,4 +1,4 @@
-// heaplab_bench parallel-do's fragmented case (stress/bench/parallel_do_bench.hpp RandomHalf): the
+// heaplab_bench parallel-do's fragmented case (bench/parallel_do_bench.hpp RandomHalf): the
 // Feistel permutation with cycle walking is a bijection of [0, n), so exactly floor(n / 2)
 // objects are deleted, the same ones for the same seed, scattered over every 64-object block.
 #include <gtest/gtest.h>

@@ -16,7 +16,7 @@
 #include "gpu_test.hpp"
 #include "heaplab/check/from_core.hpp"
 #include "heaplab/check/invariants.hpp"
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/core/host_heap.hpp"
 #include "heaplab/cuda/error.hpp"
 
@@ -60,8 +60,8 @@ class DeviceHeap {
   DeviceHeap(DeviceHeap const&)            = delete;
   DeviceHeap& operator=(DeviceHeap const&) = delete;
 
-  [[nodiscard]] core::HeapRef<core::DeviceAtomics> ref() const {
-    return core::HeapRef<core::DeviceAtomics>(dev_);
+  [[nodiscard]] core::HeapProtocol<core::DeviceAtomics> ref() const {
+    return core::HeapProtocol<core::DeviceAtomics>(dev_);
   }
 
   /// Copies the device state into the host heap's arrays (the snapshot reads those).
@@ -96,7 +96,7 @@ class DeviceHeap {
   std::vector<void*> allocations_;
 };
 
-__global__ void allocate_one_each(core::HeapRef<core::DeviceAtomics> heap,
+__global__ void allocate_one_each(core::HeapProtocol<core::DeviceAtomics> heap,
                                   core::SlotRef* out,
                                   std::uint32_t* types,
                                   std::uint32_t n,
@@ -108,7 +108,7 @@ __global__ void allocate_one_each(core::HeapRef<core::DeviceAtomics> heap,
   out[tid]              = heap.allocate(t, (std::uint64_t{round} << 32) | tid);
 }
 
-__global__ void free_selected(core::HeapRef<core::DeviceAtomics> heap,
+__global__ void free_selected(core::HeapProtocol<core::DeviceAtomics> heap,
                               core::SlotRef const* objs,
                               std::uint32_t const* types,
                               std::uint32_t n,
@@ -120,7 +120,7 @@ __global__ void free_selected(core::HeapRef<core::DeviceAtomics> heap,
 }
 
 /// Allocation and free in one kernel: every thread frees and re-allocates several times.
-__global__ void churn(core::HeapRef<core::DeviceAtomics> heap,
+__global__ void churn(core::HeapProtocol<core::DeviceAtomics> heap,
                       std::uint32_t n,
                       std::uint32_t rounds) {
   std::uint32_t const tid = blockIdx.x * blockDim.x + threadIdx.x;

@@ -1,11 +1,11 @@
 // Build-time check that the whole portable core compiles as device code for the configured
 // architectures (sm_90 by default) with -Werror: every protocol entry point the GPU layer uses,
 // instantiated with DeviceAtomics. Nothing runs; core_gpu_test.cu runs the protocol on a GPU.
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 
 namespace core = heaplab::core;
 
-__global__ void core_device_compile_check(core::HeapRef<core::DeviceAtomics> heap,
+__global__ void core_device_compile_check(core::HeapProtocol<core::DeviceAtomics> heap,
                                           core::SlotRef* out,
                                           std::uint32_t t,
                                           std::uint32_t k) {

@@ -12,14 +12,14 @@
 #include "heaplab/check/from_core.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/check/snapshot_utils.hpp"
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/core/host_heap.hpp"
 #include "heaplab/families/interleaving/workloads/heap_workload.hpp"
 
 namespace core  = heaplab::core;
 namespace check = heaplab::check;
 using heaplab::interleaving_family::workloads::make_config;
-using Ref = core::HeapRef<core::HostAtomics>;
+using Ref = core::HeapProtocol<core::HostAtomics>;
 
 namespace {
 

@@ -1,8 +1,8 @@
-// What claim tickets are for (issue 13; core/heap_ref.hpp find_or_claim_block "Claim tickets"),
-// shown on the CPU under one deterministic schedule: a cold-start burst in lock step (the
-// controlled scheduler switching to the next thread before every atomic operation, as the warps
-// of a GPU burst run side by side), on an empty heap whose blocks exactly fit the population of
-// two types. With claim tickets off (claim_wait_rounds 0, DynaSOAr Alg. 1) every request misses
+// What claim tickets are for (issue 13; core/heap_protocol.hpp find_or_claim_block "Claim
+// tickets"), shown on the CPU under one deterministic schedule: a cold-start burst in lock step
+// (the controlled scheduler switching to the next thread before every atomic operation, as the
+// warps of a GPU burst run side by side), on an empty heap whose blocks exactly fit the population
+// of two types. With claim tickets off (claim_wait_rounds 0, DynaSOAr Alg. 1) every request misses
 // the active lookups before the first block is published and opens a block of its own: more
 // blocks than the demand needs, the heap runs out, and requests of one type get null although the
 // population fits. With tickets on, exactly ceil(demand / N_T) blocks open per type and every

@@ -336,7 +336,7 @@ TEST(CorwExplorer, RwWorkloadsMixCoRWWarpsWithWalkers) {
     ++with_corw;
     bool walker = false;
     for (std::size_t i = 0; i < w.threads.size(); ++i) {
-      if (w.algorithm_of(i) != workloads::RwAlgorithm::corw) {
+      if (w.algorithm_of(i) != core::RwAlgorithm::corw) {
         walker = true;
         continue;
       }
@@ -386,7 +386,7 @@ workloads::RwWorkload small_workload(std::uint32_t pages,
                                      std::vector<std::uint32_t> corw_lanes) {
   workloads::RwWorkload w;
   w.config    = config(pages, 32, 3);
-  w.algorithm = workloads::RwAlgorithm::bm;
+  w.algorithm = core::RwAlgorithm::rw_bm;
   w.seed_salt = 17;
   for (std::uint32_t p = 0; p < pages; ++p)
     if (free.count(p) == 0) w.pretaken.push_back(p);

@@ -268,18 +268,20 @@ rw::PoolConfig config(std::uint32_t t, std::uint32_t w) {
 }
 
 TEST(RwWaveChecks, OnePageAlgorithmsTakeZeroOrOnePage) {
-  rw::AllocWave wave;
+  rw::GetPageWave wave;
   wave.pages = {1, 0, 1};
-  for (rw::Algorithm a : {rw::Algorithm::rw, rw::Algorithm::rw_bm, rw::Algorithm::corw}) {
+  for (core::RwAlgorithm a :
+       {core::RwAlgorithm::rw, core::RwAlgorithm::rw_bm, core::RwAlgorithm::corw}) {
     wave.algorithm = a;
     EXPECT_NO_THROW(rw::validate_alloc_wave(config(64, 32), wave));
   }
   wave.pages = {1, 2, 1};
-  for (rw::Algorithm a : {rw::Algorithm::rw, rw::Algorithm::rw_bm, rw::Algorithm::corw}) {
+  for (core::RwAlgorithm a :
+       {core::RwAlgorithm::rw, core::RwAlgorithm::rw_bm, core::RwAlgorithm::corw}) {
     wave.algorithm = a;
     EXPECT_THROW(rw::validate_alloc_wave(config(64, 32), wave), core::precondition_error);
   }
-  wave.algorithm = rw::Algorithm::rw_malloc;  // runs of pages
+  wave.algorithm = core::RwAlgorithm::rw_malloc;  // runs of pages
   EXPECT_NO_THROW(rw::validate_alloc_wave(config(64, 32), wave));
   wave.pages = {65};
   EXPECT_THROW(rw::validate_alloc_wave(config(64, 32), wave), core::precondition_error);
@@ -292,7 +294,7 @@ TEST(RwWaveChecks, OnePageAlgorithmsTakeZeroOrOnePage) {
 }
 
 TEST(RwWaveChecks, BlockSizeIsWholeWarps) {
-  rw::AllocWave wave;
+  rw::GetPageWave wave;
   wave.pages = {1};
   for (std::uint32_t b : {0u, 16u, 48u, 2048u}) {
     wave.block_threads = b;
@@ -307,11 +309,11 @@ TEST(RwWaveChecks, BlockSizeIsWholeWarps) {
 TEST(RwWaveChecks, AFreeOfAPageNotInUseIsCaughtOnTheHost) {
   rw::PoolConfig const c = config(70, 32);  // 3 words; bits 70..95 of the last are padding
   std::vector<std::uint64_t> used{0b1010, 0, 0xFFFFFFFF};  // pages 1, 3, 64..69 (+ padding) used
-  rw::FreeWave ok;
+  rw::FreePageWave ok;
   ok.first = {1, 3, 64};
   ok.count = {1, 1, 6};
   EXPECT_NO_THROW(rw::check_free_wave_pages(c, ok, used));
-  rw::FreeWave not_used;
+  rw::FreePageWave not_used;
   not_used.first = {2};
   not_used.count = {1};
   try {
@@ -321,15 +323,15 @@ TEST(RwWaveChecks, AFreeOfAPageNotInUseIsCaughtOnTheHost) {
     EXPECT_NE(std::string(e.what()).find("page 2, which is not in use"), std::string::npos)
         << e.what();
   }
-  rw::FreeWave twice;
+  rw::FreePageWave twice;
   twice.first = {1, 1};
   twice.count = {1, 1};
   EXPECT_THROW(rw::check_free_wave_pages(c, twice, used), core::precondition_error);
-  rw::FreeWave beyond;
+  rw::FreePageWave beyond;
   beyond.first = {68};
   beyond.count = {3};  // 68, 69, 70: 70 is beyond T
   EXPECT_THROW(rw::check_free_wave_pages(c, beyond, used), core::precondition_error);
-  rw::FreeWave ragged;
+  rw::FreePageWave ragged;
   ragged.first = {1, 3};
   ragged.count = {1};
   EXPECT_THROW(rw::validate_free_wave(c, ragged), core::precondition_error);

@@ -38,7 +38,7 @@ rw::AllocResult gpu_wave(rt::TasCell const& c, std::uint64_t preset_seed, std::u
   cfg.max_steps  = 1u << 24;
   rw::DevicePool pool(cfg);
   pool.preset_free(c.a, preset_seed);
-  rw::AllocWave wave;
+  rw::GetPageWave wave;
   wave.algorithm     = c.algorithm;
   wave.pages         = std::vector<std::uint32_t>(c.n, 1);
   wave.block_threads = 256;

@@ -71,7 +71,7 @@ std::string violations(std::vector<check::Violation> const& v) {
 std::vector<std::uint32_t> pattern(char const* name,
                                    std::uint32_t n,
                                    std::uint64_t seed,
-                                   rw::Algorithm a) {
+                                   core::RwAlgorithm a) {
   std::vector<std::uint32_t> pages(n, 1);
   std::string const p = name;
   rw::PageRng rng{seed};
@@ -79,13 +79,13 @@ std::vector<std::uint32_t> pattern(char const* name,
     if (p == "every-other") pages[i] = i % 2;
     if (p == "random") pages[i] = rng.below(3) == 0 ? 1 : 0;  // about a third of each warp
     if (p == "one-lane") pages[i] = i % 32 == 5 ? 1 : 0;
-    if (a == rw::Algorithm::rw_malloc && pages[i] != 0) pages[i] = 1 + (i * 7) % 8;
+    if (a == core::RwAlgorithm::rw_malloc && pages[i] != 0) pages[i] = 1 + (i * 7) % 8;
   }
   return pages;
 }
 
 struct WaveCase {
-  rw::Algorithm algorithm;
+  core::RwAlgorithm algorithm;
   std::uint32_t word_bits;
 };
 
@@ -102,12 +102,12 @@ TEST_P(DevicePoolWaves, DistinctFreePagesThatPassTheCatalogAndFreeBack) {
   std::uint64_t seed = 11;
   // RW_malloc's runs average 4.5 pages: fewer threads (about 4000 pages), so that the pool (9007
   // free: runs of 2 among the first 3000 pages, then 7007 in one stretch) has runs for all.
-  std::uint32_t const threads = wc.algorithm == rw::Algorithm::rw_malloc ? 900 : 3000;
+  std::uint32_t const threads = wc.algorithm == core::RwAlgorithm::rw_malloc ? 900 : 3000;
   for (char const* name : {"all", "every-other", "random", "one-lane"}) {
     for (std::uint32_t block : {256u, 64u}) {
-      SCOPED_TRACE(std::string(rw::algorithm_name(wc.algorithm)) + " w=" +
+      SCOPED_TRACE(std::string(core::rw_algorithm_name(wc.algorithm)) + " w=" +
                    std::to_string(wc.word_bits) + " " + name + " block " + std::to_string(block));
-      rw::AllocWave wave;
+      rw::GetPageWave wave;
       wave.algorithm          = wc.algorithm;
       wave.pages              = pattern(name, threads, seed, wc.algorithm);
       wave.block_threads      = block;
@@ -116,7 +116,7 @@ TEST_P(DevicePoolWaves, DistinctFreePagesThatPassTheCatalogAndFreeBack) {
       ASSERT_EQ(r.first.size(), wave.pages.size());
       check::RwOwners owners{taken};
       std::set<std::uint32_t> got;
-      rw::FreeWave back;  // every thread frees what it got: a page, or its run with free_run
+      rw::FreePageWave back;  // every thread frees what it got: a page, or its run with free_run
       for (std::size_t i = 0; i < wave.pages.size(); ++i) {
         if (wave.pages[i] == 0) {
           EXPECT_EQ(r.first[i], rw::kNoPage) << "inactive thread " << i << " got a page";
@@ -150,16 +150,16 @@ TEST_P(DevicePoolWaves, DistinctFreePagesThatPassTheCatalogAndFreeBack) {
 
 INSTANTIATE_TEST_SUITE_P(Algorithms,
                          DevicePoolWaves,
-                         ::testing::Values(WaveCase{rw::Algorithm::rw, 32},
-                                           WaveCase{rw::Algorithm::rw, 64},
-                                           WaveCase{rw::Algorithm::rw_bm, 32},
-                                           WaveCase{rw::Algorithm::rw_bm, 64},
-                                           WaveCase{rw::Algorithm::corw, 32},
-                                           WaveCase{rw::Algorithm::corw, 64},
-                                           WaveCase{rw::Algorithm::rw_malloc, 32},
-                                           WaveCase{rw::Algorithm::rw_malloc, 64}),
+                         ::testing::Values(WaveCase{core::RwAlgorithm::rw, 32},
+                                           WaveCase{core::RwAlgorithm::rw, 64},
+                                           WaveCase{core::RwAlgorithm::rw_bm, 32},
+                                           WaveCase{core::RwAlgorithm::rw_bm, 64},
+                                           WaveCase{core::RwAlgorithm::corw, 32},
+                                           WaveCase{core::RwAlgorithm::corw, 64},
+                                           WaveCase{core::RwAlgorithm::rw_malloc, 32},
+                                           WaveCase{core::RwAlgorithm::rw_malloc, 64}),
                          [](auto const& info) {
-                           std::string name = rw::algorithm_name(info.param.algorithm);
+                           std::string name = core::rw_algorithm_name(info.param.algorithm);
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name + std::to_string(info.param.word_bits);
                          });
@@ -170,8 +170,8 @@ TEST(DevicePool, AFullPoolAnswersNullAfterMaxSteps) {
   c.max_steps      = 50;
   rw::DevicePool pool(c);
   pool.preset_free(0, 1);
-  for (rw::Algorithm a : {rw::Algorithm::rw, rw::Algorithm::rw_bm}) {
-    rw::AllocWave wave;
+  for (core::RwAlgorithm a : {core::RwAlgorithm::rw, core::RwAlgorithm::rw_bm}) {
+    rw::GetPageWave wave;
     wave.algorithm = a;
     wave.pages.assign(64, 1);
     rw::AllocResult const r = pool.allocate(wave);
@@ -225,11 +225,11 @@ TEST(DevicePool, BadInputIsAPreconditionErrorOnTheHost) {
   EXPECT_THROW(rw::DevicePool(config(0, 32)), core::precondition_error);
   EXPECT_THROW(rw::DevicePool(config(100, 16)), core::precondition_error);
   rw::DevicePool pool(config(100, 32));
-  rw::AllocWave two;
-  two.algorithm = rw::Algorithm::rw_bm;
+  rw::GetPageWave two;
+  two.algorithm = core::RwAlgorithm::rw_bm;
   two.pages     = {1, 2};
   EXPECT_THROW(pool.allocate(two), core::precondition_error);
-  rw::FreeWave not_used;
+  rw::FreePageWave not_used;
   not_used.first = {7};
   not_used.count = {1};
   EXPECT_THROW(pool.free(not_used), core::precondition_error);

@@ -410,7 +410,7 @@ TEST(RwMallocExplorer, DefaultBudgetFindsNothingWithWarpsAndWalkers) {
     auto const all = workloads::workload_factory(kind);
     std::vector<std::uint64_t> seeds;
     for (std::uint64_t s = 1; seeds.size() < 1000; ++s)
-      if (workloads::random_rw_workload(s).algorithm == workloads::RwAlgorithm::malloc)
+      if (workloads::random_rw_workload(s).algorithm == core::RwAlgorithm::rw_malloc)
         seeds.push_back(s);
     explore::ExploreOptions o;
     o.max_runs = seeds.size();
@@ -431,7 +431,7 @@ TEST(RwMallocExplorer, BoundedExhaustiveSearchFindsNothingOnASmallWorkload) {
   // A warp of 2 lanes (3 and 2 pages) against a walker, on two words whose free pages straddle
   // the boundary: every schedule with <= 2 preemptions.
   workloads::RwWorkload w;
-  w.algorithm        = workloads::RwAlgorithm::malloc;
+  w.algorithm        = core::RwAlgorithm::rw_malloc;
   w.config.word_bits = 32;
   w.config.num_pages = 40;
   w.config.max_steps = 2;

@@ -47,7 +47,7 @@ std::vector<std::uint32_t> sizes(std::uint32_t threads,
 struct Checked {
   std::uint64_t chunk_pages = 0;  // pages of the chunks handed out
   std::uint32_t nulls       = 0;  // active threads that got nothing
-  rw::FreeWave held;              // what was handed out, as a free wave
+  rw::FreePageWave held;          // what was handed out, as a free wave
 };
 
 /// Checks a wave's answers: inactive threads get nothing, chunks are disjoint (also from `owner`'s
@@ -150,7 +150,7 @@ TEST(DeviceSizeClassQueue, BadInputIsAPreconditionErrorOnTheHost) {
   rw::DeviceSizeClassQueue q(100, 4);  // up to 8 pages
   EXPECT_THROW((void)q.allocate({1, 9}), core::precondition_error);
   EXPECT_THROW((void)q.allocate({1}, 48), core::precondition_error);
-  rw::FreeWave beyond;
+  rw::FreePageWave beyond;
   beyond.first = {96};
   beyond.count = {5};  // a chunk of 8 at 96 ends beyond T = 100
   EXPECT_THROW(q.free(beyond), core::precondition_error);

@@ -2,7 +2,7 @@
 // (ThreadSanitizer)"): the production host code (rw::HostPool, PagePoolRef over
 // core::HostAtomics; CoRW's and RW_malloc's CPU lock-step warps) with more threads than cores,
 // for a time budget. Run under the tsan preset, this is the ThreadSanitizer check of the pool's
-// memory orders, as core_stress_test is for the heap's.
+// memory orders, as core_threads_test is for the heap's.
 //
 // Each thread takes pages with RW (RW Alg. 1), RW-BM (RW sec. 4.1), CoRW warps (RW Alg. 2) and
 // RW_malloc warps (RW Alg. 3), writes PLAIN (non-atomic) payload words into every page it holds,

@@ -58,7 +58,7 @@ TEST(RwTasSim, StepCandidateIsTheWalksStep) {
   // The together mode's step (step_candidate, then claim_bits) against get_page_* bounded to one
   // step, on two copies of the same pool with the same random numbers, 2000 steps each (about
   // 100 claims at 200 free pages of 4096: both outcomes often).
-  for (rw::Algorithm a : {rw::Algorithm::rw, rw::Algorithm::rw_bm}) {
+  for (core::RwAlgorithm a : {core::RwAlgorithm::rw, core::RwAlgorithm::rw_bm}) {
     rt::TasCell const c{a, 32, 1u << 12, 200, 1};
     rw::PoolConfig cfg = sim_config(c);
     cfg.max_steps      = 1;
@@ -69,7 +69,8 @@ TEST(RwTasSim, StepCandidateIsTheWalksStep) {
     auto const ry = y.ref<core::HostAtomics>();
     rw::PageRng gx{11}, gy{11};
     for (int k = 0; k < 2000; ++k) {
-      rw::GetPageResult const g = a == rw::Algorithm::rw ? rx.get_page_rw(gx) : rx.get_page_bm(gx);
+      rw::GetPageResult const g =
+          a == core::RwAlgorithm::rw ? rx.get_page_rw(gx) : rx.get_page_bm(gx);
       rt::detail::Candidate const cd = rt::detail::step_candidate(ry, a, gy);
       bool const won                 = cd.ok && ry.claim_bits(cd.word, 1u << cd.bit) != 0;
       ASSERT_EQ(g.ok(), won) << "step " << k;
@@ -101,7 +102,7 @@ TEST(RwTasSim, TheTableRejectsRwBmReadingHalfTheWord) {
 TEST(RwTasSim, OneThreadWalksLikeASingleGetPage) {
   // The simulation runs the pool's code: one thread's page and steps equal get_page_bm's on the
   // same preset pool with thread_rng(seed, 0).
-  rt::TasCell const c{rw::Algorithm::rw_bm, 32, 1u << 16, 300, 1};
+  rt::TasCell const c{core::RwAlgorithm::rw_bm, 32, 1u << 16, 300, 1};
   rw::AllocResult const r = simulate(c, 5, 9);
   rw::HostPool<std::uint32_t> pool(sim_config(c));
   rt::preset_free_like_device(pool, c.a, 5);
@@ -134,7 +135,7 @@ rt::Measured fake(double tas, double was, unsigned runs = 8) {
 }
 
 TEST(RwTasChecks, WalkerTasRejectsEq4OfTheWrongWidthAndTooFarFromTheModel) {
-  rt::TasCell const c{rw::Algorithm::rw_bm, 32, 1u << 20, 10486, 5000};
+  rt::TasCell const c{core::RwAlgorithm::rw_bm, 32, 1u << 20, 10486, 5000};
   double const occ = analysis::rw_bm_occupancy(c.t, c.a, c.n, 32).tas;
   double const eq4 = analysis::tas(c.t, c.a, c.n, 32);
   rt::Failures f;
@@ -148,19 +149,19 @@ TEST(RwTasChecks, WalkerTasRejectsEq4OfTheWrongWidthAndTooFarFromTheModel) {
 }
 
 TEST(RwTasChecks, WasAboveTheBoundFails) {
-  rt::TasCell const c{rw::Algorithm::rw_bm, 64, 1u << 20, 10486, 5000};
+  rt::TasCell const c{core::RwAlgorithm::rw_bm, 64, 1u << 20, 10486, 5000};
   double const limit = rt::was_limit(c);
   rt::Failures ok, bad, none;
   rt::check_was(c, fake(3, limit * 0.95), ok);
   rt::check_was(c, fake(3, limit * 2), bad);  // above even with 32 lanes of collisions
   EXPECT_TRUE(ok.empty());
   EXPECT_FALSE(bad.empty());
-  rt::check_was({rw::Algorithm::rw_bm, 64, 1u << 20, 5000, 5000}, fake(3, 1e9), none);
+  rt::check_was({core::RwAlgorithm::rw_bm, 64, 1u << 20, 5000, 5000}, fake(3, 1e9), none);
   EXPECT_TRUE(none.empty()) << "A = N has no bound";
 }
 
 TEST(RwTasChecks, CorwRejectsMoreStepsThanRwBmAndTasFarFromWasAtTenPercent) {
-  rt::TasCell const ten{rw::Algorithm::corw, 32, 1u << 20, 104858, 5000};
+  rt::TasCell const ten{core::RwAlgorithm::corw, 32, 1u << 20, 104858, 5000};
   rt::Failures ok, gap, slow;
   rt::check_corw(ten, fake(1.0, 1.01), ok);
   rt::check_corw(ten, fake(1.0, 1.3), gap);
@@ -172,7 +173,8 @@ TEST(RwTasChecks, CorwRejectsMoreStepsThanRwBmAndTasFarFromWasAtTenPercent) {
 
 TEST(RwTasChecks, TheoremsRejectARatioFarFromW) {
   std::uint32_t const t = 1u << 20, a = 5243;
-  rt::TasCell const rw_a{rw::Algorithm::rw, 1, t, a, a}, bm_a{rw::Algorithm::rw_bm, 32, t, a, a};
+  rt::TasCell const rw_a{core::RwAlgorithm::rw, 1, t, a, a},
+      bm_a{core::RwAlgorithm::rw_bm, 32, t, a, a};
   double const rw_tas = analysis::tas(t, a, a, 1);
   double const bm_tas = analysis::rw_bm_occupancy(t, a, a, 32).tas;
   rt::Failures ok1, bad1;
@@ -180,8 +182,8 @@ TEST(RwTasChecks, TheoremsRejectARatioFarFromW) {
   rt::check_theorem1(rw_a, fake(rw_tas, 1e4, 16), bm_a, fake(rw_tas / 16, 1e3), bad1);
   EXPECT_TRUE(ok1.empty()) << ok1.front();
   EXPECT_FALSE(bad1.empty());
-  rt::TasCell const rw_n{rw::Algorithm::rw, 1, t, a, 5000},
-      bm_n{rw::Algorithm::rw_bm, 32, t, a, 5000};
+  rt::TasCell const rw_n{core::RwAlgorithm::rw, 1, t, a, 5000},
+      bm_n{core::RwAlgorithm::rw_bm, 32, t, a, 5000};
   double const v      = 6000;  // a measured WAS of RW
   double const scaled = v / 32 + 31.0 / 64;
   double const ratio =

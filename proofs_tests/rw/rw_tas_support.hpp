@@ -24,10 +24,10 @@
 
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/rw/analysis.hpp"
-#include "heaplab/rw/backend.hpp"
 #include "heaplab/rw/corw.hpp"
 #include "heaplab/rw/page_pool.hpp"
 #include "heaplab/rw/preset.hpp"
+#include "heaplab/rw/step_executor.hpp"
 
 namespace heaplab::rw_test {
 
@@ -114,11 +114,11 @@ struct Candidate {
 };
 
 template <class A, class W>
-Candidate step_candidate(rw::PagePoolRef<A, W> const& ref, rw::Algorithm a, rw::PageRng& rng) {
+Candidate step_candidate(rw::PagePoolRef<A, W> const& ref, core::RwAlgorithm a, rw::PageRng& rng) {
   constexpr std::uint32_t bits = sizeof(W) * 8;
   rw::PoolStorage<W> const& s  = ref.storage();
   Candidate c;
-  if (a == rw::Algorithm::rw) {
+  if (a == core::RwAlgorithm::rw) {
     std::uint32_t const p = rng.below(s.num_pages);
     c.word                = p / bits;
     c.bit                 = p % bits;
@@ -136,7 +136,7 @@ Candidate step_candidate(rw::PagePoolRef<A, W> const& ref, rw::Algorithm a, rw::
 /// RW / RW-BM: every needy thread takes one step per round, overlapping as `overlap` says.
 template <class W>
 rw::AllocResult walk_rounds(rw::HostPool<W>& pool,
-                            rw::Algorithm algorithm,
+                            core::RwAlgorithm algorithm,
                             std::uint32_t n,
                             std::uint64_t seed,
                             Overlap overlap) {
@@ -162,7 +162,7 @@ rw::AllocResult walk_rounds(rw::HostPool<W>& pool,
       out.steps[i] = round;
       if (overlap == Overlap::one_by_one) {
         rw::GetPageResult const g =
-            algorithm == rw::Algorithm::rw ? ref.get_page_rw(rng[i]) : ref.get_page_bm(rng[i]);
+            algorithm == core::RwAlgorithm::rw ? ref.get_page_rw(rng[i]) : ref.get_page_bm(rng[i]);
         if (g.ok())
           out.first[i] = g.page;
         else
@@ -225,7 +225,7 @@ rw::AllocResult corw_rounds(rw::HostPool<W>& pool, std::uint32_t n, std::uint64_
 /// described at the top. Threads still needy after max_steps rounds get kNoPage.
 template <class W>
 rw::AllocResult simulate_wave(rw::PoolConfig const& config,
-                              rw::Algorithm algorithm,
+                              core::RwAlgorithm algorithm,
                               std::uint32_t a,
                               std::uint64_t preset_seed,
                               std::uint32_t n,
@@ -233,7 +233,7 @@ rw::AllocResult simulate_wave(rw::PoolConfig const& config,
                               detail::Overlap overlap = detail::Overlap::one_by_one) {
   rw::HostPool<W> pool(config);
   preset_free_like_device(pool, a, preset_seed);
-  if (algorithm == rw::Algorithm::corw) return detail::corw_rounds(pool, n, seed);
+  if (algorithm == core::RwAlgorithm::corw) return detail::corw_rounds(pool, n, seed);
   return detail::walk_rounds(pool, algorithm, n, seed, overlap);
 }
 
@@ -243,13 +243,13 @@ rw::AllocResult simulate_wave(rw::PoolConfig const& config,
 
 /// One cell of the table: an algorithm on w-bit words, T pages, A free, N threads asking.
 struct TasCell {
-  rw::Algorithm algorithm = rw::Algorithm::rw_bm;
-  unsigned w              = 32;  // 1 for RW (the model's w); the pool's words are then 32 bits
+  core::RwAlgorithm algorithm = core::RwAlgorithm::rw_bm;
+  unsigned w                  = 32;  // 1 for RW (the model's w); the pool's words are then 32 bits
   std::uint32_t t = 0, a = 0, n = 0;
   [[nodiscard]] unsigned word_bits() const { return w == 64 ? 64 : 32; }
   [[nodiscard]] std::string name() const {
-    std::string const alg = rw::algorithm_name(algorithm);
-    return algorithm == rw::Algorithm::rw ? alg : alg + std::to_string(w);
+    std::string const alg = core::rw_algorithm_name(algorithm);
+    return algorithm == core::RwAlgorithm::rw ? alg : alg + std::to_string(w);
   }
 };
 
@@ -496,12 +496,12 @@ inline Failures run_tas_table(WaveFn const& wave, unsigned runs, unsigned rw_run
   sizes.emplace_back(a_low, a_low);              // N = A: every free page taken
   std::vector<std::pair<TasCell, Measured>> bm;  // the RW-BM cells at 0.5 %, for the theorems
   for (auto const& [a, n] : sizes) {
-    for (rw::Algorithm alg : {rw::Algorithm::rw_bm, rw::Algorithm::corw}) {
+    for (core::RwAlgorithm alg : {core::RwAlgorithm::rw_bm, core::RwAlgorithm::corw}) {
       for (unsigned w : {32u, 64u}) {
         TasCell const c{alg, w, t, a, n};
         Measured const m = measure(wave, c, runs, failures);
         print_row(c, m);
-        if (alg == rw::Algorithm::corw) {
+        if (alg == core::RwAlgorithm::corw) {
           check_corw(c, m, failures);
           continue;
         }
@@ -512,7 +512,7 @@ inline Failures run_tas_table(WaveFn const& wave, unsigned runs, unsigned rw_run
     }
   }
   for (std::uint32_t n : {5000u, a_low}) {  // RW at 0.5 %: Theorem 2 (N < A), Theorem 1 (N = A)
-    TasCell const c{rw::Algorithm::rw, 1, t, a_low, n};
+    TasCell const c{core::RwAlgorithm::rw, 1, t, a_low, n};
     Measured const m = measure(wave, c, rw_runs, failures);
     print_row(c, m);
     check_walker_tas(c, m, failures);

@@ -216,16 +216,17 @@ TEST(PageModel, AcceptsAnyFreePageAndRejectsTheRest) {
 TEST(RwExplorer, WorkloadsCoverBothWalksBothWidthsAndFewFreePages) {
   std::set<std::string> kinds;
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
-    workloads::RwWorkload const w    = workloads::random_rw_workload(seed);
-    static char const* const names[] = {"rw", "bm", "malloc"};
-    kinds.insert(names[static_cast<int>(w.algorithm)] + std::to_string(w.config.word_bits));
+    workloads::RwWorkload const w = workloads::random_rw_workload(seed);
+    kinds.insert(core::rw_algorithm_name(w.algorithm) + std::to_string(w.config.word_bits));
     std::uint32_t const free = w.config.num_pages - static_cast<std::uint32_t>(w.pretaken.size());
     EXPECT_GE(free, 1u);
     // RW_malloc workloads: 1-3 free runs of 1-6 pages.
-    EXPECT_LE(free, w.algorithm == workloads::RwAlgorithm::malloc ? 18u : 4u);
+    EXPECT_LE(free, w.algorithm == core::RwAlgorithm::rw_malloc ? 18u : 4u);
     EXPECT_LE(w.config.used_words(), 3u);
   }
-  EXPECT_EQ(kinds, (std::set<std::string>{"rw32", "rw64", "bm32", "bm64", "malloc32", "malloc64"}));
+  EXPECT_EQ(
+      kinds,
+      (std::set<std::string>{"rw32", "rw64", "rw-bm32", "rw-bm64", "rw-malloc32", "rw-malloc64"}));
 }
 
 TEST(RwExplorer, DefaultBudgetFindsNothingInTheRealPool) {

@@ -53,7 +53,7 @@ TEST(RwSchedule, AValidFileParsesToWhatItSays) {
   EXPECT_EQ(s.pool.pretaken.count, 10u);
   ASSERT_EQ(s.steps.size(), 2u);
   auto const& a = std::get<hs::RwAllocWave>(s.steps[0]);
-  EXPECT_EQ(a.algorithm, hs::RwAlgorithm::rw_bm);
+  EXPECT_EQ(a.algorithm, heaplab::core::RwAlgorithm::rw_bm);
   EXPECT_EQ(a.lanes, hs::RwLanes::every_kth);
   EXPECT_EQ(a.k, 2u);
   EXPECT_EQ(a.offset, 1u);
@@ -176,7 +176,7 @@ TEST(RwSchedule, HostileInputGivesAnErrorNeverACrash) {
 
 TEST(RwSchedule, RequestsFollowTheLanePatternAndSizes) {
   hs::RwAllocWave a;
-  a.algorithm  = hs::RwAlgorithm::rw_malloc;
+  a.algorithm  = heaplab::core::RwAlgorithm::rw_malloc;
   a.threads    = 70;
   a.lanes      = hs::RwLanes::every_kth;
   a.k          = 3;
@@ -250,7 +250,7 @@ TEST(RwSchedule, GeneratorsCoverEveryShape) {
       if (auto const* a = std::get_if<hs::RwAllocWave>(&st)) {
         seen.insert(hs::to_string(a->algorithm));
         seen.insert(std::string("lanes ") + hs::to_string(a->lanes));
-        if (a->algorithm == hs::RwAlgorithm::rw_malloc)
+        if (a->algorithm == heaplab::core::RwAlgorithm::rw_malloc)
           seen.insert(std::string("sizes ") + hs::to_string(a->sizes));
       } else {
         seen.insert(std::string("free ") + hs::to_string(std::get<hs::RwFreeWave>(st).select));

@@ -26,7 +26,7 @@
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/check/snapshot_utils.hpp"
 #include "heaplab/core/cookie.hpp"
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/core/host_heap.hpp"
 #include "heaplab/core/object_pointer.hpp"
 #include "heaplab/soa/heap_statistics.hpp"
@@ -232,7 +232,7 @@ TEST(HeapHostPlan, InitialStateFailsTheCatalogWhenAWordIsWrong) {
 TEST(HeapHostPlan, TheCoreProtocolRunsOnThePlannedStorage) {
   auto const config = soa::heap_config<Types>(200, 1, 0);
   HostImage image(config, Types::block_bytes);
-  core::HeapRef<core::HostAtomics> const heap(image.storage);
+  core::HeapProtocol<core::HostAtomics> const heap(image.storage);
   std::mt19937_64 rng(7);
   std::vector<std::pair<std::uint32_t, core::SlotRef>> live;
   for (int step = 0; step < 4000; ++step) {
@@ -263,7 +263,7 @@ TEST(HeapHostPayloads, IdsCookiesAndPointerTargetsFromHostMemory) {
   auto const config = soa::heap_config<Types>(64, 1, 0);
   HostImage image(config, Types::block_bytes);
   ASSERT_TRUE(core::heap_fits_encoding(image.base(), Types::block_bytes, 64));
-  core::HeapRef<core::HostAtomics> const heap(image.storage);
+  core::HeapProtocol<core::HostAtomics> const heap(image.storage);
   auto pointer = [&](std::uint32_t t, core::SlotRef r) {
     return core::encode_object_pointer(
         image.base() + std::uint64_t{r.block} * Types::block_bytes, r.slot, config.capacity(t), t);

@@ -125,7 +125,7 @@ TEST(Cli, ReplayOnTheDifferentialModelRunnerPassesASample) {
   Result const r = run("replay -q --runner differential-model '" +
                        data_file("model/data/wator.json").string() + "'");
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("replay passed: 20 steps, the invariant catalog held after every step "
+  EXPECT_NE(r.output.find("replay passed: 20 steps, every check held after every step "
                           "(differential-model)"),
             std::string::npos)
       << r.output;

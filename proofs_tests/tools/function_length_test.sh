@@ -23,8 +23,8 @@ body() {  # body N: N statement lines
   for ((i = 0; i < $1; ++i)); do echo "  x += $i;"; done
 }
 
-# 1. The repository: every non-test source (src, models, tools, stress).
-mapfile -t files < <(cd "$src" && find src models tools stress -type f \
+# 1. The repository: every non-test source (src, models, tools, apps, bench).
+mapfile -t files < <(cd "$src" && find src models tools apps bench -type f \
   \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' -o -name '*.h' \) | sort)
 (cd "$src" && "$check" --max 80 "${files[@]}") > "$tmp/out" 2>&1
 status=$?

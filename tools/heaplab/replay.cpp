@@ -295,16 +295,14 @@ void print_passed(std::string const& name,
   if (!detailed) {
     std::printf("  %s side: passed, %zu steps\n", name.c_str(), steps);
   } else if (failure_file) {
-    std::printf("%s side passed: %zu steps, the invariant catalog held after every step\n",
-                name.c_str(),
-                steps);
+    std::printf(
+        "%s side passed: %zu steps, every check held after every step\n", name.c_str(), steps);
     std::printf("the recorded failure (runner %s) did not reproduce on %s\n",
                 failure_file->runner.c_str(),
                 name.c_str());
   } else {
-    std::printf("replay passed: %zu steps, the invariant catalog held after every step (%s)\n",
-                steps,
-                name.c_str());
+    std::printf(
+        "replay passed: %zu steps, every check held after every step (%s)\n", steps, name.c_str());
   }
 }
 

@@ -261,7 +261,7 @@ class MainJob {
 
   /// A small CompactGpu Table 1 run with every rewriting variant and the pointer check.
   void bench_smoke() {
-    auto const bench = build_ / "stress" / "heaplab_bench";
+    auto const bench = build_ / "bench" / "heaplab_bench";
     if (!fs::exists(bench)) {
       rows_.push_back({"defrag bench", "gpu", "MISSING", 0, 0, 1, 0, bench.string()});
       return;
@@ -298,7 +298,7 @@ class MainJob {
   /// Each of the papers' applications (docs/apps.md) at a small size with --check, with a
   /// defragmentation policy in the loop: a row per app, PASS when its checks passed.
   void apps_smoke() {
-    auto const apps = build_ / "stress" / "apps" / "heaplab_apps";
+    auto const apps = build_ / "apps" / "heaplab_apps";
     if (!fs::exists(apps)) {
       rows_.push_back({"apps smoke", "gpu", "MISSING", 0, 0, 1, 0, apps.string()});
       return;

@@ -128,17 +128,21 @@ std::uint64_t count_of(runner::StressStats const& s, std::string const& key) {
 
 std::string progress_text(runner::Family const& family, runner::StressStats const& s) {
   char buf[256];
-  double const fill =
-      s.capacity ? 100.0 * static_cast<double>(s.in_use) / static_cast<double>(s.capacity) : 0.0;
   std::snprintf(buf,
                 sizeof buf,
-                "elapsed %6.1f s | cases %s | steps %s | live %s | heap fill %5.1f%%",
+                "elapsed %6.1f s | cases %s | steps %s",
                 s.elapsed,
                 with_commas(s.cases).c_str(),
-                with_commas(s.steps).c_str(),
-                with_commas(s.live).c_str(),
-                fill);
+                with_commas(s.steps).c_str());
   std::string out = buf;
+  if (s.capacity > 0) {  // a family whose runners report a heap (StepReport::capacity)
+    std::snprintf(buf,
+                  sizeof buf,
+                  " | live %s | heap fill %5.1f%%",
+                  with_commas(s.live).c_str(),
+                  100.0 * static_cast<double>(s.in_use) / static_cast<double>(s.capacity));
+    out += buf;
+  }
   for (auto const& key : family.progress_counts())
     out += " | " + key + " " + with_commas(count_of(s, key));
   return out + " | failures " + std::to_string(s.failures);

@@ -139,8 +139,8 @@ class GpuDriver {
   /// block at the same time and each opened a fresh one (DynaSOAr Alg. 1 lines 4-7), so the heap
   /// filled with sparse blocks and a population of 75% of its capacity no longer fit (measured on
   /// an H200: 193 of 9574 objects found no memory), and the driver allocated in waves of 1024.
-  /// Claim tickets (core/heap_ref.hpp find_or_claim_block; docs/core.md "Claim tickets") make a
-  /// burst open about one block per N_T requested slots, so one launch fits. A nullptr answer
+  /// Claim tickets (core/heap_protocol.hpp find_or_claim_block; docs/core.md "Claim tickets") make
+  /// a burst open about one block per N_T requested slots, so one launch fits. A nullptr answer
   /// near exhaustion stays legal (docs/allocator.md "Out of memory": a block being initialized or
   /// deleted is briefly invisible), so the requests that got one go again, all in one launch per
   /// round; only a request that still fails after kRounds rounds fails the test.

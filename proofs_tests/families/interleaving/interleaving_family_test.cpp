@@ -181,15 +181,21 @@ TEST(ExploreRunner, DecisionsReproduceARunExactly) {
       auto const out = r.run(s, [&](runner::StepReport const& rep) { reports.push_back(rep); });
       EXPECT_FALSE(out.failure) << runner::format_failure(*out.failure);
       EXPECT_EQ(out.steps_run, s.steps.size());
-      ASSERT_EQ(reports.size(), 1u);
-      EXPECT_TRUE(reports[0].ok);
-      EXPECT_EQ(reports[0].index, s.steps.size() - 1);
-      EXPECT_EQ(reports[0].count("passed"), 1u);
+      // One report per decision, in order; the last one carries the run's counts.
+      ASSERT_EQ(reports.size(), s.steps.size());
+      for (std::size_t i = 0; i < reports.size(); ++i) {
+        EXPECT_EQ(reports[i].index, i);
+        EXPECT_FALSE(reports[i].line.empty());
+      }
+      EXPECT_EQ(reports.front().count("runs"), s.steps.size() == 1 ? 1u : 0u);
+      runner::StepReport const& last = reports.back();
+      EXPECT_TRUE(last.ok);
+      EXPECT_EQ(last.count("passed"), 1u);
       // The same run: as many atomic operations, decisions, preemptions and stale reads.
-      EXPECT_EQ(reports[0].count("atomic_operations"), run.steps);
-      EXPECT_EQ(reports[0].count("decisions"), run.decisions.size());
-      EXPECT_EQ(reports[0].count("preemptions"), run.preemptions);
-      EXPECT_EQ(reports[0].count("stale_reads"), run.stale_reads);
+      EXPECT_EQ(last.count("atomic_operations"), run.steps);
+      EXPECT_EQ(last.count("decisions"), run.decisions.size());
+      EXPECT_EQ(last.count("preemptions"), run.preemptions);
+      EXPECT_EQ(last.count("stale_reads"), run.stale_reads);
     }
 }
 

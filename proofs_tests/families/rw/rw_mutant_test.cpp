@@ -18,13 +18,13 @@ TEST(RwMutant, RwCpuSliceDropsLastIsFoundByTheRequestCheck) {
   hs::RwSchedule s;
   s.pool.num_pages = 1024;
   hs::RwAllocWave w;
-  w.algorithm = hs::RwAlgorithm::rw_bm;
+  w.algorithm = heaplab::core::RwAlgorithm::rw_bm;
   w.threads   = 400;  // 13 warps, 4 OS threads: slices of 4 warps; the mutant drops warps 3, 7, ...
   s.steps.push_back(w);
   hr::RwRunner runner(
       "rw-cpu",
       [](heaplab::rw::PoolConfig const& c) { return std::make_unique<hr::CpuThreadsPool>(c, 4); },
-      [](heaplab::rw::Algorithm) { return std::string(); },
+      [](heaplab::core::RwAlgorithm) { return std::string(); },
       false);
   auto const out = runner.run(s);
   ASSERT_TRUE(out.failure) << "the planted bug went unnoticed";

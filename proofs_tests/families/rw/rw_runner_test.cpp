@@ -1,6 +1,6 @@
-// The random-walk family: its model interpreter, its runner, the CPU threads backend, and the
+// The random-walk family: its model interpreter, its runner, the CPU threads executor, and the
 // generic stress loop and minimize on it (models/heaplab/model/rw_interpreter.hpp,
-// src/heaplab/families/rw/). Every check of the runner is fed a backend broken in exactly its way
+// src/heaplab/families/rw/). Every check of the runner is fed a executor broken in exactly its way
 // and must name it.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -25,6 +25,7 @@ namespace hr = heaplab::runner;
 namespace hs = heaplab::schedule;
 namespace hf = heaplab::rw_family;
 namespace rw = heaplab::rw;
+namespace core = heaplab::core;
 
 namespace {
 
@@ -56,7 +57,7 @@ CountedRun run_counted(hf::RwRunner& r, hs::RwSchedule const& s) {
   return out;
 }
 
-hs::RwSchedule simple_schedule(std::uint32_t pages, hs::RwAlgorithm a, std::uint32_t threads) {
+hs::RwSchedule simple_schedule(std::uint32_t pages, core::RwAlgorithm a, std::uint32_t threads) {
   hs::RwSchedule s;
   s.pool.num_pages = pages;
   s.pool.max_steps = 200;
@@ -87,13 +88,13 @@ enum class Break {
   throw_on_free
 };
 
-class BrokenPool final : public rw::PoolBackend {
+class BrokenPool final : public rw::StepExecutor {
  public:
   BrokenPool(rw::PoolConfig const& c, Break b) : inner_(c), break_(b) {}
   rw::PoolConfig const& config() const override { return inner_.config(); }
   std::string name() const override { return "broken"; }
   void mark_used(std::vector<std::uint32_t> const& p) override { inner_.mark_used(p); }
-  rw::AllocResult allocate(rw::AllocWave const& wave) override {
+  rw::AllocResult allocate(rw::GetPageWave const& wave) override {
     auto r = inner_.allocate(wave);
     std::vector<std::uint32_t> got;
     for (std::uint32_t i = 0; i < r.first.size(); ++i)
@@ -110,13 +111,13 @@ class BrokenPool final : public rw::PoolBackend {
         if (wave.pages[i] == 0) r.first[i] = 0;
     return r;
   }
-  void free(rw::FreeWave const& wave) override {
+  void free(rw::FreePageWave const& wave) override {
     if (break_ == Break::throw_on_free && !wave.first.empty())
       throw std::runtime_error("planted: free failed");
-    rw::FreeWave w = wave;
+    rw::FreePageWave w = wave;
     if (break_ == Break::free_wrong_page && !w.first.empty()) {
       // Frees a pre-taken page instead of the first selected one.
-      inner_.free(rw::FreeWave{{0}, {1}});
+      inner_.free(rw::FreePageWave{{0}, {1}});
       w.first.erase(w.first.begin());
       w.count.erase(w.count.begin());
     }
@@ -137,7 +138,7 @@ std::unique_ptr<hf::RwRunner> broken_runner(Break b) {
   return std::make_unique<hf::RwRunner>(
       "broken",
       [b](rw::PoolConfig const& c) { return std::make_unique<BrokenPool>(c, b); },
-      [](rw::Algorithm) { return std::string(); },
+      [](core::RwAlgorithm) { return std::string(); },
       true);
 }
 
@@ -199,8 +200,8 @@ TEST(RwInterpreter, FreeWavesFreeTheSelectedHandlesAndNullsAreClassified) {
 
 // ------------------------------------------------------------------------------- the runners
 
-TEST(RwRunner, CorrectBackendsPassFixedSchedules) {
-  for (auto a : {hs::RwAlgorithm::rw, hs::RwAlgorithm::rw_bm}) {
+TEST(RwRunner, CorrectExecutorsPassFixedSchedules) {
+  for (auto a : {core::RwAlgorithm::rw, core::RwAlgorithm::rw_bm}) {
     for (char const* name : {"rw-model", "rw-cpu"}) {
       auto r          = make_rw(name);
       auto s          = simple_schedule(300, a, 256);
@@ -223,7 +224,7 @@ RC_GTEST_PROP(RwRunner, RwModelAndRwCpuPassGeneratedSchedules, ()) {
   }
 }
 
-TEST(RwRunner, EveryCheckNamesItsBrokenBackend) {
+TEST(RwRunner, EveryCheckNamesItsBrokenExecutor) {
   struct Case {
     Break brk;
     hr::FailureKind kind;
@@ -244,7 +245,7 @@ TEST(RwRunner, EveryCheckNamesItsBrokenBackend) {
       {Break::throw_on_free, hr::FailureKind::crash, "exception", false},
   };
   for (auto const& c : cases) {
-    auto s                                      = simple_schedule(100, hs::RwAlgorithm::rw, 64);
+    auto s                                      = simple_schedule(100, core::RwAlgorithm::rw, 64);
     std::get<hs::RwAllocWave>(s.steps[0]).lanes = hs::RwLanes::every_kth;
     std::get<hs::RwAllocWave>(s.steps[0]).k     = 2;
     s.pool.pretaken.pages                       = std::vector<std::uint32_t>{0};
@@ -254,11 +255,11 @@ TEST(RwRunner, EveryCheckNamesItsBrokenBackend) {
     EXPECT_EQ(out.failure->check, c.check) << out.failure->message;
     EXPECT_EQ(hf::thread_of(*out.failure).has_value(), c.thread) << out.failure->message;
   }
-  EXPECT_FALSE(run_broken(Break::none, simple_schedule(100, hs::RwAlgorithm::rw, 64)).failure);
+  EXPECT_FALSE(run_broken(Break::none, simple_schedule(100, core::RwAlgorithm::rw, 64)).failure);
 }
 
 TEST(RwRunner, AFailureRightAfterSetupIsReportedAtStepZero) {
-  auto s         = simple_schedule(40, hs::RwAlgorithm::rw, 4);  // 40 % 32 != 0: padding bits exist
+  auto s         = simple_schedule(40, core::RwAlgorithm::rw, 4);  // 40 % 32 != 0: padding bits exist
   auto const out = run_broken(Break::clear_padding_bit, s);
   ASSERT_TRUE(out.failure);
   EXPECT_EQ(out.failure->step, 0u);
@@ -290,9 +291,9 @@ TEST(CpuThreadsPool, AWaveOf100kThreadsGetsDistinctPagesOnFourOsThreads) {
   rw::PoolConfig c;
   c.num_pages = 1u << 18;
   c.max_steps = 1000;
-  for (auto a : {rw::Algorithm::rw, rw::Algorithm::rw_bm}) {
+  for (auto a : {core::RwAlgorithm::rw, core::RwAlgorithm::rw_bm}) {
     hf::CpuThreadsPool pool(c, 4);
-    rw::AllocWave w;
+    rw::GetPageWave w;
     w.algorithm = a;
     w.pages.assign(100000, 1);
     w.seed       = 3;
@@ -303,7 +304,7 @@ TEST(CpuThreadsPool, AWaveOf100kThreadsGetsDistinctPagesOnFourOsThreads) {
       ASSERT_GE(r.steps[i], 1u);
       pages.insert(r.first[i]);
     }
-    EXPECT_EQ(pages.size(), 100000u) << rw::algorithm_name(a);
+    EXPECT_EQ(pages.size(), 100000u) << core::rw_algorithm_name(a);
     std::uint64_t used = 0;
     for (auto word : pool.words().used)
       used += static_cast<std::uint64_t>(__builtin_popcountll(word));
@@ -318,7 +319,7 @@ TEST(CpuThreadsPool, NearExhaustionEveryFreePageIsHandedOutOnceAndNullsTakeMaxSt
   s.pool.pretaken.count = 3980;  // 0.5 % free
   s.pool.pretaken.seed  = 9;
   hs::RwAllocWave w;
-  w.algorithm = hs::RwAlgorithm::rw_bm;
+  w.algorithm = core::RwAlgorithm::rw_bm;
   w.threads   = 60;
   s.steps.push_back(w);
   auto const run = run_counted(*make_rw("rw-cpu", threads(4)), s);
@@ -332,8 +333,8 @@ TEST(CpuThreadsPool, ADoubleFreeIsACrashOfThatWave) {
   c.num_pages = 64;
   hf::CpuThreadsPool pool(c, 2);
   pool.mark_used({5});
-  pool.free(rw::FreeWave{{5}, {1}});
-  EXPECT_THROW(pool.free(rw::FreeWave{{5}, {1}}), heaplab::core::protocol_error);
+  pool.free(rw::FreePageWave{{5}, {1}});
+  EXPECT_THROW(pool.free(rw::FreePageWave{{5}, {1}}), heaplab::core::protocol_error);
 }
 
 // ------------------------------------------------------------------- stress and minimize

@@ -1,4 +1,4 @@
-// Snapshots of the portable core's heap state (core/heap_ref.hpp) for the invariant catalog.
+// Snapshots of the portable core's heap state (core/heap_protocol.hpp) for the invariant catalog.
 //
 // The core knows block headers and state bitmaps, not objects: the snapshot has no payloads
 // (has_payloads == false), producer "cpu-core". Read at quiescence only (no operation in flight);
@@ -7,7 +7,7 @@
 
 #include "heaplab/check/snapshot.hpp"
 #include "heaplab/core/heap_config.hpp"
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/core/host_heap.hpp"
 
 namespace heaplab::check {

@@ -2,12 +2,13 @@
 // heap (docs/invariants.md "Out-of-memory legitimacy").
 //
 // DynaSOAr Alg. 1 (sec. 3.5) fails an allocation of T only on its slow path: no active block of T
-// (active[T].try_find_set) and no free block (free.clear). heaplab's allocator (core/heap_ref.hpp
-// find_or_claim_block; the GPU leader path soa/heap_ref.cuh reserve_for_group) returns null only
-// after level-0 scans of free and active[T] observed no set bit. So a null is a bug whenever some
-// block was free, or some slot of an active T block was free, during the *whole* attempt. Over an
-// allocation-only wave that is decidable from the snapshots before and after the wave (the rule
-// below); under concurrency with frees it is not, which is why the rule is stated for waves.
+// (active[T].try_find_set) and no free block (free.clear). heaplab's allocator
+// (core/heap_protocol.hpp find_or_claim_block; the GPU leader path soa/heap_ref.cuh
+// reserve_for_group) returns null only after level-0 scans of free and active[T] observed no set
+// bit. So a null is a bug whenever some block was free, or some slot of an active T block was free,
+// during the *whole* attempt. Over an allocation-only wave that is decidable from the snapshots
+// before and after the wave (the rule below); under concurrency with frees it is not, which is why
+// the rule is stated for waves.
 #pragma once
 
 #include <cstdint>

@@ -17,7 +17,7 @@
 // orderings DynaSOAr Alg. 8 gets from __threadfence are carried by release stores / RMWs and
 // acquire RMWs instead, which ThreadSanitizer understands; docs/core.md "Memory orders").
 //
-// The protocol code (hierarchical_bitmap.hpp, block_headers.hpp, heap_ref.hpp) is templated on
+// The protocol code (hierarchical_bitmap.hpp, block_headers.hpp, heap_protocol.hpp) is templated on
 // the policy, so the very same source runs in kernels, on std::threads and under the explorer.
 // core includes nothing of ours besides core; explore/ implements AtomicObserver.
 #pragma once
@@ -61,7 +61,8 @@ enum class Backoff : std::uint8_t {
   /// scheduler treats the next switch as free (not a preemption) and PCT lowers the priority.
   retry,
   /// One round of a BOUNDED wait for another thread's progress (an allocation waiting for the
-  /// block its claim ticket's owner is opening, heap_ref.hpp find_or_claim_block). The GPU sleeps
+  /// block its claim ticket's owner is opening, heap_protocol.hpp find_or_claim_block). The GPU
+  /// sleeps
   /// briefly; the scheduler treats it as `retry`.
   wait,
 };

@@ -14,7 +14,7 @@
 // block's bitmap is all ones (App. A.2), so no reservation can succeed in it.
 //
 // This file holds the per-block atomic steps. The steps that also touch the state bitmaps
-// (initialize_block, invalidate with rollback, allocate, deallocate) are in heap_ref.hpp.
+// (initialize_block, invalidate with rollback, allocate, deallocate) are in heap_protocol.hpp.
 #pragma once
 
 #include <cstdint>

@@ -26,7 +26,7 @@
 //
 // Memory orders: the caller passes the order of the level-0 read-modify-write; that is the
 // operation another thread's level-0 RMW reads from, so a release set paired with an acquire
-// clear_any (the free-block bitmap, heap_ref.hpp) orders everything before the set before
+// clear_any (the free-block bitmap, heap_protocol.hpp) orders everything before the set before
 // everything after the clear. Upper levels are summaries only (searches re-validate at level 0)
 // and use relaxed RMWs; searches use relaxed loads.
 #pragma once
@@ -147,7 +147,7 @@ class BitmapRef {
   /// Position of some set bit or kNotFound, by a scan of level 0 starting at a container derived
   /// from `seed`. Unlike try_find_set it does not trust the upper levels: kNotFound means every
   /// container was observed empty (each at its own load). The fallback before declaring a
-  /// bitmap empty (out-of-memory, heap_ref.hpp).
+  /// bitmap empty (out-of-memory, heap_protocol.hpp).
   HEAPLAB_HD std::uint32_t find_set_scan(std::uint64_t seed) const {
     if (layout_.num_levels == 0) return kNotFound;
     std::uint32_t const n     = layout_.containers(0);

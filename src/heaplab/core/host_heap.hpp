@@ -18,7 +18,7 @@
 
 #include "heaplab/core/expects.hpp"
 #include "heaplab/core/heap_config.hpp"
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/core/hierarchical_bitmap.hpp"
 
 namespace heaplab::core {
@@ -90,8 +90,8 @@ class HostHeap {
   }
 
   template <class Atomics>
-  [[nodiscard]] HeapRef<Atomics> ref() {
-    return HeapRef<Atomics>(storage());
+  [[nodiscard]] HeapProtocol<Atomics> ref() {
+    return HeapProtocol<Atomics>(storage());
   }
 
   // Quiescent reads (no operation in flight).

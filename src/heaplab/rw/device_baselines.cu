@@ -44,8 +44,8 @@ __global__ void queue_free_kernel(QueueStorage q, std::uint32_t const* pages, st
 void validate_one_page_wave(std::vector<std::uint32_t> const& pages, std::uint32_t block_threads) {
   PoolConfig c;
   c.num_pages = kMaxPages;
-  AllocWave w;
-  w.algorithm     = Algorithm::rw;  // a one-page algorithm: the same rule
+  GetPageWave w;
+  w.algorithm     = core::RwAlgorithm::rw;  // a one-page algorithm: the same rule
   w.block_threads = block_threads;
   w.pages         = pages;
   validate_alloc_wave(c, w);
@@ -261,7 +261,7 @@ AllocResult DeviceSizeClassQueue::allocate(std::vector<std::uint32_t> const& pag
   return detail::run_getpage_wave(source, pages, block_threads, 0, &impl_->last_ms);
 }
 
-void DeviceSizeClassQueue::free(FreeWave const& wave) {
+void DeviceSizeClassQueue::free(FreePageWave const& wave) {
   HEAPLAB_EXPECTS(wave.first.size() == wave.count.size(),
                   "DeviceSizeClassQueue::free: first and count differ in length");
   for (std::size_t i = 0; i < wave.first.size(); ++i) {

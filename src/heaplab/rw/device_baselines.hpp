@@ -13,10 +13,10 @@
 #include <memory>
 #include <vector>
 
-#include "heaplab/rw/backend.hpp"
 #include "heaplab/rw/direct_output.hpp"
 #include "heaplab/rw/queue_pool.hpp"
 #include "heaplab/rw/size_class_queue.hpp"
+#include "heaplab/rw/step_executor.hpp"
 
 namespace heaplab::rw {
 
@@ -99,7 +99,7 @@ class DeviceSizeClassQueue {
   /// One kernel: thread i frees the chunk a request of count[i] pages got at first[i] (count 0:
   /// nothing). Each chunk must be held and named once (not checked); chunks inside the pool and
   /// counts <= max_request_pages() (precondition_error).
-  void free(FreeWave const& wave);
+  void free(FreePageWave const& wave);
   /// At quiescence: chunks in ring c.
   [[nodiscard]] std::int64_t available(std::uint32_t c) const;
   /// At quiescence: the bump counter (pages carved, plus carves that overshot).

@@ -186,7 +186,7 @@ void DevicePool::mark_used(std::vector<std::uint32_t> const& pages) {
   impl_->upload_used(w.used);
 }
 
-AllocResult DevicePool::allocate(AllocWave const& wave) {
+AllocResult DevicePool::allocate(GetPageWave const& wave) {
   validate_alloc_wave(impl_->config, wave);
   AllocResult result;
   with_pool_source(*this, wave.algorithm, [&](auto const& source) {
@@ -196,7 +196,7 @@ AllocResult DevicePool::allocate(AllocWave const& wave) {
   return result;
 }
 
-void DevicePool::free(FreeWave const& wave) {
+void DevicePool::free(FreePageWave const& wave) {
   PoolConfig const& c = impl_->config;
   if (impl_->options.check_frees) {
     check_free_wave_pages(c, wave, impl_->words().used);

@@ -1,15 +1,15 @@
-// rw::DevicePool: the random-walk page pool in device memory, a PoolBackend (backend.hpp) whose
-// waves are kernel launches (docs/rw.md "The GPU pool"). Host API only: no CUDA in this header
-// (the state lives behind a pointer to an implementation in device_pool.cu), so plain C++ code
-// (runners, tools) can hold one.
+// rw::DevicePool: the random-walk page pool in device memory, a StepExecutor (step_executor.hpp)
+// whose waves are kernel launches (docs/rw.md "The GPU pool"). Host API only: no CUDA in this
+// header (the state lives behind a pointer to an implementation in device_pool.cu), so plain C++
+// code (runners, tools) can hold one.
 //
 //   rw::PoolConfig c;
 //   c.num_pages  = 1u << 20;
 //   c.page_bytes = 256;
 //   rw::DevicePool pool(c);                 // every page free, bits >= T set, LockMap clear
 //   pool.preset_free(c.num_pages / 100, 7); // exactly 1 % free, at random places (on the GPU)
-//   rw::AllocResult r = pool.allocate({rw::Algorithm::rw_bm, std::vector<std::uint32_t>(5000, 1)});
-//   float ms = pool.last_wave_ms();         // the allocation kernel alone (CUDA events)
+//   rw::AllocResult r = pool.allocate({core::RwAlgorithm::rw_bm, std::vector<std::uint32_t>(5000,
+//   1)}); float ms = pool.last_wave_ms();         // the allocation kernel alone (CUDA events)
 //   rw::PoolWords w = pool.words();         // for check::rw_snapshot / rw_check_all
 //
 // Errors: bad input is a core::precondition_error thrown on the host before any launch (T = 0,
@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "heaplab/rw/backend.hpp"
 #include "heaplab/rw/page_pool.hpp"
+#include "heaplab/rw/step_executor.hpp"
 #include "heaplab/rw/wave_checks.hpp"
 
 namespace heaplab::rw {
@@ -37,7 +37,7 @@ struct DevicePoolOptions {
   bool check_frees = true;
 };
 
-class DevicePool final : public PoolBackend {
+class DevicePool final : public StepExecutor {
  public:
   /// Validates `config` (precondition_error naming the bad field) and allocates the used bitmap
   /// and the LockMap in device memory, in the initial state.
@@ -54,9 +54,9 @@ class DevicePool final : public PoolBackend {
   void mark_used(std::vector<std::uint32_t> const& pages) override;
   /// One kernel launch: thread i with pages[i] != 0 asks for pages[i] pages walking with
   /// thread_rng(wave.seed, i); pages[i] == 0 does not call GETPAGE.
-  AllocResult allocate(AllocWave const& wave) override;
+  AllocResult allocate(GetPageWave const& wave) override;
   /// One kernel launch: thread i frees count[i] pages from first[i] (count 0: inactive).
-  void free(FreeWave const& wave) override;
+  void free(FreePageWave const& wave) override;
   [[nodiscard]] PoolWords words() const override;
 
   /// Back to the initial state (every page free, LockMap clear), on the device.

@@ -117,7 +117,7 @@ struct PageRng {
   }
 };
 
-/// The PageRng of thread i of a wave with `seed` (the same on every backend, so a wave's seed
+/// The PageRng of thread i of a wave with `seed` (the same on every executor, so a wave's seed
 /// names its walks).
 HEAPLAB_HD_INLINE PageRng thread_rng(std::uint64_t seed, std::uint32_t thread) {
   return PageRng{core::splitmix64(seed ^ (std::uint64_t{thread} * core::kGoldenGamma))};

@@ -16,7 +16,6 @@
 
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/expects.hpp"
-#include "heaplab/rw/backend.hpp"
 #include "heaplab/rw/corw.cuh"
 #include "heaplab/rw/device_pool.hpp"
 #include "heaplab/rw/direct_output.hpp"
@@ -24,30 +23,31 @@
 #include "heaplab/rw/queue_pool.hpp"
 #include "heaplab/rw/rw_malloc.cuh"
 #include "heaplab/rw/size_class_queue.hpp"
+#include "heaplab/rw/step_executor.hpp"
 
 namespace heaplab::rw {
 
-/// An Algorithm as a type, for kernel templates.
-template <Algorithm kAlgorithm>
+/// A core::RwAlgorithm as a type, for kernel templates.
+template <core::RwAlgorithm kAlgorithm>
 struct AlgorithmTag {
-  static constexpr Algorithm value = kAlgorithm;
+  static constexpr core::RwAlgorithm value = kAlgorithm;
 };
 
 /// Calls f(AlgorithmTag<a>{}).
 template <class F>
-void dispatch_algorithm(Algorithm a, F&& f) {
+void dispatch_algorithm(core::RwAlgorithm a, F&& f) {
   switch (a) {
-    case Algorithm::rw:
-      std::forward<F>(f)(AlgorithmTag<Algorithm::rw>{});
+    case core::RwAlgorithm::rw:
+      std::forward<F>(f)(AlgorithmTag<core::RwAlgorithm::rw>{});
       return;
-    case Algorithm::rw_bm:
-      std::forward<F>(f)(AlgorithmTag<Algorithm::rw_bm>{});
+    case core::RwAlgorithm::rw_bm:
+      std::forward<F>(f)(AlgorithmTag<core::RwAlgorithm::rw_bm>{});
       return;
-    case Algorithm::corw:
-      std::forward<F>(f)(AlgorithmTag<Algorithm::corw>{});
+    case core::RwAlgorithm::corw:
+      std::forward<F>(f)(AlgorithmTag<core::RwAlgorithm::corw>{});
       return;
-    case Algorithm::rw_malloc:
-      std::forward<F>(f)(AlgorithmTag<Algorithm::rw_malloc>{});
+    case core::RwAlgorithm::rw_malloc:
+      std::forward<F>(f)(AlgorithmTag<core::RwAlgorithm::rw_malloc>{});
       return;
   }
   HEAPLAB_EXPECTS(false, "dispatch_algorithm: unknown algorithm");
@@ -56,23 +56,23 @@ void dispatch_algorithm(Algorithm a, F&& f) {
 /// What a thread calls for `pages` pages with algorithm kAlgorithm (pages == 1 for the one-page
 /// algorithms, 1..max_run_pages for RW_malloc: the host checks it, validate_alloc_wave). CoRW and
 /// RW_malloc are warp-collective among the lanes that call them (corw.cuh, rw_malloc.cuh).
-template <Algorithm kAlgorithm, class W>
+template <core::RwAlgorithm kAlgorithm, class W>
 __device__ __forceinline__ GetPageResult
 get_page_device(PagePoolRef<core::DeviceAtomics, W> const& ref, PageRng& rng, std::uint32_t pages) {
-  if constexpr (kAlgorithm == Algorithm::rw) {
+  if constexpr (kAlgorithm == core::RwAlgorithm::rw) {
     return ref.get_page_rw(rng);
-  } else if constexpr (kAlgorithm == Algorithm::rw_bm) {
+  } else if constexpr (kAlgorithm == core::RwAlgorithm::rw_bm) {
     return ref.get_page_bm(rng);
-  } else if constexpr (kAlgorithm == Algorithm::corw) {
+  } else if constexpr (kAlgorithm == core::RwAlgorithm::corw) {
     return corw_get_page(ref, rng);
   } else {
-    static_assert(kAlgorithm == Algorithm::rw_malloc);
+    static_assert(kAlgorithm == core::RwAlgorithm::rw_malloc);
     return rw_malloc(ref, pages, rng);
   }
 }
 
 /// The random-walk pool with algorithm kAlgorithm on words W.
-template <Algorithm kAlgorithm, class W>
+template <core::RwAlgorithm kAlgorithm, class W>
 struct PoolSource {
   PagePoolRef<core::DeviceAtomics, W> ref;
   __device__ __forceinline__ GetPageResult operator()(PageRng& rng, std::uint32_t pages) const {
@@ -106,9 +106,9 @@ struct SizeClassQueueSource {
 
 /// Calls f(PoolSource<a, W>{pool's storage}) with W the pool's word type.
 template <class F>
-void with_pool_source(DevicePool const& pool, Algorithm a, F&& f) {
+void with_pool_source(DevicePool const& pool, core::RwAlgorithm a, F&& f) {
   dispatch_algorithm(a, [&](auto tag) {
-    constexpr Algorithm kA = decltype(tag)::value;
+    constexpr core::RwAlgorithm kA = decltype(tag)::value;
     if (pool.config().word_bits == 32) {
       f(PoolSource<kA, std::uint32_t>{
           PagePoolRef<core::DeviceAtomics, std::uint32_t>(pool.storage32())});

@@ -1,5 +1,5 @@
 // The host-side checks of a wave against a pool (docs/rw.md "The GPU pool"), shared by every
-// PoolBackend: bad input becomes a core::precondition_error before anything runs, never a device
+// StepExecutor: bad input becomes a core::precondition_error before anything runs, never a device
 // trap or a hang. Host only, plain C++17.
 #pragma once
 
@@ -11,19 +11,19 @@
 
 #include "heaplab/core/bitops.hpp"
 #include "heaplab/core/expects.hpp"
-#include "heaplab/rw/backend.hpp"
 #include "heaplab/rw/page_pool.hpp"
 #include "heaplab/rw/rw_malloc.hpp"
+#include "heaplab/rw/step_executor.hpp"
 
 namespace heaplab::rw {
 
 /// True for the algorithms that hand out one page per request (RW, RW-BM, CoRW).
-inline bool one_page_algorithm(Algorithm a) { return a != Algorithm::rw_malloc; }
+inline bool one_page_algorithm(core::RwAlgorithm a) { return a != core::RwAlgorithm::rw_malloc; }
 
 /// Block size a multiple of 32 in 32..1024 (whole warps); pages[i] <= 1 for a one-page
 /// algorithm; pages[i] <= T, and <= max_run_pages (32 w) for RW_malloc, whose device code traps
 /// on a longer run.
-inline void validate_alloc_wave(PoolConfig const& c, AllocWave const& wave) {
+inline void validate_alloc_wave(PoolConfig const& c, GetPageWave const& wave) {
   HEAPLAB_EXPECTS(
       wave.block_threads >= 32 && wave.block_threads <= 1024 && wave.block_threads % 32 == 0,
       "allocation wave: block_threads " + std::to_string(wave.block_threads) +
@@ -32,13 +32,14 @@ inline void validate_alloc_wave(PoolConfig const& c, AllocWave const& wave) {
     std::uint32_t const n = wave.pages[i];
     HEAPLAB_EXPECTS(!one_page_algorithm(wave.algorithm) || n <= 1,
                     "allocation wave: thread " + std::to_string(i) + " asks for " +
-                        std::to_string(n) + " pages, but " + algorithm_name(wave.algorithm) +
+                        std::to_string(n) + " pages, but " +
+                        core::rw_algorithm_name(wave.algorithm) +
                         " hands out one page per request (pages[i] must be 0 or 1)");
-    HEAPLAB_EXPECTS(wave.algorithm != Algorithm::rw_malloc || n <= max_run_pages(c.word_bits),
-                    "allocation wave: thread " + std::to_string(i) + " asks for a run of " +
-                        std::to_string(n) + " pages; RW_malloc serves at most " +
-                        std::to_string(max_run_pages(c.word_bits)) + " (32 words of " +
-                        std::to_string(c.word_bits) + " pages)");
+    HEAPLAB_EXPECTS(
+        wave.algorithm != core::RwAlgorithm::rw_malloc || n <= max_run_pages(c.word_bits),
+        "allocation wave: thread " + std::to_string(i) + " asks for a run of " + std::to_string(n) +
+            " pages; RW_malloc serves at most " + std::to_string(max_run_pages(c.word_bits)) +
+            " (32 words of " + std::to_string(c.word_bits) + " pages)");
     HEAPLAB_EXPECTS(n <= c.num_pages,
                     "allocation wave: thread " + std::to_string(i) + " asks for " +
                         std::to_string(n) + " pages, more than the pool's " +
@@ -47,7 +48,7 @@ inline void validate_alloc_wave(PoolConfig const& c, AllocWave const& wave) {
 }
 
 /// first and count of equal length; every run [first, first + count) inside the pool.
-inline void validate_free_wave(PoolConfig const& c, FreeWave const& wave) {
+inline void validate_free_wave(PoolConfig const& c, FreePageWave const& wave) {
   HEAPLAB_EXPECTS(wave.first.size() == wave.count.size(),
                   "free wave: first has " + std::to_string(wave.first.size()) +
                       " entries but count has " + std::to_string(wave.count.size()));
@@ -63,7 +64,7 @@ inline void validate_free_wave(PoolConfig const& c, FreeWave const& wave) {
 /// Every page the wave names is in use in `used` (the used words, widened to 64 bits, of width
 /// c.word_bits) and named once in the wave: otherwise the free would be a double free.
 inline void check_free_wave_pages(PoolConfig const& c,
-                                  FreeWave const& wave,
+                                  FreePageWave const& wave,
                                   std::vector<std::uint64_t> const& used) {
   validate_free_wave(c, wave);
   HEAPLAB_EXPECTS(used.size() == c.used_words(), "free check: the used words do not fit the pool");

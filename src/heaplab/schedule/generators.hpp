@@ -73,7 +73,7 @@ std::uint32_t blocks_for_heap(core::HeapConfig const& config, std::uint32_t heap
 // ---- random-walk pool schedules (rw_generators.cpp; docs/rw.md "Schedules and runners")
 
 /// Every algorithm of rw_schedule.hpp.
-std::vector<RwAlgorithm> all_rw_algorithms();
+std::vector<core::RwAlgorithm> all_rw_algorithms();
 
 /// A valid random-walk pool: T in [1, 4096], 32- or 64-bit words, max_steps 4..2000, a few
 /// pre-taken pages (a count or a list).
@@ -81,7 +81,7 @@ rc::Gen<RwPool> rw_pool();
 
 /// One alloc wave of one of `algorithms` (1..512 threads; lanes all, every k-th, or a random
 /// subset per warp; rw-malloc: fixed, cycled or uniform sizes up to 8 pages).
-rc::Gen<RwAllocWave> rw_alloc_wave(std::vector<RwAlgorithm> const& algorithms);
+rc::Gen<RwAllocWave> rw_alloc_wave(std::vector<core::RwAlgorithm> const& algorithms);
 /// One free wave: all, a fraction, or the oldest k held handles.
 rc::Gen<RwFreeWave> rw_free_wave();
 
@@ -89,7 +89,7 @@ rc::Gen<RwFreeWave> rw_free_wave();
 /// pattern); near exhaustion (T in [512, 4096], pre-taken pages leaving 0.5 % free, waves asking
 /// for 1-3 times what is left); mixed sizes (rw-malloc with cycled and uniform sizes, when
 /// allowed). Waves grow with RapidCheck's size (at most 24). Only `algorithms` appear.
-rc::Gen<RwSchedule> rw_schedule(std::vector<RwAlgorithm> const& algorithms);
+rc::Gen<RwSchedule> rw_schedule(std::vector<core::RwAlgorithm> const& algorithms);
 rc::Gen<RwSchedule> rw_schedule();
 
 }  // namespace heaplab::schedule::gen

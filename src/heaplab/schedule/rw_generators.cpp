@@ -48,7 +48,7 @@ void gen_sizes(RwAllocWave& a, std::uint32_t num_pages) {
   }
 }
 
-RwAllocWave make_alloc(std::vector<RwAlgorithm> const& algorithms,
+RwAllocWave make_alloc(std::vector<core::RwAlgorithm> const& algorithms,
                        std::uint32_t max_threads,
                        std::uint32_t num_pages) {
   RwAllocWave a;
@@ -57,7 +57,7 @@ RwAllocWave make_alloc(std::vector<RwAlgorithm> const& algorithms,
   a.block_threads = 32 * *rc::gen::inRange<std::uint32_t>(1, 9);
   a.seed          = any_seed();
   gen_lanes(a);
-  if (a.algorithm == RwAlgorithm::rw_malloc) gen_sizes(a, num_pages);
+  if (a.algorithm == core::RwAlgorithm::rw_malloc) gen_sizes(a, num_pages);
   return a;
 }
 
@@ -73,7 +73,7 @@ RwFreeWave make_free() {
 }
 
 /// Waves: 1 + size / 4 of them (at most 24), mostly allocations, a free wave about every third.
-std::vector<RwStep> make_waves(std::vector<RwAlgorithm> const& algorithms,
+std::vector<RwStep> make_waves(std::vector<core::RwAlgorithm> const& algorithms,
                                std::uint32_t max_threads,
                                std::uint32_t num_pages,
                                int size) {
@@ -90,7 +90,7 @@ std::vector<RwStep> make_waves(std::vector<RwAlgorithm> const& algorithms,
 
 /// Near exhaustion: 0.5 % of the pool left free (at least one page), waves asking for 1-3 times
 /// what is left, a high bound on steps (RW's TAS at A/T = 0.5 % is about 200, RW sec. 3.2.1).
-RwSchedule near_exhaustion(std::vector<RwAlgorithm> const& algorithms) {
+RwSchedule near_exhaustion(std::vector<core::RwAlgorithm> const& algorithms) {
   RwSchedule s;
   s.pool.num_pages               = *rc::gen::inRange<std::uint32_t>(512, 4097);
   s.pool.word_bits               = *rc::gen::element<std::uint32_t>(32, 64);
@@ -110,22 +110,25 @@ RwSchedule near_exhaustion(std::vector<RwAlgorithm> const& algorithms) {
 }
 
 /// One schedule of a random shape (rw_schedule in generators.hpp).
-RwSchedule any_shape(std::vector<RwAlgorithm> const& algorithms, int size) {
+RwSchedule any_shape(std::vector<core::RwAlgorithm> const& algorithms, int size) {
   int const shape = any_below(10);
   if (shape == 0) return near_exhaustion(algorithms);
   RwSchedule s;
-  s.pool                       = *rw_pool();
-  std::vector<RwAlgorithm> use = algorithms;
-  bool const runs = std::find(use.begin(), use.end(), RwAlgorithm::rw_malloc) != use.end();
-  if (shape == 1 && runs) use = {RwAlgorithm::rw_malloc};  // mixed sizes
+  s.pool                             = *rw_pool();
+  std::vector<core::RwAlgorithm> use = algorithms;
+  bool const runs = std::find(use.begin(), use.end(), core::RwAlgorithm::rw_malloc) != use.end();
+  if (shape == 1 && runs) use = {core::RwAlgorithm::rw_malloc};  // mixed sizes
   s.steps = make_waves(use, shape <= 3 ? 512 : 128, s.pool.num_pages, size);
   return s;
 }
 
 }  // namespace
 
-std::vector<RwAlgorithm> all_rw_algorithms() {
-  return {RwAlgorithm::rw, RwAlgorithm::rw_bm, RwAlgorithm::corw, RwAlgorithm::rw_malloc};
+std::vector<core::RwAlgorithm> all_rw_algorithms() {
+  return {core::RwAlgorithm::rw,
+          core::RwAlgorithm::rw_bm,
+          core::RwAlgorithm::corw,
+          core::RwAlgorithm::rw_malloc};
 }
 
 rc::Gen<RwPool> rw_pool() {
@@ -152,7 +155,7 @@ rc::Gen<RwPool> rw_pool() {
   });
 }
 
-rc::Gen<RwAllocWave> rw_alloc_wave(std::vector<RwAlgorithm> const& algorithms) {
+rc::Gen<RwAllocWave> rw_alloc_wave(std::vector<core::RwAlgorithm> const& algorithms) {
   return rc::gen::exec([algorithms] { return make_alloc(algorithms, 512, 64); });
 }
 
@@ -160,7 +163,7 @@ rc::Gen<RwFreeWave> rw_free_wave() {
   return rc::gen::exec([] { return make_free(); });
 }
 
-rc::Gen<RwSchedule> rw_schedule(std::vector<RwAlgorithm> const& algorithms) {
+rc::Gen<RwSchedule> rw_schedule(std::vector<core::RwAlgorithm> const& algorithms) {
   return rc::gen::withSize([algorithms](int size) {
     return rc::gen::exec([algorithms, size] { return any_shape(algorithms, size); });
   });

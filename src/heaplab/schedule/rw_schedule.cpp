@@ -19,15 +19,15 @@ struct Named {
   char const* name;
 };
 
-constexpr Named<RwAlgorithm> kAlgorithms[] = {{RwAlgorithm::rw, "rw"},
-                                              {RwAlgorithm::rw_bm, "rw-bm"},
-                                              {RwAlgorithm::corw, "corw"},
-                                              {RwAlgorithm::rw_malloc, "rw-malloc"}};
-constexpr Named<RwLanes> kLanes[]          = {{RwLanes::all, "all"},
-                                              {RwLanes::every_kth, "every_kth"},
-                                              {RwLanes::random_subset, "random_subset"}};
-constexpr Named<RwSizes> kSizes[]          = {
-             {RwSizes::fixed, "fixed"}, {RwSizes::cycle, "cycle"}, {RwSizes::uniform, "uniform"}};
+constexpr Named<core::RwAlgorithm> kAlgorithms[] = {{core::RwAlgorithm::rw, "rw"},
+                                                    {core::RwAlgorithm::rw_bm, "rw-bm"},
+                                                    {core::RwAlgorithm::corw, "corw"},
+                                                    {core::RwAlgorithm::rw_malloc, "rw-malloc"}};
+constexpr Named<RwLanes> kLanes[]                = {{RwLanes::all, "all"},
+                                                    {RwLanes::every_kth, "every_kth"},
+                                                    {RwLanes::random_subset, "random_subset"}};
+constexpr Named<RwSizes> kSizes[]                = {
+                   {RwSizes::fixed, "fixed"}, {RwSizes::cycle, "cycle"}, {RwSizes::uniform, "uniform"}};
 constexpr Named<RwFreeSelect> kSelects[] = {{RwFreeSelect::all, "all"},
                                             {RwFreeSelect::fraction, "fraction"},
                                             {RwFreeSelect::oldest, "oldest"}};
@@ -104,7 +104,7 @@ void validate_alloc(std::string const& at, RwAllocWave const& a, RwPool const& p
     expect_range(at + ".k", a.k, 1, 32);
     expect_range(at + ".offset", a.offset, 0, a.k - 1);
   }
-  bool const runs = a.algorithm == RwAlgorithm::rw_malloc;
+  bool const runs = a.algorithm == core::RwAlgorithm::rw_malloc;
   if (!runs && (a.sizes != RwSizes::fixed || a.n != 1))
     bad(at + ".sizes",
         std::string(to_string(a.algorithm)) +
@@ -119,11 +119,11 @@ void validate_free(std::string const& at, RwFreeWave const& f) {
 
 }  // namespace
 
-char const* to_string(RwAlgorithm a) { return name_of(kAlgorithms, a); }
+char const* to_string(core::RwAlgorithm a) { return name_of(kAlgorithms, a); }
 char const* to_string(RwLanes l) { return name_of(kLanes, l); }
 char const* to_string(RwSizes s) { return name_of(kSizes, s); }
 char const* to_string(RwFreeSelect s) { return name_of(kSelects, s); }
-std::optional<RwAlgorithm> rw_algorithm_from_string(std::string const& s) {
+std::optional<core::RwAlgorithm> rw_algorithm_from_string(std::string const& s) {
   return value_of(kAlgorithms, s);
 }
 std::optional<RwLanes> rw_lanes_from_string(std::string const& s) { return value_of(kLanes, s); }
@@ -150,7 +150,7 @@ std::string describe(RwStep const& step) {
   if (a.lanes == RwLanes::every_kth)
     s += "(k=" + std::to_string(a.k) + ",offset=" + std::to_string(a.offset) + ")";
   if (a.lanes == RwLanes::random_subset) s += "(seed=" + std::to_string(a.lane_seed) + ")";
-  if (a.algorithm == RwAlgorithm::rw_malloc) {
+  if (a.algorithm == core::RwAlgorithm::rw_malloc) {
     s += std::string(" sizes=") + to_string(a.sizes);
     if (a.sizes == RwSizes::fixed) s += "(" + std::to_string(a.n) + ")";
     if (a.sizes == RwSizes::uniform) s += "(1.." + std::to_string(a.nmax) + ")";

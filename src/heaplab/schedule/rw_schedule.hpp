@@ -1,11 +1,10 @@
 // Schedules of the random-walk page pool (docs/rw.md "Schedules and runners"): a pool and a list
-// of allocation and free waves that every pool backend (the CPU threads pool, the GPU pool, the
-// model-only pool) runs, and the model checks.
+// of allocation and free waves that every pool step executor (the CPU threads pool, the GPU
+// pool, the model-only pool) runs, and the model checks.
 //
-// This layer includes only core, so the algorithm names are the schedule's own small enum
-// (RwAlgorithm, the same names as rw::Algorithm: "rw", "rw-bm", "corw", "rw-malloc"); the runner
-// converts. Like the heap schedules (schedule.hpp), a schedule leaves nothing to chance that an
-// implementation could decide differently: which threads of a wave ask, for how many pages, and
+// The algorithm of a wave is core::RwAlgorithm ("rw", "rw-bm", "corw", "rw-malloc"), the type the
+// pools take too. Like the heap schedules (schedule.hpp), a schedule leaves nothing to chance that
+// an implementation could decide differently: which threads of a wave ask, for how many pages, and
 // which held allocations a free wave frees are pure functions of the schedule's seeds and of
 // indices (choice.hpp). Only which pages a walk finds is the implementation's freedom (checked by
 // refinement, models/heaplab/model/rw_interpreter.hpp).
@@ -21,6 +20,8 @@
 #include <variant>
 #include <vector>
 
+#include "heaplab/core/rw_algorithm.hpp"
+
 namespace heaplab::schedule {
 
 inline constexpr char const* kRwFormatName      = "heaplab-rw-schedule";
@@ -33,9 +34,6 @@ inline constexpr std::uint32_t kRwMaxWalkSteps    = 1u << 20;    // a pool's max
 inline constexpr std::uint32_t kRwMaxWaves        = 1u << 16;    // steps of a schedule
 inline constexpr std::uint32_t kRwMaxRunPages     = 1024;        // RW_malloc pages per request
 inline constexpr std::uint64_t kRwMaxTotalThreads = 1ull << 31;  // over all alloc waves (handles)
-
-/// The allocation algorithms (RW sec. 3-4); names as rw::algorithm_name.
-enum class RwAlgorithm : std::uint8_t { rw, rw_bm, corw, rw_malloc };
 
 /// Which threads of an alloc wave ask (the others are inactive: divergence).
 enum class RwLanes : std::uint8_t {
@@ -82,7 +80,7 @@ struct RwPool {
 };
 
 struct RwAllocWave {
-  RwAlgorithm algorithm       = RwAlgorithm::rw;
+  core::RwAlgorithm algorithm = core::RwAlgorithm::rw;
   std::uint32_t threads       = 32;
   std::uint32_t block_threads = 256;  // a multiple of 32 in [32, 1024]
   std::uint64_t seed          = 0;    // thread i walks with rw::thread_rng(seed, i)
@@ -129,11 +127,11 @@ struct RwSchedule {
 
 // ------------------------------------------------------------------------------------- names
 
-char const* to_string(RwAlgorithm a);
+char const* to_string(core::RwAlgorithm a);
 char const* to_string(RwLanes l);
 char const* to_string(RwSizes s);
 char const* to_string(RwFreeSelect s);
-std::optional<RwAlgorithm> rw_algorithm_from_string(std::string const& s);
+std::optional<core::RwAlgorithm> rw_algorithm_from_string(std::string const& s);
 std::optional<RwLanes> rw_lanes_from_string(std::string const& s);
 std::optional<RwSizes> rw_sizes_from_string(std::string const& s);
 std::optional<RwFreeSelect> rw_free_select_from_string(std::string const& s);

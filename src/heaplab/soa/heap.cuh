@@ -31,7 +31,7 @@
 #include "heaplab/check/snapshot.hpp"
 #include "heaplab/core/expects.hpp"
 #include "heaplab/core/heap_config.hpp"
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/core/hex.hpp"
 #include "heaplab/cuda/copy.hpp"
 #include "heaplab/cuda/device_buffer.hpp"
@@ -68,7 +68,7 @@ struct HeapOptions {
   /// Extra rounds before an allocation answers nullptr (HeapRef::allocate_raw).
   std::uint32_t oom_retries = kDefaultOomRetries;
   /// Rounds an allocation without a claim ticket waits for a block being opened before it opens
-  /// one itself (core/heap_ref.hpp find_or_claim_block, "Claim tickets"); 0: claim tickets off
+  /// one itself (core/heap_protocol.hpp find_or_claim_block, "Claim tickets"); 0: claim tickets off
   /// (DynaSOAr Alg. 1 as published: every miss opens a block).
   std::uint32_t claim_wait_rounds = core::kDefaultClaimWaitRounds;
   /// Frees of one warp into one block share one fetch_and (HeapRef::free_unchecked); false: one

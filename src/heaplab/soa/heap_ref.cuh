@@ -11,7 +11,7 @@
 // value): `void Node::split(soa::HeapRef<Types> heap)` is run with
 // `heap.parallel_do<Node, &Node::split>(heap.ref())`, and may call heap.make / heap.destroy(this).
 //
-// Allocation goes through the portable core (core/heap_ref.hpp: find_or_claim_block,
+// Allocation goes through the portable core (core/heap_protocol.hpp: find_or_claim_block,
 // try_reserve, commit_reservation) with DynaSOAr's request coalescing (sec. 4.2), written for
 // independent thread scheduling: see allocate_raw below and docs/allocator.md "Coalescing under
 // independent thread scheduling".
@@ -29,7 +29,7 @@
 #include "heaplab/core/block_headers.hpp"
 #include "heaplab/core/cookie.hpp"
 #include "heaplab/core/detail/seed.hpp"
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/core/hierarchical_bitmap.hpp"
 #include "heaplab/core/mutants.hpp"
 #include "heaplab/core/object_pointer.hpp"
@@ -63,7 +63,7 @@ class HeapRef {
  public:
   using types      = Types;
   using table_type = typename Types::Table;
-  using core_ref   = core::HeapRef<core::DeviceAtomics>;
+  using core_ref   = core::HeapProtocol<core::DeviceAtomics>;
 
   HeapRef() = default;
   /// Built by Heap<Types> (host); `storage` points to device memory.
@@ -396,7 +396,7 @@ class HeapRef {
 
   /// The leader's part of one coalescing round: reserve up to `want` slots of `type` in one
   /// block through the core's k-slot reservation with out-of-memory retries
-  /// (core::HeapRef::reserve_slots_or_oom, k = want: the rounds of find_or_claim_block,
+  /// (core::HeapProtocol::reserve_slots_or_oom, k = want: the rounds of find_or_claim_block,
   /// try_reserve, commit_reservation; the same code the CPU explorer runs). block = kNotFound
   /// after 1 + oom_retries_ consecutive "no block" answers, with a short, growing sleep between
   /// them.

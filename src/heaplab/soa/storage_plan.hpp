@@ -1,4 +1,4 @@
-// Where the GPU heap keeps the portable core's state (core/heap_ref.hpp HeapStorage) in device
+// Where the GPU heap keeps the portable core's state (core/heap_protocol.hpp HeapStorage) in device
 // memory, and the state of an empty heap. Plain C++17 (compiles with g++ and nvcc); the
 // functions marked HEAPLAB_HD also run in the heap's initialization kernel, so the CPU tests
 // (proofs_tests/soa/heap_host_test.cpp) check exactly what the kernel writes.
@@ -21,7 +21,7 @@
 #include "heaplab/core/block_headers.hpp"
 #include "heaplab/core/expects.hpp"
 #include "heaplab/core/heap_config.hpp"
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/core/hierarchical_bitmap.hpp"
 #include "heaplab/core/host_device.hpp"
 #include "heaplab/core/object_pointer.hpp"

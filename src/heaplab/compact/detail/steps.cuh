@@ -197,12 +197,12 @@ HEAPLAB_HD_INLINE void copy_chunks(Chunk const* chunks, std::uint32_t count) {
 template <class Ref>
 struct PassView {
   Ref heap{};
-  std::uint32_t type     = 0;     // T
-  std::uint32_t capacity = 0;     // N_T
-  std::uint32_t n        = 1;     // the call's factor
-  std::uint32_t defrag_factor   = 1;     // the heap's factor: defrag[T] follows it
-  std::uint32_t sources  = 0;     // B' (the device-side loop: LoopState::sources, see resolve)
-  bool forwarding        = true;  // the call's variant is RewriteVariant::forwarding
+  std::uint32_t type          = 0;     // T
+  std::uint32_t capacity      = 0;     // N_T
+  std::uint32_t n             = 1;     // the call's factor
+  std::uint32_t defrag_factor = 1;     // the heap's factor: defrag[T] follows it
+  std::uint32_t sources       = 0;     // B' (the device-side loop: LoopState::sources, see resolve)
+  bool forwarding             = true;  // the call's variant is RewriteVariant::forwarding
   /// R: this pass's candidates, ascending (device memory, r entries).
   std::uint32_t const* R = nullptr;
   /// The call's own candidate bitmap (level 0 only) when n differs from the heap's; nullptr
@@ -551,9 +551,9 @@ HEAPLAB_HD_INLINE void store_record(PassView<Ref> const& v, Record const& rec) {
 /// Sec. 3.5 for the targets of source s (one thread per source; no two sources share a target):
 /// target i receives the next min(left, free slots) objects in its lowest free slots (what
 /// destination_of assigned), so its allocation bitmap gains those bits; it leaves active[T] if
-/// it became full, defrag[T] if its fill passed defrag_factor / (defrag_factor + 1), and the call's candidate
-/// bitmap if its fill passed n / (n + 1). A block only gains objects here, so no bit is set.
-/// `moved` = the objects source s moved (sources_moved: the move kernel counts them, so that
+/// it became full, defrag[T] if its fill passed defrag_factor / (defrag_factor + 1), and the call's
+/// candidate bitmap if its fill passed n / (n + 1). A block only gains objects here, so no bit is
+/// set. `moved` = the objects source s moved (sources_moved: the move kernel counts them, so that
 /// this step need not read the source's allocation bitmap, which release_source overwrites).
 /// Returns `moved`. Runs after the move kernel.
 template <class Ref>
@@ -593,8 +593,8 @@ HEAPLAB_HD_INLINE std::uint32_t commit_targets(PassView<Ref> const& v,
 }
 
 /// Sec. 3.5 for source s (one thread per source), at the end of its pass: the block becomes
-/// free, as a deletion by the allocator leaves it (core::HeapRef::invalidate_block): allocation
-/// bitmap invalidated (all ones, DynaSOAr App. A.2), out of active[T], defrag[T] and
+/// free, as a deletion by the allocator leaves it (core::HeapProtocol::invalidate_block):
+/// allocation bitmap invalidated (all ones, DynaSOAr App. A.2), out of active[T], defrag[T] and
 /// allocated[T], into free with a release set (the next claimer's acquire clear_any orders our
 /// writes before its use of the block). The header type stays, as after a deletion. Its bit in
 /// the call's source bitmap is set: the rewrite at the end of the call follows pointers out of

@@ -259,12 +259,14 @@ std::string run_description(InterleavingSchedule const& s) {
          (s.strategy ? describe(*s.strategy) : std::to_string(s.steps.size()) + " decisions");
 }
 
+/// The report of the run's last step (the strategy's run, or the last decision followed): what
+/// the whole run did. The decisions before it get a line each (report_decisions).
 StepReport report_of(InterleavingSchedule const& s,
                      explore::RunResult const& r,
                      RunOutcome const& out,
                      std::string const& unfit) {
   StepReport rep;
-  rep.index       = out.failure ? out.failure->step : (out.steps_run ? out.steps_run - 1 : 0);
+  rep.index       = out.steps_run - 1;
   rep.op          = "run";
   rep.description = run_description(s);
   rep.ok          = !out.failure;
@@ -341,7 +343,7 @@ RunOutcome ExploreRunner::run(InterleavingSchedule const& s, runner::StepCallbac
   std::unique_ptr<explore::Strategy> const seeded = s.strategy ? make_seeded(*s.strategy) : nullptr;
   explore::RunResult const r = explore::run_program(program, seeded ? *seeded : follow, o);
   RunOutcome out;
-  out.steps_run           = seeded ? 0 : follow.followed();
+  out.steps_run           = seeded ? 1 : follow.followed();
   std::string const unfit = seeded || follow.mismatch().empty()
                                 ? std::string()
                                 : follow.mismatch_path() + " did not fit (" + follow.mismatch() +
@@ -352,7 +354,17 @@ RunOutcome ExploreRunner::run(InterleavingSchedule const& s, runner::StepCallbac
     out.failure = failure_of(s, r, thrown->check(), unfit);
     place_failure(*out.failure, s, r, out.steps_run);
   }
-  if (on_step) on_step(report_of(s, r, out, unfit));
+  if (on_step && out.steps_run > 0) {
+    for (std::size_t i = 0; !seeded && i + 1 < out.steps_run; ++i) {
+      StepReport d;
+      d.index       = i;
+      d.op          = "decision";
+      d.description = describe(s.steps[i]);
+      d.line        = "decision " + std::to_string(i) + ": " + d.description;
+      on_step(d);
+    }
+    on_step(report_of(s, r, out, unfit));
+  }
   return out;
 }
 

@@ -101,7 +101,7 @@ CheckInfo const kChecks[] = {
      "claim tickets (issue 13)",
      "a claim-ticket waiter polls its run's entry at most claim_wait_rounds times"},
     {checks::kClaimPaths,
-     "core/heap_ref.hpp find_or_claim_block",
+     "core/heap_protocol.hpp find_or_claim_block",
      "the trace follows the claim-ticket paths (an opener publishes its run)"},
     {checks::kBitmapTokens,
      "DynaSOAr sec. 4.1.3",
@@ -159,8 +159,30 @@ nlohmann::ordered_json InterleavingFamily::to_json(runner::AnySchedule const& s)
   return interleaving_family::to_json(unwrap(s));
 }
 
+std::size_t InterleavingFamily::steps(runner::AnySchedule const& s) const {
+  InterleavingSchedule const& x = unwrap(s);
+  return x.strategy ? 1 : x.steps.size();
+}
+
+runner::AnySchedule InterleavingFamily::keep_steps(runner::AnySchedule const& s,
+                                                   std::vector<std::size_t> const& indices) const {
+  InterleavingSchedule const& x = unwrap(s);
+  if (!x.strategy) return TypedFamily::keep_steps(s, indices);
+  HEAPLAB_EXPECTS(indices.empty() || (indices.size() == 1 && indices[0] == 0),
+                  "keep_steps: a step index outside the schedule");
+  if (!indices.empty()) return s;
+  InterleavingSchedule without = x;  // the run without its strategy: no preemption
+  without.strategy.reset();
+  return wrap(std::move(without));
+}
+
 std::string InterleavingFamily::describe_step(runner::AnySchedule const& s, std::size_t i) const {
-  return "decision " + std::to_string(i) + ": " + describe(unwrap(s).steps.at(i));
+  InterleavingSchedule const& x = unwrap(s);
+  if (x.strategy) {
+    HEAPLAB_EXPECTS(i == 0, "describe_step: a step index outside the schedule");
+    return "run: " + describe(*x.strategy);
+  }
+  return "decision " + std::to_string(i) + ": " + describe(x.steps.at(i));
 }
 
 std::string InterleavingFamily::config_summary(runner::AnySchedule const& s) const {

@@ -31,7 +31,12 @@ class InterleavingFamily final : public runner::TypedFamily<InterleavingSchedule
   [[nodiscard]] runner::AnySchedule from_json(nlohmann::json const& document) const override;
   [[nodiscard]] nlohmann::ordered_json to_json(runner::AnySchedule const& s) const override;
 
-  /// "decision 17: T1", "decision 18: read r2 (skips 2 newer stores)".
+  /// A schedule with a seeded strategy is one step, the strategy's run (dropping it leaves a run
+  /// without preemption); a schedule of decisions has one step per decision.
+  [[nodiscard]] std::size_t steps(runner::AnySchedule const& s) const override;
+  [[nodiscard]] runner::AnySchedule keep_steps(
+      runner::AnySchedule const& s, std::vector<std::size_t> const& indices) const override;
+  /// "decision 17: T1", "decision 18: read r2 (skips 2 newer stores)"; "run: pct(...)".
   [[nodiscard]] std::string describe_step(runner::AnySchedule const& s,
                                           std::size_t i) const override;
   [[nodiscard]] std::string config_summary(runner::AnySchedule const& s) const override;

@@ -98,8 +98,8 @@ WarpRange warp_range(std::uint32_t k, std::uint32_t n) {
 
 /// RW / RW-BM: thread i alone (inactive threads do not call).
 template <class Ref>
-void run_walkers(Ref const& ref, rw::AllocWave const& wave, rw::AllocResult& out, WarpRange r) {
-  bool const bm = wave.algorithm == rw::Algorithm::rw_bm;
+void run_walkers(Ref const& ref, rw::GetPageWave const& wave, rw::AllocResult& out, WarpRange r) {
+  bool const bm = wave.algorithm == core::RwAlgorithm::rw_bm;
   for (std::uint32_t i = r.begin; i < r.end; ++i) {
     if (wave.pages[i] == 0) continue;  // inactive (divergence)
     rw::PageRng rng           = rw::thread_rng(wave.seed, i);
@@ -111,7 +111,7 @@ void run_walkers(Ref const& ref, rw::AllocWave const& wave, rw::AllocResult& out
 
 /// CoRW (RW Alg. 2): the warp's active threads as one lock-step warp (rw/corw.hpp).
 template <class Ref>
-void run_corw_warp(Ref const& ref, rw::AllocWave const& wave, rw::AllocResult& out, WarpRange r) {
+void run_corw_warp(Ref const& ref, rw::GetPageWave const& wave, rw::AllocResult& out, WarpRange r) {
   rw::CorwLane lanes[rw::kWarpLanes];
   for (std::uint32_t i = r.begin; i < r.end; ++i)
     lanes[i - r.begin] = rw::CorwLane{rw::thread_rng(wave.seed, i), wave.pages[i] != 0, {}};
@@ -125,7 +125,10 @@ void run_corw_warp(Ref const& ref, rw::AllocWave const& wave, rw::AllocResult& o
 /// RW_malloc (RW Alg. 3): the warp's threads as one lock-step warp (rw/rw_malloc.hpp; a lane
 /// asking for 0 pages is not in the group).
 template <class Ref>
-void run_malloc_warp(Ref const& ref, rw::AllocWave const& wave, rw::AllocResult& out, WarpRange r) {
+void run_malloc_warp(Ref const& ref,
+                     rw::GetPageWave const& wave,
+                     rw::AllocResult& out,
+                     WarpRange r) {
   std::vector<rw::MallocLane> lanes;
   for (std::uint32_t i = r.begin; i < r.end; ++i)
     lanes.push_back(rw::MallocLane{wave.pages[i], rw::thread_rng(wave.seed, i)});
@@ -139,7 +142,7 @@ void run_malloc_warp(Ref const& ref, rw::AllocWave const& wave, rw::AllocResult&
 
 }  // namespace
 
-rw::AllocResult CpuThreadsPool::allocate(rw::AllocWave const& wave) {
+rw::AllocResult CpuThreadsPool::allocate(rw::GetPageWave const& wave) {
   rw::validate_alloc_wave(config_, wave);
   auto const n = static_cast<std::uint32_t>(wave.pages.size());
   rw::AllocResult out;
@@ -153,10 +156,10 @@ rw::AllocResult CpuThreadsPool::allocate(rw::AllocWave const& wave) {
       for (std::uint32_t k = begin; k < end; ++k) {
         WarpRange const r = warp_range(k, n);
         switch (wave.algorithm) {
-          case rw::Algorithm::corw:
+          case core::RwAlgorithm::corw:
             run_corw_warp(ref, wave, out, r);
             break;
-          case rw::Algorithm::rw_malloc:
+          case core::RwAlgorithm::rw_malloc:
             run_malloc_warp(ref, wave, out, r);
             break;
           default:
@@ -169,7 +172,7 @@ rw::AllocResult CpuThreadsPool::allocate(rw::AllocWave const& wave) {
   return out;
 }
 
-void CpuThreadsPool::free(rw::FreeWave const& wave) {
+void CpuThreadsPool::free(rw::FreePageWave const& wave) {
   rw::validate_free_wave(config_, wave);
   auto const n = static_cast<std::uint32_t>(wave.first.size());
   impl_->visit([&](auto& pool) {

@@ -1,5 +1,5 @@
 // CpuThreadsPool: the random-walk pool on free-running CPU threads (docs/rw.md "Schedules and
-// runners"), a rw::PoolBackend over rw::HostPool and core::HostAtomics, so the very code the GPU
+// runners"), a rw::StepExecutor over rw::HostPool and core::HostAtomics, so the very code the GPU
 // runs (rw/page_pool.hpp) runs here on std::threads and under ThreadSanitizer.
 //
 // A wave runs on a small set of OS threads (os_threads, default min(4, hardware threads)): OS
@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "heaplab/rw/backend.hpp"
+#include "heaplab/rw/step_executor.hpp"
 
 namespace heaplab::rw_family {
 
-class CpuThreadsPool final : public rw::PoolBackend {
+class CpuThreadsPool final : public rw::StepExecutor {
  public:
   /// os_threads 0: min(4, std::thread::hardware_concurrency()).
   explicit CpuThreadsPool(rw::PoolConfig const& config, unsigned os_threads = 0);
@@ -38,8 +38,8 @@ class CpuThreadsPool final : public rw::PoolBackend {
   [[nodiscard]] rw::PoolConfig const& config() const override { return config_; }
   [[nodiscard]] std::string name() const override { return "cpu-threads"; }
   void mark_used(std::vector<std::uint32_t> const& pages) override;
-  rw::AllocResult allocate(rw::AllocWave const& wave) override;
-  void free(rw::FreeWave const& wave) override;
+  rw::AllocResult allocate(rw::GetPageWave const& wave) override;
+  void free(rw::FreePageWave const& wave) override;
   [[nodiscard]] rw::PoolWords words() const override;
   [[nodiscard]] unsigned os_threads() const { return os_threads_; }
 

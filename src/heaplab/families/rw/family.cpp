@@ -33,7 +33,7 @@ std::uint64_t count_of(runner::StressCounts const& s, std::string const& key) {
 }
 
 /// The algorithms of profile `name` (every one for "mixed").
-std::vector<schedule::RwAlgorithm> algorithms_of(std::string const& name) {
+std::vector<core::RwAlgorithm> algorithms_of(std::string const& name) {
   if (name == "mixed") return schedule::gen::all_rw_algorithms();
   auto const a = schedule::rw_algorithm_from_string(name);
   HEAPLAB_EXPECTS(a.has_value(),
@@ -205,8 +205,8 @@ RwFamily const& family() {
 
 namespace {
 
-/// Every algorithm runs on every rw backend.
-std::string supports_all(rw::Algorithm) { return {}; }
+/// Every algorithm runs on every rw executor.
+std::string supports_all(core::RwAlgorithm) { return {}; }
 
 runner::FamilyRegistration const rw_family{family()};
 

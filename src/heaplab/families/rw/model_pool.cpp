@@ -29,7 +29,7 @@ std::uint32_t ModelPool::find_run(std::uint32_t start, std::uint32_t n) const {
   return rw::kNoPage;
 }
 
-rw::AllocResult ModelPool::allocate(rw::AllocWave const& wave) {
+rw::AllocResult ModelPool::allocate(rw::GetPageWave const& wave) {
   auto const n = static_cast<std::uint32_t>(wave.pages.size());
   rw::AllocResult out;
   out.first.assign(n, rw::kNoPage);
@@ -46,7 +46,7 @@ rw::AllocResult ModelPool::allocate(rw::AllocWave const& wave) {
   return out;
 }
 
-void ModelPool::free(rw::FreeWave const& wave) {
+void ModelPool::free(rw::FreePageWave const& wave) {
   for (std::size_t i = 0; i < wave.first.size(); ++i)
     for (std::uint32_t j = 0; j < wave.count[i]; ++j) {
       std::uint32_t const p = wave.first[i] + j;

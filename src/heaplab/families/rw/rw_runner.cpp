@@ -11,20 +11,6 @@
 
 namespace heaplab::rw_family {
 
-rw::Algorithm to_rw(schedule::RwAlgorithm a) {
-  switch (a) {
-    case schedule::RwAlgorithm::rw:
-      return rw::Algorithm::rw;
-    case schedule::RwAlgorithm::rw_bm:
-      return rw::Algorithm::rw_bm;
-    case schedule::RwAlgorithm::corw:
-      return rw::Algorithm::corw;
-    case schedule::RwAlgorithm::rw_malloc:
-      return rw::Algorithm::rw_malloc;
-  }
-  return rw::Algorithm::rw;
-}
-
 rw::PoolConfig to_pool_config(schedule::RwPool const& pool) {
   rw::PoolConfig c;
   c.num_pages  = pool.num_pages;
@@ -83,15 +69,15 @@ std::string wave_line(StepReport const& r) {
   return line + (r.ok ? " | ok" : " | FAILED");
 }
 
-/// One run: the backend, the model and the outcome so far.
+/// One run: the executor, the model and the outcome so far.
 class RwRun {
  public:
-  RwRun(schedule::RwSchedule const& s, rw::PoolBackend& backend, StepCallback const& on_step)
-      : s_(s), backend_(backend), model_(s.pool), on_step_(on_step) {}
+  RwRun(schedule::RwSchedule const& s, rw::StepExecutor& executor, StepCallback const& on_step)
+      : s_(s), executor_(executor), model_(s.pool), on_step_(on_step) {}
 
   RunOutcome run() {
     try {
-      backend_.mark_used(model_.pretaken());
+      executor_.mark_used(model_.pretaken());
     } catch (std::exception const& e) {
       return finish(crash(0, std::string("setup (pre-taken pages): ") + e.what()));
     }
@@ -131,7 +117,7 @@ class RwRun {
   }
 
   /// rw-request-steps for thread i of an alloc wave; "" when its answer is well formed.
-  std::string request_problem(rw::Algorithm a,
+  std::string request_problem(core::RwAlgorithm a,
                               std::uint32_t asked,
                               std::uint32_t first,
                               std::uint32_t steps) const {
@@ -145,7 +131,7 @@ class RwRun {
     if (steps < 1 || steps > max)
       return "an active thread reports " + std::to_string(steps) + " steps (expected 1.." +
              std::to_string(max) + ")";
-    bool const single_walker = a == rw::Algorithm::rw || a == rw::Algorithm::rw_bm;
+    bool const single_walker = a == core::RwAlgorithm::rw || a == core::RwAlgorithm::rw_bm;
     if (single_walker && first == rw::kNoPage && steps != max)
       return "a null after " + std::to_string(steps) + " steps (a walk gives up only after " +
              std::to_string(max) + ")";
@@ -153,7 +139,7 @@ class RwRun {
   }
 
   std::optional<Failure> check_requests(std::size_t i,
-                                        rw::AllocWave const& wave,
+                                        rw::GetPageWave const& wave,
                                         rw::AllocResult const& r,
                                         StepReport& report) {
     auto const n = wave.pages.size();
@@ -162,7 +148,7 @@ class RwRun {
                         std::nullopt,
                         FailureKind::invariant_violation,
                         checks::kRwResultShape,
-                        "the backend answered " + std::to_string(r.first.size()) + " pages and " +
+                        "the executor answered " + std::to_string(r.first.size()) + " pages and " +
                             std::to_string(r.steps.size()) + " step counts for " +
                             std::to_string(n) + " threads");
     for (std::uint32_t t = 0; t < n; ++t) {
@@ -186,14 +172,14 @@ class RwRun {
   std::optional<Failure> alloc(std::size_t i,
                                schedule::RwAllocWave const& step,
                                StepReport& report) {
-    rw::AllocWave wave;
-    wave.algorithm     = to_rw(step.algorithm);
+    rw::GetPageWave wave;
+    wave.algorithm     = step.algorithm;
     wave.pages         = schedule::rw_requests(step);
     wave.block_threads = step.block_threads;
     wave.seed          = step.seed;
     rw::AllocResult r;
     try {
-      r = backend_.allocate(wave);
+      r = executor_.allocate(wave);
     } catch (std::exception const& e) {
       return crash(i, std::string("allocate: ") + e.what());
     }
@@ -206,25 +192,25 @@ class RwRun {
 
   std::optional<Failure> free(std::size_t i, schedule::RwFreeWave const& step, StepReport& report) {
     auto const freed = model_.free(step);
-    rw::FreeWave wave;
+    rw::FreePageWave wave;
     for (auto const& h : freed) {
       wave.first.push_back(h.first);
       wave.count.push_back(h.count);
     }
     report.add_count("freed", freed.size());
     try {
-      backend_.free(wave);
+      executor_.free(wave);
     } catch (std::exception const& e) {
       return crash(i, std::string("free: ") + e.what());
     }
     return std::nullopt;
   }
 
-  /// The catalog on the backend's words against the model's owners.
+  /// The catalog on the executor's words against the model's owners.
   std::optional<Failure> check_pool(std::size_t i, std::string const& when) {
     rw::PoolWords words;
     try {
-      words = backend_.words();
+      words = executor_.words();
     } catch (std::exception const& e) {
       return crash(i, std::string("words: ") + e.what());
     }
@@ -242,7 +228,7 @@ class RwRun {
   }
 
   schedule::RwSchedule const& s_;
-  rw::PoolBackend& backend_;
+  rw::StepExecutor& executor_;
   model::RwModelInterpreter model_;
   StepCallback const& on_step_;
   std::size_t steps_run_ = 0;
@@ -251,7 +237,7 @@ class RwRun {
 }  // namespace
 
 RwRunner::RwRunner(std::string name,
-                   RwBackendFactory make,
+                   RwExecutorFactory make,
                    RwSupport support,
                    bool deterministic,
                    std::string device)
@@ -264,7 +250,7 @@ RwRunner::RwRunner(std::string name,
 std::string RwRunner::unsupported(schedule::RwSchedule const& s) const {
   for (std::size_t i = 0; i < s.steps.size(); ++i)
     if (auto const* a = std::get_if<schedule::RwAllocWave>(&s.steps[i]))
-      if (auto why = support_ ? support_(to_rw(a->algorithm)) : std::string(); !why.empty())
+      if (auto why = support_ ? support_(a->algorithm) : std::string(); !why.empty())
         return "steps[" + std::to_string(i) + "]: " + why;
   return {};
 }
@@ -273,16 +259,16 @@ RunOutcome RwRunner::run(schedule::RwSchedule const& s, StepCallback const& on_s
   schedule::validate(s);
   if (auto const why = unsupported(s); !why.empty())
     throw core::precondition_error("runner '" + name_ + "' cannot run this schedule: " + why);
-  std::unique_ptr<rw::PoolBackend> backend;
+  std::unique_ptr<rw::StepExecutor> executor;
   try {
-    backend = make_(to_pool_config(s.pool));
+    executor = make_(to_pool_config(s.pool));
   } catch (std::exception const& e) {
     RunOutcome out;
     out.steps_run = 1;
     out.failure   = crash(0, std::string("making the pool: ") + e.what());
     return out;
   }
-  return RwRun(s, *backend, on_step).run();
+  return RwRun(s, *executor, on_step).run();
 }
 
 RunOutcome RwRunner::run(runner::AnySchedule const& s, StepCallback const& on_step) {

@@ -1,18 +1,18 @@
 // The random-walk family's runner (docs/rw.md "Schedules and runners"): runs an RwSchedule on any
-// rw::PoolBackend next to the model (model::RwModelInterpreter) and reports the first failure.
-// rw-model, rw-cpu and rw-gpu are RwRunners over different backends (family.cpp).
+// rw::StepExecutor next to the model (model::RwModelInterpreter) and reports the first failure.
+// rw-model, rw-cpu and rw-gpu are RwRunners over different executors (family.cpp).
 //
 // Per wave: expand the schedule step (schedule::rw_requests / the model's free selection) to an
-// rw::AllocWave or rw::FreeWave, run it on the backend, check each request (rw-request-steps),
-// feed the answers to the model (refinement: any legal page or run is accepted, an illegal one is
-// rw-getpage-refinement), then snapshot the backend's words (rw::PoolBackend::words ->
-// check::RwPoolSnapshot) and run the catalog (check::rw_check_all) against the model's owners:
-// ownership must match exactly. The pool is also checked once after setup (pre-taken pages),
-// before wave 0; a failure there is reported at step 0.
+// rw::GetPageWave or rw::FreePageWave, run it on the executor, check each request
+// (rw-request-steps), feed the answers to the model (refinement: any legal page or run is accepted,
+// an illegal one is rw-getpage-refinement), then snapshot the executor's words
+// (rw::StepExecutor::words -> check::RwPoolSnapshot) and run the catalog (check::rw_check_all)
+// against the model's owners: ownership must match exactly. The pool is also checked once after
+// setup (pre-taken pages), before wave 0; a failure there is reported at step 0.
 //
 // Failure kinds (runner::FailureKind): a catalog invariant, rw-request-steps and
 // rw-wave-result-shape are invariant_violation; rw-getpage-refinement is divergence; an
-// exception of the backend (a protocol_error of FREEPAGE, an algorithm not built) is crash
+// exception of the executor (a protocol_error of FREEPAGE, an algorithm not built) is crash
 // (check "exception"). A failure's message names the wave and the thread where one is to blame
 // ("wave 3 thread 17: ..."); its detail (RwFailureDetail) keeps the thread.
 //
@@ -28,7 +28,7 @@
 #include <string>
 
 #include "heaplab/runner/family.hpp"
-#include "heaplab/rw/backend.hpp"
+#include "heaplab/rw/step_executor.hpp"
 #include "heaplab/schedule/rw_schedule.hpp"
 
 namespace heaplab::rw_family {
@@ -49,8 +49,6 @@ inline constexpr char const* kRwRefinement   = "rw-getpage-refinement";  // dive
 inline constexpr char const* kRwResultShape  = "rw-wave-result-shape";   // invariant_violation
 }  // namespace checks
 
-/// The algorithm of a schedule step as the pool backends know it.
-rw::Algorithm to_rw(schedule::RwAlgorithm a);
 /// The pool of a schedule as rw::PoolConfig.
 rw::PoolConfig to_pool_config(schedule::RwPool const& pool);
 
@@ -63,15 +61,15 @@ struct RwFailureDetail final : runner::FailureDetail {
 /// The thread an rw failure blames (nullopt when none, or not an rw failure).
 std::optional<std::uint32_t> thread_of(Failure const& failure);
 
-/// Makes the backend of one run (a fresh pool in its initial state).
-using RwBackendFactory = std::function<std::unique_ptr<rw::PoolBackend>(rw::PoolConfig const&)>;
-/// "" when the backend runs algorithm a in this tree, else why not.
-using RwSupport = std::function<std::string(rw::Algorithm)>;
+/// Makes the executor of one run (a fresh pool in its initial state).
+using RwExecutorFactory = std::function<std::unique_ptr<rw::StepExecutor>(rw::PoolConfig const&)>;
+/// "" when the executor runs algorithm a in this tree, else why not.
+using RwSupport = std::function<std::string(core::RwAlgorithm)>;
 
 class RwRunner final : public runner::Runner {
  public:
   RwRunner(std::string name,
-           RwBackendFactory make,
+           RwExecutorFactory make,
            RwSupport support,
            bool deterministic,
            std::string device = "none");
@@ -84,7 +82,7 @@ class RwRunner final : public runner::Runner {
   [[nodiscard]] std::string unsupported(schedule::RwSchedule const& s) const;
   /// From a fresh pool, every wave in order; the first failure ends the run. Throws
   /// schedule_error for an invalid schedule and core::precondition_error for an unsupported one;
-  /// failures of the backend never escape as exceptions (they are crash failures).
+  /// failures of the executor never escape as exceptions (they are crash failures).
   RunOutcome run(schedule::RwSchedule const& s, StepCallback const& on_step = {});
 
   RunOutcome run(runner::AnySchedule const& s, StepCallback const& on_step = {}) override;
@@ -92,7 +90,7 @@ class RwRunner final : public runner::Runner {
 
  private:
   std::string name_;
-  RwBackendFactory make_;
+  RwExecutorFactory make_;
   RwSupport support_;
   bool deterministic_;
   std::string device_;

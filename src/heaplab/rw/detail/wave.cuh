@@ -14,8 +14,8 @@
 #include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/grid.hpp"
-#include "heaplab/rw/backend.hpp"
 #include "heaplab/rw/page_pool.hpp"
+#include "heaplab/rw/step_executor.hpp"
 
 namespace heaplab::rw::detail {
 
@@ -98,7 +98,7 @@ AllocResult run_getpage_wave(Source const& source,
 /// alone timed (the copies are outside the timed region). Returns its milliseconds, 0 for an
 /// empty wave (nothing launched).
 template <class Launch>
-float run_free_wave(FreeWave const& wave, Launch const& launch) {
+float run_free_wave(FreePageWave const& wave, Launch const& launch) {
   auto const n = static_cast<std::uint32_t>(wave.first.size());
   if (n == 0) return 0;
   cudart::device_buffer<std::uint32_t> first(n, "free wave first"), count(n, "free wave count");

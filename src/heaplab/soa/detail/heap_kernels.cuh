@@ -7,7 +7,7 @@
 
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/bitops.hpp"
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/core/mutants.hpp"
 #include "heaplab/soa/detail/warp.cuh"
 #include "heaplab/soa/heap_ref.cuh"

@@ -1,6 +1,6 @@
-// Which claim-ticket paths of find_or_claim_block (core/heap_ref.hpp "Claim tickets") a controlled
-// run took, read off its trace, and the bounded-waiting check (a waiter polls its run's entry at
-// most claim_wait_rounds times). Used by the heap workloads (heap_workload.hpp); the burst
+// Which claim-ticket paths of find_or_claim_block (core/heap_protocol.hpp "Claim tickets") a
+// controlled run took, read off its trace, and the bounded-waiting check (a waiter polls its run's
+// entry at most claim_wait_rounds times). Used by the heap workloads (heap_workload.hpp); the burst
 // workloads (workload_gen.hpp random_burst_workload) are built to reach every path, and
 // explorer_test asserts that they do (a counter that stays 0 fails the test).
 //
@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "heaplab/core/atomics.hpp"
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/core/hierarchical_bitmap.hpp"
 #include "heaplab/explore/trace.hpp"
 
@@ -82,7 +82,7 @@ inline bool in(void const* p, std::uint64_t const* base, std::uint64_t n) {
 struct Take {
   std::uint32_t type         = 0;
   std::uint64_t run          = 0;
-  std::uint64_t tag          = 0;  // HeapRef::run_tag
+  std::uint64_t tag          = 0;  // HeapProtocol::run_tag
   bool opens                 = false;
   std::uint64_t const* entry = nullptr;  // the run's entry of the claim-run table
   std::string who;                       // "T1 (run 0 of type 0)"

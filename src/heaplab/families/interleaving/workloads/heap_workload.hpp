@@ -28,7 +28,7 @@
 //     never held an object during the whole run (it was free throughout, so every allocation
 //     attempt's level-0 scan of the free bitmap had to see it).
 // An allocation op may ask for k objects at once (k-slot workloads, heap_k): it runs the GPU
-// warp leader's rounds (core::HeapRef::reserve_slots_or_oom with k = the objects still missing
+// warp leader's rounds (core::HeapProtocol::reserve_slots_or_oom with k = the objects still missing
 // and the workload's oom_retries) until all k are served or the heap is out of memory, so
 // multi-slot reservation bookkeeping and the leader's out-of-memory retries are explored on the
 // CPU too.
@@ -55,7 +55,7 @@
 #include "heaplab/core/cookie.hpp"
 #include "heaplab/core/detail/seed.hpp"
 #include "heaplab/core/heap_config.hpp"
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/core/host_heap.hpp"
 #include "heaplab/explore/controlled_run.hpp"
 #include "heaplab/explore/strategy.hpp"
@@ -555,7 +555,7 @@ class HeapRun {
 
   HeapWorkload w_;
   core::HostHeap heap_;
-  core::HeapRef<A> ref_;
+  core::HeapProtocol<A> ref_;
   std::vector<std::uint64_t> mailbox_;
   std::vector<std::atomic<std::uint32_t>> owner_;
   std::vector<std::uint64_t> payload_;

@@ -40,6 +40,7 @@
 #include "heaplab/core/atomics.hpp"
 #include "heaplab/core/bitops.hpp"
 #include "heaplab/core/cookie.hpp"
+#include "heaplab/core/rw_algorithm.hpp"
 #include "heaplab/explore/controlled_run.hpp"
 #include "heaplab/explore/strategy.hpp"
 #include "heaplab/families/interleaving/workloads/page_ownership.hpp"
@@ -50,8 +51,6 @@
 
 namespace heaplab::interleaving_family::workloads {
 
-enum class RwAlgorithm : std::uint8_t { rw, bm, malloc, corw };
-
 struct RwOp {
   enum class Kind : std::uint8_t { get, free_own, give, take_and_free, malloc };
   Kind kind         = Kind::get;
@@ -61,7 +60,7 @@ struct RwOp {
 
 struct RwWorkload {
   rw::PoolConfig config;
-  RwAlgorithm algorithm = RwAlgorithm::rw;
+  core::RwAlgorithm algorithm = core::RwAlgorithm::rw;
   std::vector<std::uint32_t> pretaken;  // pages used before the run (held by the "pool" owner)
   std::vector<std::vector<RwOp>> threads;
   std::uint32_t mailbox_cells = 1;
@@ -72,21 +71,24 @@ struct RwWorkload {
   // lock-step warp whose lanes asking for a page are these bits (of lanes 0..3).
   std::vector<std::uint32_t> corw_lanes;
 
-  [[nodiscard]] RwAlgorithm algorithm_of(std::size_t thread) const {
-    return thread < corw_lanes.size() && corw_lanes[thread] != 0 ? RwAlgorithm::corw : algorithm;
+  [[nodiscard]] core::RwAlgorithm algorithm_of(std::size_t thread) const {
+    return thread < corw_lanes.size() && corw_lanes[thread] != 0 ? core::RwAlgorithm::corw
+                                                                 : algorithm;
   }
 };
 
 inline std::ostream& operator<<(std::ostream& os, RwWorkload const& w) {
-  static char const* const algorithms[] = {"RW", "RW-BM", "RW_malloc + RW-BM", "CoRW"};
+  static char const* const algorithms[] = {
+      "RW", "RW-BM", "CoRW", "RW_malloc + RW-BM"};  // core::RwAlgorithm order
   os << "RwWorkload{" << algorithms[static_cast<int>(w.algorithm)] << ", T=" << w.config.num_pages
      << ", word=" << w.config.word_bits << ", max_steps=" << w.config.max_steps
      << ", salt=" << w.seed_salt << ", pretaken=[";
   for (std::size_t i = 0; i < w.pretaken.size(); ++i) os << (i ? " " : "") << w.pretaken[i];
   os << "]" << (w.observed_pages ? ", pages=observed" : "") << ", threads:";
   for (std::size_t i = 0; i < w.threads.size(); ++i) {
-    os << "\n  T" << i << (w.algorithm_of(i) == RwAlgorithm::corw ? " (CoRW warp, lanes 0x" : "");
-    if (w.algorithm_of(i) == RwAlgorithm::corw)
+    os << "\n  T" << i
+       << (w.algorithm_of(i) == core::RwAlgorithm::corw ? " (CoRW warp, lanes 0x" : "");
+    if (w.algorithm_of(i) == core::RwAlgorithm::corw)
       os << std::hex << w.corw_lanes[i] << std::dec << ")";
     os << ":";
     for (auto const& op : w.threads[i]) {
@@ -143,7 +145,7 @@ inline std::vector<bool> malloc_free_pages(std::uint32_t words,
 /// warp or an RW-BM single-page walker. A warp's ops: malloc (2-4 lanes asking for 0-5 pages,
 /// at least one lane active) or free one of its runs; a walker's: get or free.
 inline void make_malloc_workload(RwWorkload& w, explore::SplitMix64& rng) {
-  w.algorithm               = RwAlgorithm::malloc;
+  w.algorithm               = core::RwAlgorithm::rw_malloc;
   std::uint32_t const bits  = w.config.word_bits;
   std::uint32_t const words = 2 + static_cast<std::uint32_t>(rng.below(2));
   w.config.num_pages =
@@ -202,9 +204,9 @@ inline RwWorkload random_rw_workload(std::uint64_t seed, bool corw_always = fals
   explore::SplitMix64 rng(core::splitmix64(seed ^ 0x5257'5241'4E44ull));
   RwWorkload w;
   w.seed_salt        = rng.next();
-  w.algorithm        = rng.below(2) == 0 ? RwAlgorithm::rw : RwAlgorithm::bm;
+  w.algorithm        = rng.below(2) == 0 ? core::RwAlgorithm::rw : core::RwAlgorithm::rw_bm;
   w.config.word_bits = rng.below(2) == 0 ? 32 : 64;
-  if (w.algorithm == RwAlgorithm::rw) {
+  if (w.algorithm == core::RwAlgorithm::rw) {
     w.config.num_pages = 2 + static_cast<std::uint32_t>(rng.below(11));
   } else {
     std::uint32_t const words = 1 + static_cast<std::uint32_t>(rng.below(3));
@@ -317,9 +319,9 @@ class RwRun {
   check::RwOwners owners() const { return own_.model().owners(pretaken_owner() + 1); }
 
   void get(std::uint32_t i, rw::PageRng& rng, std::vector<HeldPages>& mine) {
-    RwAlgorithm const a = w_.algorithm_of(i);
-    if (a == RwAlgorithm::corw) return get_corw(i, rng, mine);
-    record_get(i, a == RwAlgorithm::rw ? ref_.get_page_rw(rng) : ref_.get_page_bm(rng), mine);
+    core::RwAlgorithm const a = w_.algorithm_of(i);
+    if (a == core::RwAlgorithm::corw) return get_corw(i, rng, mine);
+    record_get(i, a == core::RwAlgorithm::rw ? ref_.get_page_rw(rng) : ref_.get_page_bm(rng), mine);
   }
 
   /// A CoRW warp's getpage: one corw_get_pages for its lanes (each with its own PageRng), then

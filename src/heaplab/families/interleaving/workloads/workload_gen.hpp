@@ -106,13 +106,13 @@ inline HeapWorkload random_heap_workload(std::uint64_t seed, WorkloadLimits cons
   return w;
 }
 
-/// A cold-start burst for claim tickets (core/heap_ref.hpp find_or_claim_block "Claim tickets";
-/// the ticket paths it reaches are counted by claim_paths.hpp): an empty heap of 2-8 blocks (so
-/// claim_run_slots is 2, 4 or 8 and run-table entries are reused), 1-2 types (T0 of capacity 64,
-/// T1 of capacity 2..32), 2-4 threads with 1-2 k-slot requests each, k around N/2 or N of the
-/// type (N/2, N/2 + 1, N - 1, N): the demand ranges from a fraction of the heap to several times
-/// its capacity (exhaustion: openers find no free block and publish kNotFound). A request of at
-/// most 8 objects is freed again right after it in 30% of the cases (blocks empty and are opened
+/// A cold-start burst for claim tickets (core/heap_protocol.hpp find_or_claim_block "Claim
+/// tickets"; the ticket paths it reaches are counted by claim_paths.hpp): an empty heap of 2-8
+/// blocks (so claim_run_slots is 2, 4 or 8 and run-table entries are reused), 1-2 types (T0 of
+/// capacity 64, T1 of capacity 2..32), 2-4 threads with 1-2 k-slot requests each, k around N/2 or N
+/// of the type (N/2, N/2 + 1, N - 1, N): the demand ranges from a fraction of the heap to several
+/// times its capacity (exhaustion: openers find no free block and publish kNotFound). A request of
+/// at most 8 objects is freed again right after it in 30% of the cases (blocks empty and are opened
 /// again by later runs). claim_wait_rounds 1, 2, 4 or 16 (few rounds: waiters time out; 4 and
 /// 16: the last quarter's lookups); the GPU leader's oom_retries 0-2; the drain after the barrier
 /// in a quarter of the workloads (frees are not what this workload is about, and cost steps).

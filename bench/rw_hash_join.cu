@@ -223,9 +223,9 @@ class JoinAllocators {
     } else if (a == RwAllocator::direct_output) {
       f(rw::DirectOutputSource{rw::DirectOutputRef<core::DeviceAtomics>(direct().storage())});
     } else {
-      rw::Algorithm const alg = a == RwAllocator::rw     ? rw::Algorithm::rw
-                                : a == RwAllocator::corw ? rw::Algorithm::corw
-                                                         : rw::Algorithm::rw_bm;
+      core::RwAlgorithm const alg = a == RwAllocator::rw     ? core::RwAlgorithm::rw
+                                    : a == RwAllocator::corw ? core::RwAlgorithm::corw
+                                                             : core::RwAlgorithm::rw_bm;
       rw::with_pool_source(pool(a), alg, f);
     }
   }

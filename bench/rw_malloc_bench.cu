@@ -50,7 +50,7 @@ class MallocSubject {
                                    std::uint64_t seed,
                                    float* ms) = 0;
   /// One free wave of runs `allocate` handed out (count = the pages asked for); *ms: the kernel.
-  virtual void free(rw::FreeWave const& wave, float* ms) = 0;
+  virtual void free(rw::FreePageWave const& wave, float* ms) = 0;
   /// Pages a request of n pages holds: n (RW_malloc), its chunk 2^ceil(log2 n) (the queue).
   [[nodiscard]] virtual std::uint32_t held_pages(std::uint32_t n) const = 0;
 };
@@ -64,8 +64,8 @@ class RwMallocSubject final : public MallocSubject {
   rw::AllocResult allocate(std::vector<std::uint32_t> const& pages,
                            std::uint64_t seed,
                            float* ms) override {
-    rw::AllocWave w;
-    w.algorithm       = rw::Algorithm::rw_malloc;
+    rw::GetPageWave w;
+    w.algorithm       = core::RwAlgorithm::rw_malloc;
     w.pages           = pages;
     w.block_threads   = block_;
     w.seed            = seed;
@@ -73,7 +73,7 @@ class RwMallocSubject final : public MallocSubject {
     *ms               = pool_.last_wave_ms();
     return r;
   }
-  void free(rw::FreeWave const& wave, float* ms) override {
+  void free(rw::FreePageWave const& wave, float* ms) override {
     pool_.free(wave);
     *ms = pool_.last_wave_ms();
   }
@@ -105,7 +105,7 @@ class QueueSubject final : public MallocSubject {
     *ms               = queue_.last_wave_ms();
     return r;
   }
-  void free(rw::FreeWave const& wave, float* ms) override {
+  void free(rw::FreePageWave const& wave, float* ms) override {
     queue_.free(wave);
     *ms = queue_.last_wave_ms();
   }
@@ -148,7 +148,7 @@ struct WaveOutcome {
   float ms            = 0;
   std::uint64_t nulls = 0;
   std::uint64_t bytes = 0;  // bytes asked for by the requests served
-  rw::FreeWave held;        // the requests served: first page, pages asked for
+  rw::FreePageWave held;    // the requests served: first page, pages asked for
 };
 
 /// One allocation wave of `s`; every run it hands out goes into `ledger` (the pages held since the

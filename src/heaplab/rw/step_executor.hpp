@@ -16,42 +16,14 @@
 #include <string_view>
 #include <vector>
 
+#include "heaplab/core/rw_algorithm.hpp"
 #include "heaplab/rw/page_pool.hpp"
 
 namespace heaplab::rw {
 
-/// The allocation algorithms of the paper (RW sec. 3-4).
-enum class Algorithm : std::uint8_t {
-  rw,         // RW Alg. 1: random page, one bit
-  rw_bm,      // RW sec. 4.1: random word of the used bitmap
-  corw,       // RW Alg. 2: warp-collaborative walk with the LockMap
-  rw_malloc,  // RW Alg. 3: runs of consecutive pages
-};
-
-/// "rw", "rw-bm", "corw", "rw-malloc" (the names of the CLI and of schedule files).
-inline char const* algorithm_name(Algorithm a) {
-  switch (a) {
-    case Algorithm::rw:
-      return "rw";
-    case Algorithm::rw_bm:
-      return "rw-bm";
-    case Algorithm::corw:
-      return "corw";
-    case Algorithm::rw_malloc:
-      return "rw-malloc";
-  }
-  return "?";
-}
-
-inline std::optional<Algorithm> parse_algorithm(std::string_view name) {
-  for (Algorithm a : {Algorithm::rw, Algorithm::rw_bm, Algorithm::corw, Algorithm::rw_malloc})
-    if (name == algorithm_name(a)) return a;
-  return std::nullopt;
-}
-
 /// One allocation wave.
-struct AllocWave {
-  Algorithm algorithm = Algorithm::rw;
+struct GetPageWave {
+  core::RwAlgorithm algorithm = core::RwAlgorithm::rw;
   std::vector<std::uint32_t> pages;   // per thread: pages wanted, 0 = inactive
   std::uint32_t block_threads = 256;  // threads per block (GPU); lanes of a warp are 32 apart
   std::uint64_t seed          = 0;    // thread i walks with thread_rng(seed, i)
@@ -66,7 +38,7 @@ struct AllocResult {
 
 /// One free wave: thread i frees count[i] pages starting at first[i] (a page: count 1; a run of
 /// RW_malloc: its length). Every named page must be in use.
-struct FreeWave {
+struct FreePageWave {
   std::vector<std::uint32_t> first;
   std::vector<std::uint32_t> count;
 };
@@ -78,16 +50,16 @@ struct PoolWords {
   std::vector<std::uint64_t> locks;
 };
 
-class PoolBackend {
+class StepExecutor {
  public:
-  virtual ~PoolBackend()                                 = default;
+  virtual ~StepExecutor()                                = default;
   [[nodiscard]] virtual PoolConfig const& config() const = 0;
   /// "gpu", "cpu-threads", ...
   [[nodiscard]] virtual std::string name() const = 0;
   /// Setup before any wave (not concurrent): these pages are in use (held by "the pool").
   virtual void mark_used(std::vector<std::uint32_t> const& pages) = 0;
-  virtual AllocResult allocate(AllocWave const& wave)             = 0;
-  virtual void free(FreeWave const& wave)                         = 0;
+  virtual AllocResult allocate(GetPageWave const& wave)           = 0;
+  virtual void free(FreePageWave const& wave)                     = 0;
   [[nodiscard]] virtual PoolWords words() const                   = 0;
 };
 

@@ -16,7 +16,7 @@
 #include "enumerate_bench.hpp"
 #include "fill_bench.hpp"
 #include "gallatin_bench.hpp"
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/cuda/device_info.hpp"
 #include "parallel_do_bench.hpp"
 #include "rw_bench.hpp"

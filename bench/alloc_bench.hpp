@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "heaplab/core/heap_ref.hpp"
+#include "heaplab/core/heap_protocol.hpp"
 #include "object_check.hpp"
 #include "timing.hpp"
 

@@ -109,9 +109,9 @@ class Fig7Subject {
     c.word_bits  = a == RwAllocator::rw_bm64 ? 64 : 32;
     c.max_steps  = o.max_steps;
     pool_        = std::make_unique<rw::DevicePool>(c, rw::DevicePoolOptions{false});
-    algorithm_   = a == RwAllocator::rw     ? rw::Algorithm::rw
-                   : a == RwAllocator::corw ? rw::Algorithm::corw
-                                            : rw::Algorithm::rw_bm;
+    algorithm_   = a == RwAllocator::rw     ? core::RwAlgorithm::rw
+                   : a == RwAllocator::corw ? core::RwAlgorithm::corw
+                                            : core::RwAlgorithm::rw_bm;
   }
   [[nodiscard]] RwAllocator allocator() const { return allocator_; }
   void preset(std::uint32_t a, std::uint64_t seed) {
@@ -128,7 +128,7 @@ class Fig7Subject {
       *ms               = queue_->last_wave_ms();
       return r;
     }
-    rw::AllocWave w;
+    rw::GetPageWave w;
     w.algorithm       = algorithm_;
     w.pages           = all;
     w.block_threads   = block_;
@@ -141,7 +141,7 @@ class Fig7Subject {
  private:
   RwAllocator allocator_;
   std::uint32_t block_;
-  rw::Algorithm algorithm_ = rw::Algorithm::rw;
+  core::RwAlgorithm algorithm_ = core::RwAlgorithm::rw;
   std::unique_ptr<rw::DevicePool> pool_;
   std::unique_ptr<rw::DeviceQueue> queue_;
 };
@@ -320,8 +320,8 @@ std::pair<double, double> fig4_measure(rw::DevicePool& pool,
   for (int run = 0; run < o.runs; ++run) {
     std::uint64_t const seed = rwb::run_seed(o.seed, cell_index, run);
     pool.preset_free(a, seed);
-    rw::AllocWave w;
-    w.algorithm = rw::Algorithm::rw;
+    rw::GetPageWave w;
+    w.algorithm = core::RwAlgorithm::rw;
     w.pages.assign(n, 1);
     w.block_threads   = o.block_threads;
     w.seed            = seed;

@@ -1,7 +1,7 @@
 // The Gallatin peer baseline (gallatin_bench.hpp). The only translation unit that includes
 // Gallatin: global_allocator.cuh defines non-inline __device__ variables and host functions, so
 // it may be included once per program, and its include directory is a SYSTEM one that only this
-// file's target sees (stress/CMakeLists.txt), which keeps Gallatin's warnings out of heaplab's
+// file's target sees (bench/CMakeLists.txt), which keeps Gallatin's warnings out of heaplab's
 // -Werror. Gallatin needs no relocatable device code (that is only for its calloc, GAL_DYNAMIC).
 #include <cuda_runtime_api.h>
 

@@ -1,6 +1,6 @@
 // The allocate / deallocate protocol of DynaSOAr (Alg. 1, 2, 8, 9; App. A.2-A.4) with CompactGpu's
 // defragmentation-candidate bitmaps (CompactGpu sec. 3 "Finding Defragmentation Candidates"),
-// over a trivially copyable HeapRef that kernels take by value.
+// over a trivially copyable HeapProtocol that kernels take by value.
 //
 // State of a heap of M blocks and types 0..K-1 (DynaSOAr sec. 3.4, CompactGpu sec. 2.2):
 //   headers           per block: type id, allocation bitmap, iteration bitmap (block_headers.hpp)
@@ -108,7 +108,7 @@ struct BlockPick {
   std::uint64_t reserve_seed = 0;
 };
 
-/// Slots reserved in one block by one coalescing round (HeapRef::reserve_slots): bit s of
+/// Slots reserved in one block by one coalescing round (HeapProtocol::reserve_slots): bit s of
 /// `slots` is slot s. block == kNotFound (slots 0) is the null result (out of memory).
 struct SlotsRef {
   std::uint32_t block = kNotFound;
@@ -117,15 +117,15 @@ struct SlotsRef {
 };
 
 template <class Atomics>
-class HeapRef {
+class HeapProtocol {
   // MUTANT weak_claim_acquire: taking a free block does not acquire (docs/mutants.md; found by
   // the explorer's weak-memory mode only).
   static constexpr MemoryOrder kClaimOrder =
       mutant::weak_claim_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
 
  public:
-  HeapRef() = default;
-  HEAPLAB_HD_INLINE explicit HeapRef(HeapStorage const& storage) : s_(storage) {}
+  HeapProtocol() = default;
+  HEAPLAB_HD_INLINE explicit HeapProtocol(HeapStorage const& storage) : s_(storage) {}
 
   HEAPLAB_HD_INLINE HeapStorage const& storage() const { return s_; }
   HEAPLAB_HD_INLINE std::uint32_t num_blocks() const { return s_.num_blocks; }
