@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "heaplab/core/enum_names.hpp"
 #include "heaplab/rw/analysis.hpp"
 #include "heaplab/rw/device_baselines.hpp"
 #include "heaplab/rw/device_pool.hpp"
@@ -21,29 +22,19 @@ namespace analysis = rw::analysis;
 
 namespace {
 
-struct NamedAllocator {
-  RwAllocator allocator;
-  char const* name;
-};
-constexpr NamedAllocator kAllocators[] = {{RwAllocator::rw, "rw"},
-                                          {RwAllocator::rw_bm32, "rw-bm32"},
-                                          {RwAllocator::rw_bm64, "rw-bm64"},
-                                          {RwAllocator::corw, "corw"},
-                                          {RwAllocator::queue, "queue"},
-                                          {RwAllocator::direct_output, "do"}};
+constexpr core::EnumName<RwAllocator> kAllocators[] = {{RwAllocator::rw, "rw"},
+                                                       {RwAllocator::rw_bm32, "rw-bm32"},
+                                                       {RwAllocator::rw_bm64, "rw-bm64"},
+                                                       {RwAllocator::corw, "corw"},
+                                                       {RwAllocator::queue, "queue"},
+                                                       {RwAllocator::direct_output, "do"}};
 
 }  // namespace
 
-char const* rw_allocator_name(RwAllocator a) {
-  for (auto const& n : kAllocators)
-    if (n.allocator == a) return n.name;
-  return "?";
-}
+char const* rw_allocator_name(RwAllocator a) { return core::name_of(kAllocators, a); }
 
 std::optional<RwAllocator> parse_rw_allocator(std::string_view name) {
-  for (auto const& n : kAllocators)
-    if (name == n.name) return n.allocator;
-  return std::nullopt;
+  return core::value_of(kAllocators, name);
 }
 
 std::vector<std::string> rw_allocator_names() {

@@ -53,7 +53,7 @@ CaseParams natural_cap_case(core::RewriteVariant variant, std::uint32_t n, std::
   c.seed            = mix(base_seed(), 99 + n);
   c.num_blocks      = blocks;
   c.n               = n;
-  c.defrag_factor          = n;
+  c.defrag_factor   = n;
   c.variant         = variant;
   c.shape           = Shape::uniform;
   c.type            = kLeaf;
@@ -68,8 +68,8 @@ CaseParams natural_cap_case(core::RewriteVariant variant, std::uint32_t n, std::
 struct Populated {
   explicit Populated(std::uint64_t seed, std::uint32_t blocks = 320) : driver(blocks, 2, 0) {
     CaseParams c;
-    c.seed   = seed;
-    c.shape  = Shape::sparse;
+    c.seed          = seed;
+    c.shape         = Shape::sparse;
     c.defrag_factor = 2;
     std::mt19937_64 rng(seed);
     roots = populate(driver, c, rng);

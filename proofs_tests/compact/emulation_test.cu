@@ -71,14 +71,14 @@ bool any_contains(std::vector<std::string> const& messages, std::string const& t
 
 CaseParams node_case(core::RewriteVariant variant) {
   CaseParams c;
-  c.seed       = 7;
-  c.num_blocks = 256;
-  c.n          = 2;
-  c.defrag_factor     = 2;
-  c.k1         = 0;
-  c.variant    = variant;
-  c.shape      = Shape::uniform;
-  c.type       = kNode;  // Node points to Node: the self-holder scan matters
+  c.seed          = 7;
+  c.num_blocks    = 256;
+  c.n             = 2;
+  c.defrag_factor = 2;
+  c.k1            = 0;
+  c.variant       = variant;
+  c.shape         = Shape::uniform;
+  c.type          = kNode;  // Node points to Node: the self-holder scan matters
   return c;
 }
 
@@ -124,7 +124,7 @@ CaseParams natural_cap_case(core::RewriteVariant variant, std::uint32_t n, std::
   c.seed            = mix(base_seed(), 99 + n);
   c.num_blocks      = blocks;
   c.n               = n;
-  c.defrag_factor          = n;
+  c.defrag_factor   = n;
   c.variant         = variant;
   c.shape           = Shape::uniform;
   c.type            = kLeaf;

@@ -26,6 +26,7 @@
 
 #include "gpu_test.hpp"
 #include "heaplab/check/rw_invariants.hpp"
+#include "heaplab/core/enum_names.hpp"
 #include "heaplab/cuda/copy.hpp"
 #include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
@@ -46,17 +47,11 @@ namespace {
 enum class Callers { full, alternate, random, if_else };
 
 char const* name(Callers c) {
-  switch (c) {
-    case Callers::full:
-      return "full";
-    case Callers::alternate:
-      return "alternate";
-    case Callers::random:
-      return "random";
-    case Callers::if_else:
-      return "if-else";
-  }
-  return "?";
+  static constexpr core::EnumName<Callers> kNames[] = {{Callers::full, "full"},
+                                                       {Callers::alternate, "alternate"},
+                                                       {Callers::random, "random"},
+                                                       {Callers::if_else, "if-else"}};
+  return core::name_of(kNames, c);
 }
 
 using Ref = rw::PagePoolRef<core::DeviceAtomics, std::uint32_t>;

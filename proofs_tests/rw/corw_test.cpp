@@ -17,6 +17,7 @@
 #include "heaplab/families/interleaving/workloads/programs.hpp"
 #include "heaplab/rw/corw.hpp"
 #include "heaplab/rw/page_pool.hpp"
+#include "rw_explore_support.hpp"
 #include "rw_test_support.hpp"
 
 namespace core      = heaplab::core;
@@ -366,14 +367,7 @@ TEST(CorwExplorer, DefaultBudgetOnCoRWWorkloadsFindsNothing) {
       w.observed_pages        = weak;
       return workloads::make_rw_program(w);
     };
-    explore::ExploreReport const r = explore::explore(factory, o);
-    EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
-    EXPECT_EQ(r.runs, o.max_runs);
-    std::printf("%s: %llu runs, %llu atomic operations, %.2f s, nothing found\n",
-                explore::to_string(o.run.memory_model),
-                static_cast<unsigned long long>(r.runs),
-                static_cast<unsigned long long>(r.steps),
-                r.seconds);
+    heaplab::rw_test::expect_explorer_finds_nothing(factory, o);
   }
 }
 

@@ -18,6 +18,7 @@
 #include "heaplab/families/interleaving/workloads/programs.hpp"
 #include "heaplab/model/page_model.hpp"
 #include "heaplab/rw/rw_malloc.hpp"
+#include "rw_explore_support.hpp"
 
 namespace check     = heaplab::check;
 namespace core      = heaplab::core;
@@ -417,13 +418,7 @@ TEST(RwMallocExplorer, DefaultBudgetFindsNothingWithWarpsAndWalkers) {
     if (workloads::is_weak_workload(kind))
       o.run.memory_model = explore::MemoryModel::release_acquire;
     auto const factory = [&](std::uint64_t run) { return all(seeds[(run - 1) % seeds.size()]); };
-    explore::ExploreReport const r = explore::explore(factory, o);
-    EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
-    std::printf("%s: %llu RW_malloc runs, %llu atomic operations, %.2f s, nothing found\n",
-                explore::to_string(o.run.memory_model),
-                static_cast<unsigned long long>(r.runs),
-                static_cast<unsigned long long>(r.steps),
-                r.seconds);
+    heaplab::rw_test::expect_explorer_finds_nothing(factory, o, "RW_malloc runs");
   }
 }
 

@@ -13,6 +13,7 @@
 #include "heaplab/explore/explore.hpp"
 #include "heaplab/families/interleaving/workloads/programs.hpp"
 #include "heaplab/rw/queue_pool.hpp"
+#include "rw_explore_support.hpp"
 
 namespace core      = heaplab::core;
 namespace workloads = heaplab::interleaving_family::workloads;
@@ -108,14 +109,7 @@ TEST(QueueExplorer, DefaultBudgetFindsNothingInTheRealQueue) {
     explore::ExploreOptions o;  // mixed random/PCT, seeds 1.., 2000 runs
     if (workloads::is_weak_workload(kind))
       o.run.memory_model = explore::MemoryModel::release_acquire;
-    explore::ExploreReport const r = explore::explore(workloads::workload_factory(kind), o);
-    EXPECT_FALSE(r.failure.has_value()) << r.failure_report;
-    EXPECT_EQ(r.runs, o.max_runs);
-    std::printf("%s: %llu runs, %llu atomic operations, %.2f s, nothing found\n",
-                explore::to_string(o.run.memory_model),
-                static_cast<unsigned long long>(r.runs),
-                static_cast<unsigned long long>(r.steps),
-                r.seconds);
+    heaplab::rw_test::expect_explorer_finds_nothing(workloads::workload_factory(kind), o);
   }
 }
 

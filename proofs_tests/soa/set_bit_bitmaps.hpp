@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "heaplab/core/bitops.hpp"
+#include "heaplab/core/enum_names.hpp"
 #include "heaplab/core/hierarchical_bitmap.hpp"
 
 namespace heaplab::testing {
@@ -17,23 +18,15 @@ namespace heaplab::testing {
 enum class BitPattern { empty, full, last, first_and_last, sparse, dense, runs };
 
 inline char const* pattern_name(BitPattern p) {
-  switch (p) {
-    case BitPattern::empty:
-      return "empty";
-    case BitPattern::full:
-      return "full";
-    case BitPattern::last:
-      return "last bit only";
-    case BitPattern::first_and_last:
-      return "first and last bit";
-    case BitPattern::sparse:
-      return "sparse";
-    case BitPattern::dense:
-      return "dense";
-    case BitPattern::runs:
-      return "runs";
-  }
-  return "?";
+  static constexpr core::EnumName<BitPattern> kNames[] = {
+      {BitPattern::empty, "empty"},
+      {BitPattern::full, "full"},
+      {BitPattern::last, "last bit only"},
+      {BitPattern::first_and_last, "first and last bit"},
+      {BitPattern::sparse, "sparse"},
+      {BitPattern::dense, "dense"},
+      {BitPattern::runs, "runs"}};
+  return core::name_of(kNames, p);
 }
 
 inline std::vector<BitPattern> all_patterns() {

@@ -76,7 +76,7 @@ std::string with_seed(std::string const& seed) {
 }
 
 /// Asserts that the tool failed quickly with exit status 2 and exactly `message` (one line).
-void expect_error(LimitedResult const& r, std::string const& message) {
+void expect_error(Result const& r, std::string const& message) {
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_EQ(r.output, message + "\n");
   EXPECT_LT(r.seconds, kQuick) << r.output;

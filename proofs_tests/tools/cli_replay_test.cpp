@@ -345,15 +345,7 @@ TEST(CliMinimize, ChecksTheOutputDirectoryBeforeAnyWork) {
 /// Runs minimize with a file size limit of 0 (writes to regular files fail with EFBIG; SIGXFSZ
 /// ignored), so that the output cannot be written after the minimization succeeded.
 Result run_without_file_space(std::string const& args) {
-  std::string const cmd = "trap '' XFSZ; ulimit -f 0; exec '" + tool() + "' " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  while (std::size_t const n = std::fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, n);
-  int const status = pclose(pipe);
-  r.status         = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  return run_command("trap '' XFSZ; ulimit -f 0; exec '" + tool() + "' " + args + " 2>&1");
 }
 
 TEST(CliMinimize, LeavesNoTemporaryFileAfterSuccessOrFailure) {

@@ -37,15 +37,7 @@ std::string const& mutant_tool() {
 
 /// Runs the mutant tool (stdout and stderr together).
 heaplab::test::Result run_mutant(std::string const& args) {
-  heaplab::test::Result r;
-  std::string const cmd = "'" + mutant_tool() + "' " + args + " 2>&1";
-  FILE* pipe            = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  while (std::size_t const n = std::fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, n);
-  int const status = pclose(pipe);
-  r.status         = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  return heaplab::test::run_command("'" + mutant_tool() + "' " + args + " 2>&1");
 }
 
 std::filesystem::path fresh_dir(std::string const& name) {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "heaplab/core/enum_names.hpp"
 #include "heaplab/core/expects.hpp"
 #include "heaplab/runner/failure_file.hpp"
 #include "heaplab/runner/registry.hpp"
@@ -120,25 +121,16 @@ enum class Verdict {
 };
 
 char const* to_string(Verdict v) {
-  switch (v) {
-    case Verdict::passes:
-      return "passes";
-    case Verdict::fails:
-      return "fails";
-    case Verdict::still_fails:
-      return "still fails";
-    case Verdict::fails_differently:
-      return "fails differently";
-    case Verdict::fixed:
-      return "fixed";
-    case Verdict::not_checked:
-      return "not checked";
-    case Verdict::hang:
-      return "hang";
-    case Verdict::error:
-      return "error";
-  }
-  return "?";
+  static constexpr core::EnumName<Verdict> kNames[] = {
+      {Verdict::passes, "passes"},
+      {Verdict::fails, "fails"},
+      {Verdict::still_fails, "still fails"},
+      {Verdict::fails_differently, "fails differently"},
+      {Verdict::fixed, "fixed"},
+      {Verdict::not_checked, "not checked"},
+      {Verdict::hang, "hang"},
+      {Verdict::error, "error"}};
+  return core::name_of(kNames, v);
 }
 
 /// What one runner ("side") did with the file.

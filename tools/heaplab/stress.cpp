@@ -239,7 +239,7 @@ std::string summary_json(StressCli const& cli,
                            {"model", s.times.model},
                            {"checks", s.times.checks}};
   j["coverage"]         = s.coverage.counts;
-  j["notes"]            = c.family->stress_notes(s.family_counts());
+  j["notes"]            = c.family->stress_notes(s);
   j["failures"]         = failures_json(result);
   return j.dump(2) + "\n";
 }
@@ -474,8 +474,7 @@ void print_summary(runner::Family const& family,
       with_commas(s.steps).c_str(),
       s.elapsed,
       result.stop_reason.c_str());
-  for (auto const& note : family.stress_notes(s.family_counts()))
-    std::printf("heaplab stress: %s\n", note.c_str());
+  for (auto const& note : family.stress_notes(s)) std::printf("heaplab stress: %s\n", note.c_str());
   for (auto const& category : family.coverage_categories()) {
     auto const it = s.coverage.counts.find(category.key);
     std::printf("coverage: %s: %s\n",

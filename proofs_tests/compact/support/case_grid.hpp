@@ -46,14 +46,14 @@ inline std::vector<CaseParams> multi_move_cases(core::RewriteVariant variant,
                        Spec{kLeaf, 1, 0, true},
                        Spec{kHolder, 2, 1, false}}) {
     CaseParams c;
-    c.seed       = mix(mix(mix(seed, static_cast<std::uint64_t>(variant)), 1000 + s.type), s.n);
-    c.num_blocks = num_blocks + static_cast<std::uint32_t>(c.seed % 64);
-    c.n          = s.n;
-    c.defrag_factor     = s.n;
-    c.k1         = s.k1;
-    c.variant    = variant;
-    c.shape      = Shape::multi_move;
-    c.type       = s.type;
+    c.seed          = mix(mix(mix(seed, static_cast<std::uint64_t>(variant)), 1000 + s.type), s.n);
+    c.num_blocks    = num_blocks + static_cast<std::uint32_t>(c.seed % 64);
+    c.n             = s.n;
+    c.defrag_factor = s.n;
+    c.k1            = s.k1;
+    c.variant       = variant;
+    c.shape         = Shape::multi_move;
+    c.type          = s.type;
     if (variant != core::RewriteVariant::forwarding && s.capped)
       c.forced_cap = 1 + static_cast<std::uint32_t>((c.seed >> 8) % 5);
     out.push_back(c);
@@ -76,15 +76,15 @@ inline std::vector<CaseParams> case_grid(core::RewriteVariant variant,
     for (std::uint32_t k1 : {0u, 1u, 16u}) {
       for (Shape shape : {Shape::uniform, Shape::per_block, Shape::sparse}) {
         CaseParams c;
-        c.seed       = mix(mix(mix(mix(seed, static_cast<std::uint64_t>(variant)), n), k1),
+        c.seed          = mix(mix(mix(mix(seed, static_cast<std::uint64_t>(variant)), n), k1),
                      static_cast<std::uint64_t>(shape));
-        c.num_blocks = num_blocks + static_cast<std::uint32_t>(c.seed % 64);
-        c.n          = n;
-        c.k1         = k1;
-        c.variant    = variant;
-        c.shape      = shape;
-        c.defrag_factor     = shape == Shape::uniform ? n : shape == Shape::per_block ? 1 : 3;
-        c.type       = kConcreteTypes[index++ % 4];
+        c.num_blocks    = num_blocks + static_cast<std::uint32_t>(c.seed % 64);
+        c.n             = n;
+        c.k1            = k1;
+        c.variant       = variant;
+        c.shape         = shape;
+        c.defrag_factor = shape == Shape::uniform ? n : shape == Shape::per_block ? 1 : 3;
+        c.type          = kConcreteTypes[index++ % 4];
         if (variant != core::RewriteVariant::forwarding && shape != Shape::uniform)
           c.forced_cap = 1 + static_cast<std::uint32_t>((c.seed >> 8) % 5);
         out.push_back(c);

@@ -199,7 +199,8 @@ class HostPassDriver {
     cdetail::CallReport r;
     if (plan_.n != plan_.defrag_factor)
       for (std::uint32_t b = 0; b < M_; ++b)
-        r.defrag_bits_corrected += cdetail::resync_defrag_bit(ref_, plan_.type, plan_.defrag_factor, b);
+        r.defrag_bits_corrected +=
+            cdetail::resync_defrag_bit(ref_, plan_.type, plan_.defrag_factor, b);
     r.pointers_scanned            = counters_.pointers_scanned;
     r.pointers_rewritten          = counters_.pointers_rewritten;
     r.roots_scanned               = counters_.roots_scanned;
@@ -263,7 +264,7 @@ class HostPassDriver {
     v.type            = plan_.type;
     v.capacity        = plan_.capacity;
     v.n               = plan_.n;
-    v.defrag_factor          = plan_.defrag_factor;
+    v.defrag_factor   = plan_.defrag_factor;
     v.sources         = sources;
     v.forwarding      = plan_.variant == compact::RewriteVariant::forwarding;
     v.R               = R_.data();

@@ -18,6 +18,7 @@
 #include "heaplab/check/snapshot.hpp"
 #include "heaplab/check/snapshot_utils.hpp"
 #include "heaplab/core/defrag_limits.hpp"
+#include "heaplab/core/enum_names.hpp"
 #include "heaplab/core/heap_config.hpp"
 
 namespace compact_test {
@@ -36,24 +37,18 @@ enum class Shape : std::uint8_t {
 };
 
 inline char const* to_string(Shape s) {
-  switch (s) {
-    case Shape::uniform:
-      return "uniform";
-    case Shape::per_block:
-      return "per-block";
-    case Shape::sparse:
-      return "sparse";
-    case Shape::multi_move:
-      return "multi-move";
-  }
-  return "?";
+  static constexpr core::EnumName<Shape> kNames[] = {{Shape::uniform, "uniform"},
+                                                     {Shape::per_block, "per-block"},
+                                                     {Shape::sparse, "sparse"},
+                                                     {Shape::multi_move, "multi-move"}};
+  return core::name_of(kNames, s);
 }
 
 /// One differential case. `seed` determines everything else that is random.
 struct CaseParams {
   std::uint64_t seed           = 1;
   std::uint32_t num_blocks     = 256;
-  std::uint32_t defrag_factor         = 1;  // the heap's defragmentation factor
+  std::uint32_t defrag_factor  = 1;  // the heap's defragmentation factor
   std::uint32_t n              = 1;  // the call's
   std::uint32_t k1             = 0;
   core::RewriteVariant variant = core::RewriteVariant::forwarding;

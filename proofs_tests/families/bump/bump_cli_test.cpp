@@ -18,6 +18,7 @@
 
 #include "bump_family.hpp"
 #include "heaplab/runner/failure_file.hpp"
+#include "run_command.hpp"
 
 #if !defined(HEAPLAB_TOOL_RELATIVE)
 #error "HEAPLAB_TOOL_RELATIVE must name heaplab_with_bump (proofs_tests/families/bump)"
@@ -29,31 +30,15 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string const& tool() {
-  static std::string const path = [] {
-    std::error_code ec;
-    auto const self = fs::read_symlink("/proc/self/exe", ec);
-    return (self.parent_path() / HEAPLAB_TOOL_RELATIVE).lexically_normal().string();
-  }();
+  static std::string const path = test::beside_test_binary(HEAPLAB_TOOL_RELATIVE);
   return path;
 }
 
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
+using test::Result;
 
 /// Runs the tool with `args` (a shell command line), stdout and stderr together.
 Result run(std::string const& args) {
-  Result r;
-  std::string const cmd = "'" + tool() + "' " + args + " 2>&1";
-  FILE* pipe            = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (std::size_t const n = std::fread(buf.data(), 1, buf.size(), pipe))
-    r.output.append(buf.data(), n);
-  int const status = pclose(pipe);
-  r.status         = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  return test::run_command("'" + tool() + "' " + args + " 2>&1");
 }
 
 bool has(Result const& r, std::string const& text) {

@@ -15,13 +15,8 @@ using ordered = nlohmann::ordered_json;
 
 namespace {
 
-using schedule::strict::as_array;
-using schedule::strict::as_string;
-using schedule::strict::as_u64;
-using schedule::strict::fail;
-using schedule::strict::index_path;
-using schedule::strict::show;
-using Obj = schedule::strict::StrictObject;
+using namespace schedule::strict;  // the strict JSON readers (strict_json.hpp)
+using Obj = StrictObject;
 
 /// Salt of wave_order's choices (the ASCII of "bump").
 constexpr std::uint64_t kSaltOrder = 0x62756d70;

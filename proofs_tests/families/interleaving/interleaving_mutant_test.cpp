@@ -22,6 +22,7 @@
 #include "heaplab/runner/minimize.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/runner/stress.hpp"
+#include "run_command.hpp"
 
 #if !defined(HEAPLAB_TOOL_RELATIVE) || !defined(HEAPLAB_MUTANT_TOOL_RELATIVE) || \
     !defined(HEAPLAB_MUTANT_EXPLORE_RELATIVE)
@@ -34,28 +35,12 @@ namespace fs           = std::filesystem;
 
 namespace {
 
-/// A tool next to this test binary's build folder (the folder may have moved).
-std::string tool(char const* relative) {
-  std::error_code ec;
-  auto const self = fs::read_symlink("/proc/self/exe", ec);
-  return (self.parent_path() / relative).lexically_normal().string();
-}
+std::string tool(char const* relative) { return heaplab::test::beside_test_binary(relative); }
 
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
+using heaplab::test::Result;
 
 Result run(std::string const& tool_path, std::string const& args) {
-  Result r;
-  std::string const cmd = "'" + tool_path + "' " + args + " 2>&1";
-  FILE* pipe            = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  while (std::size_t const n = std::fread(buf, 1, sizeof buf, pipe)) r.output.append(buf, n);
-  int const status = pclose(pipe);
-  r.status         = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  return heaplab::test::run_command("'" + tool_path + "' " + args + " 2>&1");
 }
 
 fs::path fresh_dir(std::string const& name) {

@@ -21,10 +21,10 @@
 #include "heaplab/schedule/generators.hpp"
 #include "heaplab/schedule/rw_json.hpp"
 
-namespace hr = heaplab::runner;
-namespace hs = heaplab::schedule;
-namespace hf = heaplab::rw_family;
-namespace rw = heaplab::rw;
+namespace hr   = heaplab::runner;
+namespace hs   = heaplab::schedule;
+namespace hf   = heaplab::rw_family;
+namespace rw   = heaplab::rw;
 namespace core = heaplab::core;
 
 namespace {
@@ -259,7 +259,7 @@ TEST(RwRunner, EveryCheckNamesItsBrokenExecutor) {
 }
 
 TEST(RwRunner, AFailureRightAfterSetupIsReportedAtStepZero) {
-  auto s         = simple_schedule(40, core::RwAlgorithm::rw, 4);  // 40 % 32 != 0: padding bits exist
+  auto s = simple_schedule(40, core::RwAlgorithm::rw, 4);  // 40 % 32 != 0: padding bits exist
   auto const out = run_broken(Break::clear_padding_bit, s);
   ASSERT_TRUE(out.failure);
   EXPECT_EQ(out.failure->step, 0u);

@@ -19,6 +19,7 @@
 #include "heaplab/families/heap/family.hpp"
 #include "heaplab/runner/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
+#include "run_command.hpp"
 
 #if !defined(HEAPLAB_TOOL_RELATIVE)
 #error "HEAPLAB_TOOL_RELATIVE must name the heaplab executable (proofs_tests/tools/CMakeLists.txt)"
@@ -28,32 +29,14 @@ namespace heaplab::test {
 
 /// The heaplab executable, found relative to this test binary (the build folder may have moved).
 inline std::string const& tool() {
-  static std::string const path = [] {
-    std::error_code ec;
-    auto const self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return (self.parent_path() / HEAPLAB_TOOL_RELATIVE).lexically_normal().string();
-  }();
+  static std::string const path = beside_test_binary(HEAPLAB_TOOL_RELATIVE);
   return path;
 }
-
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
 
 /// Runs `args` (a shell command line after the tool's path) with stdout not a terminal; `env`
 /// (e.g. "CUDA_VISIBLE_DEVICES=-1 ") is prefixed to the command line.
 inline Result run(std::string const& args, std::string const& env = "") {
-  std::string const cmd = env + "'" + tool() + "' " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (std::size_t const n = std::fread(buf.data(), 1, buf.size(), pipe))
-    r.output.append(buf.data(), n);
-  int const status = pclose(pipe);
-  r.status         = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  return run_command(env + "'" + tool() + "' " + args + " 2>&1");
 }
 
 /// Runs the tool with stdout and stderr on a pseudo-terminal.
@@ -124,37 +107,19 @@ inline std::size_t count(std::string const& text, std::string const& what) {
 
 }  // namespace heaplab::test
 
-#include <chrono>
-
 namespace heaplab::test {
-
-/// What run_limited() returns: run()'s result and the wall time.
-struct LimitedResult : Result {
-  double seconds = 0;  // wall-clock time of the whole command
-};
 
 /// Runs `args` (a shell command line after the tool's path) like run(), with limits that apply to
 /// the heaplab process itself: `ulimit -v` (address space, inherited by the processes the shell
 /// starts) of `memory_mib` MiB, and `timeout -s KILL` after `seconds` (status 137 when it fires).
 /// `prefix` goes right before the command, e.g. "HEAPLAB_MAX_FILE_MIB=1 " or "yes | ".
-inline LimitedResult run_limited(std::string const& args,
-                                 std::size_t memory_mib,
-                                 int seconds,
-                                 std::string const& prefix = "") {
-  std::string const cmd = "ulimit -v " + std::to_string(memory_mib * 1024) + " && " + prefix +
-                          "timeout -s KILL " + std::to_string(seconds) + " '" + tool() + "' " +
-                          args + " 2>&1";
-  LimitedResult r;
-  auto const start = std::chrono::steady_clock::now();
-  FILE* pipe       = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (std::size_t const n = std::fread(buf.data(), 1, buf.size(), pipe))
-    r.output.append(buf.data(), n);
-  int const status = pclose(pipe);
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  r.status  = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+inline Result run_limited(std::string const& args,
+                          std::size_t memory_mib,
+                          int seconds,
+                          std::string const& prefix = "") {
+  return run_command("ulimit -v " + std::to_string(memory_mib * 1024) + " && " + prefix +
+                     "timeout -s KILL " + std::to_string(seconds) + " '" + tool() + "' " + args +
+                     " 2>&1");
 }
 
 }  // namespace heaplab::test

@@ -202,8 +202,8 @@ class Compactor {
     RewriteVariant variant     = RewriteVariant::forwarding;
     std::uint64_t perturb_seed = 0;
     bool operator==(LoopKey const& o) const {
-      return type == o.type && n == o.n && defrag_factor == o.defrag_factor && k1 == o.k1 && cap == o.cap &&
-             variant == o.variant && perturb_seed == o.perturb_seed;
+      return type == o.type && n == o.n && defrag_factor == o.defrag_factor && k1 == o.k1 &&
+             cap == o.cap && variant == o.variant && perturb_seed == o.perturb_seed;
     }
   };
 
@@ -284,7 +284,8 @@ class Compactor {
       auto const start = std::chrono::steady_clock::now();
       c_.ensure_scratch();
       if (plan.variant != RewriteVariant::forwarding) c_.ensure_records(plan.n);
-      if (plan.n != plan.defrag_factor) (void)c_.call_candidates();  // no allocation while capturing
+      if (plan.n != plan.defrag_factor)
+        (void)c_.call_candidates();  // no allocation while capturing
       c_.prepare_loop(plan);
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
           .count();
@@ -409,7 +410,7 @@ class Compactor {
     v.type            = plan.type;
     v.capacity        = plan.capacity;
     v.n               = plan.n;
-    v.defrag_factor          = plan.defrag_factor;
+    v.defrag_factor   = plan.defrag_factor;
     v.sources         = sources;
     v.forwarding      = plan.variant == RewriteVariant::forwarding;
     v.R               = R();
@@ -449,8 +450,13 @@ class Compactor {
   /// The loop's graph for this call shape: captured and instantiated unless already held (host
   /// work, once per compactor and call shape; DefragStats::setup_ms).
   void prepare_loop(detail::CallPlan const& plan) {
-    LoopKey const key{
-        plan.type, plan.n, plan.defrag_factor, plan.k1, plan.source_cap, plan.variant, plan.perturb_seed};
+    LoopKey const key{plan.type,
+                      plan.n,
+                      plan.defrag_factor,
+                      plan.k1,
+                      plan.source_cap,
+                      plan.variant,
+                      plan.perturb_seed};
     if (loop_exec_ == nullptr || !(loop_key_ == key)) build_loop(plan, key);
   }
 

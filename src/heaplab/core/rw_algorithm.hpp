@@ -7,6 +7,8 @@
 #include <optional>
 #include <string_view>
 
+#include "heaplab/core/enum_names.hpp"
+
 namespace heaplab::core {
 
 enum class RwAlgorithm : std::uint8_t {
@@ -16,29 +18,18 @@ enum class RwAlgorithm : std::uint8_t {
   rw_malloc,  // RW Alg. 3: runs of consecutive pages
 };
 
-inline constexpr RwAlgorithm kRwAlgorithms[] = {
-    RwAlgorithm::rw, RwAlgorithm::rw_bm, RwAlgorithm::corw, RwAlgorithm::rw_malloc};
-
 /// "rw", "rw-bm", "corw", "rw-malloc" (the names of the CLI and of schedule files).
-inline char const* rw_algorithm_name(RwAlgorithm a) {
-  switch (a) {
-    case RwAlgorithm::rw:
-      return "rw";
-    case RwAlgorithm::rw_bm:
-      return "rw-bm";
-    case RwAlgorithm::corw:
-      return "corw";
-    case RwAlgorithm::rw_malloc:
-      return "rw-malloc";
-  }
-  return "?";
-}
+inline constexpr EnumName<RwAlgorithm> kRwAlgorithmNames[] = {
+    {RwAlgorithm::rw, "rw"},
+    {RwAlgorithm::rw_bm, "rw-bm"},
+    {RwAlgorithm::corw, "corw"},
+    {RwAlgorithm::rw_malloc, "rw-malloc"}};
+
+inline char const* rw_algorithm_name(RwAlgorithm a) { return name_of(kRwAlgorithmNames, a); }
 
 /// The algorithm of a name of rw_algorithm_name, or nullopt.
 inline std::optional<RwAlgorithm> parse_rw_algorithm(std::string_view name) {
-  for (RwAlgorithm a : kRwAlgorithms)
-    if (name == rw_algorithm_name(a)) return a;
-  return std::nullopt;
+  return value_of(kRwAlgorithmNames, name);
 }
 
 }  // namespace heaplab::core

@@ -10,23 +10,18 @@
 #include <thread>
 
 #include "heaplab/core/atomics.hpp"
+#include "heaplab/core/enum_names.hpp"
 
 namespace heaplab::explore {
 
 char const* to_string(Outcome o) {
-  switch (o) {
-    case Outcome::passed:
-      return "passed";
-    case Outcome::thread_error:
-      return "thread_error";
-    case Outcome::deadlock:
-      return "deadlock";
-    case Outcome::step_budget_exceeded:
-      return "step_budget_exceeded";
-    case Outcome::check_failed:
-      return "check_failed";
-  }
-  return "?";
+  static constexpr core::EnumName<Outcome> kNames[] = {
+      {Outcome::passed, "passed"},
+      {Outcome::thread_error, "thread_error"},
+      {Outcome::deadlock, "deadlock"},
+      {Outcome::step_budget_exceeded, "step_budget_exceeded"},
+      {Outcome::check_failed, "check_failed"}};
+  return core::name_of(kNames, o);
 }
 
 namespace {

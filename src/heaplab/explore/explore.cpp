@@ -7,28 +7,24 @@
 #include <string>
 #include <vector>
 
+#include "heaplab/core/enum_names.hpp"
+
 namespace heaplab::explore {
 
-char const* to_string(StrategyKind k) {
-  switch (k) {
-    case StrategyKind::random:
-      return "random";
-    case StrategyKind::pct:
-      return "pct";
-    case StrategyKind::mixed:
-      return "mixed";
-    case StrategyKind::exhaustive:
-      return "exhaustive";
-  }
-  return "?";
-}
+namespace {
+constexpr core::EnumName<StrategyKind> kStrategyNames[] = {
+    {StrategyKind::random, "random"},
+    {StrategyKind::pct, "pct"},
+    {StrategyKind::mixed, "mixed"},
+    {StrategyKind::exhaustive, "exhaustive"}};
+}  // namespace
+
+char const* to_string(StrategyKind k) { return core::name_of(kStrategyNames, k); }
 
 StrategyKind strategy_kind_from_string(std::string const& name) {
-  for (StrategyKind k :
-       {StrategyKind::random, StrategyKind::pct, StrategyKind::mixed, StrategyKind::exhaustive})
-    if (name == to_string(k)) return k;
-  throw std::invalid_argument("unknown strategy '" + name +
-                              "' (expected random, pct, mixed or exhaustive)");
+  if (auto const k = core::value_of(kStrategyNames, name)) return *k;
+  throw std::invalid_argument("unknown strategy '" + name + "' (expected " +
+                              core::names_of(kStrategyNames) + ")");
 }
 
 std::unique_ptr<Strategy> make_strategy(StrategyKind kind,

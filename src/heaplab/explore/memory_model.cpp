@@ -7,13 +7,7 @@
 namespace heaplab::explore {
 
 char const* to_string(MemoryModel m) {
-  switch (m) {
-    case MemoryModel::sequential_consistency:
-      return "sequential_consistency";
-    case MemoryModel::release_acquire:
-      return "release_acquire";
-  }
-  return "?";
+  return m == MemoryModel::release_acquire ? "release_acquire" : "sequential_consistency";
 }
 
 MemoryModel memory_model_from_string(std::string const& name) {

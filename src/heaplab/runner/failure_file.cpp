@@ -16,15 +16,8 @@ namespace heaplab::runner {
 using nlohmann::json;
 using ordered = nlohmann::ordered_json;
 using schedule::schedule_error;
-using schedule::strict::as_nonempty;
-using schedule::strict::as_string;
-using schedule::strict::as_u32;
-using schedule::strict::as_u64;
-using schedule::strict::child_path;
-using schedule::strict::comma_list;
-using schedule::strict::fail;
-using schedule::strict::show;
-using Obj = schedule::strict::StrictObject;
+using namespace schedule::strict;  // the strict JSON readers (strict_json.hpp)
+using Obj = StrictObject;
 
 namespace {
 

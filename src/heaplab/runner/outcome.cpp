@@ -3,11 +3,13 @@
 
 #include <sstream>
 
+#include "heaplab/core/enum_names.hpp"
+
 namespace heaplab::runner {
 
 namespace {
 
-constexpr std::pair<FailureKind, char const*> kKindNames[] = {
+constexpr core::EnumName<FailureKind> kKindNames[] = {
     {FailureKind::invariant_violation, "invariant_violation"},
     {FailureKind::divergence, "divergence"},
     {FailureKind::digest_mismatch, "digest_mismatch"},
@@ -17,21 +19,15 @@ constexpr std::pair<FailureKind, char const*> kKindNames[] = {
 
 }  // namespace
 
-char const* to_string(FailureKind kind) {
-  for (auto const& [k, name] : kKindNames)
-    if (k == kind) return name;
-  return "?";
-}
+char const* to_string(FailureKind kind) { return core::name_of(kKindNames, kind); }
 
 std::optional<FailureKind> failure_kind_from_string(std::string const& s) {
-  for (auto const& [k, name] : kKindNames)
-    if (s == name) return k;
-  return std::nullopt;
+  return core::value_of(kKindNames, s);
 }
 
 std::vector<std::string> failure_kind_names() {
   std::vector<std::string> names;
-  for (auto const& [k, name] : kKindNames) names.push_back(name);
+  for (auto const& row : kKindNames) names.push_back(row.name);
   return names;
 }
 

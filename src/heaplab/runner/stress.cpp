@@ -64,16 +64,6 @@ FailureFile failure_file_for(StressOptions const& options,
   return f;
 }
 
-StressCounts StressStats::family_counts() const {
-  StressCounts c;
-  c.cases    = cases;
-  c.steps    = steps;
-  c.counts   = counts;
-  c.coverage = coverage;
-  c.elapsed  = elapsed;
-  return c;
-}
-
 namespace {
 
 void check_shard_options(StressOptions const& options) {

@@ -69,10 +69,9 @@ std::string case_description(StressOptions const& options, std::uint64_t k);
 
 /// Counters of a run. live, in_use and capacity are those after the last step any worker ran
 /// (the heap fill shown is in_use / capacity).
-struct StressStats {
-  double elapsed         = 0;
-  std::uint64_t cases    = 0;
-  std::uint64_t steps    = 0;
+/// A stress run so far: what the family's stress_notes() see (StressCounts: elapsed, cases,
+/// steps, the summed StepReport counts, coverage) and the rest of the progress line.
+struct StressStats : StressCounts {
   std::uint64_t skipped  = 0;  // cases the runner does not support
   std::uint64_t failures = 0;
   /// Cases run by each worker (index w; a GPU runner's worker w runs on GPU w % GPUs).
@@ -80,15 +79,9 @@ struct StressStats {
   std::uint64_t live     = 0;
   std::uint64_t in_use   = 0;
   std::uint64_t capacity = 0;
-  /// StepReport::counts summed over every step of every worker.
-  std::map<std::string, std::uint64_t> counts;
   /// Step time by part, summed over the steps of every worker (StepReport::times): with W
   /// workers it adds up to about W x elapsed.
   StepTimes times;
-  Coverage coverage;
-
-  /// What the family's stress_notes() see.
-  [[nodiscard]] StressCounts family_counts() const;
 };
 
 struct SavedFailure {

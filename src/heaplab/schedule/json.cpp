@@ -30,19 +30,8 @@ namespace {
 // ------------------------------------------------------------------------------------- helpers
 
 // Strict reading (strict_json.hpp, shared with failure files).
-using strict::as_array;
-using strict::as_bool;
-using strict::as_enum;
-using strict::as_string;
-using strict::as_u32;
-using strict::as_u64;
-using strict::as_unit;
-using strict::child_path;
-using strict::comma_list;
-using strict::fail;
-using strict::index_path;
-using strict::show;
-using Obj = strict::StrictObject;
+using namespace strict;  // the strict JSON readers (strict_json.hpp)
+using Obj = StrictObject;
 
 std::vector<std::string> type_names(core::HeapConfig const& config) {
   std::vector<std::string> out;

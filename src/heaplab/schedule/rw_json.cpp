@@ -14,16 +14,8 @@ using ordered = nlohmann::ordered_json;
 
 namespace {
 
-using strict::as_array;
-using strict::as_enum;
-using strict::as_string;
-using strict::as_u32;
-using strict::as_u64;
-using strict::as_unit;
-using strict::fail;
-using strict::index_path;
-using strict::show;
-using Obj = strict::StrictObject;
+using namespace strict;  // the strict JSON readers (strict_json.hpp)
+using Obj = StrictObject;
 
 std::vector<std::string> const kAlgorithmNames = {"rw", "rw-bm", "corw", "rw-malloc"};
 std::vector<std::string> const kLaneNames      = {"all", "every_kth", "random_subset"};

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <utility>
 
+#include "heaplab/core/enum_names.hpp"
 #include "heaplab/schedule/choice.hpp"
 #include "heaplab/schedule/schedule.hpp"
 
@@ -14,37 +15,16 @@ namespace heaplab::schedule {
 namespace {
 
 template <class E>
-struct Named {
-  E value;
-  char const* name;
-};
+using Named = core::EnumName<E>;
 
-constexpr Named<core::RwAlgorithm> kAlgorithms[] = {{core::RwAlgorithm::rw, "rw"},
-                                                    {core::RwAlgorithm::rw_bm, "rw-bm"},
-                                                    {core::RwAlgorithm::corw, "corw"},
-                                                    {core::RwAlgorithm::rw_malloc, "rw-malloc"}};
-constexpr Named<RwLanes> kLanes[]                = {{RwLanes::all, "all"},
-                                                    {RwLanes::every_kth, "every_kth"},
-                                                    {RwLanes::random_subset, "random_subset"}};
-constexpr Named<RwSizes> kSizes[]                = {
-                   {RwSizes::fixed, "fixed"}, {RwSizes::cycle, "cycle"}, {RwSizes::uniform, "uniform"}};
+constexpr Named<RwLanes> kLanes[] = {{RwLanes::all, "all"},
+                                     {RwLanes::every_kth, "every_kth"},
+                                     {RwLanes::random_subset, "random_subset"}};
+constexpr Named<RwSizes> kSizes[] = {
+    {RwSizes::fixed, "fixed"}, {RwSizes::cycle, "cycle"}, {RwSizes::uniform, "uniform"}};
 constexpr Named<RwFreeSelect> kSelects[] = {{RwFreeSelect::all, "all"},
                                             {RwFreeSelect::fraction, "fraction"},
                                             {RwFreeSelect::oldest, "oldest"}};
-
-template <class E, std::size_t N>
-char const* name_of(Named<E> const (&table)[N], E v) {
-  for (auto const& e : table)
-    if (e.value == v) return e.name;
-  return "?";
-}
-
-template <class E, std::size_t N>
-std::optional<E> value_of(Named<E> const (&table)[N], std::string const& s) {
-  for (auto const& e : table)
-    if (s == e.name) return e.value;
-  return std::nullopt;
-}
 
 [[noreturn]] void bad(std::string const& path, std::string const& reason) {
   throw schedule_error(path, reason);
@@ -119,17 +99,21 @@ void validate_free(std::string const& at, RwFreeWave const& f) {
 
 }  // namespace
 
-char const* to_string(core::RwAlgorithm a) { return name_of(kAlgorithms, a); }
-char const* to_string(RwLanes l) { return name_of(kLanes, l); }
-char const* to_string(RwSizes s) { return name_of(kSizes, s); }
-char const* to_string(RwFreeSelect s) { return name_of(kSelects, s); }
+char const* to_string(core::RwAlgorithm a) { return core::name_of(core::kRwAlgorithmNames, a); }
+char const* to_string(RwLanes l) { return core::name_of(kLanes, l); }
+char const* to_string(RwSizes s) { return core::name_of(kSizes, s); }
+char const* to_string(RwFreeSelect s) { return core::name_of(kSelects, s); }
 std::optional<core::RwAlgorithm> rw_algorithm_from_string(std::string const& s) {
-  return value_of(kAlgorithms, s);
+  return core::value_of(core::kRwAlgorithmNames, s);
 }
-std::optional<RwLanes> rw_lanes_from_string(std::string const& s) { return value_of(kLanes, s); }
-std::optional<RwSizes> rw_sizes_from_string(std::string const& s) { return value_of(kSizes, s); }
+std::optional<RwLanes> rw_lanes_from_string(std::string const& s) {
+  return core::value_of(kLanes, s);
+}
+std::optional<RwSizes> rw_sizes_from_string(std::string const& s) {
+  return core::value_of(kSizes, s);
+}
 std::optional<RwFreeSelect> rw_free_select_from_string(std::string const& s) {
-  return value_of(kSelects, s);
+  return core::value_of(kSelects, s);
 }
 
 char const* step_name(RwStep const& step) {

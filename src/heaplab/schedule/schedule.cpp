@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "heaplab/core/enum_names.hpp"
 #include "heaplab/core/hex.hpp"
 
 namespace heaplab::schedule {
@@ -48,10 +49,7 @@ std::string type_name(core::HeapConfig const& config, std::uint32_t t) {
 }
 
 template <class E>
-struct NameTable {
-  E value;
-  char const* name;
-};
+using NameTable = core::EnumName<E>;
 
 constexpr NameTable<Divergence> kDivergenceNames[] = {
     {Divergence::all, "all"},
@@ -77,20 +75,6 @@ constexpr NameTable<core::RewriteVariant> kVariantNames[] = {
     {core::RewriteVariant::recompute_shared, "recompute_shared"},
 };
 
-template <class E, std::size_t N>
-char const* name_of(NameTable<E> const (&table)[N], E value) {
-  for (auto const& row : table)
-    if (row.value == value) return row.name;
-  return "?";
-}
-
-template <class E, std::size_t N>
-std::optional<E> value_of(NameTable<E> const (&table)[N], std::string const& name) {
-  for (auto const& row : table)
-    if (name == row.name) return row.value;
-  return std::nullopt;
-}
-
 }  // namespace
 
 schedule_error::schedule_error(
@@ -102,19 +86,21 @@ schedule_error::schedule_error(
       column_(column),
       source_(std::move(source)) {}
 
-char const* to_string(Divergence d) { return name_of(kDivergenceNames, d); }
-char const* to_string(SelectPattern p) { return name_of(kSelectNames, p); }
-char const* to_string(Action a) { return name_of(kActionNames, a); }
-char const* variant_name(core::RewriteVariant v) { return name_of(kVariantNames, v); }
+char const* to_string(Divergence d) { return core::name_of(kDivergenceNames, d); }
+char const* to_string(SelectPattern p) { return core::name_of(kSelectNames, p); }
+char const* to_string(Action a) { return core::name_of(kActionNames, a); }
+char const* variant_name(core::RewriteVariant v) { return core::name_of(kVariantNames, v); }
 std::optional<Divergence> divergence_from_string(std::string const& s) {
-  return value_of(kDivergenceNames, s);
+  return core::value_of(kDivergenceNames, s);
 }
 std::optional<SelectPattern> select_pattern_from_string(std::string const& s) {
-  return value_of(kSelectNames, s);
+  return core::value_of(kSelectNames, s);
 }
-std::optional<Action> action_from_string(std::string const& s) { return value_of(kActionNames, s); }
+std::optional<Action> action_from_string(std::string const& s) {
+  return core::value_of(kActionNames, s);
+}
 std::optional<core::RewriteVariant> rewrite_variant_from_string(std::string const& s) {
-  return value_of(kVariantNames, s);
+  return core::value_of(kVariantNames, s);
 }
 
 char const* step_name(Step const& step) {

@@ -14,16 +14,16 @@
 namespace heaplab::compact::detail {
 
 struct CallPlan {
-  std::uint32_t type         = 0;
-  std::uint32_t n            = 1;  // this call's factor
-  std::uint32_t defrag_factor       = 1;  // the heap's factor (defrag[T] bits)
-  std::uint32_t k1           = 0;
-  std::uint32_t source_cap   = core::kUnlimitedSources;  // B' <= source_cap
-  RewriteVariant variant     = RewriteVariant::forwarding;
-  std::uint32_t capacity     = 0;      // N_T
-  std::uint32_t object_bytes = 0;      // size(T)
-  std::uint64_t perturb_seed = 0;      // DefragOptions::perturb_seed
-  bool count_relocations     = false;  // DefragOptions::count_relocations
+  std::uint32_t type          = 0;
+  std::uint32_t n             = 1;  // this call's factor
+  std::uint32_t defrag_factor = 1;  // the heap's factor (defrag[T] bits)
+  std::uint32_t k1            = 0;
+  std::uint32_t source_cap    = core::kUnlimitedSources;  // B' <= source_cap
+  RewriteVariant variant      = RewriteVariant::forwarding;
+  std::uint32_t capacity      = 0;      // N_T
+  std::uint32_t object_bytes  = 0;      // size(T)
+  std::uint64_t perturb_seed  = 0;      // DefragOptions::perturb_seed
+  bool count_relocations      = false;  // DefragOptions::count_relocations
 };
 
 /// Throws core::precondition_error for a type id that is out of range or abstract, n outside
@@ -51,12 +51,12 @@ CallPlan make_call_plan(core::HeapConfig const& config,
   HEAPLAB_EXPECTS(!options.source_cap || *options.source_cap >= 1,
                   "defragment: a forced source cap must be at least 1");
   CallPlan plan;
-  plan.type       = type;
-  plan.n          = n;
-  plan.defrag_factor     = config.defrag_factor;
-  plan.k1         = options.k1.value_or(config.k1);
-  plan.variant    = options.variant;
-  plan.source_cap = core::effective_source_cap(options, n);
+  plan.type          = type;
+  plan.n             = n;
+  plan.defrag_factor = config.defrag_factor;
+  plan.k1            = options.k1.value_or(config.k1);
+  plan.variant       = options.variant;
+  plan.source_cap    = core::effective_source_cap(options, n);
   HEAPLAB_EXPECTS(plan.source_cap >= 1,
                   "defragment: a record budget of " + std::to_string(options.record_budget_bytes) +
                       " bytes leaves no source per pass for " + core::to_string(options.variant) +

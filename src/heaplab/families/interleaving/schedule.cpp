@@ -14,15 +14,8 @@ using ordered = nlohmann::ordered_json;
 namespace {
 
 using schedule::schedule_error;
-using schedule::strict::as_array;
-using schedule::strict::as_enum;
-using schedule::strict::as_string;
-using schedule::strict::as_u32;
-using schedule::strict::as_u64;
-using schedule::strict::fail;
-using schedule::strict::index_path;
-using schedule::strict::show;
-using Obj = schedule::strict::StrictObject;
+using namespace schedule::strict;  // the strict JSON readers (strict_json.hpp)
+using Obj = StrictObject;
 
 std::vector<std::string> const kModelNames    = {"sequential_consistency", "release_acquire"};
 std::vector<std::string> const kStrategyNames = {"random", "pct"};

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "heaplab/core/enum_names.hpp"
+
 namespace heaplab::interleaving_family::workloads {
 
 /// heap: random_heap_workload(seed); heap_k: the same with k-slot requests of 1..8 objects
@@ -51,31 +53,19 @@ inline std::vector<WorkloadKind> const& all_workload_kinds() {
 
 /// "heap", "heap_k", "bitmap", "turnover", "heap-weak", "rw", "rw-weak", "queue", "queue-weak",
 /// "burst" (the names of heaplab_explore --workload).
-inline char const* to_string(WorkloadKind k) {
-  switch (k) {
-    case WorkloadKind::heap:
-      return "heap";
-    case WorkloadKind::heap_k:
-      return "heap_k";
-    case WorkloadKind::bitmap:
-      return "bitmap";
-    case WorkloadKind::turnover:
-      return "turnover";
-    case WorkloadKind::heap_weak:
-      return "heap-weak";
-    case WorkloadKind::rw:
-      return "rw";
-    case WorkloadKind::rw_weak:
-      return "rw-weak";
-    case WorkloadKind::queue:
-      return "queue";
-    case WorkloadKind::queue_weak:
-      return "queue-weak";
-    case WorkloadKind::burst:
-      return "burst";
-  }
-  return "?";
-}
+inline constexpr core::EnumName<WorkloadKind> kWorkloadKindNames[] = {
+    {WorkloadKind::heap, "heap"},
+    {WorkloadKind::heap_k, "heap_k"},
+    {WorkloadKind::bitmap, "bitmap"},
+    {WorkloadKind::turnover, "turnover"},
+    {WorkloadKind::heap_weak, "heap-weak"},
+    {WorkloadKind::rw, "rw"},
+    {WorkloadKind::rw_weak, "rw-weak"},
+    {WorkloadKind::queue, "queue"},
+    {WorkloadKind::queue_weak, "queue-weak"},
+    {WorkloadKind::burst, "burst"}};
+
+inline char const* to_string(WorkloadKind k) { return core::name_of(kWorkloadKindNames, k); }
 
 /// Every kind's name, in declaration order.
 inline std::vector<std::string> workload_kind_names() {
@@ -86,9 +76,7 @@ inline std::vector<std::string> workload_kind_names() {
 
 /// The kind of a name, or nullopt.
 inline std::optional<WorkloadKind> parse_workload_kind(std::string const& s) {
-  for (WorkloadKind k : all_workload_kinds())
-    if (s == to_string(k)) return k;
-  return std::nullopt;
+  return core::value_of(kWorkloadKindNames, s);
 }
 
 /// The kind of a name; throws std::invalid_argument for an unknown one.
