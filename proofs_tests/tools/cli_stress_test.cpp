@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "gpu_test.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/runner/stress.hpp"
 #include "heaplab/schedule/json.hpp"
@@ -452,6 +453,29 @@ TEST(CliRun, JunitReportListsTheSuites) {
   EXPECT_NE(text.find("GPU tier skipped: --cpu-only"), std::string::npos) << text;
   Result const bad = run("run --junit /");
   EXPECT_EQ(bad.status, 2) << bad.output;
+}
+
+// The tool's GPU probe against the tests' own (support/gpu_test.cpp, built with the CUDA runtime
+// wherever nvcc was present): where the tests see a GPU, `heaplab run` must run the GPU tier. A
+// tool that decided by a compile definition its own sources lack once skipped the whole GPU tier
+// on an H100 ("this build has no CUDA runtime") and still said ALL PASSED.
+TEST(CliRun, RunsTheGpuTierWhereverTheTestsSeeAGpu) {
+  TempDir dir;
+  auto const build = dir.path() / "build";
+  std::filesystem::create_directories(build);
+  std::ofstream(build / "cpu-tier.txt") << "";
+  std::ofstream(build / "gpu-tier.txt") << "";
+  Result const r =
+      run("run --stress-seconds 0 --rw-stress-seconds 0 --gpu-stress-seconds 0 "
+          "--bench-smoke false --apps-smoke false --build-dir '" +
+          build.string() + "'");
+  EXPECT_EQ(r.status, 0) << r.output;
+  auto const& gpu = heaplab::testing::gpu_info();
+  if (gpu.available) {
+    EXPECT_NE(r.output.find("GPU tier ran on " + gpu.name), std::string::npos) << r.output;
+  } else {
+    EXPECT_NE(r.output.find("GPU tier skipped: no CUDA device"), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace

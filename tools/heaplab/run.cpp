@@ -18,9 +18,7 @@
 #include "options.hpp"
 #include "process.hpp"
 
-#if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
-#include "heaplab/cuda/device_info.hpp"
-#endif
+#include "heaplab/runner/environment.hpp"
 
 namespace fs = std::filesystem;
 
@@ -204,18 +202,13 @@ std::string junit_xml(std::vector<SuiteRow> const& rows, std::string const& gpu_
   return out + "</testsuites>\n";
 }
 
-/// Whether a CUDA device is present, and the line that says which (or why not).
+/// Whether a CUDA device is present, and the line that says which (or why not). The probe is the
+/// runner library's, which is built with the CUDA runtime where there is one (this tool's own
+/// sources are not).
 std::pair<bool, std::string> probe_gpu() {
-#if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
-  auto const dev = heaplab::cudart::probe_device();
-  if (!dev.available) return {false, dev.reason};
-  return {true,
-          "GPU: " + dev.name + " (sm_" + std::to_string(dev.cc_major) +
-              std::to_string(dev.cc_minor) + ")"};
-#else
-  return {false,
-          "no CUDA device (this build has no CUDA runtime: nvcc was absent at configure time)"};
-#endif
+  auto const gpu = runner::gpu_description();
+  if (gpu.empty()) return {false, runner::gpu_unavailable_reason()};
+  return {true, "GPU: " + gpu};
 }
 
 /// The suites of one `heaplab run`, as rows of the summary table.

@@ -60,7 +60,18 @@ std::string gpu_unavailable_reason() {
   auto const info = cudart::probe_device();
   return info.available ? std::string() : info.reason;
 #else
-  return "this build has no CUDA runtime (nvcc was absent at configure time)";
+  return "no CUDA device (this build has no CUDA runtime: nvcc was absent at configure time)";
+#endif
+}
+
+std::string gpu_description() {
+#if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
+  auto const info = cudart::probe_device();
+  if (!info.available) return {};
+  return info.name + " (sm_" + std::to_string(info.cc_major) + std::to_string(info.cc_minor) +
+         ", " + std::to_string(info.multiprocessors) + " SMs)";
+#else
+  return {};
 #endif
 }
 

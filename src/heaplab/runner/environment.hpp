@@ -25,8 +25,12 @@ int visible_gpu_count();
 /// Name of device `device` ("NVIDIA H100 80GB HBM3"), or "none" when there is none.
 std::string gpu_name(int device = 0);
 
-/// Why no GPU can be used ("no CUDA device (...)", "this build has no CUDA runtime (...)"), or
-/// "" when device 0 is usable.
+/// Why no GPU can be used, starting with "no CUDA device" (no device, or "this build has no CUDA
+/// runtime"), or "" when device 0 is usable.
 std::string gpu_unavailable_reason();
+
+/// Device 0 in one line, "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)", or "" when it is not usable.
+/// The one GPU probe of the tools: `heaplab run` says by it whether the GPU tier runs.
+std::string gpu_description();
 
 }  // namespace heaplab::runner
