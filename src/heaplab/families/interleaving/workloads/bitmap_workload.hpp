@@ -24,6 +24,7 @@
 #include "heaplab/explore/controlled_run.hpp"
 #include "heaplab/explore/strategy.hpp"
 #include "heaplab/families/interleaving/workloads/lemma5.hpp"
+#include "heaplab/families/interleaving/workloads/workload_kind.hpp"
 
 namespace heaplab::interleaving_family::workloads {
 
@@ -184,6 +185,18 @@ inline explore::Program make_bitmap_program(BitmapWorkload const& workload) {
   p.check = [run](std::vector<explore::Event> const& events) { return run->final_check(&events); };
   p.describe_address = [run](void const* a) { return run->describe(a); };
   return p;
+}
+
+/// The program of the bitmap kind for a workload seed (programs.hpp dispatches every kind; a mutant
+/// test of this kind includes only this header).
+inline explore::Program bitmap_kind_program(WorkloadKind kind, std::uint64_t workload_seed) {
+  switch (kind) {
+    case WorkloadKind::bitmap:
+      return make_bitmap_program(random_bitmap_workload(workload_seed));
+    default:
+      throw std::logic_error(std::string("bitmap_kind_program: ") + to_string(kind) +
+                             " is not its kind");
+  }
 }
 
 }  // namespace heaplab::interleaving_family::workloads

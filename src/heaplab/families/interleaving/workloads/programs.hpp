@@ -19,13 +19,6 @@
 
 namespace heaplab::interleaving_family::workloads {
 
-/// The heap-weak workload of a seed.
-inline HeapWorkload random_heap_weak_workload(std::uint64_t seed) {
-  HeapWorkload w     = random_heap_workload(seed);
-  w.observed_objects = true;
-  return w;
-}
-
 /// Each run draws its workload from its own seed, unless `fixed_workload_seed` pins one workload
 /// for every run (the exhaustive search needs a fixed program). Heap workloads add the
 /// claim-ticket paths of every run to `claim_paths` if given (claim_paths.hpp).
@@ -36,28 +29,17 @@ inline explore::ProgramFactory workload_factory(
   return [kind, fixed_workload_seed, claim_paths](std::uint64_t run_seed) {
     std::uint64_t const ws = fixed_workload_seed.value_or(run_seed);
     switch (kind) {
-      case WorkloadKind::heap:
-        return make_heap_program(random_heap_workload(ws), claim_paths);
-      case WorkloadKind::heap_k:
-        return make_heap_program(random_heap_workload(ws, k_slot_limits()), claim_paths);
-      case WorkloadKind::burst:
-        return make_heap_program(random_burst_workload(ws), claim_paths);
       case WorkloadKind::bitmap:
-        return make_bitmap_program(random_bitmap_workload(ws));
-      case WorkloadKind::heap_weak:
-        return make_heap_program(random_heap_weak_workload(ws), claim_paths);
+        return bitmap_kind_program(kind, ws);
       case WorkloadKind::rw:
-        return make_rw_program(random_rw_workload(ws));
       case WorkloadKind::rw_weak:
-        return make_rw_program(random_rw_weak_workload(ws));
+        return rw_kind_program(kind, ws);
       case WorkloadKind::queue:
-        return make_queue_program(random_queue_workload(ws));
       case WorkloadKind::queue_weak:
-        return make_queue_program(random_queue_weak_workload(ws));
-      case WorkloadKind::turnover:
-        break;
+        return queue_kind_program(kind, ws);
+      default:
+        return heap_kind_program(kind, ws, claim_paths);
     }
-    return make_heap_program(turnover_workload());
   };
 }
 

@@ -23,6 +23,7 @@
 #include <mutex>
 #include <ostream>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@
 #include "heaplab/explore/strategy.hpp"
 #include "heaplab/families/interleaving/workloads/page_ownership.hpp"
 #include "heaplab/families/interleaving/workloads/rw_workload.hpp"
+#include "heaplab/families/interleaving/workloads/workload_kind.hpp"
 #include "heaplab/model/page_model.hpp"
 #include "heaplab/rw/queue_pool.hpp"
 
@@ -231,6 +233,20 @@ class QueueRun {
 inline explore::Program make_queue_program(QueueWorkload const& workload) {
   return program_of(std::make_shared<QueueRun<core::ObservedAtomics>>(workload),
                     workload.threads.size());
+}
+
+/// The program of a queue kind (queue, queue-weak) for a workload seed (programs.hpp dispatches
+/// every kind; a mutant test of this kind includes only this header).
+inline explore::Program queue_kind_program(WorkloadKind kind, std::uint64_t workload_seed) {
+  switch (kind) {
+    case WorkloadKind::queue:
+      return make_queue_program(random_queue_workload(workload_seed));
+    case WorkloadKind::queue_weak:
+      return make_queue_program(random_queue_weak_workload(workload_seed));
+    default:
+      throw std::logic_error(std::string("queue_kind_program: ") + to_string(kind) +
+                             " is not its kind");
+  }
 }
 
 }  // namespace heaplab::interleaving_family::workloads

@@ -44,6 +44,7 @@
 #include "heaplab/explore/controlled_run.hpp"
 #include "heaplab/explore/strategy.hpp"
 #include "heaplab/families/interleaving/workloads/page_ownership.hpp"
+#include "heaplab/families/interleaving/workloads/workload_kind.hpp"
 #include "heaplab/model/page_model.hpp"
 #include "heaplab/rw/corw.hpp"
 #include "heaplab/rw/page_pool.hpp"
@@ -431,6 +432,20 @@ explore::Program make_rw_program_words(RwWorkload const& workload) {
 inline explore::Program make_rw_program(RwWorkload const& workload) {
   return workload.config.word_bits == 32 ? make_rw_program_words<std::uint32_t>(workload)
                                          : make_rw_program_words<std::uint64_t>(workload);
+}
+
+/// The program of an rw kind (rw, rw-weak) for a workload seed (programs.hpp dispatches every kind;
+/// a mutant test of this kind includes only this header).
+inline explore::Program rw_kind_program(WorkloadKind kind, std::uint64_t workload_seed) {
+  switch (kind) {
+    case WorkloadKind::rw:
+      return make_rw_program(random_rw_workload(workload_seed));
+    case WorkloadKind::rw_weak:
+      return make_rw_program(random_rw_weak_workload(workload_seed));
+    default:
+      throw std::logic_error(std::string("rw_kind_program: ") + to_string(kind) +
+                             " is not its kind");
+  }
 }
 
 }  // namespace heaplab::interleaving_family::workloads

@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "heaplab/explore/strategy.hpp"
 #include "heaplab/families/interleaving/workloads/heap_workload.hpp"
+#include "heaplab/families/interleaving/workloads/workload_kind.hpp"
 
 namespace heaplab::interleaving_family::workloads {
 
@@ -165,6 +168,38 @@ inline HeapWorkload turnover_workload() {
                       {{K::allocate, 1}, {K::free_own, 0}, {K::allocate, 0}}};
   assign_mailbox_cells(w);
   return w;
+}
+
+/// The heap-weak workload of a seed: the heap workload, with observed object words.
+inline HeapWorkload random_heap_weak_workload(std::uint64_t seed) {
+  HeapWorkload w     = random_heap_workload(seed);
+  w.observed_objects = true;
+  return w;
+}
+
+/// The program of a heap kind (heap, heap-k, burst, heap-weak, turnover) for a workload seed
+/// (turnover has one program). Heap programs add the claim-ticket paths of every run to
+/// `claim_paths` if given (claim_paths.hpp). programs.hpp dispatches every kind; a mutant test
+/// of a heap kind includes only this header.
+inline explore::Program heap_kind_program(
+    WorkloadKind kind,
+    std::uint64_t workload_seed,
+    std::shared_ptr<ClaimPathCounts> const& claim_paths = {}) {
+  switch (kind) {
+    case WorkloadKind::heap:
+      return make_heap_program(random_heap_workload(workload_seed), claim_paths);
+    case WorkloadKind::heap_k:
+      return make_heap_program(random_heap_workload(workload_seed, k_slot_limits()), claim_paths);
+    case WorkloadKind::burst:
+      return make_heap_program(random_burst_workload(workload_seed), claim_paths);
+    case WorkloadKind::heap_weak:
+      return make_heap_program(random_heap_weak_workload(workload_seed), claim_paths);
+    case WorkloadKind::turnover:
+      return make_heap_program(turnover_workload());
+    default:
+      throw std::logic_error(std::string("heap_kind_program: ") + to_string(kind) +
+                             " is not a heap kind");
+  }
 }
 
 }  // namespace heaplab::interleaving_family::workloads
