@@ -26,6 +26,7 @@
 #include <string>
 
 #include "heaplab/core/mutants.hpp"
+#include "heaplab/explore/explore.hpp"
 #include HEAPLAB_MUTANT_PROGRAMS
 
 #if !defined(HEAPLAB_MUTANT_NAME) || !defined(HEAPLAB_MUTANT_WORKLOAD) || \
