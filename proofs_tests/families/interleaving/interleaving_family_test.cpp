@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -162,6 +163,27 @@ TEST(InterleavingSchedule, StrictReadingNamesTheField) {
   EXPECT_EQ(
       error_path(head + ra + R"( "stale_read_bound": 1, "steps": [{"read": 1}, {"read": 0}]})"),
       "(no error)");
+}
+
+// The program function of each group of kinds (a mutant test includes only its group's header,
+// proofs_tests/explore/CMakeLists.txt) takes exactly its own kinds: every kind has one group.
+TEST(Workloads, EveryKindHasExactlyOneGroupThatBuildsItsProgram) {
+  for (auto const kind : workloads::all_workload_kinds()) {
+    int groups = 0;
+    auto tries = [&](auto const& make) {
+      try {
+        (void)make();
+        ++groups;
+      } catch (std::logic_error const& e) {
+        EXPECT_NE(std::string(e.what()).find(workloads::to_string(kind)), std::string::npos);
+      }
+    };
+    tries([&] { return workloads::heap_kind_program(kind, 1); });
+    tries([&] { return workloads::bitmap_kind_program(kind, 1); });
+    tries([&] { return workloads::rw_kind_program(kind, 1); });
+    tries([&] { return workloads::queue_kind_program(kind, 1); });
+    EXPECT_EQ(groups, 1) << workloads::to_string(kind);
+  }
 }
 
 TEST(ExploreRunner, DecisionsReproduceARunExactly) {

@@ -190,13 +190,9 @@ inline explore::Program make_bitmap_program(BitmapWorkload const& workload) {
 /// The program of the bitmap kind for a workload seed (programs.hpp dispatches every kind; a mutant
 /// test of this kind includes only this header).
 inline explore::Program bitmap_kind_program(WorkloadKind kind, std::uint64_t workload_seed) {
-  switch (kind) {
-    case WorkloadKind::bitmap:
-      return make_bitmap_program(random_bitmap_workload(workload_seed));
-    default:
-      throw std::logic_error(std::string("bitmap_kind_program: ") + to_string(kind) +
-                             " is not its kind");
-  }
+  if (kind == WorkloadKind::bitmap)
+    return make_bitmap_program(random_bitmap_workload(workload_seed));
+  throw std::logic_error(std::string("bitmap_kind_program: not its kind: ") + to_string(kind));
 }
 
 }  // namespace heaplab::interleaving_family::workloads

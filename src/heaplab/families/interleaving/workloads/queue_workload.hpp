@@ -238,15 +238,10 @@ inline explore::Program make_queue_program(QueueWorkload const& workload) {
 /// The program of a queue kind (queue, queue-weak) for a workload seed (programs.hpp dispatches
 /// every kind; a mutant test of this kind includes only this header).
 inline explore::Program queue_kind_program(WorkloadKind kind, std::uint64_t workload_seed) {
-  switch (kind) {
-    case WorkloadKind::queue:
-      return make_queue_program(random_queue_workload(workload_seed));
-    case WorkloadKind::queue_weak:
-      return make_queue_program(random_queue_weak_workload(workload_seed));
-    default:
-      throw std::logic_error(std::string("queue_kind_program: ") + to_string(kind) +
-                             " is not its kind");
-  }
+  if (kind == WorkloadKind::queue) return make_queue_program(random_queue_workload(workload_seed));
+  if (kind == WorkloadKind::queue_weak)
+    return make_queue_program(random_queue_weak_workload(workload_seed));
+  throw std::logic_error(std::string("queue_kind_program: not its kind: ") + to_string(kind));
 }
 
 }  // namespace heaplab::interleaving_family::workloads

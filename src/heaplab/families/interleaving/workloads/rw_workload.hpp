@@ -437,15 +437,9 @@ inline explore::Program make_rw_program(RwWorkload const& workload) {
 /// The program of an rw kind (rw, rw-weak) for a workload seed (programs.hpp dispatches every kind;
 /// a mutant test of this kind includes only this header).
 inline explore::Program rw_kind_program(WorkloadKind kind, std::uint64_t workload_seed) {
-  switch (kind) {
-    case WorkloadKind::rw:
-      return make_rw_program(random_rw_workload(workload_seed));
-    case WorkloadKind::rw_weak:
-      return make_rw_program(random_rw_weak_workload(workload_seed));
-    default:
-      throw std::logic_error(std::string("rw_kind_program: ") + to_string(kind) +
-                             " is not its kind");
-  }
+  if (kind == WorkloadKind::rw) return make_rw_program(random_rw_workload(workload_seed));
+  if (kind == WorkloadKind::rw_weak) return make_rw_program(random_rw_weak_workload(workload_seed));
+  throw std::logic_error(std::string("rw_kind_program: not its kind: ") + to_string(kind));
 }
 
 }  // namespace heaplab::interleaving_family::workloads
