@@ -3,6 +3,7 @@
 // start, --case/--dump, shards, the JSON summary, coverage, Ctrl-C (docs/cli.md).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "cli_support.hpp"
@@ -343,66 +345,57 @@ TEST(CliStress, ShardsOfACampaignAddUpToTheWholeRun) {
   EXPECT_EQ(steps, j.at("steps").get<std::uint64_t>()) << "the same schedules, split three ways";
 }
 
-TEST(CliStress, CtrlCFinishesTheCasePrintsTheSummaryAndExits130) {
+// Ctrl-C, SIGTERM (`timeout`, Slurm's time limit, `scancel`, a CI cancel) and SIGHUP (a dropped
+// ssh session), on a runner of each CPU family that has one: the cases in flight finish, the
+// summary and --json-summary are written, exit 130 (docs/cli.md "Exit statuses").
+class StopSignal : public ::testing::TestWithParam<std::tuple<int, char const*>> {};
+
+TEST_P(StopSignal, FinishesTheCasesPrintsTheSummaryAndExits130) {
+  auto const [signal, runner] = GetParam();
   TempDir dir;
-  auto const summary = dir.path() / "summary.json";
-  int out[2];
-  ASSERT_EQ(pipe(out), 0);
-  pid_t const pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    dup2(out[1], STDERR_FILENO);
-    close(out[0]);
-    std::string const json = summary.string(), dir_arg = (dir.path() / "f").string();
-    execl(tool().c_str(),
-          tool().c_str(),
-          "stress",
-          "--seconds",
-          "60",
-          "--seed",
-          "2",
-          "--progress-every",
-          "0.2",
-          "--json-summary",
-          json.c_str(),
-          "--out-dir",
-          dir_arg.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(out[1]);
-  std::string output;
-  char buf[4096];
-  auto const start = std::chrono::steady_clock::now();
-  bool sent        = false;
-  for (;;) {
-    ssize_t const n = read(out[0], buf, sizeof buf);
-    if (n <= 0) break;
-    output.append(buf, static_cast<std::size_t>(n));
-    if (!sent && output.find("stress: elapsed") != std::string::npos) {
-      kill(pid, SIGINT);  // once cases are running
-      sent = true;
-    }
-  }
-  close(out[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  double const seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ASSERT_TRUE(sent) << output;
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal instead of exiting\n" << output;
-  EXPECT_EQ(WEXITSTATUS(status), 130) << output;
-  EXPECT_LT(seconds, 30.0) << "it stopped well before its 60 s budget";
-  EXPECT_NE(output.find("interrupted: finishing the cases in flight"), std::string::npos) << output;
-  EXPECT_NE(output.find("stopped: interrupted"), std::string::npos) << output;
-  EXPECT_NE(output.find("coverage: steps:"), std::string::npos) << output;
-  EXPECT_NE(output.find("INTERRUPTED after"), std::string::npos) << output;
+  auto const summary   = dir.path() / "summary.json";
+  SignalledRun const r = run_and_signal(tool(),
+                                        {"stress",
+                                         "--runner",
+                                         runner,
+                                         "--seconds",
+                                         "60",
+                                         "--seed",
+                                         "2",
+                                         "--progress-every",
+                                         "0.2",
+                                         "--json-summary",
+                                         summary.string(),
+                                         "--out-dir",
+                                         (dir.path() / "f").string()},
+                                        "stress: elapsed",  // once cases are running
+                                        signal);
+  ASSERT_TRUE(r.sent) << r.output;
+  ASSERT_TRUE(r.exited) << "killed by signal " << r.status << " instead of exiting\n" << r.output;
+  EXPECT_EQ(r.status, 130) << r.output;
+  EXPECT_LT(r.seconds, 30.0) << "it stopped well before its 60 s budget";
+  EXPECT_NE(r.output.find("interrupted: finishing the cases in flight"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("stopped: interrupted"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("INTERRUPTED after"), std::string::npos) << r.output;
   auto const j = read_json(summary);
   EXPECT_EQ(j.at("result"), "INTERRUPTED");
   EXPECT_EQ(j.at("exit_status"), 130);
   EXPECT_GT(j.at("cases").get<std::uint64_t>(), 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(CliStress,
+                         StopSignal,
+                         ::testing::Combine(::testing::Values(SIGINT, SIGTERM, SIGHUP),
+                                            ::testing::Values("model", "rw-cpu")),
+                         [](auto const& info) {
+                           int const sig            = std::get<0>(info.param);
+                           std::string name         = sig == SIGINT    ? "SIGINT"
+                                                      : sig == SIGTERM ? "SIGTERM"
+                                                                       : "SIGHUP";
+                           std::string const runner = std::get<1>(info.param);
+                           return name + "_" + (runner == "model" ? "model" : "rw_cpu");
+                         });
 
 TEST(CliStress, OutputPathsAreCheckedBeforeAnyCaseRuns) {
   TempDir dir;
@@ -453,6 +446,57 @@ TEST(CliRun, JunitReportListsTheSuites) {
   EXPECT_NE(text.find("GPU tier skipped: --cpu-only"), std::string::npos) << text;
   Result const bad = run("run --junit /");
   EXPECT_EQ(bad.status, 2) << bad.output;
+}
+
+// SIGTERM to `heaplab run` (timeout, Slurm) while a suite runs: the suite goes with it instead of
+// running on, orphaned and no longer bounded by the per-suite budget.
+TEST(CliRun, ASuiteDoesNotOutliveAHeaplabRunThatWasKilled) {
+  TempDir dir;
+  auto const build = dir.path() / "build";
+  std::filesystem::create_directories(build / "t");
+  auto const pid_file = dir.path() / "suite.pid";
+  std::ofstream(build / "t" / "slow")
+      << "#!/bin/sh\necho $$ > '" << pid_file.string() << "'\nexec sleep 60\n";
+  std::filesystem::permissions(build / "t" / "slow", std::filesystem::perms::owner_all);
+  std::ofstream(build / "cpu-tier.txt") << "t/slow\n";
+  std::ofstream(build / "gpu-tier.txt") << "";
+  pid_t const heaplab = fork();
+  ASSERT_GE(heaplab, 0);
+  if (heaplab == 0) {
+    int const null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    execl(tool().c_str(),
+          tool().c_str(),
+          "run",
+          "--cpu-only",
+          "--stress-seconds",
+          "0",
+          "--rw-stress-seconds",
+          "0",
+          "--build-dir",
+          build.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  pid_t suite = 0;  // the suite writes its pid once it runs
+  for (int i = 0; i < 200 && suite == 0; ++i) {
+    std::ifstream(pid_file) >> suite;
+    if (suite == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(heaplab, SIGTERM);
+  int status = 0;
+  waitpid(heaplab, &status, 0);
+  ASSERT_GT(suite, 0) << "the suite never started";
+  auto const alive = [&] {
+    std::ifstream stat("/proc/" + std::to_string(suite) + "/stat");
+    std::string pid, comm, state;
+    return static_cast<bool>(stat >> pid >> comm >> state) && state != "Z";
+  };
+  for (int i = 0; i < 100 && alive(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(alive()) << "the suite (pid " << suite << ") still runs after heaplab run died";
+  if (alive()) kill(suite, SIGKILL);
 }
 
 // The tool's GPU probe against the tests' own (support/gpu_test.cpp, built with the CUDA runtime

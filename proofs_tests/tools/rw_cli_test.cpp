@@ -5,6 +5,8 @@
 // a runner that cannot run here is NOT CHECKED, never "passed".
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -27,11 +29,7 @@ using heaplab::test::run;
 namespace {
 
 std::string const& mutant_tool() {
-  static std::string const path = [] {
-    std::error_code ec;
-    auto const self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return (self.parent_path() / HEAPLAB_MUTANT_TOOL_RELATIVE).lexically_normal().string();
-  }();
+  static std::string const path = heaplab::test::beside_test_binary(HEAPLAB_MUTANT_TOOL_RELATIVE);
   return path;
 }
 
@@ -164,5 +162,84 @@ TEST(RwCli, AMalformedRwFileIsAPositionedUsageError) {
                             "'word_bits'?)"),
               std::string::npos)
         << cmd << ": " << r.output;
+  }
+}
+
+namespace {
+
+/// A stress run of the planted pool, which fails in every case and so saves failure files all the
+/// time, stopped by `signal` at its first failure line (other workers are then saving theirs).
+heaplab::test::SignalledRun stress_stopped_while_saving(std::filesystem::path const& dir,
+                                                        int signal) {
+  return heaplab::test::run_and_signal(mutant_tool(),
+                                       {"stress",
+                                        "--runner",
+                                        "rw-cpu",
+                                        "--seed",
+                                        "3",
+                                        "--seconds",
+                                        "60",
+                                        "--max-failures",
+                                        "100000",
+                                        "--out-dir",
+                                        (dir / "f").string(),
+                                        "--json-summary",
+                                        (dir / "summary.json").string()},
+                                       "FAILURE",
+                                       signal);
+}
+
+/// Every failure file in `dir` is whole: it loads, with its schedule.
+void expect_every_failure_file_whole(std::filesystem::path const& dir) {
+  for (auto const& f : json_files(dir)) {
+    EXPECT_GT(std::filesystem::file_size(f), 0u) << f;
+    EXPECT_NO_THROW((void)hr::load_failure(f)) << f;
+  }
+}
+
+std::size_t tmp_files(std::filesystem::path const& dir) {
+  std::size_t n = 0;
+  for (auto const& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".tmp") ++n;
+  return n;
+}
+
+}  // namespace
+
+// SIGTERM or SIGHUP while failure files are being saved: the saves in flight complete, every file
+// loads, no .tmp is left, and the summary is written: FAILED (exit 1, failures come before the
+// interruption), stopped by the interruption (docs/cli.md).
+TEST(RwCli, StopSignalsWhileSavingLoseNoFailureFile) {
+  for (int const signal : {SIGTERM, SIGHUP}) {
+    auto const d = fresh_dir("stop_while_saving_" + std::to_string(signal));
+    auto const r = stress_stopped_while_saving(d, signal);
+    ASSERT_TRUE(r.sent) << r.output;
+    ASSERT_TRUE(r.exited) << "killed by signal " << r.status << "\n" << r.output;
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find("stopped: interrupted"), std::string::npos) << r.output;
+    auto const files = json_files(d / "f");
+    EXPECT_FALSE(files.empty()) << r.output;
+    EXPECT_EQ(heaplab::test::count(r.output, "failure file:"), files.size()) << r.output;
+    expect_every_failure_file_whole(d / "f");
+    EXPECT_EQ(tmp_files(d / "f"), 0u);
+    auto const summary = hs::parse_document(hs::read_text_file(d / "summary.json"));
+    EXPECT_EQ(summary.at("result"), "FAILED");
+    EXPECT_EQ(summary.at("stop_reason"), "interrupted");
+    EXPECT_EQ(summary.at("failures").size(), files.size());
+  }
+}
+
+// kill -9 while failure files are being saved (nothing can finish a save then): still no empty or
+// partial NAME.json, because a file gets its name only once its text is complete (a .tmp may
+// stay, and replay reads only .json files).
+TEST(RwCli, KillDuringSavesLeavesNoPartialFailureFile) {
+  for (int round = 0; round < 3; ++round) {
+    auto const d = fresh_dir("kill_while_saving_" + std::to_string(round));
+    auto const r = stress_stopped_while_saving(d, SIGKILL);
+    ASSERT_TRUE(r.sent) << r.output;
+    EXPECT_FALSE(r.exited);
+    expect_every_failure_file_whole(d / "f");
+    auto const replay = run("replay " + (d / "f").string());
+    EXPECT_NE(replay.status, 2) << "every file in the folder must load\n" << replay.output;
   }
 }

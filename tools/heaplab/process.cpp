@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,10 +18,16 @@ ProcessResult run_process(std::vector<std::string> const& argv,
                           std::chrono::seconds budget) {
   using clock = std::chrono::steady_clock;
   ProcessResult result;
-  auto const start = clock::now();
-  pid_t const pid  = fork();
+  auto const start   = clock::now();
+  pid_t const parent = getpid();
+  pid_t const pid    = fork();
   if (pid < 0) return result;
   if (pid == 0) {
+    // The suite dies with us: a `heaplab run` stopped by SIGTERM or SIGHUP (timeout, Slurm,
+    // a dropped ssh session) leaves no test binary running unbounded by its budget. The check
+    // after prctl covers a parent that died before it.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(128 + SIGTERM);
     int const fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       dup2(fd, STDOUT_FILENO);

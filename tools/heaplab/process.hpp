@@ -15,7 +15,8 @@ struct ProcessResult {
 
 /// Runs argv[0] with argv, extra environment entries ("NAME=value") added to ours, stdout and
 /// stderr appended to log_path. A child still running after `budget` gets SIGTERM, then SIGKILL
-/// two seconds later, and is reported as timed out.
+/// two seconds later, and is reported as timed out. The child gets SIGTERM when this process
+/// dies (PR_SET_PDEATHSIG), so no suite outlives a `heaplab run` that was killed.
 ProcessResult run_process(std::vector<std::string> const& argv,
                           std::vector<std::string> const& extra_env,
                           std::string const& log_path,

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <pty.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -63,6 +65,58 @@ inline Result run_on_terminal(std::vector<std::string> const& args) {
   waitpid(pid, &status, 0);
   close(master);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+/// What run_and_signal saw: the output, how the process ended, and whether the signal was sent.
+struct SignalledRun {
+  std::string output;
+  bool exited    = false;  // exited (rather than killed by a signal)
+  int status     = -1;     // exit status, or the signal that killed it
+  bool sent      = false;  // the trigger appeared and the signal went out
+  double seconds = 0;
+};
+
+/// Runs `executable` with `args` (stdout and stderr into one pipe) and sends `signal` once the
+/// output contains `trigger`: how a test plays Ctrl-C, `timeout` (SIGTERM), a dropped ssh session
+/// (SIGHUP) or `kill -9` at a chosen moment.
+inline SignalledRun run_and_signal(std::string const& executable,
+                                   std::vector<std::string> const& args,
+                                   std::string const& trigger,
+                                   int signal) {
+  SignalledRun r;
+  int out[2];
+  if (pipe(out) != 0) return r;
+  auto const start = std::chrono::steady_clock::now();
+  pid_t const pid  = fork();
+  if (pid < 0) return r;
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    std::vector<char*> argv{const_cast<char*>(executable.c_str())};
+    for (auto const& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(executable.c_str(), argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  std::array<char, 4096> buf{};
+  for (;;) {
+    ssize_t const n = read(out[0], buf.data(), buf.size());
+    if (n <= 0) break;
+    r.output.append(buf.data(), static_cast<std::size_t>(n));
+    if (!r.sent && r.output.find(trigger) != std::string::npos) {
+      kill(pid, signal);
+      r.sent = true;
+    }
+  }
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.exited  = WIFEXITED(status);
+  r.status  = r.exited ? WEXITSTATUS(status) : WTERMSIG(status);
   return r;
 }
 
