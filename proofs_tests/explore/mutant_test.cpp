@@ -1,38 +1,49 @@
 // A planted bug (docs/mutants.md) must be found by the explorer within its default budget, and
-// its failure must replay to the identical trace. Compiled once per mutant with
-// HEAPLAB_MUTANT_NAME="<name>" (heaplab::core::mutant::kPlanted) and HEAPLAB_MUTANT_WORKLOAD =
-//   "heap"      random heap workloads, default exploration (mixed random/PCT, 2000 runs)
-//   "bitmap"    random bitmap token workloads, default exploration
-//   "turnover"  the fixed block-turnover workload, exhaustive search (preemption bound 2)
-//   "heap-weak" random heap workloads with observed object words, default exploration in the
-//               weak-memory mode (release_acquire); the same budget in the sequentially
-//               consistent mode must NOT find the bug (it is a missing release/acquire)
-//   "rw"        random-walk page pool workloads (issue 11), default exploration
-//   "rw-weak"   rw with observed page words, as heap-weak
-//   "queue"     the queue baseline on a tiny ring (issue 11), default exploration
-//   "queue-weak" queue with observed page words, as heap-weak
-//   "burst"     cold-start k-slot bursts for claim tickets, default exploration
-// (proofs_tests/explore/CMakeLists.txt), which also names the one workload header the kind needs
-// (HEAPLAB_MUTANT_PROGRAMS) and its program function (HEAPLAB_MUTANT_PROGRAM, e.g.
-// heap_kind_program): 36 of these binaries are built, and the header of one group of kinds
-// compiles in half the time of programs.hpp, which has them all. A target may also define
-// HEAPLAB_MUTANT_OUTCOME, the
-// outcome the failure must have ("step_budget_exceeded", ...). The same budgets find nothing in the
-// real protocol (explorer_test.cpp, DefaultBudgetFindsNothingInTheRealProtocol and
-// WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol).
+// its failure must replay to the identical trace. One binary plants each bug in turn: this
+// translation unit is compiled with HEAPLAB_MUTANT_RUNTIME (core/mutants.hpp), so every switch
+// mutant::<name> is a plain bool that mutant::plant(name) sets before the exploration, and the
+// protocol code the workloads run (header-only, instantiated here) reads it. One case per bug,
+// named by the bug (`--gtest_filter='*/dealloc_no_reactivate'`), with the workload that exposes
+// it:
+//   heap      random heap workloads, default exploration (mixed random/PCT, 2000 runs)
+//   heap_k    random heap workloads with k-slot reservations, default exploration
+//   bitmap    random bitmap token workloads, default exploration
+//   turnover  the fixed block-turnover workload, exhaustive search (preemption bound 2)
+//   heap-weak random heap workloads with observed object words, default exploration in the
+//             weak-memory mode (release_acquire); the same budget in the sequentially consistent
+//             mode must NOT find the bug (it is a missing release/acquire)
+//   rw        random-walk page pool workloads (issue 11), default exploration
+//   rw-weak   rw with observed page words, as heap-weak
+//   queue     the queue baseline on a tiny ring (issue 11), default exploration
+//   queue-weak queue with observed page words, as heap-weak
+//   burst     cold-start k-slot bursts for claim tickets, default exploration
+// A case may also name the outcome the failure must have ("step_budget_exceeded", ...). The same
+// budgets find nothing in the real protocol (explorer_test.cpp,
+// DefaultBudgetFindsNothingInTheRealProtocol and
+// WeakMemoryDefaultBudgetFindsNothingInTheRealProtocol), and PlantedBugs.EachCaseTestsOneKnownBug
+// below checks that every case plants a bug that exists and that nothing stays planted.
+//
+// The harness's bounded-waiting check (workloads/claim_paths.hpp) is a switch of this binary too,
+// so claim_wait_unbounded is also shown without it: the waiter that polls forever must then run
+// into the step budget (a livelock) within the default budget.
+namespace heaplab_mutant_test {
+inline bool check_bounded_waiting = true;
+}  // namespace heaplab_mutant_test
+#define HEAPLAB_HARNESS_CHECK_BOUNDED_WAITING ::heaplab_mutant_test::check_bounded_waiting
+
+#ifndef HEAPLAB_MUTANT_RUNTIME
+#error "mutant_test.cpp plants its bugs at run time: build it with HEAPLAB_MUTANT_RUNTIME"
+#endif
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <ostream>
 #include <string>
 
 #include "heaplab/core/mutants.hpp"
 #include "heaplab/explore/explore.hpp"
-#include HEAPLAB_MUTANT_PROGRAMS
-
-#if !defined(HEAPLAB_MUTANT_NAME) || !defined(HEAPLAB_MUTANT_WORKLOAD) || \
-    !defined(HEAPLAB_MUTANT_PROGRAMS) || !defined(HEAPLAB_MUTANT_PROGRAM)
-#error "mutant_test.cpp is built per mutant by proofs_tests/explore/CMakeLists.txt"
-#endif
+#include "heaplab/families/interleaving/workloads/programs.hpp"
 
 namespace explore   = heaplab::explore;
 namespace workloads = heaplab::interleaving_family::workloads;
@@ -53,13 +64,89 @@ std::string report_head_and_trace_tail(std::string const& report, std::size_t li
          report.substr(start);
 }
 
+/// One planted bug under the explorer: the bug, the workload kind that exposes it, the outcome
+/// its failure must have (nullptr: any), and whether the harness checks bounded waiting.
+struct PlantedCase {
+  char const* bug;
+  char const* workload;
+  char const* outcome        = nullptr;
+  bool check_bounded_waiting = true;
+  char const* label          = nullptr;  // the case's name where two cases plant one bug
+};
+
+std::ostream& operator<<(std::ostream& os, PlantedCase const& c) { return os << c.bug; }
+
+// clang-format off
+PlantedCase const kPlantedCases[] = {
+    {"invalidate_no_rollback",          "heap"},
+    {"init_bitmap_before_type",         "turnover"},
+    {"dealloc_no_reactivate",           "heap"},
+    {"rollback_no_deferred_deactivate", "heap"},
+    {"defrag_crossing_from_reload",     "heap"},
+    {"alloc_retry_forever_on_oom",      "heap"},
+    {"delete_keeps_defrag_bit",         "heap"},
+    {"hierarchy_skip_set_first",        "bitmap"},
+    {"hierarchy_try_propagate",         "bitmap"},
+    {"hierarchy_deep_set_stops",        "bitmap"},
+    {"hierarchy_deep_clear_stops",      "bitmap"},
+    {"weak_publish_release",            "heap-weak"},
+    {"weak_reserve_acquire",            "heap-weak"},
+    {"free_relaxed",                    "heap-weak"},
+    {"weak_invalidate_acquire",         "heap-weak"},
+    {"weak_delete_release",             "heap-weak"},
+    {"weak_claim_acquire",              "heap-weak"},
+    {"claim_wait_unbounded",            "burst"},
+    {"claim_wait_unbounded",            "burst", "step_budget_exceeded", false,
+     "claim_wait_unbounded_livelock"},
+    {"claim_wait_miss_is_oom",          "burst"},
+    {"alloc_null_after_lost_round",     "heap"},
+    {"reserve_k_update_one_slot",       "heap_k"},
+    {"rw_claim_without_atomic",         "rw"},
+    {"rw_bm_success_from_word",         "rw"},
+    {"rw_steps_unbounded",              "rw"},
+    {"rw_returns_page_beyond_pool",     "rw"},
+    {"rw_free_relaxed",                 "rw-weak"},
+    {"corw_keeps_lost_claim",           "rw"},
+    {"corw_offer_not_marked",           "rw"},
+    {"corw_offer_taken_off_by_one",     "rw"},
+    {"corw_lock_not_released",          "rw"},
+    {"rw_malloc_no_rollback",           "rw"},
+    {"rw_malloc_partial_claim_wins",    "rw"},
+    {"rw_malloc_rollback_all_bits",     "rw"},
+    {"rw_queue_slot_relaxed",           "queue-weak"},
+    // The queue baseline's rw_queue_empty_keeps_decrement: the ring-consistency check at the
+    // barrier sees count one below tail - head (docs/mutants.md). Its host-side test is
+    // rw_mutant_rw_queue_empty_keeps_decrement_test (proofs_tests/rw).
+    {"rw_queue_empty_keeps_decrement",  "queue"},
+};
+// clang-format on
+
+/// Plants a case's bug (and the harness switch) for one test and takes both back after it, so a
+/// failing case cannot leave a bug planted for the next.
+class Planted {
+ public:
+  explicit Planted(PlantedCase const& c) {
+    heaplab::core::mutant::plant(c.bug);
+    heaplab_mutant_test::check_bounded_waiting = c.check_bounded_waiting;
+  }
+  ~Planted() {
+    heaplab::core::mutant::plant("");
+    heaplab_mutant_test::check_bounded_waiting = true;
+  }
+  Planted(Planted const&)            = delete;
+  Planted& operator=(Planted const&) = delete;
+};
+
+class PlantedBug : public testing::TestWithParam<PlantedCase> {};
+
 }  // namespace
 
-TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
-  auto const kind = workloads::workload_kind_from_string(HEAPLAB_MUTANT_WORKLOAD);
-  explore::ProgramFactory const factory = [kind](std::uint64_t workload_seed) {
-    return workloads::HEAPLAB_MUTANT_PROGRAM(kind, workload_seed);
-  };
+TEST_P(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
+  PlantedCase const& c = GetParam();
+  Planted const planted(c);
+  ASSERT_STREQ(heaplab::core::mutant::kPlanted, c.bug) << "not a planted bug: " << c.bug;
+  auto const kind                       = workloads::workload_kind_from_string(c.workload);
+  explore::ProgramFactory const factory = workloads::workload_factory(kind);
   explore::ExploreOptions options;  // defaults: mixed strategy, seeds 1.., 2000 runs
   if (kind == workloads::WorkloadKind::turnover)
     options.strategy = explore::StrategyKind::exhaustive;
@@ -80,10 +167,10 @@ TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
               report.seconds,
               explore::to_string(report.failure->outcome));
   std::printf("%s", report_head_and_trace_tail(report.failure_report, 40).c_str());
-#if defined(HEAPLAB_MUTANT_OUTCOME)
-  // The target names how the bug must show (e.g. step_budget_exceeded for a livelock).
-  EXPECT_STREQ(explore::to_string(report.failure->outcome), HEAPLAB_MUTANT_OUTCOME);
-#endif
+  // The case names how the bug must show (e.g. step_budget_exceeded for a livelock).
+  if (c.outcome != nullptr) {
+    EXPECT_STREQ(explore::to_string(report.failure->outcome), c.outcome);
+  }
   // The failure reproduces the identical trace, twice.
   for (int i = 0; i < 2; ++i) {
     explore::RunResult const again =
@@ -108,4 +195,30 @@ TEST(PlantedBug, IsFoundWithinTheDefaultBudgetAndReplays) {
                 static_cast<unsigned long long>(sc_report.runs),
                 sc_report.seconds);
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(Explorer,
+                         PlantedBug,
+                         testing::ValuesIn(kPlantedCases),
+                         [](testing::TestParamInfo<PlantedCase> const& info) {
+                           return std::string(info.param.label != nullptr ? info.param.label
+                                                                          : info.param.bug);
+                         });
+
+TEST(PlantedBugs, EachCaseTestsOneKnownBugAndNothingStaysPlanted) {
+  for (PlantedCase const& c : kPlantedCases) {
+    {
+      Planted const planted(c);
+      EXPECT_STREQ(heaplab::core::mutant::kPlanted, c.bug) << "not a planted bug: " << c.bug;
+    }
+    EXPECT_STREQ(heaplab::core::mutant::kPlanted, "");
+  }
+  // plant() refuses a name that is not a planted bug, and plants nothing then.
+  EXPECT_FALSE(heaplab::core::mutant::plant("no_such_bug"));
+  EXPECT_STREQ(heaplab::core::mutant::kPlanted, "");
+  EXPECT_FALSE(heaplab::core::mutant::dealloc_no_reactivate);
+  EXPECT_TRUE(heaplab::core::mutant::plant("dealloc_no_reactivate"));
+  EXPECT_TRUE(heaplab::core::mutant::dealloc_no_reactivate);
+  EXPECT_TRUE(heaplab::core::mutant::plant(""));
+  EXPECT_FALSE(heaplab::core::mutant::dealloc_no_reactivate);
 }

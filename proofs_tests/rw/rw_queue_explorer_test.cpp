@@ -1,8 +1,8 @@
 // The queue baseline (rw/queue_pool.hpp, RW sec. 3.2.1) under the controlled scheduler
 // (workloads/queue_workload.hpp; docs/rw.md "Baselines"): the ring-consistency check fed broken
 // rings, the workloads' coverage, the default budget and a bounded exhaustive search finding
-// nothing in the real queue. Its planted bugs are explore_mutant_rw_queue_slot_relaxed_test
-// (queue-weak) and explore_mutant_rw_queue_empty_keeps_decrement_test (queue).
+// nothing in the real queue. Its planted bugs are explore_mutant_test (case rw_queue_slot_relaxed)
+// (queue-weak) and explore_mutant_test (case rw_queue_empty_keeps_decrement) (queue).
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -132,7 +132,7 @@ class BlockHeadersRef {
   /// __threadfence). Linearizes at the bitmap store. The iteration bitmap is cleared so that a
   /// parallel_do running while the block is re-created enumerates none of its new objects.
   HEAPLAB_HD void initialize(std::uint32_t b, std::uint32_t t, std::uint32_t capacity) const {
-    if constexpr (mutant::init_bitmap_before_type) {
+    if HEAPLAB_MUTANT_CONSTEXPR (mutant::init_bitmap_before_type) {
       // MUTANT init_bitmap_before_type: slots open before the type is written (docs/mutants.md).
       Atomics::store(alloc_ + b, padding_bits(capacity), MemoryOrder::release);
       Atomics::store(types_ + b, t, MemoryOrder::relaxed);
@@ -140,7 +140,7 @@ class BlockHeadersRef {
     } else {
       // MUTANT weak_publish_release: the publishing store is relaxed (docs/mutants.md; found by
       // the explorer's weak-memory mode only).
-      constexpr MemoryOrder publish =
+      HEAPLAB_MUTANT_CONSTEXPR MemoryOrder const publish =
           mutant::weak_publish_release ? MemoryOrder::relaxed : MemoryOrder::release;
       Atomics::store(types_ + b, t, MemoryOrder::relaxed);
       Atomics::store(iter_ + b, std::uint64_t{0}, MemoryOrder::relaxed);
@@ -166,7 +166,7 @@ class BlockHeadersRef {
       std::uint64_t const want = rotate_left(lowest_set_bits(rotate_right(zeros, rot), k), rot);
       // MUTANT weak_reserve_acquire: the reservation does not acquire (docs/mutants.md; found
       // by the explorer's weak-memory mode only).
-      constexpr MemoryOrder reserve =
+      HEAPLAB_MUTANT_CONSTEXPR MemoryOrder const reserve =
           mutant::weak_reserve_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
       std::uint64_t const before = Atomics::fetch_or(alloc_ + b, want, reserve);
       std::uint64_t const got    = want & ~before;
@@ -198,7 +198,7 @@ class BlockHeadersRef {
   HEAPLAB_HD SlotUpdate release_slots(std::uint32_t b, std::uint64_t slots) const {
     // MUTANT free_relaxed: no release (docs/mutants.md; found by ThreadSanitizer and by the
     // explorer's weak-memory mode).
-    constexpr MemoryOrder free_order =
+    HEAPLAB_MUTANT_CONSTEXPR MemoryOrder const free_order =
         mutant::free_relaxed ? MemoryOrder::relaxed : MemoryOrder::release;
     std::uint64_t const before = Atomics::fetch_and(alloc_ + b, ~slots, free_order);
     HEAPLAB_EXPECTS((before & slots) == slots,
@@ -213,7 +213,7 @@ class BlockHeadersRef {
   HEAPLAB_HD SlotUpdate invalidate_free_slots(std::uint32_t b) const {
     // MUTANT weak_invalidate_acquire: the invalidation does not acquire (docs/mutants.md; found
     // by the explorer's weak-memory mode only).
-    constexpr MemoryOrder invalidate =
+    HEAPLAB_MUTANT_CONSTEXPR MemoryOrder const invalidate =
         mutant::weak_invalidate_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
     std::uint64_t const before = Atomics::fetch_or(alloc_ + b, kFullBitmap, invalidate);
     return SlotUpdate{before, kFullBitmap};

@@ -120,8 +120,9 @@ template <class Atomics>
 class HeapProtocol {
   // MUTANT weak_claim_acquire: taking a free block does not acquire (docs/mutants.md; found by
   // the explorer's weak-memory mode only).
-  static constexpr MemoryOrder kClaimOrder =
-      mutant::weak_claim_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
+  HEAPLAB_HD_INLINE static HEAPLAB_MUTANT_CONSTEXPR MemoryOrder claim_order() {
+    return mutant::weak_claim_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
+  }
 
  public:
   HeapProtocol() = default;
@@ -185,7 +186,7 @@ class HeapProtocol {
   /// The first half of claim_free_block: clears some bit of the free bitmap (acquire: after the
   /// block's previous lifetime's release free.set) and returns it, or kNotFound.
   HEAPLAB_HD std::uint32_t take_free_block(std::uint64_t seed) const {
-    return free_blocks().clear_any(seed, kClaimOrder, s_.rotate_bitmaps);
+    return free_blocks().clear_any(seed, claim_order(), s_.rotate_bitmaps);
   }
 
   /// The seed a bitmap search starts from: `seed` itself, or 0 (bit 0 on every level: the lowest
@@ -204,7 +205,8 @@ class HeapProtocol {
                                                    std::uint64_t run,
                                                    std::uint64_t seed) const {
     std::uint32_t const candidate = run_candidate(t, run);
-    if (candidate != kNotFound && free_blocks().try_clear(candidate, kClaimOrder)) return candidate;
+    if (candidate != kNotFound && free_blocks().try_clear(candidate, claim_order()))
+      return candidate;
     return take_free_block(seed);
   }
 
@@ -277,7 +279,8 @@ class HeapProtocol {
         // MUTANT claim_wait_miss_is_oom: a waiter that was not served (its wait timed out, or
         // the run's opener found no free block) answers out of memory without looking for a
         // free or active block itself (docs/mutants.md).
-        if constexpr (mutant::claim_wait_miss_is_oom) return BlockPick{b, ticket.slot};
+        if HEAPLAB_MUTANT_CONSTEXPR (mutant::claim_wait_miss_is_oom)
+          return BlockPick{b, ticket.slot};
       }
       if (b != kNotFound) return BlockPick{b, ticket.slot};
     }
@@ -381,7 +384,7 @@ class HeapProtocol {
       if (p.block == kNotFound) return SlotsRef{};
       ReserveResult const r = blocks().try_reserve(p.block, k, p.reserve_seed);
       if (r.ok() && commit_reservation(t, p.block, r)) return SlotsRef{p.block, r.slots};
-      if constexpr (mutant::alloc_null_after_lost_round) {
+      if HEAPLAB_MUTANT_CONSTEXPR (mutant::alloc_null_after_lost_round) {
         // MUTANT alloc_null_after_lost_round: gives up when the selected block filled up, was
         // deleted or changed type under it, instead of selecting another one (docs/mutants.md).
         return SlotsRef{};
@@ -432,7 +435,7 @@ class HeapProtocol {
       SlotsRef const r = reserve_slots(t, 1, seed, round);
       if (!r.is_null())
         return SlotRef{r.block, static_cast<std::uint32_t>(find_first_set(r.slots))};
-      if constexpr (mutant::alloc_retry_forever_on_oom) {
+      if HEAPLAB_MUTANT_CONSTEXPR (mutant::alloc_retry_forever_on_oom) {
         // MUTANT alloc_retry_forever_on_oom: DynaSOAr Alg. 1 as printed ("infinite loop if OOM").
         Atomics::backoff(Backoff::retry);
       } else {
@@ -515,18 +518,19 @@ class HeapProtocol {
       if (inv.before == pad) {  // every slot invalidated by this RMW: delete the block
         active(t).clear(b, MemoryOrder::relaxed);  // DynaSOAr Alg. 2 line 9
         // MUTANT delete_keeps_defrag_bit: a deleted (free) block stays in defrag[t].
-        if constexpr (!mutant::delete_keeps_defrag_bit) apply_defrag_crossing(t, b, inv);
+        if HEAPLAB_MUTANT_CONSTEXPR (!mutant::delete_keeps_defrag_bit)
+          apply_defrag_crossing(t, b, inv);
         allocated(t).clear(b, MemoryOrder::relaxed);  // DynaSOAr Alg. 2 line 10
         // MUTANT weak_delete_release: publishing the deleted block does not release
         // (docs/mutants.md; found by the explorer's weak-memory mode only).
-        constexpr MemoryOrder publish =
+        HEAPLAB_MUTANT_CONSTEXPR MemoryOrder const publish =
             mutant::weak_delete_release ? MemoryOrder::relaxed : MemoryOrder::release;
         free_blocks().set(b, publish);  // DynaSOAr Alg. 2 line 11
         return true;
       }
       apply_defrag_crossing(t, b, inv);
       // MUTANT invalidate_no_rollback: the invalidated slots stay set forever (docs/mutants.md).
-      if constexpr (mutant::invalidate_no_rollback) {
+      if HEAPLAB_MUTANT_CONSTEXPR (mutant::invalidate_no_rollback) {
         return false;
       } else {
         SlotUpdate const rb = hdr.rollback_invalidation(b, inv.before);
@@ -551,7 +555,7 @@ class HeapProtocol {
     if (reactivate) active(t).set(b, MemoryOrder::relaxed);  // DynaSOAr Alg. 2 line 5
     (void)slots;                                             // used by a mutant only
     (void)reserved;
-    if constexpr (mutant::defrag_crossing_from_reload) {
+    if HEAPLAB_MUTANT_CONSTEXPR (mutant::defrag_crossing_from_reload) {
       // MUTANT defrag_crossing_from_reload: the crossing is judged from a fresh load instead of
       // the RMW's own before/after values, so concurrent RMWs are double-counted or missed.
       std::uint64_t const now = blocks().load_alloc_bitmap(b, MemoryOrder::relaxed);

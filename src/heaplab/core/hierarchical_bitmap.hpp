@@ -253,7 +253,7 @@ class BitmapRef {
       // MUTANT hierarchy_deep_set_stops / hierarchy_deep_clear_stops: set-first / clear-last
       // propagates from level 0 to level 1 only; a level-1 update leaves level 2 stale. Only
       // bitmaps of 3+ levels (M > 4096) are affected (docs/mutants.md).
-      constexpr bool deep_stops =
+      HEAPLAB_MUTANT_CONSTEXPR bool const deep_stops =
           Set ? mutant::hierarchy_deep_set_stops : mutant::hierarchy_deep_clear_stops;
       if (deep_stops && level >= 1u) return;
       ++level;

@@ -3,10 +3,15 @@
 // HEAPLAB_MUTANT_NAME="<name>" for every heaplab target (cmake/HeaplabTargets.cmake), and a
 // per-mutant test target defines it for itself (proofs_tests/explore/CMakeLists.txt).
 //
-// The algorithms select a bug with `if constexpr (mutant::<name>)` or a constexpr choice of
-// memory order, so both the bug and the real code compile in every build, and the real path
-// is never hidden in an `#else`. A name that is not in HEAPLAB_PLANTED_BUGS below fails to
-// compile (static_assert), so a misspelled -DHEAPLAB_MUTANT cannot build the real code silently.
+// The algorithms select a bug with `if HEAPLAB_MUTANT_CONSTEXPR (mutant::<name>)` or a
+// `HEAPLAB_MUTANT_CONSTEXPR` choice of memory order, so both the bug and the real code compile in
+// every build, and the real path is never hidden in an `#else`. HEAPLAB_MUTANT_CONSTEXPR is
+// `constexpr` in every build but one kind: a host-only test translation unit that defines
+// HEAPLAB_MUTANT_RUNTIME, where each switch is a plain `bool` that mutant::plant(name) sets, so
+// one test binary plants every bug in turn (proofs_tests/explore/mutant_test.cpp: one binary for
+// the explorer's planted bugs instead of one build each). A name that is not in
+// HEAPLAB_PLANTED_BUGS below fails to compile (static_assert), so a misspelled -DHEAPLAB_MUTANT
+// cannot build the real code silently.
 //
 // Adding a planted bug: add X(name) to the list, use mutant::name where the bug goes (with a
 // `// MUTANT name: ...` comment saying what it breaks), add its row to docs/mutants.md and
@@ -91,17 +96,59 @@ constexpr bool planted_name_is_known() {
 
 }  // namespace detail
 
-/// The planted bug's name; "" in the real build.
-inline constexpr char const* kPlanted = HEAPLAB_PLANTED_BUG_NAME;
-
 static_assert(detail::planted_name_is_known(),
               "HEAPLAB_MUTANT names no planted bug (src/heaplab/core/mutants.hpp lists them; "
               "docs/mutants.md says what each one breaks)");
+
+#if !defined(HEAPLAB_MUTANT_RUNTIME)
+
+#define HEAPLAB_MUTANT_CONSTEXPR constexpr
 
 /// mutant::<name>: true iff this build plants that bug.
 #define HEAPLAB_PLANTED_BUG_SWITCH(name) \
   inline constexpr bool name = detail::same_name(HEAPLAB_PLANTED_BUG_NAME, #name);
 HEAPLAB_PLANTED_BUGS(HEAPLAB_PLANTED_BUG_SWITCH)
 #undef HEAPLAB_PLANTED_BUG_SWITCH
+
+/// The planted bug's name; "" in the real build.
+inline constexpr char const* kPlanted = HEAPLAB_PLANTED_BUG_NAME;
+
+#else  // HEAPLAB_MUTANT_RUNTIME: the switches are set at run time (host-only test builds)
+
+#if defined(__CUDACC__)
+#error "HEAPLAB_MUTANT_RUNTIME is for host-only test translation units (a bool is not device code)"
+#endif
+#if defined(HEAPLAB_MUTANT_NAME)
+#error "a build plants a bug at compile time (HEAPLAB_MUTANT_NAME) or at run time, not both"
+#endif
+
+#define HEAPLAB_MUTANT_CONSTEXPR
+
+/// mutant::<name>: true while plant("<name>") holds. Set only between runs, from the test's
+/// thread (plant() happens before the threads of the run it plants for are started).
+#define HEAPLAB_PLANTED_BUG_SWITCH(name) inline bool name = false;
+HEAPLAB_PLANTED_BUGS(HEAPLAB_PLANTED_BUG_SWITCH)
+#undef HEAPLAB_PLANTED_BUG_SWITCH
+
+/// The planted bug's name; "" while none is planted.
+inline char const* kPlanted = "";
+
+/// Plants the bug `name` and clears every other switch; "" plants nothing. Returns false (and
+/// plants nothing) for a name that is not in HEAPLAB_PLANTED_BUGS.
+inline bool plant(char const* name) {
+  bool known = detail::same_name(name, "");
+  kPlanted   = "";
+#define HEAPLAB_PLANTED_BUG_SET(bug)   \
+  bug = detail::same_name(name, #bug); \
+  if (bug) {                           \
+    known    = true;                   \
+    kPlanted = #bug;                   \
+  }
+  HEAPLAB_PLANTED_BUGS(HEAPLAB_PLANTED_BUG_SET)
+#undef HEAPLAB_PLANTED_BUG_SET
+  return known;
+}
+
+#endif  // HEAPLAB_MUTANT_RUNTIME
 
 }  // namespace heaplab::core::mutant

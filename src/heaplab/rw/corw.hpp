@@ -91,7 +91,8 @@ HEAPLAB_HD_INLINE bool offer_taken(LaneMask need, LaneMask has, std::uint32_t la
   int const rank = core::popcount(has & lanes_below(lane));
   // MUTANT corw_offer_taken_off_by_one: one provider too many believes its offer was taken; it
   // claims a page that no lane received (a leaked page: used, owned by nobody).
-  if constexpr (core::mutant::corw_offer_taken_off_by_one) return rank <= core::popcount(need);
+  if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::corw_offer_taken_off_by_one)
+    return rank <= core::popcount(need);
   return rank < core::popcount(need);
 }
 
@@ -158,7 +159,8 @@ HEAPLAB_HD_INLINE void settle_offer(LaneRound<W>& r,
   r.taken     = static_cast<W>(r.taken | bit);
   // MUTANT corw_offer_not_marked: P keeps the bit clear, so the next distribution step offers
   // the same page again: two lanes receive it, and the one claim covers both.
-  if constexpr (!core::mutant::corw_offer_not_marked) r.view = static_cast<W>(r.view | bit);
+  if HEAPLAB_MUTANT_CONSTEXPR (!core::mutant::corw_offer_not_marked)
+    r.view = static_cast<W>(r.view | bit);
 }
 
 /// Phases 3-4 of a round: one claim_bits of the taken bits (acquire; linearization point of each
@@ -180,7 +182,7 @@ HEAPLAB_HD_INLINE bool keeps(LaneRound<W> const& r, W provider_won) {
   if (r.provider < 0) return false;
   // MUTANT corw_keeps_lost_claim: the receiver keeps the page whether or not its provider's
   // claim won it: a page another walker claimed first is owned twice.
-  if constexpr (core::mutant::corw_keeps_lost_claim) return true;
+  if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::corw_keeps_lost_claim) return true;
   return ((provider_won >> (r.page % (sizeof(W) * 8))) & 1u) != 0;
 }
 

@@ -99,7 +99,7 @@ HEAPLAB_HD_INLINE constexpr W initial_used_word(std::uint32_t w, std::uint32_t n
   auto const valid = static_cast<std::uint32_t>(num_pages - first);  // 1 .. bits-1
   // MUTANT rw_returns_page_beyond_pool: the last word's bits >= T start clear, so RW-BM can
   // claim a page beyond the pool (RW Alg. 1 draws p < T and never sees them).
-  if constexpr (core::mutant::rw_returns_page_beyond_pool) return W{0};
+  if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::rw_returns_page_beyond_pool) return W{0};
   return static_cast<W>(~W{0} << valid);
 }
 
@@ -138,7 +138,7 @@ HEAPLAB_HD_INLINE constexpr core::MemoryOrder claim_order() { return core::Memor
 
 /// The free's order. MUTANT rw_free_relaxed: relaxed, so the next owner of the page does not
 /// synchronize with the previous one (found only by the explorer's weak-memory mode).
-HEAPLAB_HD_INLINE constexpr core::MemoryOrder free_order() {
+HEAPLAB_HD_INLINE HEAPLAB_MUTANT_CONSTEXPR core::MemoryOrder free_order() {
   return core::mutant::rw_free_relaxed ? core::MemoryOrder::relaxed : core::MemoryOrder::release;
 }
 
@@ -278,7 +278,7 @@ class PagePoolRef {
   /// Sets the bits `bit` of *word (one page for RW / RW-BM, several for claim_bits) and returns
   /// the word's previous value (RW Alg. 1 line 4).
   HEAPLAB_HD_INLINE W claim_word(W* word, W bit) const {
-    if constexpr (core::mutant::rw_claim_without_atomic) {
+    if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::rw_claim_without_atomic) {
       // MUTANT rw_claim_without_atomic: load-then-store instead of one fetch_or: two walkers
       // that read the same free bit both "claim" it (and a store can undo another's claim).
       W const old = A::load(word, core::MemoryOrder::acquire);

@@ -44,7 +44,8 @@ class PagePermutation {
     std::uint64_t x = network(i);
     // MUTANT rw_preset_modulo: folds a value >= n into range with `% n` instead of walking the
     // cycle on, so two inputs can land on the same page: the preset frees fewer than A pages.
-    if constexpr (core::mutant::rw_preset_modulo) return static_cast<std::uint32_t>(x % n_);
+    if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::rw_preset_modulo)
+      return static_cast<std::uint32_t>(x % n_);
     while (x >= n_) x = network(x);
     return static_cast<std::uint32_t>(x);
   }

@@ -101,7 +101,7 @@ HEAPLAB_HD_INLINE constexpr std::uint32_t slot_code(std::uint64_t word) {
 /// GETPAGE's acquire load of the slot, so the page's previous owner's accesses happen before the
 /// next owner's. MUTANT rw_queue_slot_relaxed: relaxed, so the next owner does not synchronize
 /// with the previous one (found only by the explorer's weak-memory mode, workload queue-weak).
-HEAPLAB_HD_INLINE constexpr core::MemoryOrder slot_publish_order() {
+HEAPLAB_HD_INLINE HEAPLAB_MUTANT_CONSTEXPR core::MemoryOrder slot_publish_order() {
   return core::mutant::rw_queue_slot_relaxed ? core::MemoryOrder::relaxed
                                              : core::MemoryOrder::release;
 }
@@ -132,7 +132,7 @@ class QueueRef {
     if (static_cast<std::int64_t>(old) <= 0) {
       // MUTANT rw_queue_empty_keeps_decrement: the empty answer keeps the unit it took, so count
       // stays one too low: a page freed later is never handed out (the ring looks empty).
-      if constexpr (!core::mutant::rw_queue_empty_keeps_decrement)
+      if HEAPLAB_MUTANT_CONSTEXPR (!core::mutant::rw_queue_empty_keeps_decrement)
         A::fetch_add(s_.count, std::uint64_t{1}, core::MemoryOrder::relaxed);
       return r;
     }

@@ -231,7 +231,7 @@ HEAPLAB_HD_INLINE void roll_back_run(PagePoolRef<A, W> const& pool,
                                      W won) {
   // MUTANT rw_malloc_no_rollback: the leftovers of a lost run are never released: pages stay
   // used with nobody holding them (a leak).
-  if constexpr (core::mutant::rw_malloc_no_rollback) return;
+  if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::rw_malloc_no_rollback) return;
   constexpr std::uint32_t bits = sizeof(W) * 8;
   for (std::uint32_t w = first / bits; w < lost; ++w)
     pool.release_bits(w, run_word_mask<W>(first, n, w));

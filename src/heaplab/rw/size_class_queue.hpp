@@ -110,7 +110,7 @@ class SizeClassQueueRef {
     std::uint32_t c = size_class_of(n);
     // MUTANT rw_size_class_floor_log2: the class is floor(log2 n), so a request of a size that is
     // not a power of two gets a chunk half as large as it needs and overruns the next chunk.
-    if constexpr (core::mutant::rw_size_class_floor_log2)
+    if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::rw_size_class_floor_log2)
       if ((n & (n - 1)) != 0) --c;
     GetPageResult r = QueueRef<A>(s_.rings[c]).get_page();
     if (r.ok()) return r;
@@ -134,7 +134,7 @@ class SizeClassQueueRef {
   HEAPLAB_HD_INLINE static bool fits(std::uint64_t old, std::uint32_t size, std::uint64_t t) {
     // MUTANT rw_size_class_carve_past_pool: a carve fits when it merely starts inside the pool,
     // so the last chunk can reach beyond page T - 1.
-    if constexpr (core::mutant::rw_size_class_carve_past_pool) return old < t;
+    if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::rw_size_class_carve_past_pool) return old < t;
     return old + size <= t;
   }
 

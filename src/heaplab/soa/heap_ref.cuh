@@ -290,7 +290,7 @@ class HeapRef {
       std::uint32_t block = core::kNotFound;
       std::uint64_t slots = 0;
       if (lane == leader) reserve_for_group(type, count - served, seed, round, block, slots);
-      if constexpr (core::mutant::coalesce_lockstep_mask) {
+      if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::coalesce_lockstep_mask) {
         // MUTANT coalesce_lockstep_mask: the original DynaSOAr's lock-step assumption, as its
         // debug build states it (assert(__activemask() == active) after the leader's work):
         // every lane of the group is taken to be converged with the others again here. Under

@@ -230,7 +230,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock, 4)
       // MUTANT fused_forwarding_store: no barrier between the copies and the forwarding
       // stores, so a forwarding pointer may overwrite bytes of the source that other lanes
       // have not copied yet (docs/mutants.md).
-      if constexpr (!core::mutant::fused_forwarding_store) __syncwarp();
+      if HEAPLAB_MUTANT_CONSTEXPR (!core::mutant::fused_forwarding_store) __syncwarp();
       perturb_warp(v.perturb_seed, s, PerturbPoint::forwarding);
       place_forwarding_pointer(v, r[0]);
       place_forwarding_pointer(v, r[1]);

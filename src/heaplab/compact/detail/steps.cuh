@@ -474,7 +474,7 @@ template <std::uint32_t K, class Ref, class Table>
 __device__ __forceinline__ void copy_objects_grouped(PassView<Ref> const& v,
                                                      Table const& table,
                                                      Relocation const (&r)[K]) {
-  if constexpr (core::mutant::copy_widens_narrow_fields) {
+  if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::copy_widens_narrow_fields) {
     copy_objects(v, table, r);
   } else {
     copy_single_chunk_fields(v, table, r);

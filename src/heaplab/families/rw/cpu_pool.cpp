@@ -32,7 +32,7 @@ void run_slices(std::uint32_t n, unsigned workers, Body const& body) {
     std::uint32_t end         = std::min<std::uint32_t>(n, begin + per);
     // MUTANT rw_cpu_slice_drops_last: each slice stops one item early, so the last warp of
     // every slice never runs (its active threads report 0 steps and no page).
-    if constexpr (core::mutant::rw_cpu_slice_drops_last)
+    if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::rw_cpu_slice_drops_last)
       if (end > begin) --end;
     threads.emplace_back([&, t, begin, end] {
       try {

@@ -104,7 +104,7 @@ __global__ void parallel_do_kernel(HeapRef<Types> heap,
     std::uint32_t const b    = blocks[i / n];
     std::uint32_t const slot = static_cast<std::uint32_t>(i % n);
     std::uint64_t iter       = 0;
-    if constexpr (core::mutant::parallel_do_reads_alloc_bitmap) {
+    if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::parallel_do_reads_alloc_bitmap) {
       // MUTANT parallel_do_reads_alloc_bitmap: the allocation bitmap instead of the iteration
       // bitmap decides, so objects created by the methods in blocks of R are visited too.
       iter = core::DeviceAtomics::load(heap.core().blocks().alloc_bitmap_address(b),

@@ -66,7 +66,7 @@ HEAPLAB_HD_INLINE ChunkRange chunk_range(std::uint32_t chunk,
   std::uint64_t end_of_list = n;
   // MUTANT enumerate_chunk_drops_last: chunks end one item early, so the last selected
   // container of every level is never read (docs/mutants.md).
-  if constexpr (core::mutant::enumerate_chunk_drops_last) {
+  if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::enumerate_chunk_drops_last) {
     if (n > 0) end_of_list = n - 1u;
   }
   std::uint64_t const begin = std::uint64_t{chunk} * size;
