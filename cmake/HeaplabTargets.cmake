@@ -73,6 +73,7 @@ endfunction()
 # of the build folder at another path, so nothing here may be absolute).
 set_property(GLOBAL PROPERTY HEAPLAB_GPU_TEST_BINARIES "")
 set_property(GLOBAL PROPERTY HEAPLAB_CPU_TEST_BINARIES "")
+set_property(GLOBAL PROPERTY HEAPLAB_CPU_TEST_TARGETS "")
 set_property(GLOBAL PROPERTY HEAPLAB_PLANTED_SANITIZER_CHECKS "")
 
 find_program(HEAPLAB_COMPUTE_SANITIZER compute-sanitizer
@@ -104,6 +105,7 @@ function(heaplab_add_test name)
   file(RELATIVE_PATH rel "${CMAKE_BINARY_DIR}" "${CMAKE_CURRENT_BINARY_DIR}")
   if(T_LABEL STREQUAL "cpu")
     set_property(GLOBAL APPEND PROPERTY HEAPLAB_CPU_TEST_BINARIES "${rel}/${name}")
+    set_property(GLOBAL APPEND PROPERTY HEAPLAB_CPU_TEST_TARGETS ${name})
   endif()
   if(T_LABEL STREQUAL "gpu")
     set_property(GLOBAL APPEND PROPERTY HEAPLAB_GPU_TEST_BINARIES "${rel}/${name}")
