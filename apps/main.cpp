@@ -12,6 +12,7 @@
 #include "common/no_device.hpp"
 #include "gen_ca/gen_ca.hpp"
 #include "nbody/nbody.hpp"
+#include "program.hpp"
 #include "structure/structure.hpp"
 #include "wa_tor/wa_tor.hpp"
 
@@ -237,6 +238,11 @@ int main(int argc, char** argv) {
   auto* wa_tor_cmd = add_wa_tor_command(app, wa_tor);
   st::StructureOptions structure;
   auto* structure_cmd = add_structure_command(app, structure);
+  heaplab::program::add_version_flag(app, "heaplab_apps");
+  heaplab::program::check_every_number(app);
+  if (auto const status =
+          heaplab::program::unknown_command_or_option(app, "heaplab_apps", argc, argv))
+    return *status;
   try {
     app.parse(argc, argv);
     if (gen_ca_cmd->parsed()) return ga::run_gen_ca(gen_ca);
@@ -246,17 +252,13 @@ int main(int argc, char** argv) {
     if (structure_cmd->parsed()) return st::run_structure(structure);
   } catch (CLI::ParseError const& e) {
     // --help prints and exits 0; any other parse error is a usage error: one line, status 2.
-    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
-    std::string message = e.what();
-    std::replace(message.begin(), message.end(), '\n', ' ');
-    std::fprintf(stderr, "heaplab_apps: error: %s; see 'heaplab_apps --help'\n", message.c_str());
-    return 2;
+    return heaplab::program::parse_error(app, e, "heaplab_apps");
   } catch (apps::NoDevice const& e) {
-    std::fprintf(stderr, "heaplab_apps: SKIPPED: %s\n", e.what());
+    std::fprintf(stderr, "heaplab_apps: SKIPPED: nothing ran: %s\n", e.what());
     return apps::kNoDeviceExit;
   } catch (std::exception const& e) {
     std::fprintf(stderr, "heaplab_apps: error: %s\n", e.what());
-    return 2;
+    return heaplab::program::kExitUsage;
   }
   return 0;
 }

@@ -19,6 +19,7 @@
 #include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/cuda/device_info.hpp"
 #include "parallel_do_bench.hpp"
+#include "program.hpp"
 #include "rw_bench.hpp"
 
 namespace {
@@ -29,9 +30,14 @@ struct Common {
   std::string csv;
 };
 
+/// No usable CUDA device: nothing was measured (exit status 4, as every heaplab program).
+struct NoDevice : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 void print_device() {
   auto const d = heaplab::cudart::probe_device();
-  if (!d.available) throw std::runtime_error(d.reason);
+  if (!d.available) throw NoDevice(d.reason);
   std::printf("%s\n", heaplab::cudart::device_line(d).c_str());
 }
 
@@ -1187,18 +1193,22 @@ int main(int argc, char** argv) {
   add_rw_command(app, options);
   add_parallel_do_command(app, options.parallel_do);
 
+  heaplab::program::add_version_flag(app, "heaplab_bench");
+  heaplab::program::check_every_number(app);
+  if (auto const status =
+          heaplab::program::unknown_command_or_option(app, "heaplab_bench", argc, argv))
+    return *status;
   try {
     app.parse(argc, argv);
   } catch (CLI::ParseError const& e) {
     // --help prints and exits 0; any other parse error is a usage error: one line, status 2.
-    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
-    std::string message = e.what();
-    std::replace(message.begin(), message.end(), '\n', ' ');
-    std::fprintf(stderr, "heaplab_bench: error: %s; see 'heaplab_bench --help'\n", message.c_str());
-    return 2;
+    return heaplab::program::parse_error(app, e, "heaplab_bench");
+  } catch (NoDevice const& e) {
+    std::fprintf(stderr, "heaplab_bench: SKIPPED: nothing was measured: %s\n", e.what());
+    return heaplab::program::kExitNotChecked;
   } catch (std::exception const& e) {
     std::fprintf(stderr, "heaplab_bench: error: %s\n", e.what());
-    return 2;
+    return heaplab::program::kExitUsage;
   }
   return 0;
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # apps_planted_bug_script_test (cpu): common/planted_bug_test.sh against stub apps. It must pass
 # when the mutant exits 1 with the expected line and the correct app passes, say SKIPPED on exit
-# 77, and fail when the mutant is not caught, reports something else, or the correct app fails.
+# 4 (not checked), and fail when the mutant is not caught, reports something else, or the correct app fails.
 script="$(dirname "$0")/planted_bug_test.sh"
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
@@ -12,7 +12,7 @@ stub() {  # name exit-code output
 stub caught 1 "demo --check FAILED at iteration 1 (heap): the bug"
 stub missed 0 "demo --check passed"
 stub other 1 "demo --check FAILED at iteration 1 (heap): something else"
-stub nogpu 77 "heaplab_apps: SKIPPED: no CUDA device"
+stub nogpu 4 "heaplab_apps: SKIPPED: no CUDA device"
 stub correct 0 "demo --check passed"
 stub broken 1 "demo --check FAILED at iteration 2 (heap): x"
 run() {  # expected-exit mutant correct
@@ -22,7 +22,7 @@ run() {  # expected-exit mutant correct
   echo "$out" | tail -1
 }
 run 0 caught correct | grep -q "^PASS" || { echo "FAIL: a caught bug did not pass"; exit 1; }
-run 0 nogpu correct | grep -q "SKIPPED" || { echo "FAIL: exit 77 not SKIPPED"; exit 1; }
+run 0 nogpu correct | grep -q "SKIPPED" || { echo "FAIL: exit 4 not SKIPPED"; exit 1; }
 run 1 missed correct >/dev/null || exit 1
 run 1 other correct >/dev/null || exit 1
 run 1 caught broken >/dev/null || exit 1

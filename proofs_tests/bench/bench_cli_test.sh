@@ -86,7 +86,7 @@ tiny=(rw fig7 --pool-bytes 1048576 --runs 1 --warmup 0 --threads 64 --free-perce
 "$bench" "${tiny[@]}" > "$tmp/out" 2>&1
 status=$?
 if grep -q "no CUDA device" "$tmp/out"; then
-  if [ $status -eq 0 ]; then echo "FAIL: fig7 without a GPU exited 0"; failed=1; else echo "ok: fig7 without a GPU: exit $status, says so"; fi
+  if [ $status -ne 4 ]; then echo "FAIL: fig7 without a GPU exited $status, not 4"; failed=1; else echo "ok: fig7 without a GPU: exit $status, says so"; fi
 elif [ $status -eq 0 ] && grep -q "queue/x" "$tmp/out"; then
   echo "ok: a tiny fig7 ran on the GPU"
 else
@@ -103,7 +103,7 @@ for args in "${tiny_malloc[@]}"; do
   "$bench" $args > "$tmp/out" 2>&1
   status=$?
   if grep -q "no CUDA device" "$tmp/out"; then
-    if [ $status -eq 0 ]; then echo "FAIL: $args without a GPU exited 0"; failed=1; else echo "ok: ${args%% --*} without a GPU: exit $status, says so"; fi
+    if [ $status -ne 4 ]; then echo "FAIL: $args without a GPU exited $status, not 4"; failed=1; else echo "ok: ${args%% --*} without a GPU: exit $status, says so"; fi
   elif [ $status -eq 0 ] && grep -qE "queue/rw|rw/queue" "$tmp/out"; then
     echo "ok: a tiny ${args%% --*} ran on the GPU"
   else
@@ -115,7 +115,7 @@ done
   --cuda-malloc-max-n 1 --gallatin-pool-gib 1 > "$tmp/out" 2>&1
 status=$?
 if grep -q "no CUDA device" "$tmp/out"; then
-  if [ $status -eq 0 ]; then echo "FAIL: alloc without a GPU exited 0"; failed=1; else echo "ok: alloc without a GPU: exit $status, says so"; fi
+  if [ $status -ne 4 ]; then echo "FAIL: alloc without a GPU exited $status, not 4"; failed=1; else echo "ok: alloc without a GPU: exit $status, says so"; fi
 elif [ $status -eq 0 ] && [ "$(grep -c "check: heaplab verified" "$tmp/out")" -eq 3 ] &&
      grep -q "heaplab verified 768 objects" "$tmp/out" &&
      { grep -q "Gallatin: not built" "$tmp/out" || [ "$(grep -c "Gallatin verified" "$tmp/out")" -eq 3 ]; }; then
@@ -149,7 +149,7 @@ for flags in "" "--no-coalesce-requests --no-rotation --active-lookups 1"; do
     --warmup 0 --repeats 1 --cuda-malloc-max-n 1 $flags > "$tmp/out" 2>&1
   status=$?
   if grep -q "no CUDA device" "$tmp/out"; then
-    if [ $status -eq 0 ]; then echo "FAIL: utilization without a GPU exited 0"; failed=1; else echo "ok: utilization $flags without a GPU: exit $status, says so"; fi
+    if [ $status -ne 4 ]; then echo "FAIL: utilization without a GPU exited $status, not 4"; failed=1; else echo "ok: utilization $flags without a GPU: exit $status, says so"; fi
   elif [ $status -eq 0 ] && grep -q "maximum utilization" "$tmp/out" &&
        [ "$(grep -cE "^  heaplab[-A-Za-z0-9]* +[14] " "$tmp/out")" -eq 2 ]; then
     echo "ok: a tiny utilization $flags ran on the GPU, every object verified"
@@ -157,6 +157,26 @@ for flags in "" "--no-coalesce-requests --no-rotation --active-lookups 1"; do
     echo "FAIL: tiny utilization $flags (exit $status):"; cat "$tmp/out"; failed=1
   fi
 done
+# What every heaplab program shares (tools/program/program.hpp, issue 36): --version and -V, a
+# mistyped command or option answered with the closest, numbers read strictly, and exit 4 (not
+# checked, SKIPPED) where no GPU is usable.
+check 0 "^heaplab_bench [0-9]" "--version" -- --version
+check 0 "^commit: " "-V names the commit" -- -V
+check 2 "unknown command 'alocc' \(did you mean 'alloc'\?\)" "a mistyped command" -- alocc
+check 2 "unknown option '--versoin' \(did you mean '--version'\?\)" "a mistyped option" -- --versoin
+check 2 "error: .*--seed.*expected an integer" "defrag --seed -1 (CLI11 would wrap it)" -- \
+  defrag --seed -1
+check 2 "error: .*--seed.*expected an integer" "defrag --seed 010 (CLI11 would read octal)" -- \
+  defrag --seed 010
+check 2 "error: .*--scale.*expected a number" "defrag --scale nan" -- defrag --scale nan
+check 2 "error: .*--scale.*expected a number" "defrag --scale 0x1" -- defrag --scale 0x1
+CUDA_VISIBLE_DEVICES=-1 "$bench" alloc --threads 256 --n 1 --warmup 0 --repeats 1 > "$tmp/out" 2>&1
+status=$?
+if [ $status -eq 4 ] && grep -q "SKIPPED: nothing was measured" "$tmp/out"; then
+  echo "ok: no usable GPU: exit 4 (not checked), SKIPPED"
+else
+  echo "FAIL: alloc with no usable GPU (exit $status, wanted 4 and SKIPPED):"; cat "$tmp/out"; failed=1
+fi
 check 0 "example: heaplab_bench fill" "fill --help has an example" -- fill --help
 check 2 "fractions" "fill --fractions 1.5" -- fill --fractions 1.5
 check 2 "blocks" "fill --blocks 0" -- fill --blocks 0

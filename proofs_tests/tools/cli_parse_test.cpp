@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -167,6 +168,40 @@ TEST(CliParse, AnEndlessPipeAndAFifoAreRefusedAtTheSizeLimit) {
                   kKillAfter,
                   "(yes > '" + fifo + "' 2>/dev/null &) >/dev/null; HEAPLAB_MAX_FILE_MIB=2 ");
   expect_error(r, "heaplab replay: " + fifo + ": " + too_large);
+}
+
+// Issue 36, finding 3: a pipe hands out a few KiB per read, and each read used to keep a 1 MiB
+// buffer: `yes | heaplab show /dev/stdin` took 4.2 GB for the 256 MiB limit, and a few hundred
+// bytes trickled in one at a time took 1 MiB each. Memory is now what was read, plus 2 MiB.
+TEST(CliParse, APipeCostsNoMoreMemoryThanItCarries) {
+  auto const piped = run_limited("show /dev/stdin", 384, kKillAfter, "yes | ");
+  expect_error(piped,
+               "heaplab show: /dev/stdin: file is larger than the limit of 256 MiB "
+               "(HEAPLAB_MAX_FILE_MIB sets another limit; docs/schedules.md \"Limits\")");
+  // 300 one-byte reads: 300 MiB before, a few KiB now.
+  auto const trickled =
+      run_limited("show /dev/stdin",
+                  kSmallMemoryMib,
+                  kKillAfter,
+                  "(for i in $(seq 300); do printf ' '; sleep 0.002; done; printf x) | ");
+  EXPECT_EQ(trickled.status, 2) << trickled.output;
+  EXPECT_NE(trickled.output.find("heaplab show: /dev/stdin:1:"), std::string::npos)
+      << trickled.output;
+  EXPECT_NE(trickled.output.find("invalid JSON"), std::string::npos) << trickled.output;
+}
+
+// Finding 20: a limit larger than the memory there is ends in a message that names the limit,
+// not in std::bad_alloc.
+TEST(CliParse, ALimitBeyondTheMemoryThereIsIsNamedWhenMemoryRunsOut) {
+  if (!std::filesystem::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero here";
+  auto const r = run_limited("show /dev/zero", 256, kKillAfter, "HEAPLAB_MAX_FILE_MIB=1048576 ");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("heaplab show: /dev/zero: out of memory after reading "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("cannot hold a file of the limit of 1048576 MiB"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
 }
 
 TEST(CliParse, AFileOneByteOverTheLimitIsRefusedAndOneAtTheLimitIsRead) {

@@ -110,8 +110,15 @@ TEST(CliUsage, HelpAndVersionExitZero) {
   // One line per subcommand: the line after each subcommand's line is another subcommand or
   // the end of the list.
   auto const list                      = top.output.substr(top.output.find("Subcommands:\n") + 13);
-  std::vector<std::string> const names = {
-      "run", "stress", "replay", "minimize", "show", "list-invariants", "families", "help"};
+  std::vector<std::string> const names = {"run",
+                                          "stress",
+                                          "replay",
+                                          "minimize",
+                                          "show",
+                                          "list-invariants",
+                                          "families",
+                                          "help",
+                                          "version"};
   std::istringstream lines(list);
   std::size_t listed = 0;
   for (std::string line; std::getline(lines, line) && !line.empty();) {

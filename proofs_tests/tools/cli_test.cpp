@@ -63,8 +63,20 @@ TEST(Cli, StressOnTheGpuRunnerSaysWhyItCannotRun) {
   std::string const reason = runner::unavailable_reason("gpu");
   if (reason.empty()) GTEST_SKIP() << "the GPU runner is built in this heaplab";
   Result const r = run("stress --seconds 1 --runner gpu");
-  EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("--runner gpu: " + reason), std::string::npos) << r.output;
+  EXPECT_EQ(r.status, 4) << "not checked: no GPU runner here\n" << r.output;
+  EXPECT_NE(r.output.find("SKIPPED: nothing was tested: --runner gpu: " + reason),
+            std::string::npos)
+      << r.output;
+}
+
+// Issue 36, finding 9: no usable GPU means nothing was tested (exit 4), for stress as for replay,
+// heaplab_bench and heaplab_apps, whether or not the GPU runner is built.
+TEST(Cli, StressOnTheGpuRunnerWithoutAUsableGpuTestedNothing) {
+  Result const r = run("stress --seconds 1 --runner gpu", "CUDA_VISIBLE_DEVICES=-1 ");
+  EXPECT_EQ(r.status, 4) << r.output;
+  EXPECT_NE(r.output.find("heaplab stress: SKIPPED: nothing was tested: --runner gpu: "),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(Cli, ReplayOfAFailureFileRunsTheModelSaysWhyNotTheGpuAndReproduces) {

@@ -27,6 +27,7 @@
 #include "heaplab/families/interleaving/workloads/programs.hpp"
 #include "heaplab/runner/environment.hpp"
 #include "heaplab/runner/failure_file.hpp"
+#include "program.hpp"
 
 namespace explore      = heaplab::explore;
 namespace interleaving = heaplab::interleaving_family;
@@ -275,7 +276,14 @@ int main(int argc, char** argv) {
   Options opt;
   add_workload_options(app, opt);
   add_search_options(app, opt);
-  CLI11_PARSE(app, argc, argv);
+  heaplab::program::add_version_flag(app, "heaplab_explore");
+  heaplab::program::check_every_number(app);
+  try {
+    app.parse(argc, argv);
+  } catch (CLI::ParseError const& e) {
+    // One line and exit 2, as every heaplab program (CLI11_PARSE would use CLI11's own codes).
+    return heaplab::program::parse_error(app, e, "heaplab_explore");
+  }
   try {
     auto const kind = workloads::workload_kind_from_string(opt.workload);
     if (opt.show_workload) {

@@ -16,12 +16,7 @@ namespace {
 
 using heaplab::cli::closest;
 
-std::vector<std::string> subcommand_names(CLI::App const& app) {
-  std::vector<std::string> names;
-  for (auto const* sub : app.get_subcommands([](CLI::App const*) { return true; }))
-    names.push_back(sub->get_name());
-  return names;
-}
+using heaplab::program::subcommand_names;
 
 std::string joined(std::vector<std::string> const& items) {
   std::string out;
@@ -91,10 +86,7 @@ int main(int argc, char** argv) {
       "compaction.",
       "heaplab"};
   app.require_subcommand(1);
-  app.set_version_flag("--version",
-                       heaplab::cli::version_text,
-                       "print the version, the commit (and a tree hash when the checkout is dirty "
-                       "or copied) and the CUDA/GPU build information");
+  heaplab::program::add_version_flag(app, "heaplab");
   app.footer(
       "Examples:\n"
       "  heaplab run                                  the main job: every tier this machine can "
@@ -106,6 +98,7 @@ int main(int argc, char** argv) {
       "  heaplab replay failures/                     replay every failure file in a folder\n"
       "  heaplab minimize failures/20261122T101112Z-9417744632.json   shrink a failing file\n"
       "  heaplab help stress                          a command's options and examples\n"
+      "  heaplab version                              version, commit, CUDA and GPUs\n"
       "Exit statuses: 0 passed, 1 failed, 2 usage error or unreadable input, 3 a kernel hung,\n"
       "4 not checked (nothing ran, or not the side that failed), 130 interrupted (Ctrl-C).\n"
       "docs/cli.md describes every command; docs/workflow.md a day with heaplab.");
@@ -117,18 +110,16 @@ int main(int argc, char** argv) {
   heaplab::cli::add_list_invariants(app);
   heaplab::cli::add_families(app);
   heaplab::cli::add_help(app);
+  app.add_subcommand("version", "print the version (as --version)")->callback([] {
+    std::printf("%s\n", heaplab::program::version_text("heaplab").c_str());
+  });
 
-  // An unknown command: say so and suggest the closest, before CLI11 calls it an extra argument.
-  if (argc >= 2 && argv[1][0] != '-' && !named_subcommand(app, argc, argv)) {
-    auto const names       = subcommand_names(app);
-    std::string const best = closest(argv[1], names, 3);
-    std::fprintf(stderr,
-                 "heaplab: error: unknown command '%s'%s; commands: %s; see 'heaplab --help'\n",
-                 argv[1],
-                 best.empty() ? "" : (" (did you mean '" + best + "'?)").c_str(),
-                 joined(names).c_str());
-    return heaplab::cli::kExitUsage;
-  }
+  heaplab::program::check_every_number(app);
+
+  // An unknown command or an unknown option before the command ("heaplab --versoin"): say so and
+  // suggest the closest, before CLI11 calls it an extra argument or says a command is required.
+  if (auto const status = heaplab::program::unknown_command_or_option(app, "heaplab", argc, argv))
+    return *status;
   try {
     app.parse(argc, argv);
   } catch (CLI::ParseError const& e) {

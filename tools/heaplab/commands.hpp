@@ -22,7 +22,4 @@ void add_help(CLI::App& app);
 /// tools and tests with other families linked in call it too).
 int main(int argc, char** argv);
 
-/// What `heaplab --version` prints: version, commit (and tree hash), build, CUDA and GPUs.
-std::string version_text();
-
 }  // namespace heaplab::cli

@@ -34,6 +34,10 @@ std::string output_dir_problem(fs::path const& dir) {
                              : probe.string() + " is not a directory";
   if (::access(probe.c_str(), W_OK | X_OK) != 0)
     return probe.string() + " is not writable: " + std::strerror(errno);
+  // access() answers for the permission bits only: for root it says yes to /proc and to
+  // read-only mounts. Creating (and removing) a file there is the real test.
+  if (auto const why = schedule::probe_directory_for(probe / ".heaplab-probe"); !why.empty())
+    return probe.string() + " is not writable: " + why;
   return {};
 }
 

@@ -1,4 +1,4 @@
-// `heaplab help [COMMAND]` and the text of `heaplab --version` (docs/cli.md).
+// `heaplab help [COMMAND]` (docs/cli.md).
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -10,19 +10,6 @@
 #include "options.hpp"
 
 namespace heaplab::cli {
-
-std::string version_text() {
-  std::string out = "heaplab " + runner::version() + "\ncommit: " + runner::git_commit() + "\n" +
-                    runner::build_description();
-  int const gpus = runner::visible_gpu_count();
-  if (gpus == 0) {
-    out += "gpus: none usable: " + runner::gpu_unavailable_reason();
-  } else {
-    out += "gpus: " + std::to_string(gpus) + " visible:";
-    for (int d = 0; d < gpus; ++d) out += (d ? ", " : " ") + runner::gpu_name(d);
-  }
-  return out;
-}
 
 void add_help(CLI::App& app) {
   auto topic = std::make_shared<std::string>();

@@ -143,9 +143,10 @@ void add_list_invariants(CLI::App& app) {
       "  heaplab list-invariants --family rw\n"
       "  heaplab list-invariants --names\n"
       "  heaplab list-invariants --markdown > table.md");
-  cmd->add_flag(
+  auto* markdown = cmd->add_flag(
       "--markdown", options->markdown, "Print Markdown tables (as in docs/invariants.md)");
-  cmd->add_flag("--names", options->names_only, "Print only the names, one per line");
+  cmd->add_flag("--names", options->names_only, "Print only the names, one per line")
+      ->excludes(markdown);
   cmd->add_option("--family", options->family, "only this family's catalog (heap, rw, ...)");
   cmd->callback([options] { std::exit(print_catalogs(*options)); });
 }

@@ -100,7 +100,7 @@ void print_minimize_start(MinimizeCli const& cli,
   runner::Family const& family = input.family();
   std::printf(
       "heaplab minimize %s: %s schedule, %zu steps, %s, runner %s, %u run%s per candidate%s\n",
-      cli.file.c_str(),
+      schedule::terminal_safe(cli.file).c_str(),
       family.name().c_str(),
       family.steps(input),
       family.size_summary(input).c_str(),
@@ -212,9 +212,16 @@ int minimize(MinimizeCli const& cli) {
   print_minimize_start(cli, loaded->schedule, runner_name, mo, target);
   auto const start = std::chrono::steady_clock::now();
   std::string why;
-  auto const result = runner::minimize(*r, loaded->schedule, target, mo, &why);
+  bool input_ran    = false;
+  auto const result = runner::minimize(*r, loaded->schedule, target, mo, &why, &input_ran);
   double const seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!result && !input_ran) {
+    std::printf("heaplab minimize: nothing was checked: %s (exit status %d)\n",
+                why.c_str(),
+                kExitNotChecked);
+    return kExitNotChecked;
+  }
   if (!result) {
     std::printf("heaplab minimize: nothing to minimize: %s\n", why.c_str());
     return kExitFailed;
@@ -242,7 +249,8 @@ void add_minimize(CLI::App& app) {
       "The output (-o, default FILE with .min.json) is checked before any work: it must not be\n"
       "the input file (however spelled) and its directory must exist and be writable; it is\n"
       "written to a temporary file in that directory and renamed (no .tmp is left behind).\n"
-      "Exit status: 0 written, 1 the input does not fail the same way, 2 bad input, runner or\n"
+      "Exit status: 0 written, 1 the input does not fail the same way, 4 the budget ended before\n"
+      "the input ran, 2 bad input, runner or\n"
       "output path, 3 a candidate hung (the smallest failing file so far is written first).\n"
       "Examples:\n"
       "  heaplab minimize failures/20261122T101112Z-9417744632.json\n"

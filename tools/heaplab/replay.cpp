@@ -264,7 +264,7 @@ void print_loaded(std::string const& file,
   std::size_t const steps      = family.steps(r.schedule);
   if (detailed) {
     std::printf("replay %s: %s %s, %zu step%s; %s\n",
-                file.c_str(),
+                schedule::terminal_safe(file).c_str(),
                 family.name().c_str(),
                 r.failure_file ? "failure file" : "schedule file",
                 steps,
@@ -543,10 +543,23 @@ struct Input {
   std::string error;  // not empty: this entry cannot be replayed
 };
 
+/// `heaplab replay failures/` after a stress run that found nothing: a folder argument (ending in
+/// '/') that does not exist, and why; "" otherwise.
+std::string missing_folder(std::string const& arg) {
+  std::error_code ec;
+  if (arg.empty() || arg.back() != '/' || std::filesystem::exists(arg, ec)) return {};
+  return "no directory " + arg +
+         " (heaplab stress creates its --out-dir only when it finds a failure)";
+}
+
 std::vector<Input> expand(std::vector<std::string> const& args) {
   std::vector<Input> out;
   for (auto const& arg : args) {
     std::error_code ec;
+    if (auto const why = missing_folder(arg); !why.empty()) {
+      out.push_back({arg, why});
+      continue;
+    }
     if (!std::filesystem::is_directory(arg, ec)) {
       out.push_back({arg, ""});
       continue;
@@ -580,8 +593,10 @@ void print_table(std::vector<FileResult> const& results) {
     for (auto const& s : r.sides) sides += (sides.empty() ? "" : ", ") + side_summary(s);
     std::string verdict = to_string(r.verdict);
     if (r.verdict == Verdict::error) verdict += ": " + r.error;
-    rows.push_back(
-        {r.file, r.recorded.empty() ? "-" : r.recorded, sides.empty() ? "-" : sides, verdict});
+    rows.push_back({schedule::terminal_safe(r.file),
+                    r.recorded.empty() ? "-" : r.recorded,
+                    sides.empty() ? "-" : sides,
+                    schedule::terminal_safe(verdict)});
   }
   std::array<std::size_t, 3> width{};
   for (auto const& row : rows)
@@ -625,6 +640,10 @@ int replay(ReplayOptions const& opt) {
     table = table || std::filesystem::is_directory(f, ec);
   }
   if (!table) {
+    if (auto const why = missing_folder(opt.files.front()); !why.empty()) {
+      report_error(true, schedule::terminal_safe(why).c_str());
+      return kExitUsage;
+    }
     FileResult const res = replay_file(opt.files.front(), opt, true);
     if (res.verdict == Verdict::hang) end_after_hang();
     return res.status;
@@ -637,12 +656,12 @@ int replay(ReplayOptions const& opt) {
     std::printf(opt.verbose ? "\n== [%zu/%zu] %s ==\n" : "[%zu/%zu] %s\n",
                 i + 1,
                 inputs.size(),
-                inputs[i].file.c_str());
+                schedule::terminal_safe(inputs[i].file).c_str());
     FileResult res;
     if (!inputs[i].error.empty()) {
       res.file  = inputs[i].file;
       res.error = inputs[i].error;
-      std::printf("  error: %s\n", res.error.c_str());
+      std::printf("  error: %s\n", schedule::terminal_safe(res.error).c_str());
     } else {
       res = replay_file(inputs[i].file, opt, opt.verbose);
     }

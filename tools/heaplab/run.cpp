@@ -67,8 +67,19 @@ struct SuiteRow {
   int skipped    = 0;
   int failed     = 0;
   double seconds = 0;
-  std::string log;
+  std::string log;      // "" when nothing ran
+  std::string missing;  // the binary that was not built ("" when it was): result NOT BUILT
 };
+
+/// A row for a binary that is not in the build folder: nothing ran, so there is no log.
+SuiteRow not_built(std::string name, std::string tier, fs::path const& binary) {
+  SuiteRow row;
+  row.name    = std::move(name);
+  row.tier    = std::move(tier);
+  row.result  = "NOT BUILT";
+  row.missing = binary.string();
+  return row;
+}
 
 fs::path default_build_dir() {
   std::error_code ec;
@@ -106,16 +117,13 @@ SuiteRow run_suite(fs::path const& build,
                    std::string const& tier,
                    fs::path const& logdir,
                    int budget) {
+  auto const bin = build / rel;
+  if (!fs::exists(bin)) return not_built(fs::path(rel).filename().string(), tier, bin);
   SuiteRow row;
   row.name = fs::path(rel).filename().string();
   row.tier = tier;
   row.log  = (logdir / (row.name + ".log")).string();
   fs::remove(row.log);
-  auto const bin = build / rel;
-  if (!fs::exists(bin)) {
-    row.result = "MISSING";
-    return row;
-  }
   std::vector<std::string> env;
   if (tier == "gpu") env.push_back("HEAPLAB_REQUIRE_GPU=1");
   auto const r = run_process({bin.string()}, env, row.log, std::chrono::seconds(budget));
@@ -176,17 +184,19 @@ std::string junit_xml(std::vector<SuiteRow> const& rows, std::string const& gpu_
                "\" time=\"" + time + "\">\n";
       if (r.result != "PASS") {
         ++failures;
-        cases +=
-            "      <failure message=\"" + xml_escaped(r.result) + "\">" +
-            xml_escaped(r.result + ": " + std::to_string(r.failed) + " failed; log: " + r.log) +
-            "</failure>\n";
+        cases += "      <failure message=\"" + xml_escaped(r.result) + "\">" +
+                 xml_escaped(r.missing.empty() ? r.result + ": " + std::to_string(r.failed) +
+                                                     " failed; log: " + r.log
+                                               : "NOT BUILT: " + r.missing) +
+                 "</failure>\n";
       } else if (r.passed == 0 && r.skipped > 0) {
         ++skipped;
         cases += "      <skipped message=\"" + std::to_string(r.skipped) + " skipped\"/>\n";
       }
       cases += "      <system-out>" +
                xml_escaped(std::to_string(r.passed) + " passed, " + std::to_string(r.skipped) +
-                           " skipped, " + std::to_string(r.failed) + " failed; log: " + r.log) +
+                           " skipped, " + std::to_string(r.failed) +
+                           " failed; log: " + (r.log.empty() ? "none (not built)" : r.log)) +
                "</system-out>\n    </testcase>\n";
     }
     char time[32];
@@ -256,7 +266,7 @@ class MainJob {
   void bench_smoke() {
     auto const bench = build_ / "bench" / "heaplab_bench";
     if (!fs::exists(bench)) {
-      rows_.push_back({"defrag bench", "gpu", "MISSING", 0, 0, 1, 0, bench.string()});
+      rows_.push_back(not_built("defrag bench", "gpu", bench));
       return;
     }
     run_command("defrag bench (scale 0.05, 3 variants)",
@@ -293,7 +303,7 @@ class MainJob {
   void apps_smoke() {
     auto const apps = build_ / "apps" / "heaplab_apps";
     if (!fs::exists(apps)) {
-      rows_.push_back({"apps smoke", "gpu", "MISSING", 0, 0, 1, 0, apps.string()});
+      rows_.push_back(not_built("apps smoke", "gpu", apps));
       return;
     }
     for (auto const& run : kAppSmokeRuns) {
@@ -331,7 +341,10 @@ class MainJob {
                   r.seconds);
       if (r.result != "PASS") {
         ++failures;
-        std::printf("    log: %s\n", r.log.c_str());
+        if (r.missing.empty())
+          std::printf("    log: %s\n", r.log.c_str());
+        else
+          std::printf("    not built: %s (cmake --build %s)\n", r.missing.c_str(), build_.c_str());
       }
     }
     return failures;
@@ -417,11 +430,18 @@ int run_main_job(RunOptions const& opt) {
     gpu_status = "GPU tier ran on " + gpu_line.substr(5);
   }
 
-  int const failures = job.print_table();
-  auto const& rows   = job.rows();
-  std::printf("\nheaplab run: CPU tier ran (%zu suites). %s\n",
-              static_cast<std::size_t>(std::count_if(
-                  rows.begin(), rows.end(), [](auto const& r) { return r.tier == "cpu"; })),
+  int const failures  = job.print_table();
+  auto const& rows    = job.rows();
+  auto const cpu_rows = [&rows](bool built) {
+    return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [&](auto const& r) {
+      return r.tier == "cpu" && r.missing.empty() == built;
+    }));
+  };
+  std::string const cpu_missing =
+      cpu_rows(false) == 0 ? "" : ", " + std::to_string(cpu_rows(false)) + " not built";
+  std::printf("\nheaplab run: CPU tier ran (%zu suites%s). %s\n",
+              cpu_rows(true),
+              cpu_missing.c_str(),
               gpu_status.c_str());
   std::printf("heaplab run: %s\n", failures == 0 ? "ALL PASSED" : "FAILURES (see logs above)");
   if (!opt.junit.empty()) {
@@ -476,14 +496,16 @@ void add_run(CLI::App& app) {
                   "GPU tier (0: none)")
       ->check(unsigned_integer(0, 86400));
   cmd->add_option(
-      "--bench-smoke",
-      opt->bench_smoke,
-      "GPU tier: a small CompactGpu Table 1 run (all variants, pointers verified) and small "
-      "random-walk Fig. 7 and Fig. 12 runs (outputs verified)");
+         "--bench-smoke",
+         opt->bench_smoke,
+         "GPU tier: a small CompactGpu Table 1 run (all variants, pointers verified) and small "
+         "random-walk Fig. 7 and Fig. 12 runs (outputs verified)")
+      ->check(boolean_word());
   cmd->add_option("--apps-smoke",
                   opt->apps_smoke,
                   "GPU tier: each of the papers' applications at a small size with --check and a "
-                  "defragmentation policy (docs/apps.md)");
+                  "defragmentation policy (docs/apps.md)")
+      ->check(boolean_word());
   cmd->add_option("--junit", opt->junit, "also write the results as JUnit XML to this file");
   cmd->callback([opt] { std::exit(run_main_job(*opt)); });
 }

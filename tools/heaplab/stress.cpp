@@ -251,6 +251,11 @@ std::string option_problem(StressCli const& cli) {
   if (cli.case_given && cli.cases && cli.only_case >= cli.cases)
     return "--case " + std::to_string(cli.only_case) + " is not below --cases " +
            std::to_string(cli.cases);
+  if (auto const shard = parse_shard(cli.shard);
+      cli.case_given && shard && cli.only_case % shard->second != shard->first)
+    return "--case " + std::to_string(cli.only_case) + " belongs to shard " +
+           std::to_string(cli.only_case % shard->second) + "/" + std::to_string(shard->second) +
+           ", not to --shard " + cli.shard + " (case k is in shard k % N)";
   if (!cli.dump) {
     if (auto const why = output_dir_problem(cli.out_dir); !why.empty())
       return "--out-dir '" + cli.out_dir + "': " + why;
@@ -641,6 +646,15 @@ int stress(StressCli const& cli) {
   try {
     device = factory(0)->device_name();
   } catch (std::exception const& e) {
+    // No usable GPU for a GPU runner: nothing can be tested here (4, as every heaplab program
+    // without a GPU); any other reason the runner cannot run is a usage error.
+    if (campaign->info->uses_gpu && runner::visible_gpu_count() == 0) {
+      std::fprintf(stderr,
+                   "heaplab stress: SKIPPED: nothing was tested: --runner %s: %s\n",
+                   cli.runner.c_str(),
+                   e.what());
+      return kExitNotChecked;
+    }
     std::fprintf(stderr, "heaplab stress: error: --runner %s: %s\n", cli.runner.c_str(), e.what());
     return kExitUsage;
   }

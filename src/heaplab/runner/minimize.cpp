@@ -28,7 +28,8 @@ class Minimizer final : public Reducer {
 
   MinimizeResult run(AnySchedule const& input,
                      std::optional<FailureSignature> target,
-                     std::string* why) {
+                     std::string* why,
+                     bool* input_ran) {
     target_ = std::move(target);
     best_   = input;
     MinimizeResult result;
@@ -38,6 +39,7 @@ class Minimizer final : public Reducer {
       first = fails(input);
     } catch (Stop const&) {
     }
+    if (input_ran) *input_ran = runs_ > 0;
     if (!first) {
       if (why) *why = why_not(input);
       throw Stop{};
@@ -190,12 +192,13 @@ std::optional<MinimizeResult> minimize(Runner& runner,
                                        AnySchedule const& input,
                                        std::optional<FailureSignature> target,
                                        MinimizeOptions const& options,
-                                       std::string* why) {
+                                       std::string* why,
+                                       bool* input_ran) {
   HEAPLAB_EXPECTS(options.reruns >= 1, "minimize needs at least one run per candidate");
   HEAPLAB_EXPECTS(!input.empty(), "minimize needs a schedule");
   Minimizer m(runner, options);
   try {
-    return m.run(input, std::move(target), why);
+    return m.run(input, std::move(target), why, input_ran);
   } catch (Stop const&) {
     return std::nullopt;
   }

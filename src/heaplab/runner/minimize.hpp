@@ -53,12 +53,13 @@ struct MinimizeResult {
 
 /// Minimizes `input` on `runner` (a runner of input's family). With `target` unset, the target
 /// is the input's first failure. Returns nullopt (and sets *why) when the input does not fail the
-/// same way in K runs.
+/// same way in K runs, or was not run at all (the budget ended first: *input_ran is then false).
 std::optional<MinimizeResult> minimize(Runner& runner,
                                        AnySchedule const& input,
                                        std::optional<FailureSignature> target,
                                        MinimizeOptions const& options,
-                                       std::string* why = nullptr);
+                                       std::string* why = nullptr,
+                                       bool* input_ran  = nullptr);
 
 /// The smallest value in [lo, current] for which make(value) still fails, by binary search
 /// (assuming failures are monotone in the value; the result always failed). Logs

@@ -13,6 +13,8 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <new>
+#include <optional>
 #include <set>
 #include <variant>
 
@@ -737,34 +739,96 @@ std::string read_text_file(std::filesystem::path const& file) {
   bool const regular = S_ISREG(st.st_mode);
   if (regular && static_cast<std::uint64_t>(st.st_size) > limit) throw error(too_large);
   // A regular file may still grow while it is read, and a pipe or a device has no size: read
-  // at most limit + 1 bytes in any case, in pieces, so that memory never exceeds what was read
-  // (no doubling of one growing buffer).
-  std::vector<std::string> pieces;
+  // at most limit + 1 bytes in any case, through one scratch buffer into chunks of 1 MiB filled
+  // to the brim, so that memory stays within what was read plus 2 MiB, however small the reads
+  // (a pipe hands out a few KiB per read; a buffer per read kept 1 MiB each: 4 GB for 256 MiB).
+  std::size_t constexpr kChunk = std::size_t{1} << 20;
+  std::vector<std::string> chunks;
   std::size_t total = 0;
-  for (;;) {
-    std::size_t const piece =
-        regular && pieces.empty() ? static_cast<std::size_t>(st.st_size) + 1 : std::size_t{1} << 20;
-    std::string buffer(std::min(piece, limit + 1 - total), '\0');
-    ssize_t got = 0;
-    do {
-      got = ::read(fd, buffer.data(), buffer.size());
-    } while (got < 0 && errno == EINTR);
-    if (got < 0) throw error(std::string("cannot read the file: ") + std::strerror(errno));
-    if (got == 0) break;
-    buffer.resize(static_cast<std::size_t>(got));
-    total += buffer.size();
-    pieces.push_back(std::move(buffer));
-    if (total > limit) throw error(too_large);
+  try {
+    std::string scratch(regular ? std::min(static_cast<std::size_t>(st.st_size) + 1, limit + 1)
+                                : std::min(kChunk, limit + 1),
+                        '\0');
+    std::string chunk;
+    for (;;) {
+      std::size_t const want = std::min(scratch.size(), limit + 1 - total);
+      ssize_t got            = 0;
+      do {
+        got = ::read(fd, scratch.data(), want);
+      } while (got < 0 && errno == EINTR);
+      if (got < 0) throw error(std::string("cannot read the file: ") + std::strerror(errno));
+      if (got == 0) break;
+      total += static_cast<std::size_t>(got);
+      if (total > limit) throw error(too_large);
+      for (std::size_t done = 0; done < static_cast<std::size_t>(got);) {
+        if (chunk.capacity() < kChunk) chunk.reserve(kChunk);
+        std::size_t const n = std::min(static_cast<std::size_t>(got) - done, kChunk - chunk.size());
+        chunk.append(scratch.data() + done, n);
+        done += n;
+        if (chunk.size() == kChunk) {
+          chunks.push_back(std::move(chunk));
+          chunk = std::string();
+        }
+      }
+    }
+    std::string().swap(scratch);
+    if (chunks.empty()) return chunk;
+    std::string text;
+    text.reserve(total);
+    for (auto& c : chunks) {
+      text += c;
+      std::string().swap(c);
+    }
+    text += chunk;
+    return text;
+  } catch (std::bad_alloc const&) {
+    throw error("out of memory after reading " + std::to_string(total >> 20) +
+                " MiB: this machine cannot hold a file of the limit of " + std::to_string(mib) +
+                " MiB (HEAPLAB_MAX_FILE_MIB sets another limit; docs/schedules.md \"Limits\")");
   }
-  if (pieces.size() == 1) return std::move(pieces.front());
-  std::string text;
-  text.reserve(total);
-  for (auto& p : pieces) {
-    text += p;
-    std::string().swap(p);
-  }
-  return text;
 }
+
+namespace {
+
+/// The first string (value or key) of `j` that holds a terminal control code (text.hpp
+/// control_code_at), as its path and the code; nothing when there is none. The depth is bounded
+/// by the prescan (64 levels).
+std::optional<std::pair<std::string, std::string>> control_code_in(json const& j,
+                                                                   std::string const& path) {
+  auto const code_in = [](std::string const& s) -> std::optional<std::string> {
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (std::size_t const n = control_code_at(s, i)) return terminal_safe(s.substr(i, n));
+    return std::nullopt;
+  };
+  if (j.is_string()) {
+    if (auto const code = code_in(j.get_ref<std::string const&>())) return std::pair{path, *code};
+  } else if (j.is_object()) {
+    for (auto const& item : j.items()) {
+      std::string const child = path.empty() ? item.key() : path + "." + item.key();
+      if (auto const code = code_in(item.key())) return std::pair{child, *code};
+      if (auto found = control_code_in(item.value(), child)) return found;
+    }
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i)
+      if (auto found = control_code_in(j[i], path + "[" + std::to_string(i) + "]")) return found;
+  }
+  return std::nullopt;
+}
+
+/// Throws (located in `text`) when a string of `document` holds a terminal control code.
+void refuse_control_codes(std::string_view text, json const& document) {
+  if (auto const found = control_code_in(document, "")) {
+    TextPosition const p = locate(text, found->first);
+    throw schedule_error(found->first,
+                         "a terminal control code (" + found->second +
+                             ") in a string: heaplab files carry none (only newlines and tabs), "
+                             "so that printing one cannot act on a terminal",
+                         p.line,
+                         p.column);
+  }
+}
+
+}  // namespace
 
 nlohmann::json parse_document(std::string_view text) {
   prescan(text);
@@ -803,6 +867,7 @@ nlohmann::json parse_document(std::string_view text) {
     TextPosition const p = position_of(text, dup->offset);
     throw schedule_error(dup->path, "duplicate key", p.line, p.column);
   }
+  refuse_control_codes(text, document);
   return document;
 }
 

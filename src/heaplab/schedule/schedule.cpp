@@ -9,6 +9,7 @@
 
 #include "heaplab/core/enum_names.hpp"
 #include "heaplab/core/hex.hpp"
+#include "heaplab/schedule/text.hpp"
 
 namespace heaplab::schedule {
 
@@ -28,7 +29,9 @@ std::string compose(std::string const& source,
     out += "line " + std::to_string(line) + ", column " + std::to_string(column) + ": ";
   }
   if (!path.empty()) out += path + ": ";
-  return out + reason;
+  // The file name, a key and a quoted value may come from a shared file: nothing of them may act
+  // on the terminal the message is printed on.
+  return terminal_safe(out + reason);
 }
 
 std::string fmt_double(double v) {

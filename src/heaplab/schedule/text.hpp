@@ -1,9 +1,12 @@
-// Small text utilities of the file readers and the command line: "did you mean" suggestions.
+// Small text utilities of the file readers and the command line: "did you mean" suggestions, and
+// text from files made safe to print on a terminal.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace heaplab::schedule {
@@ -35,6 +38,43 @@ inline std::string closest(std::string const& word,
     if (d < best_distance) best = c, best_distance = d;
   }
   return best;
+}
+
+/// The length (1 or 2 bytes) of a terminal control code at text[i], 0 when there is none there:
+/// a C0 control other than newline and tab (ESC starts the sequences that retitle a terminal or
+/// hide lines; a carriage return overwrites a line), DEL, or a C1 control (U+0080-U+009F, two
+/// bytes in UTF-8).
+inline std::size_t control_code_at(std::string_view text, std::size_t i) {
+  auto const c = static_cast<unsigned char>(text[i]);
+  if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) return 1;
+  if (c == 0xc2 && i + 1 < text.size()) {
+    auto const d = static_cast<unsigned char>(text[i + 1]);
+    if (d >= 0x80 && d <= 0x9f) return 2;
+  }
+  return 0;
+}
+
+/// `text` with every terminal control code (control_code_at) written out as \xHH or \u00HH, so
+/// that text from a file (a description, a name, a message, a file name) cannot act on the
+/// terminal it is printed on. Everything else, UTF-8 included, is kept.
+inline std::string terminal_safe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t const n = control_code_at(text, i);
+    if (n == 0) {
+      out += text[i++];
+      continue;
+    }
+    char buf[8];
+    if (n == 1)
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(text[i]));
+    else
+      std::snprintf(buf, sizeof buf, "\\u00%02x", static_cast<unsigned char>(text[i + 1]));
+    out += buf;
+    i += n;
+  }
+  return out;
 }
 
 }  // namespace heaplab::schedule

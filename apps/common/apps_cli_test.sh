@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# apps_cli_test (cpu): heaplab_apps's command line on any machine, as every heaplab program's
+# (tools/program/program.hpp, docs/cli.md "Exit statuses", issue 36): --version and -V, a
+# mistyped command or option answered with the closest, numbers read strictly (CLI11 alone wraps
+# "-1", reads "010" as octal and takes "nan"), and exit 4 (not checked, SKIPPED) with no usable
+# GPU.
+#   apps_cli_test.sh HEAPLAB_APPS
+set -uo pipefail
+apps="$1"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+check() {  # WANTED-STATUS PATTERN WHAT -- ARGS...
+  local want=$1 pattern=$2 what=$3
+  shift 4
+  "$apps" "$@" > "$tmp/out" 2>&1
+  local status=$?
+  if [ "$status" -ne "$want" ] || ! grep -qE -- "$pattern" "$tmp/out"; then
+    echo "FAIL: $what (exit $status, wanted $want and /$pattern/):"; cat "$tmp/out"; failed=1
+  else
+    echo "ok: $what"
+  fi
+}
+check 0 "^heaplab_apps [0-9]" "--version" -- --version
+check 0 "^commit: " "-V names the commit" -- -V
+check 2 "unknown command 'wator' \(did you mean 'wa-tor'\?\)" "a mistyped command" -- wator
+check 2 "unknown option '--verison' \(did you mean '--version'\?\)" "a mistyped option" -- --verison
+check 2 "error: .*--seed.*expected an integer" "gen-ca --seed -1" -- gen-ca --seed -1
+check 2 "error: .*--seed.*expected an integer" "nbody --seed 010" -- nbody --seed 010
+check 2 "error: .*--density.*expected a number" "gen-ca --density nan" -- gen-ca --density nan
+check 2 "error: .*--density.*expected a number" "gen-ca --density 0x1p-1" -- gen-ca --density 0x1p-1
+CUDA_VISIBLE_DEVICES=-1 "$apps" gen-ca --width 16 --height 16 --iterations 1 > "$tmp/out" 2>&1
+status=$?
+if [ $status -eq 4 ] && grep -q "SKIPPED: nothing ran" "$tmp/out"; then
+  echo "ok: no usable GPU: exit 4 (not checked), SKIPPED"
+else
+  echo "FAIL: gen-ca with no usable GPU (exit $status, wanted 4 and SKIPPED):"; cat "$tmp/out"; failed=1
+fi
+exit $failed

@@ -1,0 +1,60 @@
+// What the command line of every heaplab program shares (heaplab, heaplab_bench, heaplab_apps;
+// docs/cli.md "Options and numbers" and "Exit statuses"): one set of exit statuses, numbers read
+// strictly, a mistyped command or option answered with the closest one, parse errors as one line,
+// and -V/--version that ties any output to a build.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace heaplab::program {
+
+/// The exit statuses of every heaplab program (docs/cli.md "Exit statuses").
+inline constexpr int kExitPassed     = 0;
+inline constexpr int kExitFailed     = 1;
+inline constexpr int kExitUsage      = 2;
+inline constexpr int kExitHang       = 3;
+inline constexpr int kExitNotChecked = 4;     // nothing was tested (no GPU here, no budget), or
+                                              // not the side that failed
+inline constexpr int kExitInterrupted = 130;  // SIGINT: 128 + 2, as shells report it
+
+/// A decimal integer in [min, max]: digits only (no sign, no exponent, no hex, no leading zero:
+/// CLI11 would read "010" as octal), no overflow.
+CLI::Validator unsigned_integer(std::uint64_t min, std::uint64_t max);
+/// A finite decimal number in [min, max] (or (min, max] when min_exclusive); NaN, infinities,
+/// hexadecimal and blanks are rejected.
+CLI::Validator finite_number(double min, double max, bool min_exclusive = false);
+/// A boolean option's value: exactly true, false, 1, 0, on, off, yes or no (CLI11 alone takes
+/// "", "2" and "-1" too).
+CLI::Validator boolean_word();
+
+/// Adds the strict reading above to every option of `app` and its subcommands whose value is a
+/// number (CLI11 type UINT, INT or FLOAT), on top of the option's own checks: CLI11 alone wraps
+/// "-1" to 2^64-1, takes "nan" where a range is checked (every comparison with NaN is false), and
+/// reads "0x10" and "010" in other bases. Call it after every option is added.
+void check_every_number(CLI::App& app);
+
+/// `<program> <version>`, the commit, the build (CUDA) and the GPUs this machine has.
+std::string version_text(std::string const& program);
+/// -V and --version: print version_text(program) and exit 0.
+void add_version_flag(CLI::App& app, std::string const& program);
+
+/// The names of app's subcommands.
+std::vector<std::string> subcommand_names(CLI::App const& app);
+
+/// argv[1] when it is an unknown command or an option before the command that `app` does not
+/// have: says so on stderr with the closest name and returns kExitUsage; nullopt otherwise.
+std::optional<int> unknown_command_or_option(CLI::App& app,
+                                             std::string const& program,
+                                             int argc,
+                                             char** argv);
+
+/// A CLI11 parse error as one line on stderr ("<where>: error: ...; see '<where> --help'") and
+/// kExitUsage; --help and --version print and return 0.
+int parse_error(CLI::App& app, CLI::ParseError const& e, std::string const& where);
+
+}  // namespace heaplab::program
