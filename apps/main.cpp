@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
           heaplab::program::unknown_command_or_option(app, "heaplab_apps", argc, argv))
     return *status;
   try {
-    app.parse(argc, argv);
+    heaplab::program::parse(app, argc, argv);
     if (gen_ca_cmd->parsed()) return ga::run_gen_ca(gen_ca);
     if (nbody_cmd->parsed()) return nb::run_nbody(nbody);
     if (collision_cmd->parsed()) return nb::run_nbody(collision);

@@ -1199,7 +1199,7 @@ int main(int argc, char** argv) {
           heaplab::program::unknown_command_or_option(app, "heaplab_bench", argc, argv))
     return *status;
   try {
-    app.parse(argc, argv);
+    heaplab::program::parse(app, argc, argv);
   } catch (CLI::ParseError const& e) {
     // --help prints and exits 0; any other parse error is a usage error: one line, status 2.
     return heaplab::program::parse_error(app, e, "heaplab_bench");

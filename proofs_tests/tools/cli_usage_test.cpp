@@ -109,7 +109,7 @@ TEST(CliUsage, AJsonSummaryIsWrittenForTheRandomWalkRunners) {
 TEST(CliUsage, MinimizeWhoseBudgetEndsBeforeTheFirstRunCheckedNothing) {
   TempDir dir;
   Result const r = run("minimize '" + data_file("model/data/fails_digest.json").string() +
-                       "' --minutes 0.0000001 -o '" + (dir.path() / "out.json").string() + "'");
+                       "' --minutes 1e-300 -o '" + (dir.path() / "out.json").string() + "'");
   EXPECT_EQ(r.status, 4) << r.output;
   EXPECT_TRUE(has(r, "nothing was checked: the budget ended before the input was run")) << r.output;
   EXPECT_FALSE(has(r, "does not fail")) << r.output;
@@ -161,6 +161,72 @@ TEST(CliUsage, RunSaysWhichSuitesWereNotBuiltAndDoesNotCountThemAsRun) {
       << r.output;
   EXPECT_FALSE(has(r, "log: ")) << "no log exists for a suite that did not run:\n" << r.output;
   EXPECT_TRUE(has(r, "CPU tier ran (0 suites, 1 not built)")) << r.output;
+}
+
+// Docs drift of issue 36: under a file size limit (ulimit -f) minimize says which file it could
+// not write (SIGXFSZ used to end it without a word, status 153) and leaves no partial file.
+TEST(CliUsage, AFileSizeLimitIsAnErrorThatNamesTheFileNotASilentDeath) {
+  TempDir dir;
+  auto const out = dir.path() / "small.json";
+  Result const r = run_command("ulimit -f 0 && '" + tool() + "' minimize '" +
+                               data_file("model/data/fails_digest.json").string() + "' -q -o '" +
+                               out.string() + "' 2>&1");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r, "File too large")) << r.output;
+  EXPECT_TRUE(has(r, out.string() + " was not written")) << r.output;
+  for (auto const& entry : std::filesystem::directory_iterator(dir.path()))
+    ADD_FAILURE() << "left behind: " << entry.path();
+}
+
+// Finding 4 (in part): a schedule that needs more memory than the process may use is resource
+// exhaustion (exit 2, named as such), not a crash of the model (exit 1, FAILED on model).
+TEST(CliUsage, OutOfMemoryWhileReplayingIsNotAFailureOfTheModel) {
+  TempDir dir;
+  auto const file = dir.path() / "huge-wave.json";
+  // One valid step: a wave of 1M threads x 64 objects on M = 65536 (about 8 GB in the model).
+  std::ofstream(file)
+      << R"({"format": "heaplab-schedule", "version": 1, "description": "huge",)"
+         R"( "config": {"types": [{"name": "Node", "size": 8, "pointers": []}],)"
+         R"( "num_blocks": 65536, "n": 1, "k1": 0},)"
+         R"( "steps": [{"op": "alloc", "type": "Node", "threads": 1048576, "count": 64}]})";
+  Result const r = run_limited("replay --model '" + file.string() + "'", 512, 120);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(has(r, "out of memory while running the schedule on model")) << r.output;
+  EXPECT_FALSE(has(r, "FAILED")) << r.output;
+  EXPECT_FALSE(has(r, "crash")) << r.output;
+}
+
+// As git and cargo do: a command's --help wins over a bad value given with it.
+TEST(CliUsage, HelpWinsOverABadValue) {
+  for (char const* args : {"stress --seed x --help", "stress --help --minutes nan",
+                           "replay --reruns -1 -h", "list-invariants --names --markdown --help"}) {
+    Result const r = run(args);
+    EXPECT_EQ(r.status, 0) << args << "\n" << r.output;
+    EXPECT_TRUE(has(r, "Usage: heaplab ")) << args << "\n" << r.output;
+    EXPECT_TRUE(has(r, "Examples:")) << args << "\n" << r.output;
+  }
+  // After "--" a --help is an argument, not a request for help.
+  Result const r = run("show -- --help");
+  EXPECT_EQ(r.status, 2) << r.output;
+}
+
+// "-" is standard input for the commands that read a file.
+TEST(CliUsage, ADashReadsStandardInput) {
+  auto const file = data_file("model/data/wator.json").string();
+  Result const shown = run("show - < '" + file + "'");
+  EXPECT_EQ(shown.status, 0) << shown.output;
+  // The same text but for the first line, which names the file ("-" here).
+  auto const body = [](std::string const& text) { return text.substr(text.find('\n')); };
+  EXPECT_EQ(shown.output.rfind("schedule - (family heap", 0), 0u) << shown.output;
+  EXPECT_EQ(body(shown.output), body(run("show '" + file + "'").output));
+  Result const replayed = run("replay --model - < '" + file + "'");
+  EXPECT_EQ(replayed.status, 0) << replayed.output;
+  EXPECT_TRUE(has(replayed, "replay passed: 20 steps")) << replayed.output;
+  // minimize needs a name for its output when the input has none.
+  Result const minimized = run("minimize - < '" + file + "'");
+  EXPECT_EQ(minimized.status, 2) << minimized.output;
+  EXPECT_TRUE(has(minimized, "the input is standard input (-): name the output with -o FILE"))
+      << minimized.output;
 }
 
 // Finding 19: README's `heaplab replay failures/` after a clean stress run names why the folder

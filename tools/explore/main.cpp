@@ -279,7 +279,7 @@ int main(int argc, char** argv) {
   heaplab::program::add_version_flag(app, "heaplab_explore");
   heaplab::program::check_every_number(app);
   try {
-    app.parse(argc, argv);
+    heaplab::program::parse(app, argc, argv);
   } catch (CLI::ParseError const& e) {
     // One line and exit 2, as every heaplab program (CLI11_PARSE would use CLI11's own codes).
     return heaplab::program::parse_error(app, e, "heaplab_explore");

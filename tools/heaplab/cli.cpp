@@ -4,6 +4,7 @@
 // Usage errors of every kind (unknown command or option, a bad value, a missing argument) end
 // here with one line on stderr and exit status 2; docs/cli.md lists the exit statuses.
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -81,6 +82,9 @@ namespace heaplab::cli {
 
 int main(int argc, char** argv) {
   heaplab::cli::set_program_path(argc > 0 ? argv[0] : "heaplab");
+  // Past a file size limit (ulimit -f) a write fails with EFBIG and the command says which file
+  // was not written; by default SIGXFSZ would end the process without a word (status 153).
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{
       "heaplab: a verification-first testbed for GPU dynamic memory allocation and "
       "compaction.",
@@ -121,7 +125,7 @@ int main(int argc, char** argv) {
   if (auto const status = heaplab::program::unknown_command_or_option(app, "heaplab", argc, argv))
     return *status;
   try {
-    app.parse(argc, argv);
+    heaplab::program::parse(app, argc, argv);
   } catch (CLI::ParseError const& e) {
     return usage_error(app, e, argc, argv);
   } catch (std::exception const& e) {

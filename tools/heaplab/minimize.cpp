@@ -45,6 +45,8 @@ std::filesystem::path default_output(std::string const& input) {
 /// Why minimize cannot write `out`, or "" when it can: the output must not be the input (however
 /// spelled) and must pass output_file_problem. Checked before any minimization work.
 std::string output_problem(std::filesystem::path const& out, std::filesystem::path const& input) {
+  if (input == "-" && out.filename() == "-.min.json")
+    return "the input is standard input (-): name the output with -o FILE";
   if (same_file(out, input))
     return "the output " + out.string() + " is the input file " + input.string() +
            "; refusing to overwrite the input (choose another -o)";

@@ -15,6 +15,7 @@
 // nothing failed but the recorded runner could not run here. Several files: the worst, in the
 // order 3 2 1 4 0. show pretty-prints either kind of file (or its canonical JSON with --json).
 #include <algorithm>
+#include <new>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -411,6 +412,12 @@ class SideReplay {
           if (detailed_ && k == 0 && (!opt_.quiet || !s.ok)) std::printf("%s\n", s.line.c_str());
           std::fflush(stdout);
         });
+      } catch (std::bad_alloc const&) {
+        error(("out of memory while running the schedule on " + r.name() +
+               ": it needs more memory than this process may use (resource exhaustion, not a "
+               "failure of the runner; a smaller schedule, or more memory)")
+                  .c_str());
+        return std::nullopt;
       } catch (std::exception const& e) {
         error(e.what());
         return std::nullopt;

@@ -41,7 +41,9 @@ std::optional<double> decimal_number(std::string const& text) {
 void check_numbers_of(CLI::App& app) {
   constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
   for (CLI::Option* opt : app.get_options()) {
-    std::string const type = opt->get_type_name();
+    // CLI11's type name, without the ":<description>" each validator appends.
+    std::string type = opt->get_type_name();
+    type             = type.substr(0, type.find(':'));
     if (type == "UINT")
       opt->check(unsigned_integer(0, kMax));
     else if (type == "INT")
@@ -171,6 +173,31 @@ std::optional<int> unknown_command_or_option(CLI::App& app,
                joined(top).c_str(),
                program.c_str());
   return kExitUsage;
+}
+
+void parse(CLI::App& app, int argc, char** argv) {
+  bool help = false;
+  for (int i = 1; i < argc && std::string(argv[i]) != "--"; ++i)
+    help = help || std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h";
+  if (!help) {
+    app.parse(argc, argv);
+    return;
+  }
+  std::vector<char*> args{argv[0]};
+  CLI::App* current = &app;
+  for (int i = 1; i < argc; ++i) {
+    CLI::App* sub = nullptr;
+    try {
+      sub = current->get_subcommand(argv[i]);
+    } catch (CLI::OptionNotFound const&) {
+      break;
+    }
+    args.push_back(argv[i]);
+    current = sub;
+  }
+  static char help_flag[] = "--help";
+  args.push_back(help_flag);
+  app.parse(static_cast<int>(args.size()), args.data());
 }
 
 int parse_error(CLI::App& app, CLI::ParseError const& e, std::string const& where) {

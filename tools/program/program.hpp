@@ -53,6 +53,12 @@ std::optional<int> unknown_command_or_option(CLI::App& app,
                                              int argc,
                                              char** argv);
 
+/// Parses argv into `app`; when argv asks for help (-h or --help before any "--") only the chain of
+/// subcommand names that leads argv is parsed with --help, so a command's help wins over a bad
+/// value given with it ("stress --seed x --help" shows stress's help, as git and cargo do).
+/// Throws what App::parse throws.
+void parse(CLI::App& app, int argc, char** argv);
+
 /// A CLI11 parse error as one line on stderr ("<where>: error: ...; see '<where> --help'") and
 /// kExitUsage; --help and --version print and return 0.
 int parse_error(CLI::App& app, CLI::ParseError const& e, std::string const& where);

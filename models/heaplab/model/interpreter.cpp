@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <map>
+#include <new>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -282,6 +283,8 @@ StepOutcome ModelInterpreter::step() {
   if (!last_snapshot_) last_snapshot_ = model_.snapshot();
   try {
     execute(step, out);
+  } catch (std::bad_alloc const&) {
+    throw;  // resource exhaustion of this process, not a failure of the step (callers report it)
   } catch (std::exception const& e) {
     out.error = e.what();
   }

@@ -726,7 +726,8 @@ std::string read_text_file(std::filesystem::path const& file) {
   std::string const too_large =
       "file is larger than the limit of " + std::to_string(mib) +
       " MiB (HEAPLAB_MAX_FILE_MIB sets another limit; docs/schedules.md \"Limits\")";
-  int const fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  // "-" is standard input, as for most command-line tools (messages still say "-").
+  int const fd = file == "-" ? ::dup(STDIN_FILENO) : ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw error(std::string("cannot open the file: ") + std::strerror(errno));
   struct Closer {
     int fd;
