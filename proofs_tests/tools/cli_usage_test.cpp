@@ -198,8 +198,10 @@ TEST(CliUsage, OutOfMemoryWhileReplayingIsNotAFailureOfTheModel) {
 
 // As git and cargo do: a command's --help wins over a bad value given with it.
 TEST(CliUsage, HelpWinsOverABadValue) {
-  for (char const* args : {"stress --seed x --help", "stress --help --minutes nan",
-                           "replay --reruns -1 -h", "list-invariants --names --markdown --help"}) {
+  for (char const* args : {"stress --seed x --help",
+                           "stress --help --minutes nan",
+                           "replay --reruns -1 -h",
+                           "list-invariants --names --markdown --help"}) {
     Result const r = run(args);
     EXPECT_EQ(r.status, 0) << args << "\n" << r.output;
     EXPECT_TRUE(has(r, "Usage: heaplab ")) << args << "\n" << r.output;
@@ -212,7 +214,7 @@ TEST(CliUsage, HelpWinsOverABadValue) {
 
 // "-" is standard input for the commands that read a file.
 TEST(CliUsage, ADashReadsStandardInput) {
-  auto const file = data_file("model/data/wator.json").string();
+  auto const file    = data_file("model/data/wator.json").string();
   Result const shown = run("show - < '" + file + "'");
   EXPECT_EQ(shown.status, 0) << shown.output;
   // The same text but for the first line, which names the file ("-" here).

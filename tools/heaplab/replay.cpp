@@ -15,7 +15,6 @@
 // nothing failed but the recorded runner could not run here. Several files: the worst, in the
 // order 3 2 1 4 0. show pretty-prints either kind of file (or its canonical JSON with --json).
 #include <algorithm>
-#include <new>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +22,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
