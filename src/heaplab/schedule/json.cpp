@@ -740,39 +740,16 @@ std::string read_text_file(std::filesystem::path const& file) {
   bool const regular = S_ISREG(st.st_mode);
   if (regular && static_cast<std::uint64_t>(st.st_size) > limit) throw error(too_large);
   // A regular file may still grow while it is read, and a pipe or a device has no size: read
-  // at most limit + 1 bytes in any case. A regular file is read into one buffer of its size (plus
-  // the byte that shows growth); anything else, and a file that grew, through one scratch buffer
-  // into chunks of 1 MiB filled to the brim, so that memory stays within what was read plus 2 MiB
-  // however small the reads (a pipe hands out a few KiB per read; a buffer per read kept 1 MiB
-  // each: 4 GB for 256 MiB).
+  // at most limit + 1 bytes in any case, through one scratch buffer into chunks of 1 MiB filled
+  // to the brim, so that memory stays within what was read plus 2 MiB, however small the reads
+  // (a pipe hands out a few KiB per read; a buffer per read kept 1 MiB each: 4 GB for 256 MiB).
   std::size_t constexpr kChunk = std::size_t{1} << 20;
   std::vector<std::string> chunks;
   std::size_t total = 0;
-  // Reads up to buffer.size() bytes into `buffer` (fewer only at the end of the input).
-  auto const read_into = [&](std::string& buffer) {
-    std::size_t filled = 0;
-    while (filled < buffer.size()) {
-      ssize_t got = 0;
-      do {
-        got = ::read(fd, buffer.data() + filled, buffer.size() - filled);
-      } while (got < 0 && errno == EINTR);
-      if (got < 0) throw error(std::string("cannot read the file: ") + std::strerror(errno));
-      if (got == 0) break;
-      filled += static_cast<std::size_t>(got);
-      if (total + filled > limit) throw error(too_large);
-    }
-    return filled;
-  };
   try {
-    if (regular) {
-      std::string whole(std::min(static_cast<std::size_t>(st.st_size) + 1, limit + 1), '\0');
-      std::size_t const got = read_into(whole);
-      whole.resize(got);
-      total = got;
-      if (got < static_cast<std::size_t>(st.st_size) + 1) return whole;  // all of it
-      chunks.push_back(std::move(whole));  // it grew while read: the rest as for a pipe
-    }
-    std::string scratch(std::min(kChunk, limit + 1), '\0');
+    std::string scratch(regular ? std::min(static_cast<std::size_t>(st.st_size) + 1, limit + 1)
+                                : std::min(kChunk, limit + 1),
+                        '\0');
     std::string chunk;
     for (;;) {
       std::size_t const want = std::min(scratch.size(), limit + 1 - total);
