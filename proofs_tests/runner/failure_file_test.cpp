@@ -149,7 +149,7 @@ TEST(FailureFile, WrongTypesMissingFieldsAndBadValuesAreNamed) {
       {"\"family\": \"heap\"",
        "\"family\": \"hepa\"",
        "family: unknown allocator family 'hepa'; this heaplab has the families heap, interleaving, "
-       "rw"},
+       "malloc, rw"},
       {"\"family\": \"heap\"",
        "\"family\": \"rw\"",
        "schedule.format: the family 'rw' has schedules of format 'heaplab-rw-schedule', not "

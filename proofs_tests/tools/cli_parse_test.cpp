@@ -123,8 +123,9 @@ TEST(CliParse, NestingAtTheLimitIsReadAndBracketsInStringsDoNotCount) {
   expect_error(r,
                "heaplab show: " + file +
                    ":1:1: expected a failure file (\"format\": \"heaplab-failure\") or a heap "
-                   "schedule file (\"format\": \"heaplab-schedule\") or a interleaving "
-                   "schedule file (\"format\": \"heaplab-interleaving\") or a rw schedule file "
+                   "schedule file (\"format\": \"heaplab-schedule\") or an interleaving "
+                   "schedule file (\"format\": \"heaplab-interleaving\") or a malloc schedule "
+                   "file (\"format\": \"heaplab-malloc-schedule\") or a rw schedule file "
                    "(\"format\": \"heaplab-rw-schedule\"), got an array");
   // A description full of brackets is text, not nesting.
   std::string const brackets =

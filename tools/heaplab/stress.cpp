@@ -762,15 +762,16 @@ void add_tuning_options(CLI::App* cmd, std::shared_ptr<StressCli> const& cli) {
       ->default_str("");
   cmd->add_option("--threads",
                   cli->threads,
-                  "OS threads per wave of a CPU-threads runner (rw-cpu; default min(4, hardware "
-                  "threads))")
+                  "OS threads per wave of a CPU-threads runner (rw-cpu, malloc-rw-cpu; default "
+                  "min(4, hardware threads))")
       ->check(unsigned_integer(1, 256))
       ->default_str("");
   cmd->add_option("--max-failures", cli->max_failures, "stop after this many failures")
       ->check(unsigned_integer(1, 1000000));
   cmd->add_option("--max-blocks",
                   cli->max_blocks,
-                  "cap on the heap's size (heap: M, default 512 for CPU runners, 65536 for gpu)")
+                  "cap on the heap's size (heap: M, default 512 for CPU runners, 65536 for gpu; "
+                  "malloc: the pool in KiB)")
       ->check(unsigned_integer(1, 65536))
       ->default_str("");
   cmd->add_option("--progress-every",

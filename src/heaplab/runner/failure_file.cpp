@@ -183,8 +183,11 @@ auto located(std::string_view text, Read const& read) {
 /// Every registered family's schedule format, for "expected ..." messages.
 std::string expected_formats() {
   std::string out = "a failure file (\"format\": \"" + std::string(kFailureFormatName) + "\")";
-  for (Family const* f : Registry::instance().families())
-    out += " or a " + f->name() + " schedule file (\"format\": \"" + f->schedule_format() + "\")";
+  for (Family const* f : Registry::instance().families()) {
+    bool const vowel = f->name().find_first_of("aeiou") == 0;  // "an interleaving schedule file"
+    out += (vowel ? " or an " : " or a ") + f->name() + " schedule file (\"format\": \"" +
+           f->schedule_format() + "\")";
+  }
   return out;
 }
 
