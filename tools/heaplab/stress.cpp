@@ -319,7 +319,10 @@ runner::StressOptions stress_options(StressCli const& cli,
   o.shard_count      = shard.second;
   if (cli.case_given) o.only_case = cli.only_case;
   o.interrupt    = &g_interrupt;
-  o.workers      = cli.jobs ? cli.jobs : (c.info->uses_gpu ? default_gpu_workers() : 1u);
+  o.workers      = cli.jobs               ? cli.jobs
+                   : c.info->one_per_process ? 1u
+                   : c.info->uses_gpu        ? default_gpu_workers()
+                                             : 1u;
   o.tick_seconds = 0.25;
   return o;
 }
@@ -635,6 +638,14 @@ int stress(StressCli const& cli) {
   if (profile.empty() || !shard) return kExitUsage;  // the option checks let no bad shard through
   if (auto const why = option_problem(cli); !why.empty()) {
     std::fprintf(stderr, "heaplab stress: error: %s\n", why.c_str());
+    return kExitUsage;
+  }
+  if (campaign->info->one_per_process && cli.jobs > 1) {
+    std::fprintf(stderr,
+                 "heaplab stress: error: --jobs %u: %s runs one worker per process (its "
+                 "allocator's state is the process's); run several processes with --shard K/N\n",
+                 cli.jobs,
+                 cli.runner.c_str());
     return kExitUsage;
   }
   campaign->options = stress_options(cli, *campaign, std::move(profile), *shard);

@@ -41,6 +41,10 @@ struct RunnerInfo {
   std::function<std::string()> unavailable;
   /// It uses a GPU: stress defaults to one worker per visible GPU (and two hardware threads).
   bool uses_gpu = false;
+  /// Its implementation's state belongs to the whole process (CUDA's device malloc heap, a peer
+  /// allocator's global state), so two runners in one process would share it: stress runs one
+  /// worker (several processes with --shard run in parallel) and refuses --jobs above 1.
+  bool one_per_process = false;
   /// Stress defaults for this runner ("" / 0: the family's).
   std::string default_profile;
   std::uint32_t default_max_size = 0;

@@ -218,10 +218,14 @@ runner::RunnerInfo runner_info(std::string name,
   return r;
 }
 
-runner::RunnerInfo gpu_runner_info(std::string name, std::string help, SubjectMaker make) {
+runner::RunnerInfo gpu_runner_info(std::string name,
+                                   std::string help,
+                                   SubjectMaker make,
+                                   bool one_per_process) {
   runner::RunnerInfo r = runner_info(std::move(name), std::move(help), std::move(make), false);
   r.unavailable        = &runner::gpu_unavailable_reason;
   r.uses_gpu           = true;
+  r.one_per_process    = one_per_process;
   return r;
 }
 
@@ -262,12 +266,14 @@ runner::RunnerRegistration const malloc_cuda{gpu_runner_info(
     "malloc-cuda",
     "CUDA's device malloc/free (cudaLimitMallocHeapSize = the pool; one pool size per "
     "process) against the catalog",
-    &cuda_subject)};
+    &cuda_subject,
+    true)};
 runner::RunnerRegistration const malloc_rw_gpu{gpu_runner_info(
     "malloc-rw-gpu",
     "RW_malloc (RW Alg. 3) as malloc/free over 16-byte pages, on the GPU, against the "
     "catalog",
-    &rw_subject)};
+    &rw_subject,
+    false)};
 
 }  // namespace
 

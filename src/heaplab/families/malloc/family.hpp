@@ -73,8 +73,11 @@ runner::RunnerInfo runner_info(std::string name,
                                bool deterministic);
 
 /// A GPU runner of the family over `make`'s subject: nondeterministic, unavailable without a
-/// usable GPU (runner::gpu_unavailable_reason), one stress worker per GPU (malloc-cuda,
-/// malloc-rw-gpu, the peers).
-runner::RunnerInfo gpu_runner_info(std::string name, std::string help, SubjectMaker make);
+/// usable GPU (runner::gpu_unavailable_reason); `one_per_process` when the allocator's state is
+/// the process's (CUDA malloc's heap, a peer's globals: RunnerInfo::one_per_process).
+runner::RunnerInfo gpu_runner_info(std::string name,
+                                   std::string help,
+                                   SubjectMaker make,
+                                   bool one_per_process);
 
 }  // namespace heaplab::malloc_family

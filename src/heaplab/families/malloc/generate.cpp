@@ -84,12 +84,14 @@ AllocWave alloc_wave(Draw& d, std::uint32_t size, std::uint64_t pool) {
 
 FillWave fill_wave(Draw& d, std::uint64_t size, std::uint64_t pool) {
   FillWave f;
-  // At most about 64k grants a fill: the smallest listed size that keeps to it, when `size` is
-  // below that (sizes stay among kSizes, so the utilization by size has few rows).
-  f.size = size;
+  // At most about 16k grants a fill (CUDA's malloc slows down sharply near a full heap): the
+  // smallest listed size that keeps to it, when `size` is below that (sizes stay among kSizes,
+  // so the utilization by size has few rows).
+  std::uint64_t const least = pool / 16384;
+  f.size                    = size;
   for (std::uint64_t s : kSizes)
-    if (f.size < pool / 65536 && s >= pool / 65536) f.size = s;
-  f.size                  = std::max(f.size, pool / 65536);
+    if (f.size < least && s >= least) f.size = s;
+  f.size                  = std::max(f.size, least);
   f.threads               = static_cast<std::uint32_t>(1 + d.below(256));
   std::uint64_t const per = 2 * pool / (std::uint64_t{f.threads} * f.size) + 1;
   std::uint64_t const cap = kMaxWaveRequests / f.threads - 1;  // the work budget of one wave

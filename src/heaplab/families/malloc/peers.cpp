@@ -21,9 +21,12 @@ namespace {
 /// A GPU runner over make's subject, with the command line's options.
 template <std::unique_ptr<Subject> (*Make)(GpuSubjectOptions const&)>
 [[maybe_unused]] runner::RunnerInfo peer_info(std::string name, std::string help) {
-  return gpu_runner_info(std::move(name), std::move(help), [](runner::RunnerOptions const& o) {
-    return Make(gpu_subject_options(o));
-  });
+  // One per process: a peer's device code may keep state in globals of its module.
+  return gpu_runner_info(
+      std::move(name),
+      std::move(help),
+      [](runner::RunnerOptions const& o) { return Make(gpu_subject_options(o)); },
+      true);
 }
 #endif
 
