@@ -319,7 +319,7 @@ runner::StressOptions stress_options(StressCli const& cli,
   o.shard_count      = shard.second;
   if (cli.case_given) o.only_case = cli.only_case;
   o.interrupt    = &g_interrupt;
-  o.workers      = cli.jobs               ? cli.jobs
+  o.workers      = cli.jobs                  ? cli.jobs
                    : c.info->one_per_process ? 1u
                    : c.info->uses_gpu        ? default_gpu_workers()
                                              : 1u;
