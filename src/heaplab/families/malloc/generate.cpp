@@ -91,9 +91,13 @@ FillWave fill_wave(Draw& d, std::uint64_t size, std::uint64_t pool) {
   f.size                    = size;
   for (std::uint64_t s : kSizes)
     if (f.size < least && s >= least) f.size = s;
-  f.size                  = std::max(f.size, least);
-  f.threads               = static_cast<std::uint32_t>(1 + d.below(256));
-  std::uint64_t const per = 2 * pool / (std::uint64_t{f.threads} * f.size) + 1;
+  f.size = std::max(f.size, least);
+  // Enough threads that none makes more than about 256 requests in a row (CUDA's malloc takes
+  // milliseconds per request on a fragmented heap: a long chain outlasts the watchdog).
+  std::uint64_t const grants = 2 * pool / f.size + 1;
+  f.threads                  = static_cast<std::uint32_t>(
+      std::max<std::uint64_t>(1 + d.below(256), std::min<std::uint64_t>(grants / 256, 4096)));
+  std::uint64_t const per = grants / f.threads + 1;
   std::uint64_t const cap = kMaxWaveRequests / f.threads - 1;  // the work budget of one wave
   f.max_per_thread        = static_cast<std::uint32_t>(
       std::clamp<std::uint64_t>(per, 1, std::min<std::uint64_t>(cap, kMaxFillPerThread)));
