@@ -635,7 +635,10 @@ std::string counts(std::vector<FileResult> const& results) {
 }
 
 [[noreturn]] void end_after_hang() {
-  std::printf("heaplab replay: a kernel hung; ending the process (exit status %d)\n", kExitHang);
+  std::printf(
+      "heaplab replay: a kernel hung or the device's context was lost; ending the process (exit "
+      "status %d)\n",
+      kExitHang);
   std::fflush(stdout);
   std::_Exit(kExitHang);
 }
