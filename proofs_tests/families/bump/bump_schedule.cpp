@@ -104,23 +104,6 @@ BumpStep read_step(json const& j, std::string const& path) {
   return read_alloc(j, path);
 }
 
-/// "format" and "version" of a bump schedule document, checked before anything else.
-void check_format(json const& document) {
-  std::string const format = kBumpFormatName;
-  if (!document.is_object())
-    fail("",
-         "a bump schedule is a JSON object with \"format\": \"" + format + "\", got " +
-             show(document));
-  auto const f = document.find("format");
-  if (f == document.end()) fail("format", "missing (expected \"" + format + "\")");
-  if (as_string(*f, "format") != format)
-    fail("format", "expected \"" + format + "\", got " + show(*f));
-  auto const v = document.find("version");
-  if (v == document.end()) fail("version", "missing (this heaplab reads version 1)");
-  if (std::uint64_t const n = as_u64(*v, "version"); n != kBumpFormatVersion)
-    fail("version", "unsupported version " + std::to_string(n) + "; this heaplab reads version 1");
-}
-
 }  // namespace
 
 void validate(BumpSchedule const& s) {
@@ -180,7 +163,7 @@ ordered to_json(BumpSchedule const& s) {
 }
 
 BumpSchedule bump_from_json(json const& document) {
-  check_format(document);
+  check_format(document, "a bump schedule", kBumpFormatName, kBumpFormatVersion);
   Obj const o(document, "", {"format", "version", "description", "arena", "steps"});
   BumpSchedule s;
   if (auto const* d = o.find("description")) s.description = as_string(*d, "description");

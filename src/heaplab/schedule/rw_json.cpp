@@ -165,21 +165,7 @@ ordered to_json(RwSchedule const& s) {
 }
 
 RwSchedule rw_from_json(json const& document) {
-  if (!document.is_object())
-    fail("",
-         "a random-walk schedule is a JSON object with \"format\": \"" +
-             std::string(kRwFormatName) + "\", got " + show(document));
-  auto const format = document.find("format");
-  if (format == document.end())
-    fail("format", "missing (expected \"" + std::string(kRwFormatName) + "\")");
-  if (as_string(*format, "format") != kRwFormatName)
-    fail("format", "expected \"" + std::string(kRwFormatName) + "\", got " + show(*format));
-  auto const version = document.find("version");
-  if (version == document.end()) fail("version", "missing (this heaplab reads version 1)");
-  if (std::uint64_t const v = as_u64(*version, "version"); v != kRwFormatVersion)
-    fail("version",
-         "unsupported version " + std::to_string(v) + "; this heaplab reads version " +
-             std::to_string(kRwFormatVersion));
+  check_format(document, "a random-walk schedule", kRwFormatName, kRwFormatVersion);
   Obj const o(document, "", {"format", "version", "description", "pool", "steps"});
   RwSchedule s;
   if (auto const* d = o.find("description")) s.description = as_string(*d, "description");

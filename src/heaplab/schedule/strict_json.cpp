@@ -101,4 +101,21 @@ json const& as_array(json const& j, std::string const& path) {
   return j;
 }
 
+void check_format(json const& document,
+                  std::string const& what,
+                  std::string const& format,
+                  std::uint64_t version) {
+  if (!document.is_object())
+    fail("", what + " is a JSON object with \"format\": \"" + format + "\", got " + show(document));
+  auto const f = document.find("format");
+  if (f == document.end()) fail("format", "missing (expected \"" + format + "\")");
+  if (as_string(*f, "format") != format)
+    fail("format", "expected \"" + format + "\", got " + show(*f));
+  auto const v            = document.find("version");
+  std::string const reads = "this heaplab reads version " + std::to_string(version);
+  if (v == document.end()) fail("version", "missing (" + reads + ")");
+  if (std::uint64_t const n = as_u64(*v, "version"); n != version)
+    fail("version", "unsupported version " + std::to_string(n) + "; " + reads);
+}
+
 }  // namespace heaplab::schedule::strict

@@ -56,6 +56,14 @@ std::string as_string(json const& j, std::string const& path);
 std::string as_nonempty(json const& j, std::string const& path);
 json const& as_array(json const& j, std::string const& path);
 
+/// A family's schedule document: a JSON object whose "format" is `format` and whose "version" is
+/// `version`, checked before anything else (a newer file says so before its new keys are
+/// refused). `what` names the document in the error ("a random-walk schedule").
+void check_format(json const& document,
+                  std::string const& what,
+                  std::string const& format,
+                  std::uint64_t version);
+
 /// A string naming one of an enum's values (`from` parses it; `names` lists the valid ones).
 template <class E>
 E as_enum(json const& j,

@@ -70,24 +70,6 @@ Decision read_decision(json const& j, std::string const& path) {
   return {Decision::Kind::read, as_u32(o.at("read"), o.path("read"), explore::kReadChoice - 1)};
 }
 
-void check_format(json const& document) {
-  if (!document.is_object())
-    fail("",
-         "an interleaving schedule is a JSON object with \"format\": \"" +
-             std::string(kFormatName) + "\", got " + show(document));
-  auto const format = document.find("format");
-  if (format == document.end())
-    fail("format", "missing (expected \"" + std::string(kFormatName) + "\")");
-  if (as_string(*format, "format") != kFormatName)
-    fail("format", "expected \"" + std::string(kFormatName) + "\", got " + show(*format));
-  auto const version = document.find("version");
-  if (version == document.end()) fail("version", "missing (this heaplab reads version 1)");
-  if (std::uint64_t const v = as_u64(*version, "version"); v != kFormatVersion)
-    fail("version",
-         "unsupported version " + std::to_string(v) + "; this heaplab reads version " +
-             std::to_string(kFormatVersion));
-}
-
 }  // namespace
 
 std::uint32_t Decision::encoded() const {
@@ -166,7 +148,7 @@ ordered to_json(InterleavingSchedule const& s) {
 }
 
 InterleavingSchedule from_json(json const& document) {
-  check_format(document);
+  check_format(document, "an interleaving schedule", kFormatName, kFormatVersion);
   Obj const o(document,
               "",
               {"format",

@@ -197,22 +197,6 @@ MallocStep read_step(json const& j, std::string const& path) {
   fail(path + ".op", "unknown op '" + name + "'; expected one of: alloc, fill, free, touch");
 }
 
-void check_format(json const& document) {
-  std::string const format = kMallocFormatName;
-  if (!document.is_object())
-    fail("",
-         "a malloc schedule is a JSON object with \"format\": \"" + format + "\", got " +
-             show(document));
-  auto const f = document.find("format");
-  if (f == document.end()) fail("format", "missing (expected \"" + format + "\")");
-  if (as_string(*f, "format") != format)
-    fail("format", "expected \"" + format + "\", got " + show(*f));
-  auto const v = document.find("version");
-  if (v == document.end()) fail("version", "missing (this heaplab reads version 1)");
-  if (std::uint64_t const n = as_u64(*v, "version"); n != kMallocFormatVersion)
-    fail("version", "unsupported version " + std::to_string(n) + "; this heaplab reads version 1");
-}
-
 }  // namespace
 
 char const* to_string(SizeDist d) { return name_of(kDists, d); }
@@ -321,7 +305,7 @@ ordered to_json(MallocSchedule const& s) {
 }
 
 MallocSchedule malloc_from_json(json const& document) {
-  check_format(document);
+  check_format(document, "a malloc schedule", kMallocFormatName, kMallocFormatVersion);
   Obj const o(document, "", {"format", "version", "description", "pool", "steps"});
   MallocSchedule s;
   if (auto const* d = o.find("description")) s.description = as_string(*d, "description");
