@@ -2,6 +2,7 @@
 #include "heaplab/families/malloc/runner.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <map>
 #include <stdexcept>
@@ -27,8 +28,8 @@ constexpr std::uint64_t kSaltFree = 0x66726565;
 std::vector<Allocation> select_frees(std::vector<Allocation> const& live, FreeWave const& f) {
   std::vector<Allocation> out;
   if (live.empty()) return out;
-  std::size_t const oldest =
-      static_cast<std::size_t>(static_cast<double>(live.size()) * f.fraction + 0.999999);
+  auto const oldest =
+      static_cast<std::size_t>(std::ceil(static_cast<double>(live.size()) * f.fraction));
   Allocation const& anchor = live[schedule::pick(live.size(), f.seed, 0, kSaltFree)];
   for (std::size_t i = 0; i < live.size(); ++i) {
     Allocation const& a = live[i];
@@ -154,7 +155,7 @@ class MallocRun {
     }
     if (!f) commit(st);
     r.ok       = !f;
-    r.live     = f ? live_.size() : live_.size();
+    r.live     = live_.size();  // after a failure: the model's, before the failing step
     r.in_use   = bytes_of(live_);
     r.capacity = s_.pool;
     r.line     = step_line(r);
