@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "heaplab/core/expects.hpp"
 #include "heaplab/families/malloc/catalog.hpp"
 #include "heaplab/families/malloc/cookie.hpp"
 #include "heaplab/families/malloc/family.hpp"
@@ -259,6 +260,42 @@ TEST(MallocReference, ASubjectsExceptionIsACrashOfThatStep) {
   EXPECT_EQ(runner::FailureKind::crash, out.failure->kind);
   EXPECT_EQ(0u, out.failure->step);
   EXPECT_NE(std::string::npos, out.failure->message.find("answered 0 of 32"));
+}
+
+TEST(MallocRunnerSupport, APoolBelowTheSubjectsMinimumIsNotSupportedAndSaysWhy) {
+  class NeedsOneMiB final : public Subject {
+   public:
+    NeedsOneMiB() : inner_(make_reference_subject()) {}
+    SubjectInfo info() const override {
+      SubjectInfo i = inner_->info();
+      i.min_pool    = 1 << 20;
+      return i;
+    }
+    void reset(std::uint64_t b) override { inner_->reset(b); }
+    AddressRange pool() const override { return inner_->pool(); }
+    std::vector<std::uint64_t> alloc_wave(AllocPlan const& p) override {
+      return inner_->alloc_wave(p);
+    }
+    void free_wave(std::vector<std::uint64_t> const& a) override { inner_->free_wave(a); }
+    void write(std::vector<Block> const& b) override { inner_->write(b); }
+    std::vector<std::uint64_t> verify(std::vector<Block> const& b) override {
+      return inner_->verify(b);
+    }
+
+   private:
+    std::unique_ptr<Subject> inner_;
+  };
+  MallocRunner r(
+      "needs-1-mib", [] { return std::make_unique<NeedsOneMiB>(); }, true);
+  MallocSchedule s         = parse(kHead + R"("steps": [{"op": "touch"}]})");  // 64 KiB
+  runner::Support const no = r.supports(s);
+  EXPECT_FALSE(no.supported);
+  EXPECT_NE(std::string::npos, no.reason.find("at least 1048576 bytes")) << no.reason;
+  EXPECT_NE(std::string::npos, no.reason.find("--heap-mib 1 or more")) << no.reason;
+  EXPECT_THROW((void)r.run(s), core::precondition_error);
+  s.pool = 1 << 20;
+  EXPECT_TRUE(r.supports(s).supported);
+  EXPECT_TRUE(r.run(s).ok());
 }
 
 struct PlantedCase {

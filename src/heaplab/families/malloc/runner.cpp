@@ -336,12 +336,23 @@ MallocRunner::MallocRunner(std::string name, SubjectFactory const& make, bool de
 }
 
 runner::Support MallocRunner::supports(runner::AnySchedule const& s) const {
-  (void)s.get<MallocSchedule>();
+  return supports(s.get<MallocSchedule>());
+}
+
+runner::Support MallocRunner::supports(MallocSchedule const& s) const {
+  SubjectInfo const info = subject_->info();
+  if (s.pool < info.min_pool)
+    return {false,
+            info.name + " needs a pool of at least " + std::to_string(info.min_pool) +
+                " bytes; this schedule's is " + std::to_string(s.pool) + " (stress: --heap-mib " +
+                std::to_string((info.min_pool + (1u << 20) - 1) >> 20) + " or more)"};
   return {};
 }
 
 RunOutcome MallocRunner::run(MallocSchedule const& s, runner::StepCallback const& on_step) {
   validate(s);
+  if (runner::Support const ok = supports(s); !ok.supported)
+    throw core::precondition_error(name_ + ": " + ok.reason);
   return MallocRun(s, *subject_, on_step).run();
 }
 

@@ -39,7 +39,9 @@ class MallocRunner final : public runner::Runner {
 
   [[nodiscard]] std::string name() const override { return name_; }
   [[nodiscard]] bool deterministic() const override { return deterministic_; }
+  /// Every valid schedule whose pool is at least the subject's min_pool.
   [[nodiscard]] runner::Support supports(runner::AnySchedule const& s) const override;
+  [[nodiscard]] runner::Support supports(MallocSchedule const& s) const;
   [[nodiscard]] bool usable() const override { return subject_->usable(); }
   [[nodiscard]] std::string device_name() const override { return subject_->device_name(); }
 

@@ -30,6 +30,9 @@ struct SubjectInfo {
   /// A fill from an empty pool must reach at least this fraction of the bytes the first fill
   /// from an empty pool reached (0: not judged). Freed memory comes back.
   double recovery = 0;
+  /// The smallest pool (bytes) it can be set up with; a schedule with a smaller pool is not
+  /// supported by its runner (stress counts the case as skipped, replay says why).
+  std::uint64_t min_pool = 0;
 };
 
 /// An address range [begin, end); empty when the subject does not say where its pool is.

@@ -65,6 +65,10 @@ struct GallatinAdapter {
     i.null_floor = 0;   // size classes and segment granularity: nulls are measured only
     i.exact_gaps = false;
     i.recovery   = 0.5;  // freed slices, blocks and segments go back to Gallatin's trees
+    // Its set-up failed with 4 segments ("Failed to initialize block 0 from tree 3": it seems to
+    // give each size-class tree a segment at start) and ran with 16 (H100, 2026-11-28): the
+    // smallest pool it ran with.
+    i.min_pool = 256ull << 20;
     return i;
   }
 
