@@ -482,6 +482,7 @@ void print_summary(runner::Family const& family,
       with_commas(s.steps).c_str(),
       s.elapsed,
       result.stop_reason.c_str());
+  if (s.skipped > 0) std::printf("heaplab stress: skipped because: %s\n", s.skip_reason.c_str());
   for (auto const& note : family.stress_notes(s)) std::printf("heaplab stress: %s\n", note.c_str());
   for (auto const& category : family.coverage_categories()) {
     auto const it = s.coverage.counts.find(category.key);

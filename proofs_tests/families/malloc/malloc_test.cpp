@@ -296,6 +296,22 @@ TEST(MallocRunnerSupport, APoolBelowTheSubjectsMinimumIsNotSupportedAndSaysWhy) 
   s.pool = 1 << 20;
   EXPECT_TRUE(r.supports(s).supported);
   EXPECT_TRUE(r.run(s).ok());
+
+  // Stress skips the cases with smaller pools and says why.
+  runner::StressOptions o;
+  o.max_cases        = 20;
+  o.request.profile  = "mixed";
+  o.request.runner   = "malloc-model";  // pools that vary (not one fixed pool)
+  o.request.heap_mib = 1;               // pools of 64 KiB .. 1 MiB
+  o.out_dir          = std::filesystem::temp_directory_path() / "heaplab-malloc-min-pool";
+  auto const result  = runner::run_stress(family(), o, [](unsigned) {
+    return std::make_unique<MallocRunner>(
+        "needs-1-mib", [] { return std::make_unique<NeedsOneMiB>(); }, true);
+  });
+  EXPECT_GT(result.stats.skipped, 0u);
+  EXPECT_NE(std::string::npos, result.stats.skip_reason.find("needs a pool of at least"))
+      << result.stats.skip_reason;
+  std::filesystem::remove_all(o.out_dir);
 }
 
 struct PlantedCase {

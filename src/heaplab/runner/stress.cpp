@@ -123,7 +123,8 @@ struct StressShared {
   std::atomic<bool> stop{false};
   std::atomic<int> running{0};
   std::atomic<unsigned> exhausted{0};  // workers that ran out of cases (--cases, --case)
-  std::mutex mutex;  // failures, stop_reason, coverage, counts, observer.on_failure
+  std::mutex mutex;  // failures, stop_reason, coverage, counts, observer.on_failure, skip_reason
+  std::string skip_reason;  // why the first skipped case was not supported
   std::condition_variable wake;
   std::vector<SavedFailure> saved;
   std::string stop_reason;
@@ -244,7 +245,9 @@ class StressRun {
         break;
       }
       StressCase const c = make_case(family_, options_, *k);
-      if (!runner.supports(c.schedule).supported) {
+      if (Support const support = runner.supports(c.schedule); !support.supported) {
+        std::lock_guard<std::mutex> lock(shared_.mutex);
+        if (shared_.skip_reason.empty()) shared_.skip_reason = support.reason;
         ++shared_.skipped;
         continue;
       }
@@ -278,6 +281,7 @@ class StressRun {
     st.cases                = shared_.cases;
     st.steps                = shared_.steps;
     st.skipped              = shared_.skipped;
+    st.skip_reason          = shared_.skip_reason;
     st.failures             = shared_.failures;
     st.live                 = shared_.live;
     st.in_use               = shared_.in_use;

@@ -72,7 +72,8 @@ std::string case_description(StressOptions const& options, std::uint64_t k);
 /// A stress run so far: what the family's stress_notes() see (StressCounts: elapsed, cases,
 /// steps, the summed StepReport counts, coverage) and the rest of the progress line.
 struct StressStats : StressCounts {
-  std::uint64_t skipped  = 0;  // cases the runner does not support
+  std::uint64_t skipped = 0;  // cases the runner does not support
+  std::string skip_reason;    // why the first of them was not supported
   std::uint64_t failures = 0;
   /// Cases run by each worker (index w; a GPU runner's worker w runs on GPU w % GPUs).
   std::vector<std::uint64_t> cases_per_worker;
