@@ -7,6 +7,7 @@
 
 #include "heaplab/core/expects.hpp"
 #include "heaplab/families/malloc/family.hpp"
+#include "heaplab/runner/registry.hpp"
 #include "heaplab/schedule/choice.hpp"
 
 namespace heaplab::malloc_family {
@@ -47,12 +48,13 @@ std::uint64_t max_pool(runner::GenerationRequest const& r) {
   return std::max(p, kMinPool);
 }
 
-/// Every runner but heaplab's own (malloc-model, malloc-rw-cpu, malloc-rw-gpu) gets the request's
-/// pool every time: CUDA malloc's heap size is fixed per process, and the peers set up their heaps
-/// in large segments or with large fixed parts (docs/malloc.md "Peers"), so the utilization of
-/// small pools would say little about them.
+/// A runner whose allocator's state is the process's (RunnerInfo::one_per_process: CUDA malloc,
+/// whose heap size is fixed per process; the peers, which set up their heaps in large segments or
+/// with large fixed parts, docs/malloc.md "Peers") gets the request's pool every time; the others
+/// (and an unknown runner) get pools that vary with the case.
 bool fixed_pool(runner::GenerationRequest const& r) {
-  return r.runner != "malloc-model" && r.runner != "malloc-rw-cpu" && r.runner != "malloc-rw-gpu";
+  runner::RunnerInfo const* info = runner::Registry::instance().runner(r.runner);
+  return info != nullptr && info->one_per_process;
 }
 
 AllocWave alloc_wave(Draw& d, std::uint32_t size, std::uint64_t pool) {
