@@ -1,7 +1,8 @@
 // GPU tests of the malloc family (docs/malloc.md): every GPU runner of the family registered in
 // this build (malloc-cuda, malloc-rw-gpu, and the peers whose CMake options are on) passes the
-// catalog on generated schedules of the mixed and oom profiles, the cases of `heaplab stress
-// --runner NAME --seed 20261128 --heap-mib 16`; and the planted adapter bugs around RW_malloc on
+// catalog on generated schedules of the mixed and oom profiles (bounded for a subject without an
+// out-of-memory path), the cases of `heaplab stress --runner NAME --seed 20261128 --heap-mib 16`
+// (or the subject's smallest pool); and the planted adapter bugs around RW_malloc on
 // the GPU are caught by the generic stress, as they are around the reference on the CPU
 // (malloc_test.cpp). Without a usable GPU every test says SKIPPED.
 //
@@ -12,12 +13,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "gpu_test.hpp"
 #include "heaplab/families/malloc/family.hpp"
 #include "heaplab/families/malloc/gpu/gpu_subjects.hpp"
 #include "heaplab/families/malloc/reference.hpp"
+#include "heaplab/families/malloc/runner.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/runner/stress.hpp"
 
@@ -32,17 +36,28 @@ std::uint64_t property_cases() {
   return heaplab::testing::under_cuda_tool() ? 4 : 40;
 }
 
-hr::StressOptions options(std::string const& runner, std::string const& profile) {
+hr::StressOptions options(std::string const& runner,
+                          std::string const& profile,
+                          std::uint32_t heap_mib = 16) {
   hr::StressOptions o;
   o.request.profile  = profile;
   o.request.runner   = runner;
-  o.request.heap_mib = 16;
+  o.request.heap_mib = heap_mib;
   o.seconds          = 600;  // the case count ends the run
   o.max_cases        = property_cases();
   o.seed             = 20261128;
   o.max_failures     = 3;
   char const* dir    = std::getenv("HEAPLAB_FAILURE_DIR");
   o.out_dir          = dir != nullptr && *dir != '\0' ? dir : "failures";
+  return o;
+}
+
+/// A 30 s watchdog: CUDA's malloc takes milliseconds per request near a full heap, and the GPU may
+/// be shared (an H200 running six of these tests at once took more than 5 s for one fill wave of
+/// malloc-cuda, 2026-11-28); a hang still ends the case.
+hr::RunnerOptions runner_options() {
+  hr::RunnerOptions o;
+  o.watchdog_ms = 30000;
   return o;
 }
 
@@ -53,16 +68,30 @@ TEST_P(MallocGpu, GeneratedSchedulesKeepTheCatalog) {
   std::string const name = GetParam();
   std::string const why  = hr::unavailable_reason(name);
   ASSERT_TRUE(why.empty()) << "a GPU is present but " << name << " cannot run: " << why;
-  // Both profiles give malloc-cuda's cases the one pool of --heap-mib: CUDA malloc's heap size is
-  // fixed per process.
-  for (std::string const profile : {"mixed", "oom"}) {
-    hr::StressOptions const o = options(name, profile);
-    hr::StressResult const r =
-        hr::run_stress(hm::family(), o, [&](unsigned) { return hr::make_runner(name); });
+  // The subject's declarations choose the pool and the profiles: its smallest pool, and only
+  // bounded demand for a subject without an out-of-memory path (docs/malloc.md "Out of memory").
+  hm::SubjectInfo info;
+  {
+    std::unique_ptr<hr::Runner> const probe = hr::make_runner(name);
+    auto const* malloc_runner               = dynamic_cast<hm::MallocRunner const*>(probe.get());
+    ASSERT_NE(malloc_runner, nullptr) << name << " is not a MallocRunner";
+    info = malloc_runner->subject_info();
+  }
+  auto const heap_mib = static_cast<std::uint32_t>(
+      std::max<std::uint64_t>(16, (info.min_pool + (1u << 20) - 1) >> 20));
+  std::vector<std::string> const profiles = info.max_demand > 0
+                                                ? std::vector<std::string>{"bounded"}
+                                                : std::vector<std::string>{"mixed", "oom"};
+  // Every profile gives malloc-cuda's cases the one pool of --heap-mib: CUDA malloc's heap size
+  // is fixed per process.
+  for (std::string const& profile : profiles) {
+    hr::StressOptions const o = options(name, profile, heap_mib);
+    hr::StressResult const r  = hr::run_stress(
+        hm::family(), o, [&](unsigned) { return hr::make_runner(name, runner_options()); });
     for (auto const& f : r.failures)
       ADD_FAILURE() << name << " " << profile << ": " << f.failure.message
                     << "\n  failure file: " << f.path.string();
-    EXPECT_EQ(r.stats.cases, o.max_cases) << r.stop_reason;
+    EXPECT_EQ(r.stats.cases, o.max_cases) << r.stop_reason << " " << r.stats.skip_reason;
     auto const count = [&](char const* key) {
       return r.stats.counts.count(key) ? r.stats.counts.at(key) : 0u;
     };

@@ -7,7 +7,11 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "heaplab/core/expects.hpp"
@@ -193,7 +197,7 @@ TEST(MallocReference, FillsFreesAndRefillsCleanlyAndRecovers) {
 }
 
 TEST(MallocReference, GeneratedCasesOfEveryProfilePassTheCatalog) {
-  for (std::string const profile : {"mixed", "oom", "small"})
+  for (std::string const profile : {"mixed", "oom", "small", "bounded"})
     for (std::uint64_t seed = 1; seed <= 12; ++seed) {
       runner::GenerationRequest request;
       request.profile  = profile;
@@ -262,31 +266,38 @@ TEST(MallocReference, ASubjectsExceptionIsACrashOfThatStep) {
   EXPECT_NE(std::string::npos, out.failure->message.find("answered 0 of 32"));
 }
 
-TEST(MallocRunnerSupport, APoolBelowTheSubjectsMinimumIsNotSupportedAndSaysWhy) {
-  class NeedsOneMiB final : public Subject {
-   public:
-    NeedsOneMiB() : inner_(make_reference_subject()) {}
-    SubjectInfo info() const override {
-      SubjectInfo i = inner_->info();
-      i.min_pool    = 1 << 20;
-      return i;
-    }
-    void reset(std::uint64_t b) override { inner_->reset(b); }
-    AddressRange pool() const override { return inner_->pool(); }
-    std::vector<std::uint64_t> alloc_wave(AllocPlan const& p) override {
-      return inner_->alloc_wave(p);
-    }
-    void free_wave(std::vector<std::uint64_t> const& a) override { inner_->free_wave(a); }
-    void write(std::vector<Block> const& b) override { inner_->write(b); }
-    std::vector<std::uint64_t> verify(std::vector<Block> const& b) override {
-      return inner_->verify(b);
-    }
+/// The reference allocator declaring other policies: `edit` changes its SubjectInfo.
+class Declaring final : public Subject {
+ public:
+  explicit Declaring(std::function<void(SubjectInfo&)> edit)
+      : inner_(make_reference_subject()), edit_(std::move(edit)) {}
+  SubjectInfo info() const override {
+    SubjectInfo i = inner_->info();
+    edit_(i);
+    return i;
+  }
+  void reset(std::uint64_t b) override { inner_->reset(b); }
+  AddressRange pool() const override { return inner_->pool(); }
+  std::vector<std::uint64_t> alloc_wave(AllocPlan const& p) override {
+    return inner_->alloc_wave(p);
+  }
+  void free_wave(std::vector<std::uint64_t> const& a) override { inner_->free_wave(a); }
+  void write(std::vector<Block> const& b) override { inner_->write(b); }
+  std::vector<std::uint64_t> verify(std::vector<Block> const& b) override {
+    return inner_->verify(b);
+  }
 
-   private:
-    std::unique_ptr<Subject> inner_;
-  };
-  MallocRunner r(
-      "needs-1-mib", [] { return std::make_unique<NeedsOneMiB>(); }, true);
+ private:
+  std::unique_ptr<Subject> inner_;
+  std::function<void(SubjectInfo&)> edit_;
+};
+
+std::unique_ptr<Subject> needs_one_mib() {
+  return std::make_unique<Declaring>([](SubjectInfo& i) { i.min_pool = 1 << 20; });
+}
+
+TEST(MallocRunnerSupport, APoolBelowTheSubjectsMinimumIsNotSupportedAndSaysWhy) {
+  MallocRunner r("needs-1-mib", needs_one_mib, true);
   MallocSchedule s         = parse(kHead + R"("steps": [{"op": "touch"}]})");  // 64 KiB
   runner::Support const no = r.supports(s);
   EXPECT_FALSE(no.supported);
@@ -305,12 +316,86 @@ TEST(MallocRunnerSupport, APoolBelowTheSubjectsMinimumIsNotSupportedAndSaysWhy) 
   o.request.heap_mib = 1;               // pools of 64 KiB .. 1 MiB
   o.out_dir          = std::filesystem::temp_directory_path() / "heaplab-malloc-min-pool";
   auto const result  = runner::run_stress(family(), o, [](unsigned) {
-    return std::make_unique<MallocRunner>(
-        "needs-1-mib", [] { return std::make_unique<NeedsOneMiB>(); }, true);
+    return std::make_unique<MallocRunner>("needs-1-mib", needs_one_mib, true);
   });
   EXPECT_GT(result.stats.skipped, 0u);
   EXPECT_NE(std::string::npos, result.stats.skip_reason.find("needs a pool of at least"))
       << result.stats.skip_reason;
+  std::filesystem::remove_all(o.out_dir);
+}
+
+TEST(MallocSchedule, DemandBytesSumsEveryRequestAndAFillHasNoBound) {
+  // 10 threads x 2 requests of 64 B, then 3 threads x 1 of 100 B with odd lanes idle
+  // (alternate: threads 0 and 2 ask).
+  MallocSchedule s = parse(kHead + R"("steps": [
+      {"op": "alloc", "threads": 10, "per_thread": 2, "sizes": "fixed", "min": 64, "max": 64,
+       "lanes": "per_lane", "divergence": "all", "seed": 1},
+      {"op": "free", "select": "all"},
+      {"op": "alloc", "threads": 3, "per_thread": 1, "sizes": "fixed", "min": 100, "max": 100,
+       "lanes": "per_lane", "divergence": "alternate", "seed": 1}]})");
+  ASSERT_TRUE(demand_bytes(s).has_value());
+  EXPECT_EQ(10u * 2u * 64u + 2u * 100u, *demand_bytes(s));
+  s.steps.emplace_back(FillWave{});
+  EXPECT_FALSE(demand_bytes(s).has_value());
+}
+
+TEST(MallocRunnerSupport, ASubjectWithoutAnOutOfMemoryPathGetsOnlyBoundedDemand) {
+  auto const make = [] {
+    return std::make_unique<Declaring>([](SubjectInfo& i) { i.max_demand = 0.125; });
+  };
+  MallocRunner r("no-oom-path", make, true);
+  // 65536-byte pool: at most 8192 bytes together.
+  MallocSchedule s = parse(kHead + R"("steps": [
+      {"op": "alloc", "threads": 128, "per_thread": 1, "sizes": "fixed", "min": 64, "max": 64,
+       "lanes": "per_lane", "divergence": "all", "seed": 1}]})");
+  EXPECT_TRUE(r.supports(s).supported);  // 8192 bytes
+  std::get<AllocWave>(s.steps[0]).threads = 129;
+  runner::Support const over              = r.supports(s);
+  EXPECT_FALSE(over.supported);
+  EXPECT_NE(std::string::npos, over.reason.find("no out-of-memory path")) << over.reason;
+  EXPECT_NE(std::string::npos, over.reason.find("asks for 8256")) << over.reason;
+  std::get<AllocWave>(s.steps[0]).threads = 1;
+  s.steps.emplace_back(FillWave{});
+  runner::Support const fills = r.supports(s);
+  EXPECT_FALSE(fills.supported);
+  EXPECT_NE(std::string::npos, fills.reason.find("this schedule fills")) << fills.reason;
+  EXPECT_THROW((void)r.run(s), core::precondition_error);
+
+  // The bounded profile's cases keep to a sixteenth of the pool (summed here from request_size)
+  // and run, none skipped, while the mixed profile's fills are skipped.
+  runner::StressOptions o;
+  o.max_cases        = 60;
+  o.request.runner   = "malloc-model";
+  o.request.heap_mib = 1;
+  o.out_dir          = std::filesystem::temp_directory_path() / "heaplab-malloc-max-demand";
+  for (std::uint64_t k = 0; k < o.max_cases; ++k) {
+    o.request.profile      = "bounded";
+    MallocSchedule const c = runner::make_case(family(), o, k).schedule.get<MallocSchedule>();
+    std::uint64_t sum      = 0;
+    for (MallocStep const& step : c.steps) {
+      ASSERT_FALSE(std::holds_alternative<FillWave>(step)) << "case " << k;
+      if (auto const* a = std::get_if<AllocWave>(&step))
+        for (std::uint32_t t = 0; t < a->threads; ++t)
+          for (std::uint32_t q = 0; q < a->per_thread; ++q) sum += request_size(*a, t, q);
+    }
+    EXPECT_LE(sum, c.pool / 16) << "case " << k;
+  }
+  for (std::string const profile : {"bounded", "mixed"}) {
+    o.request.profile = profile;
+    auto const result = runner::run_stress(family(), o, [&](unsigned) {
+      return std::make_unique<MallocRunner>("no-oom-path", make, true);
+    });
+    EXPECT_EQ(0u, result.stats.failures) << profile;
+    EXPECT_EQ(o.max_cases, result.stats.cases + result.stats.skipped) << profile;
+    if (profile == "bounded") {
+      EXPECT_EQ(0u, result.stats.skipped) << result.stats.skip_reason;
+      EXPECT_GT(result.stats.counts.at("granted"), 0u);
+    } else {
+      EXPECT_GT(result.stats.skipped, 0u);
+      EXPECT_NE(std::string::npos, result.stats.skip_reason.find("--profile bounded"))
+          << result.stats.skip_reason;
+    }
+  }
   std::filesystem::remove_all(o.out_dir);
 }
 

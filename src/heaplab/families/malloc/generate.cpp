@@ -1,6 +1,6 @@
-// The malloc family's generators (family.hpp): profiles "mixed", "oom" and "small". Every choice
-// is schedule::mix of the case's seed and a counter, so a case is a pure function of (request,
-// seed, size) on every platform.
+// The malloc family's generators (family.hpp): profiles "mixed", "oom", "small" and "bounded".
+// Every choice is schedule::mix of the case's seed and a counter, so a case is a pure function of
+// (request, seed, size) on every platform.
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -142,6 +142,38 @@ MallocSchedule mixed(Draw& d, std::uint32_t size, std::uint64_t pool) {
   return s;
 }
 
+/// Alloc waves, frees and touches whose requests, all together, ask for at most a sixteenth of the
+/// pool (demand_bytes), and no fills: for subjects without an out-of-memory path
+/// (SubjectInfo::max_demand). A wave that would pass the budget gets fewer threads, or is left
+/// out.
+MallocSchedule bounded(Draw& d, std::uint32_t size, std::uint64_t pool) {
+  MallocSchedule s;
+  s.pool              = pool;
+  std::uint64_t left  = pool / 16;
+  std::size_t const n = 2 + d.below(2 + size / 5);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t const r = d.below(20);
+    if (r < 11) {
+      AllocWave a         = alloc_wave(d, size, pool);
+      std::uint64_t bytes = wave_bytes(a);
+      while (bytes > left && a.threads > 1) {
+        a.threads = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(a.threads - 1, std::uint64_t{a.threads} * left / bytes));
+        a.threads = std::max<std::uint32_t>(a.threads, 1);
+        bytes     = wave_bytes(a);
+      }
+      if (bytes > left) continue;
+      left -= bytes;
+      s.steps.emplace_back(a);
+    } else if (r < 17) {
+      s.steps.emplace_back(free_wave(d));
+    } else {
+      s.steps.emplace_back(Touch{});
+    }
+  }
+  return s;
+}
+
 /// Near out of memory and recovery: fill, free part, refill, free all, fill again (the recovery
 /// check compares fills of one size from an empty pool), with waves and touches between.
 MallocSchedule oom(Draw& d, std::uint32_t size, std::uint64_t pool) {
@@ -173,7 +205,10 @@ std::vector<runner::Profile> MallocFamily::profiles() const {
            "alloc waves of every size distribution and divergence, frees of every "
            "selector, touches and fills, pools up to --heap-mib"},
           {"oom", "near out of memory and recovery: fill, free part, refill, free all, fill"},
-          {"small", "pools of 4-64 KiB and small waves: the quickest cases"}};
+          {"small", "pools of 4-64 KiB and small waves: the quickest cases"},
+          {"bounded",
+           "alloc waves, frees and touches asking for at most 1/16 of the pool all together, no "
+           "fills: for subjects without an out-of-memory path (Ouroboros)"}};
 }
 
 std::string MallocFamily::request_summary(runner::GenerationRequest const& r) const {
@@ -197,9 +232,12 @@ runner::AnySchedule MallocFamily::generate(runner::GenerationRequest const& requ
     s = mixed(d, request.profile == "small" ? std::min<std::uint32_t>(size, 10) : size, pool);
   else if (request.profile == "oom")
     s = oom(d, size, pool);
+  else if (request.profile == "bounded")
+    s = bounded(d, size, pool);
   else
-    HEAPLAB_EXPECTS(
-        false, "malloc: unknown profile '" + request.profile + "' (expected mixed, oom or small)");
+    HEAPLAB_EXPECTS(false,
+                    "malloc: unknown profile '" + request.profile +
+                        "' (expected mixed, oom, small or bounded)");
   s.pool = pool;
   validate(s);
   return wrap(std::move(s));

@@ -51,8 +51,13 @@ runner::RunnerRegistration const malloc_ouroboros_chunk{peer_info<&make_ouroboro
 #if defined(HEAPLAB_HAVE_CUDA_RUNTIME) && defined(HEAPLAB_HAVE_PEER_SCATTERALLOC)
 runner::RunnerRegistration const malloc_scatteralloc{peer_info<&make_scatteralloc_subject>(
     "malloc-scatteralloc",
-    "ScatterAlloc through mallocMC (peer; Scatter + XMallocSIMD, default configuration) against "
-    "the catalog")};
+    "ScatterAlloc through mallocMC (peer; Scatter with a 2 MiB access block, Noop distribution) "
+    "against the catalog")};
+runner::RunnerRegistration const malloc_scatteralloc_xmalloc{
+    peer_info<&make_scatteralloc_xmalloc_subject>(
+        "malloc-scatteralloc-xmalloc",
+        "ScatterAlloc through mallocMC (peer; Scatter with a 2 MiB access block, XMallocSIMD "
+        "distribution: a warp's small requests combined) against the catalog")};
 #endif
 
 }  // namespace

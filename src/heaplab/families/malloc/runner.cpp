@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -346,6 +347,17 @@ runner::Support MallocRunner::supports(MallocSchedule const& s) const {
             info.name + " needs a pool of at least " + std::to_string(info.min_pool) +
                 " bytes; this schedule's is " + std::to_string(s.pool) + " (stress: --heap-mib " +
                 std::to_string((info.min_pool + (1u << 20) - 1) >> 20) + " or more)"};
+  if (info.max_demand > 0) {
+    auto const limit = static_cast<std::uint64_t>(info.max_demand * static_cast<double>(s.pool));
+    std::optional<std::uint64_t> const demand = demand_bytes(s);
+    std::string const policy =
+        info.name + " has no out-of-memory path: a schedule may ask for at most " +
+        std::to_string(limit) + " bytes of its pool of " + std::to_string(s.pool) +
+        " all together, and may not fill (stress: --profile bounded)";
+    if (!demand) return {false, policy + "; this schedule fills"};
+    if (*demand > limit)
+      return {false, policy + "; this schedule asks for " + std::to_string(*demand)};
+  }
   return {};
 }
 

@@ -39,11 +39,14 @@ class MallocRunner final : public runner::Runner {
 
   [[nodiscard]] std::string name() const override { return name_; }
   [[nodiscard]] bool deterministic() const override { return deterministic_; }
-  /// Every valid schedule whose pool is at least the subject's min_pool.
+  /// Every valid schedule whose pool is at least the subject's min_pool and, for a subject with a
+  /// max_demand, whose demand_bytes keep to it.
   [[nodiscard]] runner::Support supports(runner::AnySchedule const& s) const override;
   [[nodiscard]] runner::Support supports(MallocSchedule const& s) const;
   [[nodiscard]] bool usable() const override { return subject_->usable(); }
   [[nodiscard]] std::string device_name() const override { return subject_->device_name(); }
+  /// What the subject declares (its policies, alignment, smallest pool).
+  [[nodiscard]] SubjectInfo subject_info() const { return subject_->info(); }
 
   runner::RunOutcome run(MallocSchedule const& s, runner::StepCallback const& on_step = {});
   runner::RunOutcome run(runner::AnySchedule const& s,

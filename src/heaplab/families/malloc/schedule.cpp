@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <utility>
+#include <variant>
 
 #include "heaplab/schedule/choice.hpp"
 #include "heaplab/schedule/strict_json.hpp"
@@ -216,6 +217,22 @@ std::uint64_t step_requests(MallocStep const& step) {
   if (auto const* f = std::get_if<FillWave>(&step))
     return std::uint64_t{f->threads} * (f->max_per_thread + 1ull);
   return 0;
+}
+
+std::uint64_t wave_bytes(AllocWave const& w) {
+  std::uint64_t bytes = 0;
+  for (std::uint32_t t = 0; t < w.threads; ++t)
+    for (std::uint32_t k = 0; k < w.per_thread; ++k) bytes += request_size(w, t, k);
+  return bytes;
+}
+
+std::optional<std::uint64_t> demand_bytes(MallocSchedule const& s) {
+  std::uint64_t bytes = 0;
+  for (MallocStep const& step : s.steps) {
+    if (std::holds_alternative<FillWave>(step)) return std::nullopt;
+    if (auto const* a = std::get_if<AllocWave>(&step)) bytes += wave_bytes(*a);
+  }
+  return bytes;
 }
 
 void validate(MallocSchedule const& s) {

@@ -139,6 +139,12 @@ std::uint64_t step_requests(MallocStep const& step);
 /// Bytes that request k of thread t of wave `w` asks for; 0 when the thread does not ask
 /// (divergence). A pure function of the wave and (t, k).
 std::uint64_t request_size(AllocWave const& w, std::uint32_t t, std::uint32_t k);
+/// Bytes the wave's requests ask for together (the sum of request_size over its threads and
+/// requests).
+std::uint64_t wave_bytes(AllocWave const& w);
+/// Bytes the schedule's alloc waves ask for together, frees not subtracted: an upper bound of its
+/// bytes live at any time. Empty when the schedule has a fill (which asks until the first null).
+std::optional<std::uint64_t> demand_bytes(MallocSchedule const& schedule);
 
 nlohmann::ordered_json to_json(MallocSchedule const& schedule);
 /// Strict reader of a parsed document (errors name the field path).

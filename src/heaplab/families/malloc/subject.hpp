@@ -33,6 +33,11 @@ struct SubjectInfo {
   /// The smallest pool (bytes) it can be set up with; a schedule with a smaller pool is not
   /// supported by its runner (stress counts the case as skipped, replay says why).
   std::uint64_t min_pool = 0;
+  /// For a subject without an out-of-memory path (one that must never be asked for more than its
+  /// pool holds, docs/malloc.md "Out of memory"): a schedule is supported only when its alloc
+  /// waves ask for at most max_demand x pool bytes together, frees not subtracted
+  /// (demand_bytes), and it has no fill. 0: every schedule.
+  double max_demand = 0;
 };
 
 /// An address range [begin, end); empty when the subject does not say where its pool is.

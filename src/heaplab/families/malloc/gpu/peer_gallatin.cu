@@ -65,10 +65,12 @@ struct GallatinAdapter {
     i.null_floor = 0;   // size classes and segment granularity: nulls are measured only
     i.exact_gaps = false;
     i.recovery   = 0.5;  // freed slices, blocks and segments go back to Gallatin's trees
-    // Its set-up failed with 4 segments ("Failed to initialize block 0 from tree 3": it seems to
-    // give each size-class tree a segment at start) and ran with 16 (H100, 2026-11-28): the
-    // smallest pool it ran with.
-    i.min_pool = 256ull << 20;
+    // Its set-up pins blocks in each of its 9 trees (128 blocks of 16 B slices halving down to 4
+    // for the largest, gallatin.cuh's init) and takes a fresh segment whenever it hands out a
+    // segment's last block: 16 segments at least, more when its set-up threads race for a tree's
+    // lock. With 4 segments it failed ("Failed to initialize block 0 from tree 3", then exit);
+    // with 16 it ran but left no free segment. 64 segments (1 GiB) leave 48 for the run.
+    i.min_pool = 1ull << 30;
     return i;
   }
 

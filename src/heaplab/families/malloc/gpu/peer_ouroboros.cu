@@ -114,6 +114,10 @@ struct OuroborosAdapter {
     i.null_floor = 0;   // pages by size class, chunks per queue: nulls are measured only
     i.exact_gaps = false;
     i.recovery   = 0.5;  // freed pages go back to their queue, empty chunks to the chunk queue
+    // No out-of-memory path (the top of this file): asked for more than its chunks hold, it
+    // hands out memory past them. Schedules keep to an eighth of the pool: the smallest page is
+    // 16 B (a 4 B request takes four times its bytes) and each page size holds whole chunks.
+    i.max_demand = 0.125;
     return i;
   }
 

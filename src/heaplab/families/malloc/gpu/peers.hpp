@@ -40,10 +40,13 @@ std::unique_ptr<Subject> make_ouroboros_chunk_subject(GpuSubjectOptions const& o
 
 #if defined(HEAPLAB_HAVE_PEER_SCATTERALLOC)
 /// ScatterAlloc through mallocMC (github.com/alpaka-group/mallocMC; peer_mallocmc.cu): the
-/// Scatter creation policy with XMallocSIMD distribution, ReturnNull, a cudaMalloc'ed pool
-/// (AlpakaBuf) and Shrink alignment, each with mallocMC's default configuration. SubjectInfo:
-/// "scatteralloc", alignment 16, recovery 0.5; pool() unknown.
+/// Scatter creation policy with a 2 MiB access block (its 2 GiB default gives a pool under 2 GiB
+/// no pages), ReturnNull, a cudaMalloc'ed pool (AlpakaBuf) and Shrink alignment. "scatteralloc":
+/// Noop distribution (mallocMC's examples and tests); "scatteralloc-xmalloc": XMallocSIMD<>
+/// (mallocMC's Usage.md), which combines a warp's small requests. SubjectInfo: alignment 16,
+/// recovery 0.5, min_pool one access block of pages (about 2 MiB); pool() is mallocMC's heap.
 std::unique_ptr<Subject> make_scatteralloc_subject(GpuSubjectOptions const& options);
+std::unique_ptr<Subject> make_scatteralloc_xmalloc_subject(GpuSubjectOptions const& options);
 #endif
 
 }  // namespace heaplab::malloc_family
