@@ -71,6 +71,13 @@ struct GallatinAdapter {
     // lock. With 4 segments it failed ("Failed to initialize block 0 from tree 3", then exit);
     // with 16 it ran but left no free segment. 64 segments (1 GiB) leave 48 for the run.
     i.min_pool = 1ull << 30;
+    // Its out-of-memory path does not end in practice: a fill of 64 KiB requests (142 threads)
+    // from an empty 1 GiB pool ran past a 60 s watchdog 10 times of 10 and past 300 s once (H200,
+    // 2026-11-28; docs/results.md). Requests over 32 KiB take whole blocks, whose trees take whole
+    // segments; when the segments run out each request retries block and segment requests
+    // hundreds of times each, behind a per-tree lock. So schedules stay far from its pool's end,
+    // as for a subject without an out-of-memory path (docs/malloc.md "Out of memory").
+    i.max_demand = 0.25;
     return i;
   }
 
