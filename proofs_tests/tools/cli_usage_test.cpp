@@ -213,6 +213,18 @@ TEST(CliUsage, HelpWinsOverABadValue) {
 }
 
 // "-" is standard input for the commands that read a file.
+// --help shows a number option's type and its range once: the checks every number gets carry no
+// description of their own (they printed "--minutes FLOAT:(0, 1e+06]:FLOAT=1").
+TEST(CliUsage, HelpShowsEachNumbersTypeAndRangeOnce) {
+  Result const r = run("stress --help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r, "--minutes FLOAT:(0, 1e+06]=1")) << r.output;
+  EXPECT_TRUE(has(r, "--heap-mib UINT:[1, 1048576]=16")) << r.output;
+  EXPECT_FALSE(has(r, ":FLOAT")) << r.output;
+  EXPECT_FALSE(has(r, ":INT")) << r.output;
+  EXPECT_FALSE(has(r, "]:[")) << "a range twice:\n" << r.output;
+}
+
 TEST(CliUsage, ADashReadsStandardInput) {
   auto const file    = data_file("model/data/wator.json").string();
   Result const shown = run("show - < '" + file + "'");

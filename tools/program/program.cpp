@@ -41,20 +41,22 @@ std::optional<double> decimal_number(std::string const& text) {
 void check_numbers_of(CLI::App& app) {
   constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
   for (CLI::Option* opt : app.get_options()) {
-    // CLI11's type name, without the ":<description>" each validator appends.
+    // CLI11's type name, without the ":<description>" each validator appends. These checks carry
+    // no description of their own (""), so that --help shows the type and the option's own range
+    // once ("--minutes FLOAT:(0, 1e+06]=1", not "FLOAT:(0, 1e+06]:FLOAT=1").
     std::string type = opt->get_type_name();
     type             = type.substr(0, type.find(':'));
     if (type == "UINT")
-      opt->check(unsigned_integer(0, kMax));
+      opt->check(unsigned_integer(0, kMax).description(""));
     else if (type == "INT")
-      opt->check(CLI::Validator(signed_integer_problem, "INT"));
+      opt->check(CLI::Validator(signed_integer_problem, ""));
     else if (type == "FLOAT")
       opt->check(CLI::Validator(
           [](std::string& text) -> std::string {
             return decimal_number(text) ? std::string()
                                         : "expected a number (finite, decimal), got '" + text + "'";
           },
-          "FLOAT"));
+          ""));
   }
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) check_numbers_of(*sub);
 }
