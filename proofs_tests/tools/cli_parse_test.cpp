@@ -191,6 +191,18 @@ TEST(CliParse, APipeCostsNoMoreMemoryThanItCarries) {
   EXPECT_NE(trickled.output.find("invalid JSON"), std::string::npos) << trickled.output;
 }
 
+// A regular file is read straight into one string of its size: a 64 MiB file needs about 64 MiB
+// (the tool itself about 30 more), where reading it through a scratch buffer and 1 MiB chunks
+// took about twice its size (out of memory under 136 MiB of address space, 2026-11-28).
+TEST(CliParse, ARegularFileCostsAboutItsSizeWhileRead) {
+  TempDir dir;
+  std::string const big = write(dir, "big.json", "x" + std::string(std::size_t{64} << 20, ' '));
+  auto const r = run_limited("show '" + big + "'", 120, kKillAfter, "HEAPLAB_MAX_FILE_MIB=96 ");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("big.json:1:1: invalid JSON"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("out of memory"), std::string::npos) << r.output;
+}
+
 // Finding 20: a limit larger than the memory there is ends in a message that names the limit,
 // not in std::bad_alloc.
 TEST(CliParse, ALimitBeyondTheMemoryThereIsIsNamedWhenMemoryRunsOut) {

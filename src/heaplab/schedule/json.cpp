@@ -11,12 +11,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <new>
 #include <optional>
 #include <set>
+#include <string>
 #include <variant>
+#include <vector>
 
 #include "heaplab/schedule/plan.hpp"
 #include "heaplab/schedule/strict_json.hpp"
@@ -712,6 +715,83 @@ std::size_t max_file_mib() {
   return mib;
 }
 
+namespace {
+
+/// Reading one open file for read_text_file: at most `limit` bytes (`too_large` past it), read(2)
+/// retried on EINTR; errors through `error`.
+struct BoundedReader {
+  int fd;
+  std::size_t limit;
+  std::function<schedule_error(std::string const&)> error;
+  std::string too_large;
+  static constexpr std::size_t kChunk = std::size_t{1} << 20;
+
+  /// Up to `want` bytes into `to`; 0 at the end.
+  std::size_t read_into(char* to, std::size_t want) const {
+    ssize_t got = 0;
+    do {
+      got = ::read(fd, to, want);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) throw error(std::string("cannot read the file: ") + std::strerror(errno));
+    return static_cast<std::size_t>(got);
+  }
+
+  /// A regular file of `size` bytes (at stat time), read straight into the string it returns:
+  /// memory is its size plus one byte (the byte that tells a file that grew since), and grows in
+  /// steps of 1 MiB only while the file keeps growing.
+  std::string regular(std::size_t size) const {
+    std::string text(std::min(size, limit) + 1, '\0');
+    std::size_t total = 0;
+    for (;;) {
+      if (total == text.size()) text.resize(std::min(text.size() + kChunk, limit + 1));
+      std::size_t const got = read_into(text.data() + total, text.size() - total);
+      if (got == 0) break;
+      total += got;
+      if (total > limit) throw error(too_large);
+    }
+    text.resize(total);
+    return text;
+  }
+
+  /// A pipe, a FIFO or a device (no size): through one scratch buffer into chunks of 1 MiB filled
+  /// to the brim, so that memory stays within what was read plus 2 MiB, however small the reads
+  /// (a pipe hands out a few KiB per read; a buffer per read kept 1 MiB each: 4 GB for 256 MiB).
+  std::string stream(std::size_t& total) const {
+    std::vector<std::string> chunks;
+    std::string scratch(std::min(kChunk, limit + 1), '\0');
+    std::string chunk;
+    for (;;) {
+      std::size_t const got =
+          read_into(scratch.data(), std::min(scratch.size(), limit + 1 - total));
+      if (got == 0) break;
+      total += got;
+      if (total > limit) throw error(too_large);
+      for (std::size_t done = 0; done < got;) {
+        if (chunk.capacity() < kChunk) chunk.reserve(kChunk);
+        std::size_t const n = std::min(got - done, kChunk - chunk.size());
+        chunk.append(scratch.data() + done, n);
+        done += n;
+        if (chunk.size() == kChunk) {
+          chunks.push_back(std::move(chunk));
+          chunk = std::string();
+        }
+      }
+    }
+    std::string().swap(scratch);
+    if (chunks.empty()) return chunk;
+    std::string text;
+    text.reserve(total);
+    for (auto& c : chunks) {
+      text += c;
+      std::string().swap(c);
+    }
+    text += chunk;
+    return text;
+  }
+};
+
+}  // namespace
+
 std::string read_text_file(std::filesystem::path const& file) {
   auto const error = [&](std::string const& reason) {
     return schedule_error("", reason, 0, 0, file.string());
@@ -739,49 +819,12 @@ std::string read_text_file(std::filesystem::path const& file) {
   if (S_ISDIR(st.st_mode)) throw error("is a directory, not a file");
   bool const regular = S_ISREG(st.st_mode);
   if (regular && static_cast<std::uint64_t>(st.st_size) > limit) throw error(too_large);
-  // A regular file may still grow while it is read, and a pipe or a device has no size: read
-  // at most limit + 1 bytes in any case, through one scratch buffer into chunks of 1 MiB filled
-  // to the brim, so that memory stays within what was read plus 2 MiB, however small the reads
-  // (a pipe hands out a few KiB per read; a buffer per read kept 1 MiB each: 4 GB for 256 MiB).
-  std::size_t constexpr kChunk = std::size_t{1} << 20;
-  std::vector<std::string> chunks;
+  // A regular file may still grow while it is read, and a pipe or a device has no size: either
+  // way at most limit + 1 bytes are read.
+  BoundedReader const reader{fd, limit, error, too_large};
   std::size_t total = 0;
   try {
-    std::string scratch(regular ? std::min(static_cast<std::size_t>(st.st_size) + 1, limit + 1)
-                                : std::min(kChunk, limit + 1),
-                        '\0');
-    std::string chunk;
-    for (;;) {
-      std::size_t const want = std::min(scratch.size(), limit + 1 - total);
-      ssize_t got            = 0;
-      do {
-        got = ::read(fd, scratch.data(), want);
-      } while (got < 0 && errno == EINTR);
-      if (got < 0) throw error(std::string("cannot read the file: ") + std::strerror(errno));
-      if (got == 0) break;
-      total += static_cast<std::size_t>(got);
-      if (total > limit) throw error(too_large);
-      for (std::size_t done = 0; done < static_cast<std::size_t>(got);) {
-        if (chunk.capacity() < kChunk) chunk.reserve(kChunk);
-        std::size_t const n = std::min(static_cast<std::size_t>(got) - done, kChunk - chunk.size());
-        chunk.append(scratch.data() + done, n);
-        done += n;
-        if (chunk.size() == kChunk) {
-          chunks.push_back(std::move(chunk));
-          chunk = std::string();
-        }
-      }
-    }
-    std::string().swap(scratch);
-    if (chunks.empty()) return chunk;
-    std::string text;
-    text.reserve(total);
-    for (auto& c : chunks) {
-      text += c;
-      std::string().swap(c);
-    }
-    text += chunk;
-    return text;
+    return regular ? reader.regular(static_cast<std::size_t>(st.st_size)) : reader.stream(total);
   } catch (std::bad_alloc const&) {
     throw error("out of memory after reading " + std::to_string(total >> 20) +
                 " MiB: this machine cannot hold a file of the limit of " + std::to_string(mib) +
