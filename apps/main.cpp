@@ -240,6 +240,7 @@ int main(int argc, char** argv) {
   auto* structure_cmd = add_structure_command(app, structure);
   heaplab::program::add_version_flag(app, "heaplab_apps");
   heaplab::program::check_every_number(app);
+  heaplab::program::last_one_wins(app);
   if (auto const status =
           heaplab::program::unknown_command_or_option(app, "heaplab_apps", argc, argv))
     return *status;

@@ -1195,6 +1195,7 @@ int main(int argc, char** argv) {
 
   heaplab::program::add_version_flag(app, "heaplab_bench");
   heaplab::program::check_every_number(app);
+  heaplab::program::last_one_wins(app);
   if (auto const status =
           heaplab::program::unknown_command_or_option(app, "heaplab_bench", argc, argv))
     return *status;

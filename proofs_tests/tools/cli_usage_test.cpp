@@ -225,6 +225,21 @@ TEST(CliUsage, HelpShowsEachNumbersTypeAndRangeOnce) {
   EXPECT_FALSE(has(r, "]:[")) << "a range twice:\n" << r.output;
 }
 
+// An option given twice takes the last value (git, cargo); CLI11 alone refused ("At Most 1
+// required but received 2"). Options that collect values keep every one.
+TEST(CliUsage, ARepeatedOptionTakesTheLastValue) {
+  Result const r = run("stress --seed 1 --seed 2 --case 0 --dump");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r, "\"heaplab stress --seed 2 ")) << r.output;
+  EXPECT_FALSE(has(r, "At Most 1")) << r.output;
+  TempDir dir;
+  std::string const file = (dir.path() / "s.json").string();
+  ASSERT_EQ(run("stress --seed 3 --case 0 --dump > '" + file + "'").status, 0);
+  Result const both = run("replay '" + file + "' --runner model --runner differential-model");
+  EXPECT_EQ(both.status, 0) << both.output;
+  EXPECT_TRUE(has(both, "passed on model and differential-model")) << both.output;
+}
+
 TEST(CliUsage, ADashReadsStandardInput) {
   auto const file    = data_file("model/data/wator.json").string();
   Result const shown = run("show - < '" + file + "'");

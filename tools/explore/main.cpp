@@ -278,6 +278,7 @@ int main(int argc, char** argv) {
   add_search_options(app, opt);
   heaplab::program::add_version_flag(app, "heaplab_explore");
   heaplab::program::check_every_number(app);
+  heaplab::program::last_one_wins(app);
   try {
     heaplab::program::parse(app, argc, argv);
   } catch (CLI::ParseError const& e) {

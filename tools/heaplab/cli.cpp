@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
   });
 
   heaplab::program::check_every_number(app);
+  heaplab::program::last_one_wins(app);
 
   // An unknown command or an unknown option before the command ("heaplab --versoin"): say so and
   // suggest the closest, before CLI11 calls it an extra argument or says a command is required.

@@ -111,6 +111,14 @@ CLI::Validator boolean_word() {
 
 void check_every_number(CLI::App& app) { check_numbers_of(app); }
 
+void last_one_wins(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options())
+    if (opt->get_items_expected_max() == 1 &&
+        opt->get_multi_option_policy() == CLI::MultiOptionPolicy::Throw)
+      opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) last_one_wins(*sub);
+}
+
 std::string version_text(std::string const& program) {
   std::string out = program + " " + runner::version() + "\ncommit: " + runner::git_commit() + "\n" +
                     runner::build_description();

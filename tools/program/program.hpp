@@ -37,6 +37,10 @@ CLI::Validator boolean_word();
 /// "-1" to 2^64-1, takes "nan" where a range is checked (every comparison with NaN is false), and
 /// reads "0x10" and "010" in other bases. Call it after every option is added.
 void check_every_number(CLI::App& app);
+/// Every option of `app` and its subcommands that takes one value takes the last one when it is
+/// given twice ("--seed 1 --seed 2" is seed 2), as git and cargo do, where CLI11 alone refuses
+/// ("At Most 1 required but received 2"). Call it after every option is added.
+void last_one_wins(CLI::App& app);
 
 /// `<program> <version>`, the commit, the build (CUDA) and the GPUs this machine has.
 std::string version_text(std::string const& program);
