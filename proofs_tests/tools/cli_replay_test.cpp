@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_support.hpp"
 #include "heaplab/runner/failure_file.hpp"
 #include "heaplab/runner/registry.hpp"
@@ -235,6 +237,46 @@ TEST(CliReplay, ADirectoryGivesATableOfVerdictsAndTheWorstExitStatus) {
   EXPECT_NE(r.output.find("  model side: FAILED at step 2: digest_mismatch, check graph-digest"),
             std::string::npos)
       << r.output;
+}
+
+// --json: the same verdicts, exit statuses and sides for a script or CI, written at the end; a
+// summary that cannot be written fails a replay that would have passed.
+TEST(CliReplay, JsonGivesEveryFilesVerdictStatusAndSides) {
+  MixedDirectory m;
+  fs::path const out = m.dir.path() / "summary" / "replay.json";
+  fs::create_directories(out.parent_path());
+  Result const r = run("replay " + quoted(m.dir.path()) + " --json " + quoted(out));
+  EXPECT_EQ(r.status, 2) << r.output;
+  auto const j = nlohmann::json::parse(read_bytes(out));
+  EXPECT_EQ(j.at("format"), "heaplab-replay-summary");
+  EXPECT_EQ(j.at("exit_status"), 2);
+  ASSERT_EQ(j.at("files").size(), 5u) << j.dump(2);
+  auto const file = [&](fs::path const& p) {
+    for (auto const& f : j.at("files"))
+      if (f.at("file") == p.string()) return f;
+    ADD_FAILURE() << p << " is not in the summary\n" << j.dump(2);
+    return nlohmann::json{};
+  };
+  auto const bad = file(m.malformed);
+  EXPECT_EQ(bad.at("verdict"), "error");
+  EXPECT_NE(bad.at("error").get<std::string>().find("unknown key 'runer'"), std::string::npos);
+  auto const reproduces = file(m.reproduces);
+  EXPECT_EQ(reproduces.at("verdict"), "still fails");
+  EXPECT_EQ(reproduces.at("exit_status"), 1);
+  ASSERT_FALSE(reproduces.at("sides").empty());
+  EXPECT_EQ(reproduces.at("sides")[0].at("runner"), "model");
+  EXPECT_EQ(reproduces.at("sides")[0].at("state"), "failed");
+  EXPECT_EQ(reproduces.at("sides")[0].at("same_as_recorded"), true);
+  EXPECT_EQ(file(m.fixed).at("verdict"), "fixed");
+  EXPECT_EQ(file(m.plain).at("verdict"), "passes");
+  EXPECT_EQ(file(m.plain).at("exit_status"), 0);
+
+  Result const lost = run("replay " + quoted(m.plain) + " --model --json /dev/full");
+  EXPECT_EQ(lost.status, 1) << lost.output;
+  EXPECT_NE(lost.output.find("the JSON summary was not written"), std::string::npos) << lost.output;
+  Result const nowhere = run("replay " + quoted(m.plain) + " --json /nonexistent-dir/r.json");
+  EXPECT_EQ(nowhere.status, 2) << nowhere.output;
+  EXPECT_NE(nowhere.output.find("does not exist"), std::string::npos) << nowhere.output;
 }
 
 TEST(CliReplay, SeveralFilesTakeTheWorstStatusInTheOrderFailedNotCheckedPassed) {

@@ -28,9 +28,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
+#include "files.hpp"
 #include "heaplab/core/enum_names.hpp"
 #include "heaplab/core/expects.hpp"
+#include "heaplab/runner/environment.hpp"
 #include "heaplab/runner/failure_file.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "options.hpp"
@@ -50,6 +54,7 @@ struct ReplayOptions {
   std::uint64_t placement_seed = 1;
   int watchdog_ms              = 0;
   unsigned reruns              = 0;  // 0: 1 for deterministic runners, 5 otherwise
+  std::string json;                  // --json: the machine-readable summary's file
 };
 
 /// The record of a failure file: where it came from and what failed.
@@ -634,6 +639,70 @@ std::string counts(std::vector<FileResult> const& results) {
   return out;
 }
 
+char const* to_string(Side::State s) {
+  switch (s) {
+    case Side::State::passed:
+      return "passed";
+    case Side::State::failed:
+      return "failed";
+    case Side::State::not_run:
+      break;
+  }
+  return "not_run";
+}
+
+/// The machine-readable summary of a replay (`--json`, docs/cli.md "Machine-readable results").
+std::string replay_json(std::vector<FileResult> const& results,
+                        std::size_t files,
+                        std::string const& started,
+                        int status) {
+  nlohmann::ordered_json j;
+  j["format"]      = "heaplab-replay-summary";
+  j["version"]     = 1;
+  j["heaplab"]     = {{"version", runner::version()}, {"commit", runner::git_commit()}};
+  j["started"]     = started;
+  j["ended"]       = runner::utc_now_iso8601();
+  j["exit_status"] = status;
+  j["files_given"] = files;
+  j["files"]       = nlohmann::ordered_json::array();
+  for (FileResult const& r : results) {
+    nlohmann::ordered_json f;
+    f["file"]        = r.file;
+    f["recorded"]    = r.recorded;
+    f["verdict"]     = to_string(r.verdict);
+    f["exit_status"] = r.status;
+    f["error"]       = r.error;
+    f["sides"]       = nlohmann::ordered_json::array();
+    for (Side const& side : r.sides)
+      f["sides"].push_back({{"runner", side.name},
+                            {"state", to_string(side.state)},
+                            {"same_as_recorded", side.same_as_recorded},
+                            {"deterministic", side.deterministic},
+                            {"runs", side.state == Side::State::not_run ? 0u : side.tries},
+                            {"reason", side.reason}});
+    j["files"].push_back(std::move(f));
+  }
+  return j.dump(2) + "\n";
+}
+
+/// Writes --json (when asked) and returns the exit status: `status`, or 1 when it was 0 or 4 and
+/// the summary could not be written (a result that was asked for and is missing is a failure).
+int write_json(ReplayOptions const& opt,
+               std::vector<FileResult> const& results,
+               std::size_t files,
+               std::string const& started,
+               int status) {
+  if (opt.json.empty()) return status;
+  try {
+    write_file_atomically(opt.json, replay_json(results, files, started, status));
+    std::printf("heaplab replay: JSON summary in %s\n", schedule::terminal_safe(opt.json).c_str());
+    return status;
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "heaplab replay: the JSON summary was not written: %s\n", e.what());
+    return worse(status, kExitFailed);
+  }
+}
+
 [[noreturn]] void end_after_hang() {
   std::printf(
       "heaplab replay: a kernel hung or the device's context was lost; ending the process (exit "
@@ -644,6 +713,12 @@ std::string counts(std::vector<FileResult> const& results) {
 }
 
 int replay(ReplayOptions const& opt) {
+  std::string const started = runner::utc_now_iso8601();
+  if (!opt.json.empty())
+    if (auto const why = output_file_problem(opt.json); !why.empty()) {
+      report_error(true, schedule::terminal_safe("--json '" + opt.json + "': " + why).c_str());
+      return kExitUsage;
+    }
   bool table = opt.files.size() > 1;
   for (auto const& f : opt.files) {
     std::error_code ec;
@@ -654,9 +729,10 @@ int replay(ReplayOptions const& opt) {
       report_error(true, schedule::terminal_safe(why).c_str());
       return kExitUsage;
     }
-    FileResult const res = replay_file(opt.files.front(), opt, true);
-    if (res.verdict == Verdict::hang) end_after_hang();
-    return res.status;
+    std::vector<FileResult> const one{replay_file(opt.files.front(), opt, true)};
+    int const status = write_json(opt, one, 1, started, one.front().status);
+    if (one.front().verdict == Verdict::hang) end_after_hang();
+    return status;
   }
 
   auto const inputs = expand(opt.files);
@@ -683,13 +759,14 @@ int replay(ReplayOptions const& opt) {
                   results.size(),
                   inputs.size());
       print_table(results);
+      (void)write_json(opt, results, inputs.size(), started, status);
       end_after_hang();
     }
   }
   std::printf("\nheaplab replay: %zu files\n", results.size());
   print_table(results);
   std::printf("heaplab replay: %s; exit status %d\n", counts(results).c_str(), status);
-  return status;
+  return write_json(opt, results, inputs.size(), started, status);
 }
 
 int show(std::string const& file, bool as_json) {
@@ -751,7 +828,8 @@ void add_replay(CLI::App& app) {
       "  heaplab replay failures/20261122T101112Z-9417744632.json\n"
       "  heaplab replay failures/                       # every file, then a table of verdicts\n"
       "  heaplab replay --model proofs_tests/model/data/wator.json\n"
-      "  heaplab replay --runner gpu docs/results/failures/rewrite_filter_off_by_one.min.json");
+      "  heaplab replay --runner gpu docs/results/failures/rewrite_filter_off_by_one.min.json\n"
+      "  heaplab replay failures/ --json replay.json   # the verdicts for a script or CI");
   cmd->add_option("files",
                   opt->files,
                   "schedule files of any family, failure files (heaplab-failure) or directories "
@@ -790,6 +868,12 @@ void add_replay(CLI::App& app) {
       "--no-perturb",
       opt->no_perturb,
       "gpu: no warp-order perturbation (stress perturbs unless it was given --no-perturb)");
+  cmd->add_option("--json",
+                  opt->json,
+                  "write a machine-readable summary here at the end (every file's verdict, exit "
+                  "status and sides; docs/cli.md \"Machine-readable results\"), also when a hang "
+                  "ends the process")
+      ->default_str("");
   cmd->callback([opt] { std::exit(replay(*opt)); });
 }
 

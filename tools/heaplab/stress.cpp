@@ -91,13 +91,6 @@ std::optional<std::pair<std::uint32_t, std::uint32_t>> parse_shard(std::string c
   return std::make_pair(ki, ni);
 }
 
-std::string utc_now() {
-  std::time_t const t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 /// "alloc 120, free 80, ..." in the order of the map's keys.
 std::string counts_text(std::map<std::string, std::uint64_t> const& counts) {
   if (counts.empty()) return "none";
@@ -219,7 +212,7 @@ std::string summary_json(StressCli const& cli,
   j["version"]          = 2;
   j["heaplab"]          = {{"version", runner::version()}, {"commit", runner::git_commit()}};
   j["started"]          = started;
-  j["ended"]            = utc_now();
+  j["ended"]            = runner::utc_now_iso8601();
   j["device"]           = device;
   j["family"]           = c.family->name();
   j["seed"]             = o.seed;
@@ -670,7 +663,7 @@ int stress(StressCli const& cli) {
     std::fprintf(stderr, "heaplab stress: error: --runner %s: %s\n", cli.runner.c_str(), e.what());
     return kExitUsage;
   }
-  std::string const started = utc_now();
+  std::string const started = runner::utc_now_iso8601();
   print_header(cli, *campaign);
 
   ProgressPrinter printer(cli, *campaign->family);
