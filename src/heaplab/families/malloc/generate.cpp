@@ -143,7 +143,7 @@ MallocSchedule mixed(Draw& d, std::uint32_t size, std::uint64_t pool) {
 }
 
 /// Alloc waves, frees and touches whose requests, all together, ask for at most a sixteenth of the
-/// pool (demand_bytes), and no fills: for subjects without an out-of-memory path
+/// pool (demand_bytes), and no fills: for subjects without a usable out-of-memory path
 /// (SubjectInfo::max_demand). A wave that would pass the budget gets fewer threads, or is left
 /// out.
 MallocSchedule bounded(Draw& d, std::uint32_t size, std::uint64_t pool) {
@@ -208,7 +208,7 @@ std::vector<runner::Profile> MallocFamily::profiles() const {
           {"small", "pools of 4-64 KiB and small waves: the quickest cases"},
           {"bounded",
            "alloc waves, frees and touches asking for at most 1/16 of the pool all together, no "
-           "fills: for subjects without an out-of-memory path (Ouroboros)"}};
+           "fills: for subjects without a usable out-of-memory path (Ouroboros, Gallatin)"}};
 }
 
 std::string MallocFamily::request_summary(runner::GenerationRequest const& r) const {

@@ -351,7 +351,9 @@ runner::Support MallocRunner::supports(MallocSchedule const& s) const {
     auto const limit = static_cast<std::uint64_t>(info.max_demand * static_cast<double>(s.pool));
     std::optional<std::uint64_t> const demand = demand_bytes(s);
     std::string const policy =
-        info.name + " has no out-of-memory path: a schedule may ask for at most " +
+        info.name +
+        " has no usable out-of-memory path (docs/malloc.md \"Out of memory\"): a "
+        "schedule may ask for at most " +
         std::to_string(limit) + " bytes of its pool of " + std::to_string(s.pool) +
         " all together, and may not fill (stress: --profile bounded)";
     if (!demand) return {false, policy + "; this schedule fills"};

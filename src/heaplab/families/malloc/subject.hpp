@@ -33,8 +33,9 @@ struct SubjectInfo {
   /// The smallest pool (bytes) it can be set up with; a schedule with a smaller pool is not
   /// supported by its runner (stress counts the case as skipped, replay says why).
   std::uint64_t min_pool = 0;
-  /// For a subject without an out-of-memory path (one that must never be asked for more than its
-  /// pool holds, docs/malloc.md "Out of memory"): a schedule is supported only when its alloc
+  /// For a subject without a usable out-of-memory path (one that must never be asked for more
+  /// than its pool holds, or whose out-of-memory answer takes minutes; docs/malloc.md "Out of
+  /// memory"): a schedule is supported only when its alloc
   /// waves ask for at most max_demand x pool bytes together, frees not subtracted
   /// (demand_bytes), and it has no fill. 0: every schedule.
   double max_demand = 0;
