@@ -232,6 +232,74 @@ TEST(ScheduleJson, TheSampleFileIsCanonicalUpToFormatting) {
   EXPECT_EQ(parse(dump(s)), s);
 }
 
+// The work budget (docs/schedules.md "Limits"; issue 36, finding 4): a wave asking for more than
+// kMaxWaveRequests, or waves together more than kMaxScheduleRequests, is refused at load, at the
+// wave that passes it; a wave exactly at the budget is read.
+TEST(ScheduleJson, TheWorkBudgetIsCheckedAtLoad) {
+  std::string const at_budget =
+      replace(replace(kValid, R"("threads": 64)", R"("threads": 1048576)"),
+              R"("count": 1)",
+              R"("count": 4)");
+  EXPECT_EQ(wave_requests(std::get<AllocWave>(parse(at_budget).steps[0])), 4194304u);
+  expect_error(replace(at_budget, R"("count": 4)", R"("count": 5)"),
+               {"steps[0]", "asks for up to 5,242,880 allocations", "budget is 4,194,304 per wave"},
+               21);
+  // per_lane_counts: the largest lane's count bounds a thread's requests.
+  AllocWave lanes;
+  lanes.type           = 1;
+  lanes.threads        = 100;
+  lanes.divergence     = Divergence::per_lane_counts;
+  lanes.lane_counts    = std::vector<std::uint32_t>(kWarpSize, 1);
+  lanes.lane_counts[7] = 9;
+  EXPECT_EQ(wave_requests(lanes), 900u);
+  // 64 waves at the wave budget are the schedule's budget; any step after them passes it (a free
+  // wave counts the objects that can be live: all of this heap's 8 x 64).
+  Schedule s = parse(at_budget);
+  s.steps.erase(s.steps.begin() + 1);
+  for (int i = 1; i < 64; ++i) s.steps.push_back(s.steps.front());
+  EXPECT_EQ(schedule_work(s), kMaxScheduleWork);
+  EXPECT_NO_THROW(validate(s));
+  s.steps.push_back(FreeWave{});
+  try {
+    validate(s);
+    ADD_FAILURE() << "a schedule over the budget was accepted";
+  } catch (schedule_error const& e) {
+    EXPECT_EQ(e.path(), "steps[64]");
+    EXPECT_NE(std::string(e.what()).find("work to 268,435,968 object visits; the work budget is "
+                                         "268,435,456 per schedule"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// schedule_work: a wave counts its requests; every other step the objects that can be live before
+// it, at most the heap's capacity (2 blocks x 64 Node here); allocate_child can double them.
+TEST(ScheduleJson, ScheduleWorkBoundsTheLiveObjectsStepByStep) {
+  Schedule s;
+  s.config.types.push_back({"Node", 8, std::nullopt, false, {{"next", 0, 1}}});
+  s.config.num_blocks = 2;
+  AllocWave wave;
+  wave.type    = 0;
+  wave.threads = 20;
+  wave.count   = 2;
+  ParallelDo child;
+  child.action = Action::allocate_child;
+  s.steps      = {wave, child, FreeWave{}, Check{}};  // 40 + 40 + 80 + 80
+  EXPECT_EQ(schedule_work(s), 240u);
+  s.steps = {wave, wave, wave, wave, child, Check{}};  // 4 x 40 + 128 + 128: capped at 128 live
+  EXPECT_EQ(schedule_work(s), 416u);
+}
+
+// Every generator profile stays within the work budget, on the largest heap a profile makes.
+TEST(ScheduleJson, EveryProfileStaysWithinTheWorkBudget) {
+  for (auto const& profile : gen::profile_names())
+    heaplab::testing::check_property(30, [&] {
+      Schedule const s = *gen::profile_schedule(profile, 1u << 20, kMaxBlocks, gen::config());
+      RC_ASSERT(schedule_work(s) <= kMaxScheduleWork);
+      validate(s);
+    });
+}
+
 TEST(ScheduleJson, CanonicalRoundTripProperty) {
   heaplab::testing::check_property(200, [] {
     Schedule const s               = *gen::schedule();

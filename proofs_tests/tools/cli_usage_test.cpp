@@ -178,17 +178,38 @@ TEST(CliUsage, AFileSizeLimitIsAnErrorThatNamesTheFileNotASilentDeath) {
     ADD_FAILURE() << "left behind: " << entry.path();
 }
 
-// Finding 4 (in part): a schedule that needs more memory than the process may use is resource
-// exhaustion (exit 2, named as such), not a crash of the model (exit 1, FAILED on model).
-TEST(CliUsage, OutOfMemoryWhileReplayingIsNotAFailureOfTheModel) {
-  TempDir dir;
-  auto const file = dir.path() / "huge-wave.json";
-  // One valid step: a wave of 1M threads x 64 objects on M = 65536 (about 8 GB in the model).
-  std::ofstream(file)
-      << R"({"format": "heaplab-schedule", "version": 1, "description": "huge",)"
+/// One alloc wave of 2^20 threads x `count` Node objects on M = 65536 (the format's limits).
+std::string huge_wave(std::uint32_t count) {
+  return R"({"format": "heaplab-schedule", "version": 1, "description": "huge",)"
          R"( "config": {"types": [{"name": "Node", "size": 8, "pointers": []}],)"
          R"( "num_blocks": 65536, "n": 1, "k1": 0},)"
-         R"( "steps": [{"op": "alloc", "type": "Node", "threads": 1048576, "count": 64}]})";
+         R"( "steps": [{"op": "alloc", "type": "Node", "threads": 1048576, "count": )" +
+         std::to_string(count) + "}]}";
+}
+
+// Finding 4: a 300-byte schedule asking for 2^20 x 64 allocations (59 s and 7.7 GB on the model
+// before) is refused when it is loaded, by the work budget: exit 2, at once, in little memory.
+TEST(CliUsage, AScheduleBeyondTheWorkBudgetIsRefusedAtLoad) {
+  TempDir dir;
+  auto const file = dir.path() / "huge-wave.json";
+  std::ofstream(file) << huge_wave(64);
+  for (char const* command : {"replay --model", "show", "minimize"}) {
+    Result const r = run_limited(std::string(command) + " '" + file.string() + "'", 64, 5);
+    EXPECT_EQ(r.status, 2) << command << "\n" << r.output;
+    EXPECT_TRUE(has(r, "huge-wave.json:1:185: steps[0]: asks for up to 67,108,864 allocations"))
+        << command << "\n"
+        << r.output;
+    EXPECT_TRUE(has(r, "the work budget is 4,194,304 per wave")) << command << "\n" << r.output;
+  }
+}
+
+// Finding 4 (the rest): a schedule within the budget that needs more memory than the process may
+// use is resource exhaustion (exit 2, named as such), not a crash of the model (exit 1, FAILED on
+// model). 2^20 x 4 fills the heap: about 1.2 GB on the model.
+TEST(CliUsage, OutOfMemoryWhileReplayingIsNotAFailureOfTheModel) {
+  TempDir dir;
+  auto const file = dir.path() / "full-heap.json";
+  std::ofstream(file) << huge_wave(4);
   Result const r = run_limited("replay --model '" + file.string() + "'", 512, 120);
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(has(r, "out of memory while running the schedule on model")) << r.output;

@@ -1,6 +1,7 @@
 // Schedule helpers: names, one-line descriptions, equality and validation (docs/schedules.md).
 #include "heaplab/schedule/schedule.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -434,6 +435,75 @@ class Validator {
 
 }  // namespace
 
+std::uint64_t wave_requests(AllocWave const& wave) {
+  std::uint64_t per_thread = wave.count.value_or(0);
+  for (auto const c : wave.lane_counts) per_thread = std::max<std::uint64_t>(per_thread, c);
+  return std::uint64_t{wave.threads} * per_thread;
+}
+
+namespace {
+
+/// schedule_work's bound on live objects, stepped through the schedule; visit(f) calls
+/// f(step index, the step's work) in order.
+template <typename Visit>
+void for_each_step_work(Schedule const& schedule, Visit&& visit) {
+  std::uint64_t capacity = 0;
+  for (std::uint32_t t = 0; t < schedule.config.types.size(); ++t)
+    if (!schedule.config.types[t].is_abstract)
+      capacity = std::max<std::uint64_t>(capacity, schedule.config.capacity(t));
+  capacity *= schedule.config.num_blocks;
+  std::uint64_t live = 0;  // the most objects that can be live before the step
+  for (std::size_t i = 0; i < schedule.steps.size(); ++i) {
+    Step const& step = schedule.steps[i];
+    if (auto const* a = std::get_if<AllocWave>(&step)) {
+      visit(i, wave_requests(*a));
+      live = std::min(capacity, live + wave_requests(*a));
+      continue;
+    }
+    visit(i, live);
+    auto const* p = std::get_if<ParallelDo>(&step);
+    if (p != nullptr && p->action == Action::allocate_child) live = std::min(capacity, 2 * live);
+  }
+}
+
+std::string with_commas(std::uint64_t v) {
+  std::string digits = std::to_string(v);
+  for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3)
+    digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
+}
+
+/// The work budget (kMaxWaveRequests, kMaxScheduleWork): the first step that passes either.
+void check_work_budget(Schedule const& schedule) {
+  std::uint64_t total = 0;
+  for_each_step_work(schedule, [&](std::size_t i, std::uint64_t work) {
+    std::string const path = "steps[" + std::to_string(i) + "]";
+    auto const* a          = std::get_if<AllocWave>(&schedule.steps[i]);
+    if (a != nullptr && work > kMaxWaveRequests)
+      throw schedule_error(path,
+                           "asks for up to " + with_commas(work) +
+                               " allocations (threads x per-thread count); the work "
+                               "budget is " +
+                               with_commas(kMaxWaveRequests) +
+                               " per wave (docs/schedules.md \"Limits\")");
+    total += work;
+    if (total > kMaxScheduleWork)
+      throw schedule_error(path,
+                           "brings the schedule's work to " + with_commas(total) +
+                               " object visits; the work budget is " +
+                               with_commas(kMaxScheduleWork) +
+                               " per schedule (docs/schedules.md \"Limits\")");
+  });
+}
+
+}  // namespace
+
+std::uint64_t schedule_work(Schedule const& schedule) {
+  std::uint64_t total = 0;
+  for_each_step_work(schedule, [&](std::size_t, std::uint64_t work) { total += work; });
+  return total;
+}
+
 void validate(Schedule const& schedule) {
   Validator const v(schedule.config);
   v.config_limits();
@@ -441,6 +511,7 @@ void validate(Schedule const& schedule) {
     throw schedule_error("steps", "at most " + std::to_string(kMaxStepsInFile) + " steps");
   for (std::size_t i = 0; i < schedule.steps.size(); ++i)
     v.step("steps[" + std::to_string(i) + "]", schedule.steps[i]);
+  check_work_budget(schedule);
 }
 
 }  // namespace heaplab::schedule

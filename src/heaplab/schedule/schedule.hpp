@@ -35,6 +35,13 @@ inline constexpr std::uint32_t kMaxBlocks       = 1u << 16;
 inline constexpr std::uint32_t kMaxTypeSize     = 1u << 20;
 inline constexpr std::uint32_t kMaxPointerArray = 64;
 inline constexpr std::uint32_t kMaxStepsInFile  = 1u << 20;
+/// Work budget (docs/schedules.md "Limits"), so that a short valid file cannot ask for minutes of
+/// work and gigabytes on the model (issue 36, finding 4: one wave of 2^20 threads x 64 took 59 s
+/// and 7.7 GB): the requests of one alloc wave (wave_requests), and the work of the whole
+/// schedule (schedule_work). The generators stay within both (largest seen: a wave of 3 x 2^20,
+/// a schedule of 1.4 x 10^8 for the profile "large" on 2^16 blocks).
+inline constexpr std::uint64_t kMaxWaveRequests = std::uint64_t{1} << 22;
+inline constexpr std::uint64_t kMaxScheduleWork = std::uint64_t{1} << 28;
 
 // ---------------------------------------------------------------------------------- alloc wave
 
@@ -76,6 +83,10 @@ struct AllocWave {
            a.roots == b.roots;
   }
 };
+
+/// The most allocation requests `wave` can make: threads x the largest count one thread asks
+/// for (its count, or the largest entry of per_lane_counts). Divergence only lowers it.
+std::uint64_t wave_requests(AllocWave const& wave);
 
 // ----------------------------------------------------------------------------------- free wave
 
@@ -245,7 +256,14 @@ inline bool operator!=(Schedule const& a, Schedule const& b) { return !(a == b);
 /// (HeapConfig::validate), type and slot indices, type compatibility of links, ranges and the
 /// pattern-specific fields. Throws schedule_error naming the step and field
 /// ("steps[3].action.parent_slot: ..."). The JSON reader calls it; so should code that builds
-/// schedules by hand.
+/// schedules by hand. It also holds the work budget: every wave at most kMaxWaveRequests
+/// requests, the schedule at most kMaxScheduleWork (schedule_work).
 void validate(Schedule const& schedule);
+
+/// An upper bound on the objects the model touches running `schedule`, known before it runs: an
+/// alloc wave counts its requests (wave_requests); every other step counts the most objects that
+/// can be live before it (allocations so far, at most the heap's capacity M x the largest block
+/// capacity; a parallel_do allocate_child can double it).
+std::uint64_t schedule_work(Schedule const& schedule);
 
 }  // namespace heaplab::schedule
