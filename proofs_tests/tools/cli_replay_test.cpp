@@ -279,6 +279,63 @@ TEST(CliReplay, JsonGivesEveryFilesVerdictStatusAndSides) {
   EXPECT_NE(nowhere.output.find("does not exist"), std::string::npos) << nowhere.output;
 }
 
+/// The <testcase ...> element of `name` in a JUnit report, up to its </testcase>; "" if none.
+std::string junit_case(std::string const& xml, std::string const& name) {
+  auto const at = xml.find("<testcase classname=\"heaplab.replay\" name=\"" + name + "\"");
+  if (at == std::string::npos) return "";
+  return xml.substr(at, xml.find("</testcase>", at) - at);
+}
+
+std::size_t occurrences(std::string const& text, std::string const& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(CliReplay, JunitGivesOneTestcasePerFileWithItsVerdict) {
+  MixedDirectory m;
+  fs::path const out = m.dir.path() / "summary" / "replay.xml";
+  fs::create_directories(out.parent_path());
+  Result const r = run("replay " + quoted(m.dir.path()) + " --junit " + quoted(out));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("JUnit report in"), std::string::npos) << r.output;
+  std::string const xml = read_bytes(out);
+  EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", 0), 0u) << xml;
+  EXPECT_EQ(occurrences(xml, "<testcase "), 5u) << xml;
+  EXPECT_EQ(occurrences(xml, "</testcase>"), 5u) << xml;
+  bool const no_gpu = gpu_unavailable();
+  EXPECT_NE(xml.find("<testsuite name=\"heaplab.replay\" tests=\"5\" failures=\"1\" errors=\"1\" "
+                     "skipped=\"" +
+                     std::string(no_gpu ? "1" : "0") + "\""),
+            std::string::npos)
+      << xml;
+  std::string const reproduces = junit_case(xml, m.reproduces.string());
+  EXPECT_NE(reproduces.find("<failure message=\"still fails (model: fails"), std::string::npos)
+      << xml;
+  std::string const bad = junit_case(xml, m.malformed.string());
+  EXPECT_NE(bad.find("<error message=\"error: "), std::string::npos) << xml;
+  EXPECT_NE(bad.find("unknown key 'runer'"), std::string::npos) << xml;
+  for (fs::path const& passing : {m.fixed, m.plain}) {
+    std::string const c = junit_case(xml, passing.string());
+    EXPECT_FALSE(c.empty()) << passing << "\n" << xml;
+    EXPECT_EQ(c.find("<failure"), std::string::npos) << c;
+    EXPECT_EQ(c.find("<error"), std::string::npos) << c;
+  }
+  if (no_gpu) {
+    EXPECT_NE(junit_case(xml, m.gpu.string()).find("<skipped message=\"not checked"),
+              std::string::npos)
+        << xml;
+  }
+
+  Result const lost = run("replay " + quoted(m.plain) + " --model --junit /dev/full");
+  EXPECT_EQ(lost.status, 1) << lost.output;
+  EXPECT_NE(lost.output.find("the JUnit report was not written"), std::string::npos) << lost.output;
+  Result const nowhere = run("replay " + quoted(m.plain) + " --junit /nonexistent-dir/r.xml");
+  EXPECT_EQ(nowhere.status, 2) << nowhere.output;
+  EXPECT_NE(nowhere.output.find("--junit '/nonexistent-dir/r.xml'"), std::string::npos)
+      << nowhere.output;
+}
+
 TEST(CliReplay, SeveralFilesTakeTheWorstStatusInTheOrderFailedNotCheckedPassed) {
   MixedDirectory m;
   auto const fixed_and_plain = quoted(m.fixed) + " " + quoted(m.plain);

@@ -62,4 +62,31 @@ void write_file_atomically(fs::path const& file, std::string const& text) {
   schedule::write_text_file(file, text);
 }
 
+std::string xml_escaped(std::string const& text) {
+  std::string out;
+  for (char const c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        // XML 1.0 allows no other control characters than tab, newline and carriage return.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
+          out += '?';
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace heaplab::cli

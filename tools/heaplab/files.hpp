@@ -27,4 +27,8 @@ bool same_file(std::filesystem::path const& a, std::filesystem::path const& b);
 /// Throws std::runtime_error naming the file.
 void write_file_atomically(std::filesystem::path const& file, std::string const& text);
 
+/// `text` for XML attribute values and element text (JUnit reports): & < > " escaped; control
+/// characters other than tab, newline and carriage return (which XML 1.0 does not allow) as '?'.
+std::string xml_escaped(std::string const& text);
+
 }  // namespace heaplab::cli

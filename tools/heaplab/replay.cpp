@@ -16,6 +16,7 @@
 // order 3 2 1 4 0. show pretty-prints either kind of file (or its canonical JSON with --json).
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -55,6 +56,7 @@ struct ReplayOptions {
   int watchdog_ms              = 0;
   unsigned reruns              = 0;  // 0: 1 for deterministic runners, 5 otherwise
   std::string json;                  // --json: the machine-readable summary's file
+  std::string junit;                 // --junit: the same verdicts as JUnit XML
 };
 
 /// The record of a failure file: where it came from and what failed.
@@ -156,7 +158,8 @@ struct FileResult {
   std::vector<Side> sides;
   Verdict verdict = Verdict::error;
   std::string error;  // Verdict::error: the message
-  int status = kExitUsage;
+  int status     = kExitUsage;
+  double seconds = 0;  // wall time of the file's replay
 };
 
 std::string side_summary(Side const& s) {
@@ -685,22 +688,94 @@ std::string replay_json(std::vector<FileResult> const& results,
   return j.dump(2) + "\n";
 }
 
-/// Writes --json (when asked) and returns the exit status: `status`, or 1 when it was 0 or 4 and
-/// the summary could not be written (a result that was asked for and is missing is a failure).
-int write_json(ReplayOptions const& opt,
-               std::vector<FileResult> const& results,
-               std::size_t files,
-               std::string const& started,
-               int status) {
-  if (opt.json.empty()) return status;
-  try {
-    write_file_atomically(opt.json, replay_json(results, files, started, status));
-    std::printf("heaplab replay: JSON summary in %s\n", schedule::terminal_safe(opt.json).c_str());
-    return status;
-  } catch (std::exception const& e) {
-    std::fprintf(stderr, "heaplab replay: the JSON summary was not written: %s\n", e.what());
-    return worse(status, kExitFailed);
+/// The verdicts as JUnit XML (`--junit`, docs/cli.md "Machine-readable results"): one
+/// <testsuite> "heaplab.replay", one <testcase> per file; exit status 1 (fails, still fails,
+/// fails differently) is a <failure>, 4 (not checked) <skipped>, 2 and 3 (error, hang) an <error>.
+std::string replay_junit(std::vector<FileResult> const& results, std::size_t files) {
+  int failures = 0, errors = 0, skipped = 0;
+  double seconds = 0;
+  std::string cases;
+  for (FileResult const& r : results) {
+    seconds += r.seconds;
+    std::string sides;
+    for (Side const& side : r.sides) sides += (sides.empty() ? "" : "; ") + side_summary(side);
+    std::string const what = std::string(to_string(r.verdict)) +
+                             (r.error.empty() ? "" : ": " + r.error) +
+                             (sides.empty() ? "" : " (" + sides + ")");
+    char time[32];
+    std::snprintf(time, sizeof time, "%.3f", r.seconds);
+    cases += "    <testcase classname=\"heaplab.replay\" name=\"" + xml_escaped(r.file) +
+             "\" time=\"" + time + "\">\n";
+    char const* element = r.status == kExitPassed       ? nullptr
+                          : r.status == kExitFailed     ? "failure"
+                          : r.status == kExitNotChecked ? "skipped"
+                                                        : "error";
+    if (element != nullptr) {
+      (r.status == kExitFailed ? failures : r.status == kExitNotChecked ? skipped : errors) += 1;
+      cases += "      <" + std::string(element) + " message=\"" + xml_escaped(what) + "\"/>\n";
+    }
+    cases += "      <system-out>" + xml_escaped("recorded: " + r.recorded + "; " + what) +
+             "</system-out>\n    </testcase>\n";
   }
+  char time[32];
+  std::snprintf(time, sizeof time, "%.3f", seconds);
+  // Files not replayed (a hang ended the run) are errors, so that the counts add up to the files.
+  for (std::size_t i = results.size(); i < files; ++i) {
+    ++errors;
+    cases += "    <testcase classname=\"heaplab.replay\" name=\"(file " + std::to_string(i + 1) +
+             " of " + std::to_string(files) +
+             ")\" time=\"0.000\">\n      <error message=\"not replayed: a hang ended the "
+             "process before it\"/>\n    </testcase>\n";
+  }
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"heaplab replay\">\n"
+         "  <testsuite name=\"heaplab.replay\" tests=\"" +
+         std::to_string(files) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" +
+         std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) + "\" time=\"" + time +
+         "\">\n" + cases + "  </testsuite>\n</testsuites>\n";
+}
+
+/// Writes --json and --junit (those asked for) and returns the exit status: `status`, or 1 when
+/// it was 0 or 4 and a summary could not be written (a result that was asked for and is missing
+/// is a failure).
+int write_summaries(ReplayOptions const& opt,
+                    std::vector<FileResult> const& results,
+                    std::size_t files,
+                    std::string const& started,
+                    int status) {
+  struct Summary {
+    std::string const& path;
+    char const* what;
+    std::string (*text)(std::vector<FileResult> const&, std::size_t, std::string const&, int);
+  };
+  Summary const summaries[] = {
+      {opt.json, "JSON summary", replay_json},
+      {opt.junit,
+       "JUnit report",
+       [](std::vector<FileResult> const& r, std::size_t n, std::string const&, int) {
+         return replay_junit(r, n);
+       }}};
+  int out = status;
+  for (Summary const& summary : summaries) {
+    if (summary.path.empty()) continue;
+    try {
+      write_file_atomically(summary.path, summary.text(results, files, started, status));
+      std::printf("heaplab replay: %s in %s\n",
+                  summary.what,
+                  schedule::terminal_safe(summary.path).c_str());
+    } catch (std::exception const& e) {
+      std::fprintf(stderr, "heaplab replay: the %s was not written: %s\n", summary.what, e.what());
+      out = worse(out, kExitFailed);
+    }
+  }
+  return out;
+}
+
+/// replay_file, with its wall time in FileResult::seconds.
+FileResult timed_replay_file(std::string const& file, ReplayOptions const& opt, bool detailed) {
+  auto const start = std::chrono::steady_clock::now();
+  FileResult res   = replay_file(file, opt, detailed);
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return res;
 }
 
 [[noreturn]] void end_after_hang() {
@@ -714,11 +789,13 @@ int write_json(ReplayOptions const& opt,
 
 int replay(ReplayOptions const& opt) {
   std::string const started = runner::utc_now_iso8601();
-  if (!opt.json.empty())
-    if (auto const why = output_file_problem(opt.json); !why.empty()) {
-      report_error(true, schedule::terminal_safe("--json '" + opt.json + "': " + why).c_str());
-      return kExitUsage;
-    }
+  for (auto const& [flag, path] : {std::pair{"--json", &opt.json}, {"--junit", &opt.junit}})
+    if (!path->empty())
+      if (auto const why = output_file_problem(*path); !why.empty()) {
+        report_error(
+            true, schedule::terminal_safe(std::string(flag) + " '" + *path + "': " + why).c_str());
+        return kExitUsage;
+      }
   bool table = opt.files.size() > 1;
   for (auto const& f : opt.files) {
     std::error_code ec;
@@ -729,8 +806,8 @@ int replay(ReplayOptions const& opt) {
       report_error(true, schedule::terminal_safe(why).c_str());
       return kExitUsage;
     }
-    std::vector<FileResult> const one{replay_file(opt.files.front(), opt, true)};
-    int const status = write_json(opt, one, 1, started, one.front().status);
+    std::vector<FileResult> const one{timed_replay_file(opt.files.front(), opt, true)};
+    int const status = write_summaries(opt, one, 1, started, one.front().status);
     if (one.front().verdict == Verdict::hang) end_after_hang();
     return status;
   }
@@ -749,7 +826,7 @@ int replay(ReplayOptions const& opt) {
       res.error = inputs[i].error;
       std::printf("  error: %s\n", schedule::terminal_safe(res.error).c_str());
     } else {
-      res = replay_file(inputs[i].file, opt, opt.verbose);
+      res = timed_replay_file(inputs[i].file, opt, opt.verbose);
     }
     std::fflush(stdout);
     status = worse(status, res.status);
@@ -759,14 +836,14 @@ int replay(ReplayOptions const& opt) {
                   results.size(),
                   inputs.size());
       print_table(results);
-      (void)write_json(opt, results, inputs.size(), started, status);
+      (void)write_summaries(opt, results, inputs.size(), started, status);
       end_after_hang();
     }
   }
   std::printf("\nheaplab replay: %zu files\n", results.size());
   print_table(results);
   std::printf("heaplab replay: %s; exit status %d\n", counts(results).c_str(), status);
-  return write_json(opt, results, inputs.size(), started, status);
+  return write_summaries(opt, results, inputs.size(), started, status);
 }
 
 int show(std::string const& file, bool as_json) {
@@ -829,7 +906,8 @@ void add_replay(CLI::App& app) {
       "  heaplab replay failures/                       # every file, then a table of verdicts\n"
       "  heaplab replay --model proofs_tests/model/data/wator.json\n"
       "  heaplab replay --runner gpu docs/results/failures/rewrite_filter_off_by_one.min.json\n"
-      "  heaplab replay failures/ --json replay.json   # the verdicts for a script or CI");
+      "  heaplab replay failures/ --json replay.json   # the verdicts for a script or CI\n"
+      "  heaplab replay failures/ --junit replay.xml   # the verdicts for a CI's test report");
   cmd->add_option("files",
                   opt->files,
                   "schedule files of any family, failure files (heaplab-failure) or directories "
@@ -873,6 +951,11 @@ void add_replay(CLI::App& app) {
                   "write a machine-readable summary here at the end (every file's verdict, exit "
                   "status and sides; docs/cli.md \"Machine-readable results\"), also when a hang "
                   "ends the process")
+      ->default_str("");
+  cmd->add_option("--junit",
+                  opt->junit,
+                  "write the verdicts as JUnit XML here at the end (one testcase per file: "
+                  "failure, skipped when not checked, error), also when a hang ends the process")
       ->default_str("");
   cmd->callback([opt] { std::exit(replay(*opt)); });
 }

@@ -137,33 +137,6 @@ SuiteRow run_suite(fs::path const& build,
   return row;
 }
 
-std::string xml_escaped(std::string const& text) {
-  std::string out;
-  for (char const c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        // XML 1.0 allows no other control characters than tab, newline and carriage return.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
-          out += '?';
-        else
-          out += c;
-    }
-  }
-  return out;
-}
-
 /// The rows as JUnit XML: one <testsuite> per tier, one <testcase> per suite (binary or command);
 /// a suite that did not pass is a <failure> whose text names its log; a suite with only skipped
 /// tests (a gpu binary without a GPU) is <skipped>.
