@@ -874,6 +874,21 @@ int show(std::string const& file, bool as_json) {
   return kExitPassed;
 }
 
+/// replay's --json and --junit.
+void add_replay_summaries(CLI::App& cmd, ReplayOptions& opt) {
+  cmd.add_option("--json",
+                 opt.json,
+                 "write a machine-readable summary here at the end (every file's verdict, exit "
+                 "status and sides; docs/cli.md \"Machine-readable results\"), also when a hang "
+                 "ends the process")
+      ->default_str("");
+  cmd.add_option("--junit",
+                 opt.junit,
+                 "write the verdicts as JUnit XML here at the end (one testcase per file: "
+                 "failure, skipped when not checked, error), also when a hang ends the process")
+      ->default_str("");
+}
+
 }  // namespace
 
 void add_replay(CLI::App& app) {
@@ -946,17 +961,7 @@ void add_replay(CLI::App& app) {
       "--no-perturb",
       opt->no_perturb,
       "gpu: no warp-order perturbation (stress perturbs unless it was given --no-perturb)");
-  cmd->add_option("--json",
-                  opt->json,
-                  "write a machine-readable summary here at the end (every file's verdict, exit "
-                  "status and sides; docs/cli.md \"Machine-readable results\"), also when a hang "
-                  "ends the process")
-      ->default_str("");
-  cmd->add_option("--junit",
-                  opt->junit,
-                  "write the verdicts as JUnit XML here at the end (one testcase per file: "
-                  "failure, skipped when not checked, error), also when a hang ends the process")
-      ->default_str("");
+  add_replay_summaries(*cmd, *opt);
   cmd->callback([opt] { std::exit(replay(*opt)); });
 }
 
