@@ -460,6 +460,50 @@ TEST(CliRun, JunitReportListsTheSuites) {
   EXPECT_EQ(bad.status, 2) << bad.output;
 }
 
+// --ran-earlier (tools/run-main-job's first stage): the listed suites are not run again, their rows
+// read EARLIER and count as passed; the others run as ever (a failing one still fails the run).
+TEST(CliRun, SuitesThatRanEarlierAreListedButNotRunAgain) {
+  TempDir dir;
+  auto const build = dir.path() / "build";
+  std::filesystem::create_directories(build / "t");
+  auto const ran = dir.path() / "ran";
+  for (char const* name : {"first", "second"}) {
+    std::ofstream(build / "t" / name) << "#!/bin/sh\necho " << name << " >> '" << ran.string()
+                                      << "'\necho '[  PASSED  ] 2 tests.'\n";
+    std::filesystem::permissions(build / "t" / name, std::filesystem::perms::owner_all);
+  }
+  std::ofstream(build / "cpu-tier.txt") << "t/first\nt/second\n";
+  std::ofstream(build / "gpu-tier.txt") << "";
+  std::ofstream(dir.path() / "earlier.txt") << "t/first\n";
+  auto const xml         = dir.path() / "run.xml";
+  std::string const args = "run --cpu-only --stress-seconds 0 --rw-stress-seconds 0 --build-dir '" +
+                           build.string() + "' --junit '" + xml.string() + "' --ran-earlier '" +
+                           (dir.path() / "earlier.txt").string() + "'";
+  Result const r = run(args);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("t/first passed in the first stage; not run again"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("first                                cpu  EARLIER"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("ALL PASSED"), std::string::npos) << r.output;
+  std::ifstream in(ran);
+  std::string const which((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(which, "second\n") << "only the suite that did not run earlier runs";
+  std::ifstream report(xml);
+  std::string const text((std::istreambuf_iterator<char>(report)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("tests=\"2\" failures=\"0\""), std::string::npos) << text;
+  EXPECT_NE(text.find("passed in the first stage (--ran-earlier); not run again"),
+            std::string::npos)
+      << text;
+  // The others still decide: a failing second suite fails the run.
+  std::ofstream(build / "t" / "second") << "#!/bin/sh\nexit 1\n";
+  EXPECT_EQ(run(args).status, 1);
+  Result const missing = run("run --cpu-only --build-dir '" + build.string() + "' --ran-earlier '" +
+                             (dir.path() / "nothing.txt").string() + "'");
+  EXPECT_EQ(missing.status, 2) << missing.output;
+}
+
 // SIGTERM to `heaplab run` (timeout, Slurm) while a suite runs: the suite goes with it instead of
 // running on, orphaned and no longer bounded by the per-suite budget.
 TEST(CliRun, ASuiteDoesNotOutliveAHeaplabRunThatWasKilled) {

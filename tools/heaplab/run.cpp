@@ -34,7 +34,8 @@ struct RunOptions {
   int rw_stress_seconds  = 10;  // rw-cpu (CPU tier) and rw-gpu (GPU tier) stress smokes
   bool bench_smoke       = true;
   bool apps_smoke        = true;
-  std::string junit;  // JUnit XML report, "" for none
+  std::string junit;        // JUnit XML report, "" for none
+  std::string ran_earlier;  // a list of suites (as in cpu-tier.txt) that passed just before
 };
 
 /// The apps smoke of the GPU tier (docs/apps.md): each app at a small size with --check and a
@@ -62,7 +63,7 @@ constexpr AppSmokeRun kAppSmokeRuns[] = {
 struct SuiteRow {
   std::string name;
   std::string tier;
-  std::string result;  // PASS, FAIL, TIMEOUT
+  std::string result;  // PASS, FAIL, TIMEOUT, NOT BUILT, EARLIER (passed in a first stage)
   int passed     = 0;
   int skipped    = 0;
   int failed     = 0;
@@ -70,6 +71,9 @@ struct SuiteRow {
   std::string log;      // "" when nothing ran
   std::string missing;  // the binary that was not built ("" when it was): result NOT BUILT
 };
+
+/// PASS, or EARLIER: it passed in the first stage (--ran-earlier).
+bool passed(SuiteRow const& r) { return r.result == "PASS" || r.result == "EARLIER"; }
 
 /// A row for a binary that is not in the build folder: nothing ran, so there is no log.
 SuiteRow not_built(std::string name, std::string tier, fs::path const& binary) {
@@ -155,7 +159,7 @@ std::string junit_xml(std::vector<SuiteRow> const& rows, std::string const& gpu_
       std::snprintf(time, sizeof time, "%.3f", r.seconds);
       cases += "    <testcase classname=\"heaplab." + tier + "\" name=\"" + xml_escaped(r.name) +
                "\" time=\"" + time + "\">\n";
-      if (r.result != "PASS") {
+      if (!passed(r)) {
         ++failures;
         cases += "      <failure message=\"" + xml_escaped(r.result) + "\">" +
                  xml_escaped(r.missing.empty() ? r.result + ": " + std::to_string(r.failed) +
@@ -166,11 +170,14 @@ std::string junit_xml(std::vector<SuiteRow> const& rows, std::string const& gpu_
         ++skipped;
         cases += "      <skipped message=\"" + std::to_string(r.skipped) + " skipped\"/>\n";
       }
-      cases += "      <system-out>" +
-               xml_escaped(std::to_string(r.passed) + " passed, " + std::to_string(r.skipped) +
-                           " skipped, " + std::to_string(r.failed) +
-                           " failed; log: " + (r.log.empty() ? "none (not built)" : r.log)) +
-               "</system-out>\n    </testcase>\n";
+      cases +=
+          "      <system-out>" +
+          xml_escaped(r.result == "EARLIER"
+                          ? "passed in the first stage (--ran-earlier); not run again"
+                          : std::to_string(r.passed) + " passed, " + std::to_string(r.skipped) +
+                                " skipped, " + std::to_string(r.failed) +
+                                " failed; log: " + (r.log.empty() ? "none (not built)" : r.log)) +
+          "</system-out>\n    </testcase>\n";
     }
     char time[32];
     std::snprintf(time, sizeof time, "%.3f", seconds);
@@ -205,9 +212,22 @@ class MainJob {
     self_           = ec ? std::string("heaplab") : self.string();
   }
 
-  /// Every binary of <tier>-tier.txt, one row each.
+  /// Every binary of <tier>-tier.txt, one row each; those in --ran-earlier are not run again.
   void run_tier(std::string const& tier) {
+    std::vector<std::string> const earlier =
+        opt_.ran_earlier.empty() ? std::vector<std::string>{} : read_list(opt_.ran_earlier);
     for (auto const& rel : read_list(build_ / (tier + "-tier.txt"))) {
+      if (std::find(earlier.begin(), earlier.end(), rel) != earlier.end()) {
+        SuiteRow row;
+        row.name   = fs::path(rel).filename().string();
+        row.tier   = tier;
+        row.result = "EARLIER";
+        rows_.push_back(row);
+        std::printf("heaplab run: [%s] %s passed in the first stage; not run again\n",
+                    tier.c_str(),
+                    rel.c_str());
+        continue;
+      }
       std::printf("heaplab run: [%s] %s ...\n", tier.c_str(), rel.c_str());
       std::fflush(stdout);
       rows_.push_back(run_suite(build_, rel, tier, logdir_, opt_.budget_seconds));
@@ -312,7 +332,7 @@ class MainJob {
                   r.skipped,
                   r.failed,
                   r.seconds);
-      if (r.result != "PASS") {
+      if (!passed(r)) {
         ++failures;
         if (r.missing.empty())
           std::printf("    log: %s\n", r.log.c_str());
@@ -480,6 +500,12 @@ void add_run(CLI::App& app) {
                   "defragmentation policy (docs/apps.md)")
       ->check(boolean_word());
   cmd->add_option("--junit", opt->junit, "also write the results as JUnit XML to this file");
+  cmd->add_option("--ran-earlier",
+                  opt->ran_earlier,
+                  "a file listing suites (as <build>/cpu-tier.txt names them) that passed just "
+                  "before; they are not run again and their rows read EARLIER (tools/run-main-job "
+                  "passes its first stage's list)")
+      ->check(CLI::ExistingFile);
   cmd->callback([opt] { std::exit(run_main_job(*opt)); });
 }
 
