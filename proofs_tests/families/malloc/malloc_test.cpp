@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -20,6 +22,7 @@
 #include "heaplab/families/malloc/family.hpp"
 #include "heaplab/families/malloc/reference.hpp"
 #include "heaplab/families/malloc/runner.hpp"
+#include "heaplab/families/malloc/subject.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/runner/stress.hpp"
 #include "heaplab/schedule/schedule.hpp"
@@ -322,6 +325,29 @@ TEST(MallocRunnerSupport, APoolBelowTheSubjectsMinimumIsNotSupportedAndSaysWhy) 
   EXPECT_NE(std::string::npos, result.stats.skip_reason.find("needs a pool of at least"))
       << result.stats.skip_reason;
   std::filesystem::remove_all(o.out_dir);
+}
+
+// The watchdog budget of a subject's kernels: --watchdog-ms, else HEAPLAB_WATCHDOG_MS, else the
+// subject's declaration, else 5 s (CUDA malloc declares 30 s; its fills near a full heap are slow).
+TEST(MallocSubject, TheWatchdogBudgetIsAskedThenTheEnvironmentThenTheSubjectsThenFiveSeconds) {
+  using std::chrono::milliseconds;
+  char const* const saved = std::getenv("HEAPLAB_WATCHDOG_MS");
+  std::string const kept  = saved != nullptr ? saved : "";
+  unsetenv("HEAPLAB_WATCHDOG_MS");
+  SubjectInfo slow;
+  slow.watchdog_ms = 30000;
+  SubjectInfo const plain;
+  EXPECT_EQ(watchdog_budget(1234, slow), milliseconds(1234));
+  EXPECT_EQ(watchdog_budget(0, slow), milliseconds(30000));
+  EXPECT_EQ(watchdog_budget(0, plain), milliseconds(5000));
+  setenv("HEAPLAB_WATCHDOG_MS", "250", 1);
+  EXPECT_EQ(watchdog_budget(0, slow), milliseconds(250));
+  EXPECT_EQ(watchdog_budget(0, plain), milliseconds(250));
+  EXPECT_EQ(watchdog_budget(1234, slow), milliseconds(1234));
+  if (saved != nullptr)
+    setenv("HEAPLAB_WATCHDOG_MS", kept.c_str(), 1);
+  else
+    unsetenv("HEAPLAB_WATCHDOG_MS");
 }
 
 TEST(MallocSchedule, DemandBytesSumsEveryRequestAndAFillHasNoBound) {

@@ -250,8 +250,10 @@ struct RunnerOptions {
   unsigned runners_per_device = 1;
   /// Warp-order perturbation in every step's kernels (GPU runners).
   bool perturb = true;
-  /// The watchdog's budget for one step's kernels, in milliseconds (GPU runners).
-  unsigned watchdog_ms = 5000;
+  /// The watchdog's budget for one step's kernels, in milliseconds (GPU runners); 0: the
+  /// runner's default, HEAPLAB_WATCHDOG_MS when it is set, else the runner's own (a malloc
+  /// subject may declare one: SubjectInfo::watchdog_ms), else 5 s.
+  unsigned watchdog_ms = 0;
   /// OS threads per wave of a CPU-threads runner (0: its default).
   unsigned threads = 0;
 };

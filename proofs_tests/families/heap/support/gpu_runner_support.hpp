@@ -83,10 +83,7 @@ inline schedule::Schedule prefix_before_defrag(schedule::Schedule s) {
 
 /// The "gpu" runner (fails the test if it cannot be made; call HEAPLAB_REQUIRE_GPU() first).
 inline std::unique_ptr<heap_family::HeapRunner> gpu_runner() {
-  runner::RunnerOptions options;
-  if (char const* ms = std::getenv("HEAPLAB_WATCHDOG_MS"); ms != nullptr && *ms != '\0')
-    options.watchdog_ms = static_cast<unsigned>(std::strtoul(ms, nullptr, 10));
-  return gpu::make_gpu_runner(options);
+  return gpu::make_gpu_runner(runner::RunnerOptions{});  // watchdog: HEAPLAB_WATCHDOG_MS or 5 s
 }
 
 /// Saves the failure of `schedule` on `r` as a failure file and returns one paragraph naming

@@ -8,11 +8,15 @@
 // (reference.hpp).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "heaplab/cuda/detail/budget_wait.hpp"
 
 namespace heaplab::malloc_family {
 
@@ -39,7 +43,21 @@ struct SubjectInfo {
   /// waves ask for at most max_demand x pool bytes together, frees not subtracted
   /// (demand_bytes), and it has no fill. 0: every schedule.
   double max_demand = 0;
+  /// The watchdog budget of one of its kernels (ms) when neither --watchdog-ms nor
+  /// HEAPLAB_WATCHDOG_MS sets one; 0: the process default (5 s). For subjects whose waves are slow
+  /// by nature (CUDA's malloc takes milliseconds per request near a full heap).
+  std::uint32_t watchdog_ms = 0;
 };
+
+/// The budget of one of a subject's kernels: `asked` (--watchdog-ms) when not 0, else
+/// HEAPLAB_WATCHDOG_MS when it is set, else the subject's SubjectInfo::watchdog_ms when not 0,
+/// else the process default (5 s).
+inline std::chrono::milliseconds watchdog_budget(unsigned asked, SubjectInfo const& info) {
+  if (asked != 0) return std::chrono::milliseconds(asked);
+  if (cudart::parse_watchdog_ms(std::getenv("HEAPLAB_WATCHDOG_MS")) || info.watchdog_ms == 0)
+    return cudart::default_watchdog_budget();
+  return std::chrono::milliseconds(info.watchdog_ms);
+}
 
 /// An address range [begin, end); empty when the subject does not say where its pool is.
 struct AddressRange {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "heaplab/core/expects.hpp"
+#include "heaplab/cuda/watchdog.hpp"
 #include "heaplab/families/heap/family.hpp"
 #include "heaplab/families/heap/gpu/detail/universe_executor.hpp"
 #include "heaplab/families/heap/gpu/universe_gen.hpp"
@@ -181,7 +182,8 @@ std::unique_ptr<HeapRunner> make_gpu_runner(runner::RunnerOptions const& options
   o.device             = options.device;
   o.runners_per_device = options.runners_per_device;
   o.perturb            = options.perturb;
-  o.watchdog_budget    = std::chrono::milliseconds(options.watchdog_ms);
+  o.watchdog_budget    = options.watchdog_ms == 0 ? cudart::default_watchdog_budget()
+                                                  : std::chrono::milliseconds(options.watchdog_ms);
   return std::make_unique<DifferentialRunner>(std::make_unique<GpuExecutor>(o));
 }
 

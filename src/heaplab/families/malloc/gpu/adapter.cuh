@@ -203,8 +203,7 @@ class GpuSubject final : public Subject {
   /// Throws std::runtime_error when options.device is not a usable CUDA device.
   explicit GpuSubject(GpuSubjectOptions const& options)
       : options_(options),
-        dog_(options.watchdog_ms == 0 ? cudart::default_watchdog_budget()
-                                      : std::chrono::milliseconds(options.watchdog_ms)),
+        dog_(watchdog_budget(options.watchdog_ms, Adapter::info())),
         name_(Adapter::info().name),
         seed_base_(core::splitmix64(options.seed)) {
     cudart::DeviceInfo const d = cudart::probe_device(options.device);

@@ -84,6 +84,10 @@ struct CudaMallocAdapter {
     i.null_floor = 0;  // the heap's headers and size classes are CUDA's: nulls are measured only
     i.exact_gaps = false;
     i.recovery   = 0.5;
+    // A fill wave near a full heap ran past 5 s on an H200 shared by six test processes, and past
+    // it in gpu_runner_conformance_test alone (2026-11-28): CUDA's malloc takes milliseconds per
+    // request there. A hang still ends the case, only later.
+    i.watchdog_ms = 30000;
     return i;
   }
 

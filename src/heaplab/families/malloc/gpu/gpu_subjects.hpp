@@ -26,8 +26,8 @@
 namespace heaplab::malloc_family {
 
 struct GpuSubjectOptions {
-  int device           = 0;     // the CUDA device every call of the subject runs on
-  unsigned watchdog_ms = 5000;  // budget of one kernel (0: HEAPLAB_WATCHDOG_MS or 5 s)
+  int device           = 0;  // the CUDA device every call of the subject runs on
+  unsigned watchdog_ms = 0;  // budget of one kernel (0: HEAPLAB_WATCHDOG_MS, the subject's, 5 s)
   /// Warp-order perturbation (core/perturb.hpp): one warp in four sleeps 0.25 to 8 us at the start
   /// of each alloc and free wave, drawn from `seed` and the wave's number (a replay of a schedule
   /// draws the same delays; the hardware's interleaving itself is never replayed).
