@@ -241,13 +241,21 @@ TEST(CliReplay, ADirectoryGivesATableOfVerdictsAndTheWorstExitStatus) {
 
 // --json: the same verdicts, exit statuses and sides for a script or CI, written at the end; a
 // summary that cannot be written fails a replay that would have passed.
+/// `replay` of the whole mixed directory with `option` (--json, --junit) writing to a file
+/// `name` in a folder of its own; returns that file's path.
+fs::path replay_with_summary(MixedDirectory const& m, char const* option, char const* name) {
+  fs::path const out = m.dir.path() / "summary" / name;
+  fs::create_directories(out.parent_path());
+  Result const r = run("replay " + quoted(m.dir.path()) + " " + option + " " + quoted(out));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find(" in " + out.string()), std::string::npos) << "names where it wrote";
+  return out;
+}
+
 TEST(CliReplay, JsonGivesEveryFilesVerdictStatusAndSides) {
   MixedDirectory m;
-  fs::path const out = m.dir.path() / "summary" / "replay.json";
-  fs::create_directories(out.parent_path());
-  Result const r = run("replay " + quoted(m.dir.path()) + " --json " + quoted(out));
-  EXPECT_EQ(r.status, 2) << r.output;
-  auto const j = nlohmann::json::parse(read_bytes(out));
+  fs::path const out = replay_with_summary(m, "--json", "replay.json");
+  auto const j       = nlohmann::json::parse(read_bytes(out));
   EXPECT_EQ(j.at("format"), "heaplab-replay-summary");
   EXPECT_EQ(j.at("exit_status"), 2);
   ASSERT_EQ(j.at("files").size(), 5u) << j.dump(2);
@@ -294,12 +302,7 @@ std::size_t occurrences(std::string const& text, std::string const& what) {
 
 TEST(CliReplay, JunitGivesOneTestcasePerFileWithItsVerdict) {
   MixedDirectory m;
-  fs::path const out = m.dir.path() / "summary" / "replay.xml";
-  fs::create_directories(out.parent_path());
-  Result const r = run("replay " + quoted(m.dir.path()) + " --junit " + quoted(out));
-  EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("JUnit report in"), std::string::npos) << r.output;
-  std::string const xml = read_bytes(out);
+  std::string const xml = read_bytes(replay_with_summary(m, "--junit", "replay.xml"));
   EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", 0), 0u) << xml;
   EXPECT_EQ(occurrences(xml, "<testcase "), 5u) << xml;
   EXPECT_EQ(occurrences(xml, "</testcase>"), 5u) << xml;

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "heaplab/runner/environment.hpp"
+#include "heaplab/runner/failure_file.hpp"
 #include "heaplab/schedule/json.hpp"
 
 namespace fs = std::filesystem;
@@ -60,6 +62,18 @@ bool same_file(fs::path const& a, fs::path const& b) {
 
 void write_file_atomically(fs::path const& file, std::string const& text) {
   schedule::write_text_file(file, text);
+}
+
+nlohmann::ordered_json summary_header(std::string const& format,
+                                      int version,
+                                      std::string const& started) {
+  nlohmann::ordered_json j;
+  j["format"]  = format;
+  j["version"] = version;
+  j["heaplab"] = {{"version", runner::version()}, {"commit", runner::git_commit()}};
+  j["started"] = started;
+  j["ended"]   = runner::utc_now_iso8601();
+  return j;
 }
 
 std::string xml_escaped(std::string const& text) {

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace heaplab::cli {
 
 /// "" when files can be created in `dir` (it exists and is a writable directory, or it does not
@@ -26,6 +28,12 @@ bool same_file(std::filesystem::path const& a, std::filesystem::path const& b);
 /// (/dev/null, a pipe) is written in place, since renaming onto it would replace the device.
 /// Throws std::runtime_error naming the file.
 void write_file_atomically(std::filesystem::path const& file, std::string const& text);
+
+/// The fields every machine-readable summary starts with (docs/cli.md "Machine-readable
+/// results"): format, version, heaplab {version, commit}, started, ended (now).
+nlohmann::ordered_json summary_header(std::string const& format,
+                                      int version,
+                                      std::string const& started);
 
 /// `text` for XML attribute values and element text (JUnit reports): & < > " escaped; control
 /// characters other than tab, newline and carriage return (which XML 1.0 does not allow) as '?'.

@@ -659,15 +659,10 @@ std::string replay_json(std::vector<FileResult> const& results,
                         std::size_t files,
                         std::string const& started,
                         int status) {
-  nlohmann::ordered_json j;
-  j["format"]      = "heaplab-replay-summary";
-  j["version"]     = 1;
-  j["heaplab"]     = {{"version", runner::version()}, {"commit", runner::git_commit()}};
-  j["started"]     = started;
-  j["ended"]       = runner::utc_now_iso8601();
-  j["exit_status"] = status;
-  j["files_given"] = files;
-  j["files"]       = nlohmann::ordered_json::array();
+  nlohmann::ordered_json j = summary_header("heaplab-replay-summary", 1, started);
+  j["exit_status"]         = status;
+  j["files_given"]         = files;
+  j["files"]               = nlohmann::ordered_json::array();
   for (FileResult const& r : results) {
     nlohmann::ordered_json f;
     f["file"]        = r.file;

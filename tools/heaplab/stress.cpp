@@ -205,35 +205,30 @@ std::string summary_json(StressCli const& cli,
                          std::string const& device,
                          int exit_status,
                          std::string const& verdict) {
-  auto const& s = result.stats;
-  auto const& o = c.options;
-  nlohmann::ordered_json j;
-  j["format"]           = "heaplab-stress-summary";
-  j["version"]          = 2;
-  j["heaplab"]          = {{"version", runner::version()}, {"commit", runner::git_commit()}};
-  j["started"]          = started;
-  j["ended"]            = runner::utc_now_iso8601();
-  j["device"]           = device;
-  j["family"]           = c.family->name();
-  j["seed"]             = o.seed;
-  j["options"]          = options_json(cli, o);
-  j["result"]           = verdict;
-  j["exit_status"]      = exit_status;
-  j["stop_reason"]      = result.stop_reason;
-  j["elapsed_s"]        = s.elapsed;
-  j["cases"]            = s.cases;
-  j["skipped"]          = s.skipped;
-  j["steps"]            = s.steps;
-  j["counts"]           = s.counts;
-  j["cases_per_s"]      = per_second(s.cases, s.elapsed);
-  j["cases_per_worker"] = s.cases_per_worker;
-  j["steps_per_s"]      = per_second(s.steps, s.elapsed);
-  j["time_by_part_s"]   = {{"implementation", s.times.implementation},
-                           {"model", s.times.model},
-                           {"checks", s.times.checks}};
-  j["coverage"]         = s.coverage.counts;
-  j["notes"]            = c.family->stress_notes(s);
-  j["failures"]         = failures_json(result);
+  auto const& s            = result.stats;
+  auto const& o            = c.options;
+  nlohmann::ordered_json j = summary_header("heaplab-stress-summary", 2, started);
+  j["device"]              = device;
+  j["family"]              = c.family->name();
+  j["seed"]                = o.seed;
+  j["options"]             = options_json(cli, o);
+  j["result"]              = verdict;
+  j["exit_status"]         = exit_status;
+  j["stop_reason"]         = result.stop_reason;
+  j["elapsed_s"]           = s.elapsed;
+  j["cases"]               = s.cases;
+  j["skipped"]             = s.skipped;
+  j["steps"]               = s.steps;
+  j["counts"]              = s.counts;
+  j["cases_per_s"]         = per_second(s.cases, s.elapsed);
+  j["cases_per_worker"]    = s.cases_per_worker;
+  j["steps_per_s"]         = per_second(s.steps, s.elapsed);
+  j["time_by_part_s"]      = {{"implementation", s.times.implementation},
+                              {"model", s.times.model},
+                              {"checks", s.times.checks}};
+  j["coverage"]            = s.coverage.counts;
+  j["notes"]               = c.family->stress_notes(s);
+  j["failures"]            = failures_json(result);
   return j.dump(2) + "\n";
 }
 
