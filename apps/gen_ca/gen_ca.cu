@@ -68,6 +68,7 @@ class Cell {
   __device__ void update(soa::HeapRef<Types> heap, World w);
   __device__ void export_state(std::uint8_t* states) { states[index_] = state_; }
   __device__ void census(unsigned long long* counts) {
+    // order: relaxed (a count, read by the host after the kernel)
     atomicAdd(&counts[state_ == kAlive ? 0 : 1], 1ull);
   }
 };
@@ -102,6 +103,8 @@ __device__ void Cell::count(World w) {
       if (dx == 0 && dy == 0) continue;
       std::uint32_t const j = w.neighbour(self, dx, dy);
       // Relaxed add; the add that returns 0 is the one that appends a dead neighbour.
+      // order: relaxed (neighbour counts and the candidate list, read by the next kernel; the add
+      // that returns 0 appends)
       if (atomicAdd(&w.neighbours[j], 1u) == 0u && w.cells[j] == nullptr)
         w.candidates[atomicAdd(w.n_candidates, 1u)] = j;
     }
@@ -132,6 +135,7 @@ __global__ void populate_kernel(Ref heap, World w, std::uint8_t const* initial) 
     Cell* p = nullptr;
     if (initial[i] == kAlive) {
       p = heap.make<Cell>(static_cast<std::uint32_t>(i));
+      // order: relaxed (a count, read by the host after the kernel)
       if (p == nullptr) atomicAdd(w.failed_births, 1ull);
     }
     w.cells[i] = p;
@@ -146,6 +150,7 @@ __global__ void birth_kernel(Ref heap, World w) {
     w.neighbours[j]       = 0;
     if (app_next<kMutantSkipDying>(w.rule, kDead, c) != kAlive) continue;
     Cell* const p = heap.make<Cell>(j);
+    // order: relaxed (a count, read by the host after the kernel)
     if (p == nullptr) atomicAdd(w.failed_births, 1ull);
     w.cells[j] = p;
   }

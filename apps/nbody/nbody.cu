@@ -148,7 +148,8 @@ class Body {
     vel_y_       = m.vel.y;
     mass_        = m.mass;
     t->absorbed_ = std::uint8_t{1};
-    atomicAdd(merges, 1ull);  // relaxed: a count
+    // order: relaxed (a count, read by the host after the kernel)
+    atomicAdd(merges, 1ull);
   }
   __device__ void reap(soa::HeapRef<Types> heap);
   __device__ void export_to(Export e) {
@@ -434,6 +435,7 @@ __global__ void baseline_merge_kernel(BaselineView v, unsigned long long* merges
     v.b.vel_y[i]   = m.vel.y;
     v.b.mass[i]    = m.mass;
     v.absorbed[t]  = 1;
+    // order: relaxed (a count, read by the host after the kernel)
     atomicAdd(merges, 1ull);
   }
 }

@@ -166,17 +166,22 @@ __device__ void Node::move(Physics p) {
 
 __device__ void Node::bfs_visit(std::uint32_t d, unsigned* changed) {
   // Own distance: only a CAS kUnreached -> d + 1 may change it in this round (see the header).
+  // order: relaxed (the previous round's kernel wrote d; this round's CASes only turn kUnreached
+  // into d + 1)
   if (*static_cast<volatile std::uint32_t*>(&distance_) != d) return;
   for (int k = 0; k < kMaxDegree; ++k) {
     Spring* const s = springs_[k];
     if (s == nullptr) continue;
     Node* const o = s->other(this);
+    // order: relaxed (the CAS claims a node for round d + 1; changed is read by the host after the
+    // kernel)
     if (atomicCAS(&o->distance_, kUnreached, d + 1u) == kUnreached) atomicOr(changed, 1u);
   }
 }
 
 __device__ void Node::remove_if_unreached(soa::HeapRef<Types> heap, Counter* counters) {
   if (distance_ != kUnreached) return;
+  // order: relaxed (a count, read by the host after the kernel)
   atomicAdd(&counters[2], 1ull);
   heap.destroy(this);
 }
@@ -191,6 +196,7 @@ __device__ void Node::export_record(NodeRecord* out, Counter* n) {
   r.distance = distance_;
   for (int k = 0; k < kMaxDegree; ++k)
     r.springs[k] = reinterpret_cast<std::uintptr_t>(static_cast<Spring*>(springs_[k]));
+  // order: relaxed (a unique output index; the output is read after the kernel)
   out[atomicAdd(n, 1ull)] = r;
 }
 
@@ -200,6 +206,7 @@ __device__ void Spring::check_break(soa::HeapRef<Types> heap, Counter* counters,
   if (!spring_breaks(p, a->x_, a->y_, b->x_, b->y_, rest_, threshold_)) return;
   a->springs_[slot_a_] = nullptr;  // this spring's own slots: one writer each
   b->springs_[slot_b_] = nullptr;
+  // order: relaxed (a count, read by the host after the kernel)
   atomicAdd(&counters[0], 1ull);
   heap.destroy(this);
 }
@@ -207,18 +214,20 @@ __device__ void Spring::check_break(soa::HeapRef<Types> heap, Counter* counters,
 __device__ void Spring::remove_if_unreached(soa::HeapRef<Types> heap, Counter* counters) {
   if constexpr (kMutantKeepOrphanSprings) return;  // MUTANT structure_keep_orphan_springs
   if (a_->distance_ != kUnreached && b_->distance_ != kUnreached) return;
+  // order: relaxed (a count, read by the host after the kernel)
   atomicAdd(&counters[1], 1ull);
   heap.destroy(this);
 }
 
 __device__ void Spring::export_record(SpringRecord* out, Counter* n) {
   SpringRecord r;
-  r.self                  = reinterpret_cast<std::uintptr_t>(this);
-  r.id                    = id_;
-  r.a                     = reinterpret_cast<std::uintptr_t>(static_cast<Node*>(a_));
-  r.b                     = reinterpret_cast<std::uintptr_t>(static_cast<Node*>(b_));
-  r.rest                  = rest_;
-  r.threshold             = threshold_;
+  r.self      = reinterpret_cast<std::uintptr_t>(this);
+  r.id        = id_;
+  r.a         = reinterpret_cast<std::uintptr_t>(static_cast<Node*>(a_));
+  r.b         = reinterpret_cast<std::uintptr_t>(static_cast<Node*>(b_));
+  r.rest      = rest_;
+  r.threshold = threshold_;
+  // order: relaxed (a unique output index; the output is read after the kernel)
   out[atomicAdd(n, 1ull)] = r;
 }
 
@@ -300,6 +309,7 @@ __global__ void make_nodes_kernel(Ref heap, MeshView m, Node** nodes, Counter* f
   for (std::uint64_t i = thread_index(); i < m.n; i += thread_stride()) {
     Node* const p =
         heap.make<Node>(static_cast<std::uint32_t>(i), m.kind[i], m.x[i], m.y[i], m.mass[i]);
+    // order: relaxed (a count, read by the host after the kernel)
     if (p == nullptr) atomicAdd(failed, 1ull);
     nodes[i] = p;
   }
@@ -315,6 +325,7 @@ __global__ void make_springs_kernel(
                                         static_cast<std::uint32_t>(i),
                                         m.slot_a[i],
                                         m.slot_b[i]);
+    // order: relaxed (a count, read by the host after the kernel)
     if (p == nullptr) atomicAdd(failed, 1ull);
     springs[i] = p;
   }
@@ -363,6 +374,7 @@ __global__ void base_break_kernel(MeshView m, Counter* counters, Physics p) {
     m.spring_alive[s]                             = 0;
     m.slots[m.slot_a[s] * std::uint64_t{m.n} + a] = -1;
     m.slots[m.slot_b[s] * std::uint64_t{m.n} + b] = -1;
+    // order: relaxed (a count, read by the host after the kernel)
     atomicAdd(&counters[0], 1ull);
   }
 }
@@ -374,10 +386,14 @@ __global__ void base_bfs_init_kernel(MeshView m) {
 
 __global__ void base_bfs_visit_kernel(MeshView m, std::uint32_t d, unsigned* changed) {
   for (std::uint64_t i = thread_index(); i < m.n; i += thread_stride()) {
+    // order: relaxed (the previous round's kernel wrote d; this round's CASes only turn kUnreached
+    // into d + 1)
     if (!m.node_alive[i] || *static_cast<volatile std::uint32_t*>(&m.distance[i]) != d) continue;
     for (int k = 0; k < kMaxDegree; ++k) {
       std::int32_t const s = m.slots[k * std::uint64_t{m.n} + i];
       if (s < 0) continue;
+      // order: relaxed (the CAS claims a node for round d + 1; changed is read by the host after
+      // the kernel)
       if (atomicCAS(&m.distance[other_end(m, s, i)], kUnreached, d + 1u) == kUnreached)
         atomicOr(changed, 1u);
     }
@@ -389,6 +405,7 @@ __global__ void base_remove_springs_kernel(MeshView m, Counter* counters) {
     if (m.spring_alive[s] &&
         (m.distance[m.a[s]] == kUnreached || m.distance[m.b[s]] == kUnreached)) {
       m.spring_alive[s] = 0;
+      // order: relaxed (a count, read by the host after the kernel)
       atomicAdd(&counters[1], 1ull);
     }
 }
@@ -397,6 +414,7 @@ __global__ void base_remove_nodes_kernel(MeshView m, Counter* counters) {
   for (std::uint64_t i = thread_index(); i < m.n; i += thread_stride())
     if (m.node_alive[i] && m.distance[i] == kUnreached) {
       m.node_alive[i] = 0;
+      // order: relaxed (a count, read by the host after the kernel)
       atomicAdd(&counters[2], 1ull);
     }
 }

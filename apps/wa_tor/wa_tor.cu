@@ -133,6 +133,7 @@ __device__ void Agent::export_view(AgentView* out, unsigned long long* n) {
   v.cell   = cell_;
   v.timer  = timer_;
   v.energy = v.kind == kShark ? static_cast<std::uint32_t>(static_cast<Shark*>(this)->energy_) : 0u;
+  // order: relaxed (a unique output index; the output is read after the kernel)
   out[atomicAdd(n, 1ull)] = v;
 }
 
@@ -142,7 +143,8 @@ __device__ void Fish::decide(Cells w) {
   std::uint32_t const d =
       agent_choice(w.p, w.iteration, kFishRound, c, mask_of(w.p, c, kEmpty, at));
   target_ = d == kNone ? kNone : neighbour(w.p, c, d);
-  if (d != kNone) atomicOr(&w.requests[neighbour(w.p, c, d)], 1u << opposite(d));  // relaxed
+  // order: relaxed (request bits, read by the next kernel)
+  if (d != kNone) atomicOr(&w.requests[neighbour(w.p, c, d)], 1u << opposite(d));
 }
 
 __device__ void Fish::move(soa::HeapRef<Types> heap, Cells w) {
@@ -156,6 +158,7 @@ __device__ void Fish::move(soa::HeapRef<Types> heap, Cells w) {
     if (timer >= w.p.fish_spawn) {
       timer = 0;
       child = heap.make<Fish>(c, 0u);
+      // order: relaxed (a count, read by the host after the kernel)
       atomicAdd(&w.counters[child != nullptr ? kFishBirths : kFailedAllocs], 1ull);
     }
     w.agent[c] = child;
@@ -170,7 +173,8 @@ __device__ void Shark::decide(Cells w) {
   std::uint32_t const cand = fish != 0 ? fish : mask_of(w.p, c, kEmpty, at);
   std::uint32_t const d    = agent_choice(w.p, w.iteration, kSharkRound, c, cand);
   target_                  = d == kNone ? kNone : neighbour(w.p, c, d);
-  if (d != kNone) atomicOr(&w.requests[neighbour(w.p, c, d)], 1u << opposite(d));  // relaxed
+  // order: relaxed (request bits, read by the next kernel)
+  if (d != kNone) atomicOr(&w.requests[neighbour(w.p, c, d)], 1u << opposite(d));
 }
 
 __device__ void Shark::move(soa::HeapRef<Types> heap, Cells w) {
@@ -184,6 +188,7 @@ __device__ void Shark::move(soa::HeapRef<Types> heap, Cells w) {
     Agent* const prey = w.agent[t];  // only this shark touches cell t in this phase
     if (prey != nullptr) {
       energy = fed(w.p, energy);
+      // order: relaxed (a count, read by the host after the kernel)
       atomicAdd(&w.counters[kFishEaten], 1ull);
       // MUTANT wa_tor_shark_eats_without_free: the eaten fish's object stays allocated.
       if constexpr (!kMutantEatWithoutFree) heap.destroy(static_cast<Fish*>(prey));
@@ -195,6 +200,7 @@ __device__ void Shark::move(soa::HeapRef<Types> heap, Cells w) {
   }
   if (energy == 0) {  // starved
     w.agent[at] = nullptr;
+    // order: relaxed (a count, read by the host after the kernel)
     atomicAdd(&w.counters[kSharkStarved], 1ull);
     heap.destroy(this);
     return;
@@ -202,6 +208,7 @@ __device__ void Shark::move(soa::HeapRef<Types> heap, Cells w) {
   if (moved && timer >= w.p.shark_spawn) {
     timer              = 0;
     Shark* const child = heap.make<Shark>(c, 0u, w.p.shark_energy);
+    // order: relaxed (a count, read by the host after the kernel)
     atomicAdd(&w.counters[child != nullptr ? kSharkBirths : kFailedAllocs], 1ull);
     w.agent[c] = child;
   }
@@ -234,6 +241,7 @@ __global__ void heap_populate_kernel(Ref heap, Cells w, double fd, double sd) {
     Agent* a     = nullptr;
     if (k == kFish) a = heap.make<Fish>(c, initial_timer(w.p, k, c));
     if (k == kShark) a = heap.make<Shark>(c, initial_timer(w.p, k, c), w.p.shark_energy);
+    // order: relaxed (a count, read by the host after the kernel)
     if (k != kEmpty && a == nullptr) atomicAdd(&w.counters[kFailedAllocs], 1ull);
     w.agent[c] = a;
   }
@@ -311,6 +319,7 @@ struct MallocStore {
     // MUTANT wa_tor_shark_eats_without_free: the eaten fish's struct is not freed.
     if constexpr (!kMutantEatWithoutFree) {
       free(agent[c]);
+      // order: relaxed (a count, read by the host after the kernel)
       atomicAdd(&counters[kLive], ~0ull);  // -1
     }
   }
@@ -328,12 +337,14 @@ struct MallocStore {
     agent[c]      = a;
     if (a == nullptr) return false;
     *a = MallocAgent{c, t, e, static_cast<std::uint8_t>(k)};
+    // order: relaxed (a count, read by the host after the kernel)
     atomicAdd(&counters[kLive], 1ull);
     return true;
   }
   __device__ void kill(std::uint32_t c, unsigned long long* counters) const {
     free(agent[c]);
     agent[c] = nullptr;
+    // order: relaxed (a count, read by the host after the kernel)
     atomicAdd(&counters[kLive], ~0ull);
   }
   __device__ void view(std::uint32_t c, CellView& cv, AgentView& av) const {
@@ -352,6 +363,7 @@ __global__ void dense_populate_kernel(
     auto const c = static_cast<std::uint32_t>(i);
     Kind const k = initial_kind(p, fd, sd, c);
     if (k == kEmpty) continue;
+    // order: relaxed (a count, read by the host after the kernel)
     if (!s.spawn(c, k, initial_timer(p, k, c), k == kShark ? p.shark_energy : 0u, counters))
       atomicAdd(&counters[kFailedAllocs], 1ull);
   }
@@ -378,7 +390,8 @@ __global__ void dense_decide_kernel(S s,
     if (cand == 0) cand = mask_of(p, c, kEmpty, at);
     std::uint32_t const d = agent_choice(p, it, round, c, cand);
     target[c]             = d == kNone ? kStay : neighbour(p, c, d);
-    if (d != kNone) atomicOr(&requests[neighbour(p, c, d)], 1u << opposite(d));  // relaxed
+    // order: relaxed (request bits, read by the next kernel)
+    if (d != kNone) atomicOr(&requests[neighbour(p, c, d)], 1u << opposite(d));
   }
 }
 
@@ -407,6 +420,7 @@ __global__ void dense_move_kernel(S s,
     if (moved) {
       if (s.kind_at(t) == kFish) {
         energy = fed(p, energy);
+        // order: relaxed (a count, read by the host after the kernel)
         atomicAdd(&counters[kFishEaten], 1ull);
         s.eat(t, counters);
       }
@@ -415,12 +429,14 @@ __global__ void dense_move_kernel(S s,
     }
     if (shark && energy == 0) {
       s.kill(at, counters);
+      // order: relaxed (a count, read by the host after the kernel)
       atomicAdd(&counters[kSharkStarved], 1ull);
       continue;
     }
     if (moved && timer >= spawn) {
       timer         = 0;
       bool const ok = s.spawn(c, mover, 0u, shark ? p.shark_energy : 0u, counters);
+      // order: relaxed (a count, read by the host after the kernel)
       atomicAdd(&counters[!ok ? kFailedAllocs : shark ? kSharkBirths : kFishBirths], 1ull);
     }
     s.store(at, timer, energy);
@@ -436,6 +452,7 @@ __global__ void dense_view_kernel(
     AgentView av;
     s.view(c, cv, av);
     cells[c] = cv;
+    // order: relaxed (a unique output index; the output is read after the kernel)
     if (cv.agent != 0) agents[atomicAdd(n, 1ull)] = av;
   }
 }

@@ -140,6 +140,7 @@ class BlockHeadersRef {
     } else {
       // MUTANT weak_publish_release: the publishing store is relaxed (docs/mutants.md; found by
       // the explorer's weak-memory mode only).
+      // order: release [block-init] (type and iteration bitmap before the allocation bitmap)
       HEAPLAB_MUTANT_CONSTEXPR MemoryOrder const publish =
           mutant::weak_publish_release ? MemoryOrder::relaxed : MemoryOrder::release;
       Atomics::store(types_ + b, t, MemoryOrder::relaxed);

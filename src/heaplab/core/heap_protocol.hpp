@@ -120,6 +120,7 @@ template <class Atomics>
 class HeapProtocol {
   // MUTANT weak_claim_acquire: taking a free block does not acquire (docs/mutants.md; found by
   // the explorer's weak-memory mode only).
+  // order: acquire [block-free] (taking a free block: after the writes of its last lifetime)
   HEAPLAB_HD_INLINE static HEAPLAB_MUTANT_CONSTEXPR MemoryOrder claim_order() {
     return mutant::weak_claim_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
   }
@@ -523,6 +524,7 @@ class HeapProtocol {
         allocated(t).clear(b, MemoryOrder::relaxed);  // DynaSOAr Alg. 2 line 10
         // MUTANT weak_delete_release: publishing the deleted block does not release
         // (docs/mutants.md; found by the explorer's weak-memory mode only).
+        // order: release [block-free] (the block's last lifetime before the next claimer's)
         HEAPLAB_MUTANT_CONSTEXPR MemoryOrder const publish =
             mutant::weak_delete_release ? MemoryOrder::relaxed : MemoryOrder::release;
         free_blocks().set(b, publish);  // DynaSOAr Alg. 2 line 11

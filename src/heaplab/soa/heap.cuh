@@ -369,6 +369,8 @@ class Heap {
       kinds += std::string(kinds.empty() ? "" : ", ") + "pointer not from this heap";
     std::string msg =
         "heaplab heap: " + std::to_string(c.error_count) + " error report(s) (" + kinds + ")";
+    // order: acquire [first-error-report] (kernel completion: the control block was copied to
+    // the host after the stream synchronized)
     if (c.first_ready != 0) {
       detail::ErrorReport const& r = c.first;
       msg += "; first: " +

@@ -308,6 +308,7 @@ class HeapRef {
       }
       served += got;
     }
+    // order: relaxed (a statistic, read by the host after the kernel)
     if (lane == leader && served < count) atomicAdd(&control_->oom_count, 1ull * (count - served));
     return result;
   }
@@ -362,6 +363,8 @@ class HeapRef {
       while (word != 0) {
         std::uint32_t const b = c * 64u + static_cast<std::uint32_t>(core::find_first_set(word));
         word &= word - 1u;
+        // order: acquire [block-init] (the block's initialization, type first, before its bitmap is
+        // read)
         std::uint64_t live =
             core_.blocks().load_alloc_bitmap(b, core::MemoryOrder::acquire) & core::low_bits(cap);
         while (live != 0) {
@@ -523,7 +526,9 @@ class HeapRef {
         blockIdx.y,
         blockIdx.z,
         heap_block);
+    // order: relaxed (flags, read by the host after the kernel)
     atomicOr(&control_->error_kinds, 1u << static_cast<unsigned>(kind));
+    // order: relaxed (only its atomicity matters: the thread that sees 0 writes the report)
     if (atomicAdd(&control_->error_count, 1u) == 0u) {
       detail::ErrorReport& r = control_->first;
       r.kind                 = static_cast<std::uint32_t>(kind);
@@ -535,7 +540,9 @@ class HeapRef {
       r.thread_idx[2]        = threadIdx.z;
       r.heap_block           = heap_block;
       r.pointer              = p;
+      // order: release [first-error-report] (the report's fields before first_ready)
       __threadfence();
+      // order: relaxed (ordered by the release fence before it)
       atomicExch(&control_->first_ready, 1u);
     }
   }

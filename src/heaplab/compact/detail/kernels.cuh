@@ -29,6 +29,7 @@ using soa::detail::perturb_warp;
 /// call it (kernels end with it, after their grid-stride loops, with full warps).
 __device__ __forceinline__ void add_warp_total(unsigned long long* counter, unsigned value) {
   unsigned const total = __reduce_add_sync(0xFFFFFFFFu, value);
+  // order: relaxed (a count, read by the host after the kernel)
   if (soa::detail::lane_id() == 0 && total != 0) atomicAdd(counter, 1ull * total);
 }
 
@@ -355,6 +356,7 @@ __global__ void relocation_histogram_kernel(PassView<soa::HeapRef<Types>> v,
       live &= live - 1u;
       std::uint32_t const c =
           relocations_of(lookup, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(slot));
+      // order: relaxed (a histogram, read by the host after the kernel)
       atomicAdd(histogram + (c < kRelocationBins ? c : kRelocationBins - 1u), 1ull);
     }
   }

@@ -75,6 +75,7 @@ struct LoopState {
 
 HEAPLAB_HD_INLINE void add_to_counter(unsigned long long* counter, unsigned long long value) {
 #if HEAPLAB_DEVICE_CODE
+  // order: relaxed (a count, read by the host after the kernel)
   if (value != 0) atomicAdd(counter, value);
 #else
   *counter += value;  // the CPU emulation runs one step at a time
@@ -618,6 +619,7 @@ HEAPLAB_HD_INLINE void release_source(PassView<Ref> const& v, std::uint32_t s) {
   // Relaxed: read only by the rewrite kernels, which a kernel boundary orders after this one.
   core::DeviceAtomics::fetch_or(
       v.call_sources + b / 64u, std::uint64_t{1} << (b % 64u), MemoryOrder::relaxed);
+  // order: release [block-free] (the pass's writes to the block before the next claimer's use)
   bool const freed = state.free_blocks().try_set(b, MemoryOrder::release);
   HEAPLAB_EXPECTS(freed, "CompactGpu: a source block was already free");
 }

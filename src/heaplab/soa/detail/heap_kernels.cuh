@@ -138,18 +138,24 @@ __global__ void count_blocks_kernel(HeapRef<Types> heap, unsigned long long* out
   auto const& core = heap.core();
   for (std::uint64_t i = global_thread_1d(); i < heap.num_blocks(); i += grid_stride_1d()) {
     std::uint32_t const b = static_cast<std::uint32_t>(i);
+    // order: relaxed (a count in shared memory, read after __syncthreads)
     if (core.free_blocks().get(b)) atomicAdd(&free_blocks, 1ull);
     std::uint32_t const t = core.blocks().load_type(b);
     if (t >= k || core.capacity(t) == 0 || !core.allocated(t).get(b)) continue;
     std::uint64_t const a = core.blocks().load_alloc_bitmap(b, core::MemoryOrder::relaxed);
+    // order: relaxed (counts in shared memory, read after __syncthreads)
     atomicAdd(&blocks[t], 1ull);
+    // order: relaxed (counts in shared memory, read after __syncthreads)
     atomicAdd(&used[t], static_cast<unsigned long long>(core::used_slots(a, core.capacity(t))));
   }
   __syncthreads();
   for (std::uint32_t t = threadIdx.x; t < k; t += blockDim.x) {
+    // order: relaxed (statistics, read by the host after the kernel)
     if (blocks[t] != 0) atomicAdd(&out[t], blocks[t]);
+    // order: relaxed (statistics, read by the host after the kernel)
     if (used[t] != 0) atomicAdd(&out[k + t], used[t]);
   }
+  // order: relaxed (statistics, read by the host after the kernel)
   if (threadIdx.x == 0 && free_blocks != 0) atomicAdd(&out[2 * k], free_blocks);
 }
 

@@ -150,10 +150,12 @@ __device__ void run_action(Ref const& heap, ActionTable const& table, std::uint6
       hi = mid;
   }
   if (lo == table.visits || table.ids[lo] != id) {
+    // order: relaxed (only atomicity: the first unknown id; read after the kernel)
     if (atomicAdd(&table.unknown[0], 1ull) == 0ull) atomicExch(&table.unknown[1], id);
     return;
   }
   std::uint32_t const v = lo;
+  // order: relaxed (a count, read by the host after the kernel)
   atomicAdd(&table.visit_count[v], 1u);
   std::uint32_t const flags = table.flags[v];
   if (table.child[v] != kNone) {
