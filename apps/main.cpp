@@ -13,6 +13,7 @@
 #include "gen_ca/gen_ca.hpp"
 #include "nbody/nbody.hpp"
 #include "program.hpp"
+#include "shapes.hpp"
 #include "structure/structure.hpp"
 #include "wa_tor/wa_tor.hpp"
 
@@ -20,6 +21,27 @@ namespace {
 
 namespace apps = heaplab::apps;
 namespace ga   = heaplab::apps::gen_ca;
+
+/// --random-shape SEED on every app (shapes.hpp, docs/apps.md "Random shapes").
+void add_random_shape(CLI::App* cmd, std::uint64_t& seed) {
+  cmd->add_option("--random-shape",
+                  seed,
+                  "SEED: draw the shape options not given (grid sides, densities, body count, "
+                  "rule, scenario, seed) from SEED within the ranges of docs/apps.md \"Random "
+                  "shapes\"; prints them as the options that replay the run");
+}
+
+/// Applies --random-shape when it was given: draws, prints the drawn options.
+template <class Options, class Draw>
+void apply_random_shape(CLI::App const* cmd, std::uint64_t seed, Options& o, Draw draw) {
+  if (cmd->count("--random-shape") == 0) return;
+  apps::Given const given = [cmd](std::string const& option) { return cmd->count(option) > 0; };
+  std::string const words = draw(seed, given, o);
+  std::printf("%s: random shape %llu: %s\n",
+              cmd->get_name().c_str(),
+              static_cast<unsigned long long>(seed),
+              words.c_str());
+}
 
 CLI::App* add_gen_ca_command(CLI::App& app, ga::GenCaOptions& o) {
   auto* cmd = app.add_subcommand(
@@ -52,6 +74,7 @@ CLI::App* add_gen_ca_command(CLI::App& app, ga::GenCaOptions& o) {
                 "also run the static dense-grid baseline (no allocation) in the same process");
   cmd->add_option("--csv", o.csv, "per-generation CSV file (docs/apps.md \"Reading the CSV\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);
+  add_random_shape(cmd, o.random_shape);
   return cmd;
 }
 
@@ -107,6 +130,7 @@ CLI::App* add_nbody_command(CLI::App& app, nb::NbodyOptions& o, bool collision) 
       "also run the static SOA baseline (alive flags, no allocation) in the same process");
   cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"nbody\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);
+  add_random_shape(cmd, o.random_shape);
   return cmd;
 }
 
@@ -166,6 +190,7 @@ CLI::App* add_wa_tor_command(CLI::App& app, wt::WaTorOptions& o) {
       ->needs(cm);
   cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"wa-tor\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);  // --heap-blocks default: docs/apps.md "wa-tor"
+  add_random_shape(cmd, o.random_shape);
   return cmd;
 }
 
@@ -219,6 +244,7 @@ CLI::App* add_structure_command(CLI::App& app, st::StructureOptions& o) {
   cmd->add_flag("--baseline", o.baseline, "also run the static SOA baseline in the same process");
   cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"structure\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);
+  add_random_shape(cmd, o.random_shape);
   return cmd;
 }
 
@@ -246,6 +272,12 @@ int main(int argc, char** argv) {
     return *status;
   try {
     heaplab::program::parse(app, argc, argv);
+    apply_random_shape(gen_ca_cmd, gen_ca.random_shape, gen_ca, apps::draw_gen_ca_shape);
+    apply_random_shape(nbody_cmd, nbody.random_shape, nbody, apps::draw_nbody_shape);
+    apply_random_shape(collision_cmd, collision.random_shape, collision, apps::draw_nbody_shape);
+    apply_random_shape(wa_tor_cmd, wa_tor.random_shape, wa_tor, apps::draw_wa_tor_shape);
+    apply_random_shape(
+        structure_cmd, structure.random_shape, structure, apps::draw_structure_shape);
     if (gen_ca_cmd->parsed()) return ga::run_gen_ca(gen_ca);
     if (nbody_cmd->parsed()) return nb::run_nbody(nbody);
     if (collision_cmd->parsed()) return nb::run_nbody(collision);

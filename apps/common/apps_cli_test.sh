@@ -36,4 +36,12 @@ if [ $status -eq 4 ] && grep -q "SKIPPED: nothing ran" "$tmp/out"; then
 else
   echo "FAIL: gen-ca with no usable GPU (exit $status, wanted 4 and SKIPPED):"; cat "$tmp/out"; failed=1
 fi
+# --random-shape prints the drawn options (those given keep their values) before the app runs.
+CUDA_VISIBLE_DEVICES=-1 "$apps" wa-tor --random-shape 5 --fish-density 0.4 --iterations 1 > "$tmp/out" 2>&1
+status=$?
+if [ $status -eq 4 ] && grep -qE "^wa-tor: random shape 5: --width [0-9]+ --height [0-9]+ --shark-density [0-9.e-]+ --seed [0-9]+$" "$tmp/out"; then
+  echo "ok: --random-shape prints the drawn options, not the given ones"
+else
+  echo "FAIL: wa-tor --random-shape 5 (exit $status):"; cat "$tmp/out"; failed=1
+fi
 exit $failed

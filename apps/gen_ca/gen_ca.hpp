@@ -21,9 +21,10 @@ struct GenCaOptions {
   bool check           = false;
   int check_every      = 10;  // with check: compare every K generations (and after the last)
   bool baseline        = false;
-  std::string csv;      // per-generation CSV (empty: none)
-  std::string profile;  // memory profile CSV (common/profile.hpp; empty: none)
-  HeapFlags heap;       // heap_blocks 0: 4 * ceil(W * H / 64) + 64
+  std::string csv;                 // per-generation CSV (empty: none)
+  std::string profile;             // memory profile CSV (common/profile.hpp; empty: none)
+  HeapFlags heap;                  // heap_blocks 0: 4 * ceil(W * H / 64) + 64
+  std::uint64_t random_shape = 0;  // --random-shape SEED (apps/shapes.hpp; main.cpp only)
 };
 
 /// Runs the app; returns 0, or 1 when --check found a difference or a violated invariant.

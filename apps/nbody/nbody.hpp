@@ -27,9 +27,10 @@ struct NbodyOptions {
   double momentum_tolerance  = 1e-9;  // |P - P0| <= tol * sum m|v|
   double mass_tolerance      = 1e-9;  // collision: relative
   bool baseline              = false;
-  std::string csv;      // per-iteration CSV (empty: none)
-  std::string profile;  // memory profile CSV (common/profile.hpp; empty: none)
-  HeapFlags heap;       // heap_blocks 0: 2 * ceil(bodies / N_Body) + 64
+  std::string csv;                 // per-iteration CSV (empty: none)
+  std::string profile;             // memory profile CSV (common/profile.hpp; empty: none)
+  HeapFlags heap;                  // heap_blocks 0: 2 * ceil(bodies / N_Body) + 64
+  std::uint64_t random_shape = 0;  // --random-shape SEED (apps/shapes.hpp; main.cpp only)
 };
 
 /// The CPU reference runs only up to this many bodies (it costs bodies^2 per iteration).

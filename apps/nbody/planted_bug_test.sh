@@ -8,4 +8,5 @@ exec sh "$(dirname "$0")/../common/planted_bug_test.sh" "$1" "$2" \
   "collision --bodies 512 --iterations 10 --seed 1 --merge-radius 0.01 --check --check-every 1" \
   "collision --check FAILED at iteration 1 (heap): total mass" \
   "no lost total mass reported at iteration 1" \
-  "--baseline"
+  "--baseline" \
+  "collision --iterations 20 --merge-radius 0.05 --check --check-every 1"

@@ -26,8 +26,9 @@ struct StructureOptions {
   int check_every      = 10;
   bool baseline        = false;
   std::string csv;
-  std::string profile;  // memory profile CSV (common/profile.hpp; empty: none)
-  HeapFlags heap;       // heap_blocks 0: 2 * (blocks of the mesh) + 64
+  std::string profile;             // memory profile CSV (common/profile.hpp; empty: none)
+  HeapFlags heap;                  // heap_blocks 0: 2 * (blocks of the mesh) + 64
+  std::uint64_t random_shape = 0;  // --random-shape SEED (apps/shapes.hpp; main.cpp only)
 };
 
 /// Runs the app; returns 0, or 1 when --check found a violated invariant. Throws

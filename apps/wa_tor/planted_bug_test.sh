@@ -8,4 +8,5 @@ exec sh "$(dirname "$0")/../common/planted_bug_test.sh" "$1" "$2" \
   "wa-tor --width 64 --height 48 --iterations 20 --seed 3 --fish-density 0.4 --shark-density 0.1 --check --check-every 1" \
   "wa-tor --check FAILED at iteration 1 (heap): fish object is not in the cell it names" \
   "the leaked fish object was not reported at iteration 1" \
-  "--baseline --cuda-malloc"
+  "--baseline --cuda-malloc" \
+  "wa-tor --iterations 20 --fish-density 0.4 --shark-density 0.1 --check --check-every 1"

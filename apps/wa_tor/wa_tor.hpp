@@ -33,7 +33,8 @@ struct WaTorOptions {
   /// Heap size, allocator ablations and the defragmentation policy (docs/apps.md "Options every
   /// app has"); heap_blocks 0: 2 * (ceil(W*H / N_Fish) + ceil(W*H / N_Shark)) + 64.
   HeapFlags heap;
-  std::string profile;  // the memory profile CSV (common/profile.hpp); empty: none
+  std::uint64_t random_shape = 0;  // --random-shape SEED (apps/shapes.hpp; main.cpp only)
+  std::string profile;             // the memory profile CSV (common/profile.hpp); empty: none
 };
 
 /// Runs the app; 0, or 1 when --check found a violation. Throws std::invalid_argument for bad

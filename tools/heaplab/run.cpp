@@ -4,10 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -34,7 +38,9 @@ struct RunOptions {
   int rw_stress_seconds  = 10;  // rw-cpu (CPU tier) and rw-gpu (GPU tier) stress smokes
   bool bench_smoke       = true;
   bool apps_smoke        = true;
-  std::string junit;        // JUnit XML report, "" for none
+  int app_shapes         = 2;              // random shapes per app in the apps smoke
+  std::optional<std::uint64_t> apps_seed;  // their seed (default: from the clock, printed)
+  std::string junit;                       // JUnit XML report, "" for none
   std::string ran_earlier;  // a list of suites (as in cpu-tier.txt) that passed just before
 };
 
@@ -58,6 +64,17 @@ constexpr AppSmokeRun kAppSmokeRuns[] = {
     {"structure",
      "structure --width 64 --height 32 --iterations 60 --shrink 0.002 --check --check-every 5 "
      "--baseline --defrag-every 10 --defrag-n 2"},
+};
+/// The same apps on random shapes (`--random-shape`, docs/apps.md "Random shapes"): no shape
+/// options, so that heaplab_apps draws grid sides, densities, body counts, rules and scenarios.
+constexpr AppSmokeRun kAppRandomRuns[] = {
+    {"gen-ca", "gen-ca --iterations 100 --check --check-every 5 --defrag-every 10 --defrag-n 2"},
+    {"nbody", "nbody --iterations 20 --check --check-every 5"},
+    {"collision",
+     "collision --iterations 100 --check --check-every 10 --defrag-every 20 --defrag-n 2"},
+    {"wa-tor", "wa-tor --iterations 60 --check --check-every 10 --defrag-after 5% --defrag-n 4"},
+    {"structure",
+     "structure --iterations 60 --check --check-every 5 --defrag-every 10 --defrag-n 2"},
 };
 
 struct SuiteRow {
@@ -299,17 +316,43 @@ class MainJob {
       rows_.push_back(not_built("apps smoke", "gpu", apps));
       return;
     }
-    for (auto const& run : kAppSmokeRuns) {
-      std::vector<std::string> argv{apps.string()};
-      std::istringstream words(run.args);
-      for (std::string w; words >> w;) argv.push_back(w);
-      bool const defrag = std::string(run.args).find("--defrag") != std::string::npos;
-      run_command(std::string("app ") + run.name + (defrag ? " (--check, defrag)" : " (--check)"),
-                  "gpu",
-                  std::string("app-") + run.name + ".log",
-                  argv,
-                  opt_.budget_seconds);
+    for (auto const& run : kAppSmokeRuns) run_app(apps, run, "", "");
+    if (opt_.app_shapes == 0) return;
+    std::uint64_t const seed = opt_.apps_seed.value_or(
+        static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) %
+        1000000);
+    std::printf("heaplab run: apps smoke: %d random shapes per app from --apps-seed %llu\n",
+                opt_.app_shapes,
+                static_cast<unsigned long long>(seed));
+    for (int k = 0; k < opt_.app_shapes; ++k) {
+      for (std::size_t a = 0; a < std::size(kAppRandomRuns); ++a) {
+        // Shape seeds of one run: seed * 100 + k * 10 + a, so a row's seed names its run.
+        std::string const shape = std::to_string(seed * 100 + std::uint64_t(k) * 10 + a);
+        run_app(apps, kAppRandomRuns[a], shape, "-shape-" + std::to_string(k));
+      }
     }
+  }
+
+  /// One apps-smoke row: heaplab_apps ARGS [--random-shape SHAPE].
+  void run_app(fs::path const& apps,
+               AppSmokeRun const& run,
+               std::string const& shape,
+               std::string const& log_suffix) {
+    std::vector<std::string> argv{apps.string()};
+    std::istringstream words(run.args);
+    for (std::string w; words >> w;) argv.push_back(w);
+    if (!shape.empty()) {
+      argv.push_back("--random-shape");
+      argv.push_back(shape);
+    }
+    bool const defrag      = std::string(run.args).find("--defrag") != std::string::npos;
+    std::string const what = shape.empty() ? "" : ", random shape " + shape;
+    run_command(
+        std::string("app ") + run.name + " (--check" + (defrag ? ", defrag" : "") + what + ")",
+        "gpu",
+        std::string("app-") + run.name + log_suffix + ".log",
+        argv,
+        opt_.budget_seconds);
   }
 
   /// The summary table; returns the number of rows that did not pass.
@@ -460,7 +503,8 @@ void add_run(CLI::App& app) {
       "The CPU tier (the cpu-labelled test binaries, a model and an rw-cpu stress smoke) always\n"
       "runs; the GPU tier (the gpu-labelled binaries, properties included, `stress --runner gpu`\n"
       "and `--runner rw-gpu`, and a\n"
-      "CompactGpu and random-walk bench smokes, and each application with --check) runs where\n"
+      "CompactGpu and random-walk bench smokes, and each application with --check, on its fixed\n"
+      "shape and on --app-shapes random ones) runs where\n"
       "a CUDA device is present, otherwise a line says why\n"
       "it was skipped. Logs go to <build>/run-logs. Prints a summary table; --junit also writes\n"
       "it as JUnit XML (one testsuite per tier, one testcase per suite) for CI systems.\n"
@@ -468,7 +512,8 @@ void add_run(CLI::App& app) {
       "Examples:\n"
       "  heaplab run\n"
       "  heaplab run --cpu-only --junit heaplab-run.xml\n"
-      "  heaplab run --gpu-stress-seconds 600 --budget 1800");
+      "  heaplab run --gpu-stress-seconds 600 --budget 1800\n"
+      "  heaplab run --apps-seed 123456       the apps smoke's random shapes of an earlier run");
   cmd->add_option("--build-dir",
                   opt->build_dir,
                   "configured build folder (default: the one this executable was built in)");
@@ -499,6 +544,16 @@ void add_run(CLI::App& app) {
                   "GPU tier: each of the papers' applications at a small size with --check and a "
                   "defragmentation policy (docs/apps.md)")
       ->check(boolean_word());
+  cmd->add_option("--app-shapes",
+                  opt->app_shapes,
+                  "GPU tier: random shapes per application in the apps smoke (heaplab_apps "
+                  "--random-shape, docs/apps.md \"Random shapes\"; 0: none)")
+      ->check(unsigned_integer(0, 100));
+  cmd->add_option("--apps-seed",
+                  opt->apps_seed,
+                  "seed of the apps smoke's random shapes (default: from the clock; printed, so "
+                  "that a run replays)")
+      ->check(unsigned_integer(0, 1000000000));
   cmd->add_option("--junit", opt->junit, "also write the results as JUnit XML to this file");
   cmd->add_option("--ran-earlier",
                   opt->ran_earlier,
