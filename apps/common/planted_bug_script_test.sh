@@ -32,7 +32,7 @@ printf '#!/bin/sh\ncase "$*" in *--random-shape*) echo "demo --check passed"; ex
 chmod +x "$dir/fixedonly"
 stub later 1 "demo --check FAILED at iteration 7 (heap): the bug"
 random() {  # expected-exit mutant
-  out=$(HEAPLAB_SHAPE_SEED=41 sh "$script" "$dir/$2" "$dir/correct" "demo --check --width 8" \
+  out=$(HEAPLAB_SHAPES=3 HEAPLAB_SHAPE_SEED=41 sh "$script" "$dir/$2" "$dir/correct" "demo --check --width 8" \
         "FAILED at iteration 1 (heap): the bug" "not caught" "" "demo --check" 2>&1)
   rc=$?
   if [ "$rc" -ne "$1" ]; then echo "FAIL: random shapes, $2 exited $rc, expected $1"; echo "$out"; exit 1; fi
@@ -42,7 +42,7 @@ random 0 caught | grep -q "random shapes: 3 from seed 41" || { echo "FAIL: no se
 random 1 fixedonly | grep -q "FAIL: the planted bug exited 0, expected 1 (demo --check --random-shape 41)" ||
   { echo "FAIL: a bug missed on a random shape was not reported with its shape"; exit 1; }
 # The fixed run wants iteration 1; random shapes accept any iteration.
-out=$(HEAPLAB_SHAPE_SEED=1 sh "$script" "$dir/later" "$dir/correct" "demo --check" \
+out=$(HEAPLAB_SHAPES=3 HEAPLAB_SHAPE_SEED=1 sh "$script" "$dir/later" "$dir/correct" "demo --check" \
       "FAILED at iteration [0-9]* (heap): the bug" "not caught" "" "demo --check" 2>&1) ||
   { echo "FAIL: a bug caught at iteration 7 on random shapes failed"; echo "$out"; exit 1; }
 echo "PASS: the planted-bug script passes, skips and fails as it should"

@@ -14,13 +14,16 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <random>
 #include <set>
 #include <vector>
 
 #include "gpu_test.hpp"
 #include "heap_test_support.hpp"
 #include "heap_test_types.hpp"
+#include "heaplab/check/oom_obligations.hpp"
 #include "heaplab/check/snapshot_utils.hpp"
 #include "heaplab/core/cookie.hpp"
 
@@ -90,6 +93,48 @@ __global__ void allocate_leaves_with_retry(Ref heap,
 
 __global__ void one_more_leaf(Ref heap, std::uint64_t* out) {
   out[0] = bits(heap.make<Leaf>(std::uint64_t{999999999}, 1u));
+}
+
+/// An allocation-only wave over the empty entries of `out` (slot i belongs to thread i /
+/// per_thread): thread tid fills each of its empty slots with an object of kind (tid + wave) % 3
+/// (Leaf, Node, Fat; id = wave * slots + i), or counts a null for that type in nulls[type id].
+__global__ void allocation_wave(Ref heap,
+                                std::uint32_t threads,
+                                std::uint32_t per_thread,
+                                std::uint32_t wave,
+                                std::uint64_t* out,
+                                unsigned long long* nulls) {
+  std::uint32_t const tid = blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= threads) return;
+  std::uint32_t const kind  = (tid + wave) % 3u;
+  std::uint64_t const slots = std::uint64_t{threads} * per_thread;
+  for (std::uint32_t j = 0; j < per_thread; ++j) {
+    std::uint64_t const i = std::uint64_t{tid} * per_thread + j;
+    if (out[i] != 0) continue;
+    std::uint64_t const id = wave * slots + i;
+    std::uint64_t const p  = kind == 0   ? bits(heap.make<Leaf>(id, j))
+                             : kind == 1 ? bits(heap.make<Node>(id, 1.0f))
+                                         : bits(heap.make<Fat>(id, 1.0f));
+    if (p != 0) {
+      out[i] = p;
+      continue;
+    }
+    unsigned const type = kind == 0 ? kLeaf : kind == 1 ? kNode : kFat;
+    atomicAdd(&nulls[type], 1ull);
+  }
+}
+
+/// Frees the objects of `out` whose hash(seed, i) falls below `percent` and empties their slots.
+__global__ void free_some(
+    Ref heap, std::uint64_t* out, std::uint64_t n, std::uint64_t seed, unsigned percent) {
+  for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    std::uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+    h               = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
+    if (out[i] == 0 || (h >> 40) % 100 >= percent) continue;
+    heap.destroy_raw(out[i]);
+    out[i] = 0;
+  }
 }
 
 template <class T>
@@ -243,4 +288,63 @@ TEST(HeapOomGpu, TinyHeapManyWarpsSameTypeNeverHangs) {
   }
   HEAPLAB_CUDA_TRY(cudaFree(d_out));
   HEAPLAB_CUDA_TRY(cudaFree(d_null));
+}
+
+// Issue 34, class 1: out-of-memory legitimacy on large heaps under real GPU contention. Heaps of
+// 65..2^16 blocks (3-level hierarchies from 4,097 on) are filled past their capacity by one launch
+// of many warps with three types at once, a random part is freed, and the heap is refilled, three
+// times; after every allocation-only wave the nulls of each type must be justified by the
+// snapshots before and after it (check/oom_obligations.hpp: no block free throughout, no slot of a
+// T block free throughout) and the catalog must hold. The planted bug free_search_first_word_only
+// (a free-block search that sees blocks 0..63 only) fails it on every heap here.
+TEST(HeapOomGpu, LargeHeapsFilledFromManyWarpsNeverAnswerAnUnjustifiedNull) {
+  HEAPLAB_REQUIRE_GPU();
+  std::mt19937_64 draw(20261201);
+  std::vector<std::uint32_t> sizes{65, 4097, 65536};
+  for (int k = 0; k < 3; ++k)  // log-uniform in [65, 65536]
+    sizes.push_back(static_cast<std::uint32_t>(std::lround(
+        65.0 * std::pow(65536.0 / 65.0, std::uniform_real_distribution<>(0, 1)(draw)))));
+  constexpr std::uint32_t kPer = 8;
+  std::uint32_t const max_cap =
+      std::max({Types::capacity<Leaf>, Types::capacity<Node>, Types::capacity<Fat>});
+  for (std::uint32_t const m : sizes) {
+    SCOPED_TRACE("M = " + std::to_string(m));
+    auto heap = soa::Heap<Types>::with_blocks(m);
+    // 1.3 x the most objects the heap can hold: every wave ends past the edge of memory.
+    std::uint32_t const threads = static_cast<std::uint32_t>((1.3 * m * max_cap + kPer - 1) / kPer);
+    std::uint64_t const slots   = std::uint64_t{threads} * kPer;
+    std::uint64_t* d_out        = nullptr;
+    unsigned long long* d_nulls = nullptr;
+    HEAPLAB_CUDA_TRY(cudaMalloc(&d_out, slots * sizeof(std::uint64_t)));
+    HEAPLAB_CUDA_TRY(cudaMalloc(&d_nulls, Types::num_types * sizeof(unsigned long long)));
+    HEAPLAB_CUDA_TRY(cudaMemset(d_out, 0, slots * sizeof(std::uint64_t)));
+    for (std::uint32_t wave = 0; wave < 3; ++wave) {
+      SCOPED_TRACE("wave " + std::to_string(wave));
+      HEAPLAB_CUDA_TRY(cudaMemset(d_nulls, 0, Types::num_types * sizeof(unsigned long long)));
+      HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
+      check::HeapSnapshot const before = heap.snapshot();
+      std::uint64_t const oom_before   = heap.oom_count();
+      allocation_wave<<<(threads + 255) / 256, 256, 0, heap.stream()>>>(
+          heap.ref(), threads, kPer, wave, d_out, d_nulls);
+      HEAPLAB_CUDA_TRY(cudaGetLastError());
+      wait_or_exit(heap.stream(), kTimeoutSeconds, "allocation wave on a large heap");
+      heap.check_device_errors();
+      check::HeapSnapshot const after = heap.snapshot();
+      auto const counts               = to_host(d_nulls, Types::num_types);
+      std::vector<std::uint64_t> const nulls(counts.begin(), counts.end());
+      std::uint64_t total = 0;
+      for (auto n : nulls) total += n;
+      EXPECT_GT(total, 0u) << "the wave did not reach the edge of memory: it tests nothing";
+      EXPECT_EQ(heap.oom_count() - oom_before, total) << "OOM counter vs null answers";
+      for (auto const& v : check::check_oom_justified(before, after, nulls))
+        ADD_FAILURE() << v.to_string();
+      expect_catalog_holds(after, "after an allocation wave past the edge of memory");
+      free_some<<<256, 256, 0, heap.stream()>>>(heap.ref(), d_out, slots, draw(), 20 + 20 * wave);
+      HEAPLAB_CUDA_TRY(cudaGetLastError());
+      wait_or_exit(heap.stream(), kTimeoutSeconds, "freeing part of a large heap");
+      heap.check_device_errors();
+    }
+    HEAPLAB_CUDA_TRY(cudaFree(d_out));
+    HEAPLAB_CUDA_TRY(cudaFree(d_nulls));
+  }
 }

@@ -187,6 +187,14 @@ class HeapProtocol {
   /// The first half of claim_free_block: clears some bit of the free bitmap (acquire: after the
   /// block's previous lifetime's release free.set) and returns it, or kNotFound.
   HEAPLAB_HD std::uint32_t take_free_block(std::uint64_t seed) const {
+    if HEAPLAB_MUTANT_CONSTEXPR (mutant::free_search_first_word_only) {
+      // MUTANT free_search_first_word_only: the free-block search looks at the first level-0
+      // word only (blocks 0..63), so a heap of more than 64 blocks answers null while free blocks
+      // remain (issue 34, class 1: out-of-memory legitimacy on large heaps).
+      for (std::uint32_t b = 0; b < 64u && b < s_.num_blocks; ++b)
+        if (free_blocks().try_clear(b, claim_order())) return b;
+      return kNotFound;
+    }
     return free_blocks().clear_any(seed, claim_order(), s_.rotate_bitmaps);
   }
 

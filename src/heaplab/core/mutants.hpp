@@ -47,6 +47,7 @@
   X(weak_claim_acquire)              \
   X(claim_wait_unbounded)            \
   X(claim_wait_miss_is_oom)          \
+  X(free_search_first_word_only)     \
   X(coalesce_lockstep_mask)          \
   X(parallel_do_reads_alloc_bitmap)  \
   X(enumerate_chunk_drops_last)      \
