@@ -58,11 +58,13 @@ class Draw {
 class Words {
  public:
   Words(Given const& given) : given_(given) {}
-  bool wants(char const* option) const { return !given_(option); }
-  template <class T>
-  void add(char const* option, T const& value) {
+  /// Sets `field` to `value` and records "option value", unless the command line gave `option`.
+  template <class F, class T>
+  void set(char const* option, F& field, T const& value) {
+    if (given_(option)) return;
+    field = static_cast<F>(value);
     std::ostringstream v;
-    v << value;
+    v << field;
     text_ += (text_.empty() ? "" : " ") + std::string(option) + " " + v.str();
   }
   std::string const& text() const { return text_; }
@@ -87,11 +89,11 @@ std::string draw_gen_ca_shape(std::uint64_t seed, Given const& given, gen_ca::Ge
   std::uint32_t const height = d.side(R::kMinSide, R::kMaxSide);
   double const density       = d.log_uniform(R::kMinDensity, R::kMaxDensity);
   char const* const rule     = kRules[d.uniform(0, sizeof kRules / sizeof kRules[0] - 1)];
-  if (w.wants("--width")) w.add("--width", o.width = width);
-  if (w.wants("--height")) w.add("--height", o.height = height);
-  if (w.wants("--density")) w.add("--density", o.density = density);
-  if (w.wants("--rule")) w.add("--rule", o.rule = rule);
-  if (w.wants("--seed")) w.add("--seed", o.seed = d.next() % 1000000);
+  w.set("--width", o.width, width);
+  w.set("--height", o.height, height);
+  w.set("--density", o.density, density);
+  w.set("--rule", o.rule, rule);
+  w.set("--seed", o.seed, d.next() % 1000000);
   return w.text();
 }
 
@@ -100,9 +102,9 @@ std::string draw_nbody_shape(std::uint64_t seed, Given const& given, nbody::Nbod
   Words w(given);
   std::uint32_t const bodies = d.uniform(R::kMinBodies, R::kMaxBodies);
   double const radius        = d.log_uniform(R::kMinMergeRadius, R::kMaxMergeRadius);
-  if (w.wants("--bodies")) w.add("--bodies", o.bodies = bodies);
-  if (o.collision && w.wants("--merge-radius")) w.add("--merge-radius", o.merge_radius = radius);
-  if (w.wants("--seed")) w.add("--seed", o.seed = d.next() % 1000000);
+  w.set("--bodies", o.bodies, bodies);
+  if (o.collision) w.set("--merge-radius", o.merge_radius, radius);
+  w.set("--seed", o.seed, d.next() % 1000000);
   return w.text();
 }
 
@@ -114,11 +116,11 @@ std::string draw_wa_tor_shape(std::uint64_t seed, Given const& given, wa_tor::Wa
   double const fish          = d.log_uniform(R::kMinDensity, R::kMaxDensity);
   // Sharks: sparse to dense within what the fish leave free.
   double const sharks = d.log_uniform(R::kMinDensity / 2, std::max(0.02, (1.0 - fish) / 2));
-  if (w.wants("--width")) w.add("--width", o.width = width);
-  if (w.wants("--height")) w.add("--height", o.height = height);
-  if (w.wants("--fish-density")) w.add("--fish-density", o.fish_density = fish);
-  if (w.wants("--shark-density")) w.add("--shark-density", o.shark_density = sharks);
-  if (w.wants("--seed")) w.add("--seed", o.seed = d.next() % 1000000);
+  w.set("--width", o.width, width);
+  w.set("--height", o.height, height);
+  w.set("--fish-density", o.fish_density, fish);
+  w.set("--shark-density", o.shark_density, sharks);
+  w.set("--seed", o.seed, d.next() % 1000000);
   return w.text();
 }
 
@@ -133,14 +135,13 @@ std::string draw_structure_shape(std::uint64_t seed,
   double const threshold     = d.log_uniform(0.02, 0.2);
   double const load          = d.log_uniform(0.02, 0.5);
   double const shrink        = d.log_uniform(0.0005, 0.01);
-  if (w.wants("--width")) w.add("--width", o.width = width);
-  if (w.wants("--height")) w.add("--height", o.height = height);
-  if (w.wants("--scenario")) w.add("--scenario", o.scenario = pull ? "pull" : "shrink");
-  if (w.wants("--threshold")) w.add("--threshold", o.threshold = static_cast<float>(threshold));
-  if (o.scenario == "pull" && w.wants("--load")) w.add("--load", o.load = static_cast<float>(load));
-  if (o.scenario == "shrink" && w.wants("--shrink"))
-    w.add("--shrink", o.shrink = static_cast<float>(shrink));
-  if (w.wants("--seed")) w.add("--seed", o.seed = d.next() % 1000000);
+  w.set("--width", o.width, width);
+  w.set("--height", o.height, height);
+  w.set("--scenario", o.scenario, pull ? "pull" : "shrink");
+  w.set("--threshold", o.threshold, threshold);
+  if (o.scenario == "pull") w.set("--load", o.load, load);
+  if (o.scenario == "shrink") w.set("--shrink", o.shrink, shrink);
+  w.set("--seed", o.seed, d.next() % 1000000);
   return w.text();
 }
 
