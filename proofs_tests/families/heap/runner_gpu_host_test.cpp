@@ -48,12 +48,22 @@ std::size_t universe_index(std::string const& name) {
 
 // ------------------------------------------------------------------------------------ universes
 
-TEST(GpuUniverses, ThereAreSixWithTheDocumentedNames) {
+TEST(GpuUniverses, SixWrittenByHandThenThirtyTwoRandomLayouts) {
   std::vector<std::string> names;
   for (auto const& u : gpu::universes()) names.push_back(u.name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"wator", "sizes", "tree", "head8", "head16", "head32"}));
+  std::vector<std::string> want{"wator", "sizes", "tree", "head8", "head16", "head32"};
+  for (int r = 0; r < 32; ++r) want.push_back((r < 10 ? "rand0" : "rand") + std::to_string(r));
+  EXPECT_EQ(names, want);
   for (auto const& u : gpu::universes()) {
+    EXPECT_EQ(gpu::is_random_layout(u), u.name.rfind("rand", 0) == 0) << u.name;
+    if (!gpu::is_random_layout(u)) continue;
+    // The generated universes: a hidden root of their own first, 2..5 classes, capacities >= 4.
+    EXPECT_NO_THROW(u.config.validate()) << u.name;
+    EXPECT_EQ(u.gpu_types.rfind("Root(", 0), 0u) << u.gpu_types;
+    EXPECT_GE(u.config.min_defrag_capacity(), 4u) << u.name;
+  }
+  for (auto const& u : gpu::universes()) {
+    if (gpu::is_random_layout(u)) continue;
     EXPECT_NO_THROW(u.config.validate()) << u.name;
     EXPECT_GT(u.gpu_block_bytes, 0u) << u.name;
     // The hidden tracked root comes first: Tracked (id, cookie: 16 B) or the layout universes'
@@ -453,8 +463,19 @@ TEST(GpuRunnerRegistry, StressCasesForTheGpuRunnerAreUniverseConfigs) {
       EXPECT_NO_THROW(schedule::validate(s));
     }
   }
-  for (std::size_t u = 0; u < seen.size(); ++u)
-    EXPECT_GT(seen[u], 0) << "universe " << gpu::universes()[u].name << " never drawn";
+  // Every universe written by hand is drawn; the random layouts take half of the draws.
+  int random_draws = 0, random_layouts = 0;
+  for (std::size_t u = 0; u < seen.size(); ++u) {
+    if (gpu::is_random_layout(gpu::universes()[u])) {
+      random_draws += seen[u];
+      random_layouts += seen[u] > 0;
+    } else {
+      EXPECT_GT(seen[u], 0) << "universe " << gpu::universes()[u].name << " never drawn";
+    }
+  }
+  EXPECT_GT(random_draws, 30) << "of 120 cases";
+  EXPECT_LT(random_draws, 90) << "of 120 cases";
+  EXPECT_GE(random_layouts, 16) << "distinct random layouts drawn in 120 cases";
   // The cases of another runner draw arbitrary type lists, which the GPU runner mostly refuses.
   o.request.runner  = "model";
   o.request.profile = "small";

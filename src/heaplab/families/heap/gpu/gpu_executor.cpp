@@ -43,16 +43,25 @@ std::uint64_t heap_bytes_estimate(Universe const& u, core::HeapConfig const& con
 namespace detail {
 
 std::vector<UniverseEntry> const& universe_entries() {
-  static std::vector<UniverseEntry> const entries = {wator_universe(),
-                                                     sizes_universe(),
-                                                     tree_universe(),
-                                                     head8_universe(),
-                                                     head16_universe(),
-                                                     head32_universe()};
+  static std::vector<UniverseEntry> const entries = [] {
+    std::vector<UniverseEntry> out = {wator_universe(),
+                                      sizes_universe(),
+                                      tree_universe(),
+                                      head8_universe(),
+                                      head16_universe(),
+                                      head32_universe()};
+    add_random_universes_0(out);
+    add_random_universes_1(out);
+    add_random_universes_2(out);
+    add_random_universes_3(out);
+    return out;
+  }();
   return entries;
 }
 
 }  // namespace detail
+
+bool is_random_layout(Universe const& u) { return u.name.rfind("rand", 0) == 0; }
 
 std::vector<Universe> const& universes() {
   static std::vector<Universe> const list = [] {

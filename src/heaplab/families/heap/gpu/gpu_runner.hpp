@@ -42,8 +42,12 @@ struct Universe {
   std::string gpu_types;  // the GPU type list with sizes, e.g. "Tracked(16, abstract) ..."
 };
 
-/// Every universe, in a fixed order.
+/// Every universe, in a fixed order: the six written by hand (wator, sizes, tree, head8, head16,
+/// head32), then the 32 random-layout universes rand00..rand31 (tools/gen-random-universes).
 std::vector<Universe> const& universes();
+
+/// Whether `u` is one of the generated random-layout universes (named rand00..rand31).
+bool is_random_layout(Universe const& u);
 
 /// The config of universe `name` with M = num_blocks, n and k1 (validated). Throws
 /// core::precondition_error for an unknown name (listing the known ones) or invalid parameters.

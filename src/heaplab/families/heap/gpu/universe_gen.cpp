@@ -31,12 +31,22 @@ rc::Gen<core::HeapConfig> universe_config_gen(std::size_t universe, std::uint32_
 }
 
 rc::Gen<core::HeapConfig> any_universe_config_gen(std::uint32_t max_blocks) {
+  // Half of the draws go to the hand-written universes (each 1/12: the mutants they were written
+  // for keep their detection rate), half to the random layouts (each 1/64; issue 34, class 2).
   // rc::gen::inRange scales with the generation size (small sizes give values near the lower
-  // end), and stress runs small sizes first: pick the universe at the nominal size so that every
-  // universe is equally likely at every size.
+  // end), and stress runs small sizes first: pick at the nominal size so that every universe is
+  // equally likely at every size.
+  std::vector<std::size_t> written, random;
+  for (std::size_t u = 0; u < universes().size(); ++u)
+    (is_random_layout(universes()[u]) ? random : written).push_back(u);
+  auto const pick = [](std::vector<std::size_t> const& from) {
+    return rc::gen::resize(rc::kNominalSize, rc::gen::elementOf(from));
+  };
+  auto const universe =
+      random.empty() ? pick(written)
+                     : rc::gen::weightedOneOf<std::size_t>({{1, pick(written)}, {1, pick(random)}});
   return rc::gen::mapcat(
-      rc::gen::resize(rc::kNominalSize, rc::gen::inRange<std::size_t>(0, universes().size())),
-      [max_blocks](std::size_t u) { return universe_config_gen(u, max_blocks); });
+      universe, [max_blocks](std::size_t u) { return universe_config_gen(u, max_blocks); });
 }
 
 }  // namespace heaplab::heap_family::gpu
