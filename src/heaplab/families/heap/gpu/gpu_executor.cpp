@@ -50,10 +50,7 @@ std::vector<UniverseEntry> const& universe_entries() {
                                       head8_universe(),
                                       head16_universe(),
                                       head32_universe()};
-    add_random_universes_0(out);
-    add_random_universes_1(out);
-    add_random_universes_2(out);
-    add_random_universes_3(out);
+    add_random_universes(out);
     return out;
   }();
   return entries;
