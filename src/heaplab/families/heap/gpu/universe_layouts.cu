@@ -8,18 +8,13 @@ namespace heaplab::heap_family::gpu::detail {
 
 namespace {
 template <class Types>
-TypeMap layout_map(std::uint32_t num_blocks, std::uint32_t n, std::uint32_t k1) {
-  return type_map_of<Types>(num_blocks, n, k1, {});
-}
-
-template <class Types>
 UniverseEntry layout_entry(char const* name, char const* head) {
   return make_entry<Types>(
       name,
       std::string("A (u16, A*), B (: A; u32, B*[3]), C (: B; u8, A*), D (u8[3], "
                   "C*, u64[2]) under a hidden root whose first field is ") +
           head + ", then the id and the cookie: no object starts with its id",
-      &layout_map<Types>);
+      &gpu_sized_map<Types>);
 }
 }  // namespace
 

@@ -6,31 +6,25 @@
 
 namespace heaplab::heap_family::gpu::detail {
 
-namespace {
 namespace rl = universe_types::random_layouts;
-template <class Types>
-TypeMap random_map(std::uint32_t num_blocks, std::uint32_t n, std::uint32_t k1) {
-  return type_map_of<Types>(num_blocks, n, k1, {});
-}
-}  // namespace
 
 void add_random_universes_0(std::vector<UniverseEntry>& out) {
   out.push_back(make_entry<rl::rand00::Types>(
       "rand00",
       "random layout: root (head: float[3], id: u64, cookie: u64); A (p0: C*[3], f1: u8[21]); abstract B (p0: A*[2]); C (: B; f0: u8[15], f1: u8[19], f2: u8[15])",
-      &random_map<rl::rand00::Types>));
+      &gpu_sized_map<rl::rand00::Types>));
   out.push_back(make_entry<rl::rand01::Types>(
       "rand01",
       "random layout: root (head: u8[20], id: u64, r0: u16[3], cookie: u64, r1: u8[13]); abstract A (p0: A*); B (: A; f0: u16[3], f1: u8[31], p2: B*); C (: B; f0: u16[3]); D (: B); E (: A; p0: D*[3], f1: u8[31], f2: u16[14])",
-      &random_map<rl::rand01::Types>));
+      &gpu_sized_map<rl::rand01::Types>));
   out.push_back(make_entry<rl::rand02::Types>(
       "rand02",
       "random layout: root (head: u8[14], cookie: u64, r0: u16[12], id: u64); abstract A (f0: u16[5], f1: u8[17]); B (: A); C (: A); D (: C; f0: u8[7])",
-      &random_map<rl::rand02::Types>));
+      &gpu_sized_map<rl::rand02::Types>));
   out.push_back(make_entry<rl::rand03::Types>(
       "rand03",
       "random layout: root (head: u8, r0: u8[31], cookie: u64, id: u64); A (f0: u8); abstract B (f0: u8[18], f1: u8[27]); C (: B; f0: u8[25], f1: u16[12]); D (: B; p0: A*[2]); E (f0: u8[31], f1: u8[13])",
-      &random_map<rl::rand03::Types>));
+      &gpu_sized_map<rl::rand03::Types>));
 }
 
 }  // namespace heaplab::heap_family::gpu::detail

@@ -6,31 +6,25 @@
 
 namespace heaplab::heap_family::gpu::detail {
 
-namespace {
 namespace rl = universe_types::random_layouts;
-template <class Types>
-TypeMap random_map(std::uint32_t num_blocks, std::uint32_t n, std::uint32_t k1) {
-  return type_map_of<Types>(num_blocks, n, k1, {});
-}
-}  // namespace
 
 void add_random_universes_1(std::vector<UniverseEntry>& out) {
   out.push_back(make_entry<rl::rand04::Types>(
       "rand04",
       "random layout: root (head: u8[23], r0: u8[23], id: u64, cookie: u64); A (f0: u16[6], p1: B*); B (p0: B*)",
-      &random_map<rl::rand04::Types>));
+      &gpu_sized_map<rl::rand04::Types>));
   out.push_back(make_entry<rl::rand05::Types>(
       "rand05",
       "random layout: root (head: u8[27], r0: u8[6], r1: u8[19], id: u64, cookie: u64); abstract A (f0: u16[9], f1: u8[17]); B (: A; f0: u16[11]); C (: A; f0: u16[7]); D (: B; f0: u8[13])",
-      &random_map<rl::rand05::Types>));
+      &gpu_sized_map<rl::rand05::Types>));
   out.push_back(make_entry<rl::rand06::Types>(
       "rand06",
       "random layout: root (head: u8[17], r0: u8[25], id: u64, r1: u8[17], cookie: u64); A (f0: float, f1: u16[13], f2: u8[10]); B (: A; p0: C*, f1: u16[12], f2: u16[11]); C (f0: u8[31]); D (: B)",
-      &random_map<rl::rand06::Types>));
+      &gpu_sized_map<rl::rand06::Types>));
   out.push_back(make_entry<rl::rand07::Types>(
       "rand07",
       "random layout: root (head: u8[22], id: u64, r0: u16, r1: u16[11], cookie: u64); A (f0: u32[8]); B (: A; p0: E*); C (p0: E*, f1: u8[29]); D (f0: u16[9]); E (: B; f0: u16[16])",
-      &random_map<rl::rand07::Types>));
+      &gpu_sized_map<rl::rand07::Types>));
 }
 
 }  // namespace heaplab::heap_family::gpu::detail

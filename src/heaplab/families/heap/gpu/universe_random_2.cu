@@ -6,31 +6,25 @@
 
 namespace heaplab::heap_family::gpu::detail {
 
-namespace {
 namespace rl = universe_types::random_layouts;
-template <class Types>
-TypeMap random_map(std::uint32_t num_blocks, std::uint32_t n, std::uint32_t k1) {
-  return type_map_of<Types>(num_blocks, n, k1, {});
-}
-}  // namespace
 
 void add_random_universes_2(std::vector<UniverseEntry>& out) {
   out.push_back(make_entry<rl::rand08::Types>(
       "rand08",
       "random layout: root (head: u8[21], id: u64, cookie: u64); A (f0: u8[17]); B (: A; f0: u8[7], p1: B*[3], f2: u8[3])",
-      &random_map<rl::rand08::Types>));
+      &gpu_sized_map<rl::rand08::Types>));
   out.push_back(make_entry<rl::rand09::Types>(
       "rand09",
       "random layout: root (head: u8[18], cookie: u64, r0: u8[29], r1: u16[13], id: u64); A (p0: C*[2]); B (f0: u8[4], f1: u8[18]); C (f0: u16[13]); D (: B)",
-      &random_map<rl::rand09::Types>));
+      &gpu_sized_map<rl::rand09::Types>));
   out.push_back(make_entry<rl::rand10::Types>(
       "rand10",
       "random layout: root (head: u8[19], cookie: u64, id: u64); A (f0: u8[31]); B (: A; f0: u8[25], f1: u8[10], f2: u16[4]); C (: A; p0: A*[3], f1: u64[3]); D (: B; f0: u64[2], f1: u8); E (: B; p0: D*[2], p1: D*)",
-      &random_map<rl::rand10::Types>));
+      &gpu_sized_map<rl::rand10::Types>));
   out.push_back(make_entry<rl::rand11::Types>(
       "rand11",
       "random layout: root (head: u8[16], cookie: u64, id: u64); A (p0: B*[2]); B (f0: float[7])",
-      &random_map<rl::rand11::Types>));
+      &gpu_sized_map<rl::rand11::Types>));
 }
 
 }  // namespace heaplab::heap_family::gpu::detail

@@ -6,31 +6,25 @@
 
 namespace heaplab::heap_family::gpu::detail {
 
-namespace {
 namespace rl = universe_types::random_layouts;
-template <class Types>
-TypeMap random_map(std::uint32_t num_blocks, std::uint32_t n, std::uint32_t k1) {
-  return type_map_of<Types>(num_blocks, n, k1, {});
-}
-}  // namespace
 
 void add_random_universes_3(std::vector<UniverseEntry>& out) {
   out.push_back(make_entry<rl::rand12::Types>(
       "rand12",
       "random layout: root (head: u8[9], id: u64, cookie: u64); A (f0: u8, f1: u8[27], p2: E*[3]); abstract B (p0: E*[2], f1: u8[2]); C (p0: C*[3], f1: u16[7], f2: u64[2]); D (f0: u32[6], f1: u16[14], p2: A*); E (: B; f0: u8[32])",
-      &random_map<rl::rand12::Types>));
+      &gpu_sized_map<rl::rand12::Types>));
   out.push_back(make_entry<rl::rand13::Types>(
       "rand13",
       "random layout: root (head: float[6], id: u64, r0: u32, cookie: u64, r1: u8[28]); A (p0: A*[3]); B (p0: A*[3], f1: u8[31], f2: u8[21]); C (f0: u8[2], f1: u8[25])",
-      &random_map<rl::rand13::Types>));
+      &gpu_sized_map<rl::rand13::Types>));
   out.push_back(make_entry<rl::rand14::Types>(
       "rand14",
       "random layout: root (head: u8[13], id: u64, cookie: u64); abstract A (f0: u8[7]); B (: A; f0: u32[8], f1: u32, f2: u32[3]); C (: A; p0: A*, p1: B*[2])",
-      &random_map<rl::rand14::Types>));
+      &gpu_sized_map<rl::rand14::Types>));
   out.push_back(make_entry<rl::rand15::Types>(
       "rand15",
       "random layout: root (head: u16[16], r0: u8[9], cookie: u64, id: u64, r1: u8[13]); A (f0: u8[31]); B (f0: u16[4]); C (: B); D (f0: float); E (: D; f0: u8[9], f1: u8[13])",
-      &random_map<rl::rand15::Types>));
+      &gpu_sized_map<rl::rand15::Types>));
 }
 
 }  // namespace heaplab::heap_family::gpu::detail

@@ -6,31 +6,25 @@
 
 namespace heaplab::heap_family::gpu::detail {
 
-namespace {
 namespace rl = universe_types::random_layouts;
-template <class Types>
-TypeMap random_map(std::uint32_t num_blocks, std::uint32_t n, std::uint32_t k1) {
-  return type_map_of<Types>(num_blocks, n, k1, {});
-}
-}  // namespace
 
 void add_random_universes_4(std::vector<UniverseEntry>& out) {
   out.push_back(make_entry<rl::rand16::Types>(
       "rand16",
       "random layout: root (head: u16[2], id: u64, cookie: u64); abstract A (f0: u8[22], p1: C*[3]); B (: A; f0: u8[13], p1: D*[3]); C (: A; f0: u8[15], p1: B*, f2: u32[6]); D (: A)",
-      &random_map<rl::rand16::Types>));
+      &gpu_sized_map<rl::rand16::Types>));
   out.push_back(make_entry<rl::rand17::Types>(
       "rand17",
       "random layout: root (head: u8[26], cookie: u64, id: u64); A (f0: u8[19], f1: u16[16]); B (: A; p0: A*)",
-      &random_map<rl::rand17::Types>));
+      &gpu_sized_map<rl::rand17::Types>));
   out.push_back(make_entry<rl::rand18::Types>(
       "rand18",
       "random layout: root (head: u8[15], r0: u16[15], cookie: u64, id: u64, r1: u8[15]); abstract A (p0: B*); B (: A; f0: float[2]); C (: B; p0: A*[3], p1: B*[2])",
-      &random_map<rl::rand18::Types>));
+      &gpu_sized_map<rl::rand18::Types>));
   out.push_back(make_entry<rl::rand19::Types>(
       "rand19",
       "random layout: root (head: u16, id: u64, r0: u8[30], cookie: u64); A (p0: E*, f1: u8[25], p2: E*[2]); B (p0: A*[3], p1: D*[2], f2: u8[7]); C (: A; f0: u16[6], p1: B*, f2: u32[3]); D (: A; f0: u16); E (p0: D*[3], p1: B*[2], p2: B*[3])",
-      &random_map<rl::rand19::Types>));
+      &gpu_sized_map<rl::rand19::Types>));
 }
 
 }  // namespace heaplab::heap_family::gpu::detail

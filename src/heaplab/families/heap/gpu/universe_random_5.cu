@@ -6,31 +6,25 @@
 
 namespace heaplab::heap_family::gpu::detail {
 
-namespace {
 namespace rl = universe_types::random_layouts;
-template <class Types>
-TypeMap random_map(std::uint32_t num_blocks, std::uint32_t n, std::uint32_t k1) {
-  return type_map_of<Types>(num_blocks, n, k1, {});
-}
-}  // namespace
 
 void add_random_universes_5(std::vector<UniverseEntry>& out) {
   out.push_back(make_entry<rl::rand20::Types>(
       "rand20",
       "random layout: root (head: u8[11], cookie: u64, id: u64, r0: u8[5]); A (f0: u16[4]); B (f0: u8[11], f1: u8[27])",
-      &random_map<rl::rand20::Types>));
+      &gpu_sized_map<rl::rand20::Types>));
   out.push_back(make_entry<rl::rand21::Types>(
       "rand21",
       "random layout: root (head: u8[31], r0: u8[25], cookie: u64, id: u64); A (f0: u32[4], f1: u8[14]); B (: A; f0: u16[13], p1: A*[2], f2: u8[15]); C (p0: C*, f1: u8[21])",
-      &random_map<rl::rand21::Types>));
+      &gpu_sized_map<rl::rand21::Types>));
   out.push_back(make_entry<rl::rand22::Types>(
       "rand22",
       "random layout: root (head: u16[14], r0: u16[4], id: u64, r1: u8[13], cookie: u64); A (f0: u8[26], p1: B*[2]); B (: A; f0: u8[26]); C (: B; f0: float[7]); D (: A; p0: C*, f1: u8[3])",
-      &random_map<rl::rand22::Types>));
+      &gpu_sized_map<rl::rand22::Types>));
   out.push_back(make_entry<rl::rand23::Types>(
       "rand23",
       "random layout: root (head: u8[25], r0: u8[3], cookie: u64, id: u64, r1: u8[14]); A (f0: u8[19], p1: C*[3]); B (f0: u16[2], f1: u16[16]); C (f0: u16[11]); D (: C); E (f0: u8[32], p1: C*[2], p2: D*[2])",
-      &random_map<rl::rand23::Types>));
+      &gpu_sized_map<rl::rand23::Types>));
 }
 
 }  // namespace heaplab::heap_family::gpu::detail

@@ -6,31 +6,25 @@
 
 namespace heaplab::heap_family::gpu::detail {
 
-namespace {
 namespace rl = universe_types::random_layouts;
-template <class Types>
-TypeMap random_map(std::uint32_t num_blocks, std::uint32_t n, std::uint32_t k1) {
-  return type_map_of<Types>(num_blocks, n, k1, {});
-}
-}  // namespace
 
 void add_random_universes_6(std::vector<UniverseEntry>& out) {
   out.push_back(make_entry<rl::rand24::Types>(
       "rand24",
       "random layout: root (head: u8[3], cookie: u64, r0: u8[6], id: u64, r1: u8[26]); A (f0: float[6]); B (: A; f0: float[3]); C (p0: D*[3], f1: u32[5], f2: u8[31]); D (: A; p0: D*); E (f0: u8[22], f1: u8[26])",
-      &random_map<rl::rand24::Types>));
+      &gpu_sized_map<rl::rand24::Types>));
   out.push_back(make_entry<rl::rand25::Types>(
       "rand25",
       "random layout: root (head: u16[3], cookie: u64, id: u64, r0: u8[22], r1: u8[27]); A (p0: A*, f1: u8[2]); B (f0: u16[8]); C (f0: u8[25])",
-      &random_map<rl::rand25::Types>));
+      &gpu_sized_map<rl::rand25::Types>));
   out.push_back(make_entry<rl::rand26::Types>(
       "rand26",
       "random layout: root (head: u8[7], cookie: u64, r0: u8[3], id: u64); A (p0: E*, p1: B*[3], p2: D*[3]); B (f0: u8, f1: u8[5]); C (: B; p0: C*); D (: C); E (: A; p0: C*, f1: u8[19])",
-      &random_map<rl::rand26::Types>));
+      &gpu_sized_map<rl::rand26::Types>));
   out.push_back(make_entry<rl::rand27::Types>(
       "rand27",
       "random layout: root (head: u8[30], id: u64, r0: u8[26], cookie: u64, r1: u16[13]); A (p0: B*); B (f0: u8[5]); C (f0: u8[17]); D (f0: u8[7])",
-      &random_map<rl::rand27::Types>));
+      &gpu_sized_map<rl::rand27::Types>));
 }
 
 }  // namespace heaplab::heap_family::gpu::detail

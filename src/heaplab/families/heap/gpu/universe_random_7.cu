@@ -6,31 +6,25 @@
 
 namespace heaplab::heap_family::gpu::detail {
 
-namespace {
 namespace rl = universe_types::random_layouts;
-template <class Types>
-TypeMap random_map(std::uint32_t num_blocks, std::uint32_t n, std::uint32_t k1) {
-  return type_map_of<Types>(num_blocks, n, k1, {});
-}
-}  // namespace
 
 void add_random_universes_7(std::vector<UniverseEntry>& out) {
   out.push_back(make_entry<rl::rand28::Types>(
       "rand28",
       "random layout: root (head: u8[5], id: u64, r0: u8[19], r1: u8[2], cookie: u64); abstract A (f0: u8[29], f1: u16[14], p2: C*[3]); B (: A; f0: u16[16], f1: u8[5], p2: B*); C (: A; p0: C*[3])",
-      &random_map<rl::rand28::Types>));
+      &gpu_sized_map<rl::rand28::Types>));
   out.push_back(make_entry<rl::rand29::Types>(
       "rand29",
       "random layout: root (head: u8[8], r0: u16[10], id: u64, cookie: u64); A (f0: u8[15], f1: u8[29], f2: u8[5]); B (: A); C (: A; f0: u8[30])",
-      &random_map<rl::rand29::Types>));
+      &gpu_sized_map<rl::rand29::Types>));
   out.push_back(make_entry<rl::rand30::Types>(
       "rand30",
       "random layout: root (head: u8[29], id: u64, cookie: u64, r0: u64, r1: u64[4]); A (p0: A*, p1: A*[3], p2: B*); B (p0: B*[3], p1: A*[3], p2: A*); C (f0: u8[17]); D (: B; p0: B*[2])",
-      &random_map<rl::rand30::Types>));
+      &gpu_sized_map<rl::rand30::Types>));
   out.push_back(make_entry<rl::rand31::Types>(
       "rand31",
       "random layout: root (head: u8[10], id: u64, cookie: u64, r0: u8[17]); A (f0: u8[26]); B (: A)",
-      &random_map<rl::rand31::Types>));
+      &gpu_sized_map<rl::rand31::Types>));
 }
 
 }  // namespace heaplab::heap_family::gpu::detail

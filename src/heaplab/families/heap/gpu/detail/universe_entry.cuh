@@ -23,6 +23,12 @@ TypeMap type_map_of(std::uint32_t num_blocks,
                  schedule_sizes);
 }
 
+/// type_map_of for a universe whose schedule sizes are its GPU sizes: every universe but wator.
+template <class Types>
+TypeMap gpu_sized_map(std::uint32_t num_blocks, std::uint32_t n, std::uint32_t k1) {
+  return type_map_of<Types>(num_blocks, n, k1, {});
+}
+
 /// "Tracked(16, abstract) Cell(40) Agent(24, abstract) Fish(40: Agent) ...".
 inline std::string describe_gpu_types(core::HeapConfig const& gpu) {
   std::string out;
