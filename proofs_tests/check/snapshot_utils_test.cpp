@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "heaplab/check/snapshot_utils.hpp"
@@ -177,4 +180,65 @@ TEST(BlockQueries, UsedSlotsAndAllocatedTypes) {
   EXPECT_EQ(check::type_name(s.config, kShark), "Shark");
   EXPECT_EQ(check::type_name(s.config, core::kNoType), "none");
   EXPECT_EQ(check::type_name(s.config, 77), "#77");
+}
+
+// ---------------------------------------------------------------- SlotRecords (sparse slots)
+
+namespace {
+check::ObjectRecord record_of(std::uint64_t id) {
+  check::ObjectRecord r;
+  r.id     = id;
+  r.cookie = core::cookie_of(id);
+  return r;
+}
+}  // namespace
+
+TEST(SlotRecords, ReadsLikeAVectorOfOptionalsAndStoresOnlyWrittenSlots) {
+  check::SlotRecords slots(64, std::nullopt);
+  EXPECT_EQ(slots.size(), 64u);
+  EXPECT_TRUE(slots.entries().empty());
+  for (std::size_t s = 0; s < 64; ++s) EXPECT_FALSE(std::as_const(slots)[s].has_value()) << s;
+  EXPECT_TRUE(slots.entries().empty()) << "reading a const SlotRecords writes nothing";
+  slots.set(40, record_of(7));
+  slots.set(3, record_of(5));  // out of order: inserted before 40
+  slots[9] = record_of(6);     // through the vector-like operator[]
+  ASSERT_EQ(slots.entries().size(), 3u);
+  EXPECT_EQ(slots.entries()[0].slot, 3u);
+  EXPECT_EQ(slots.entries()[1].slot, 9u);
+  EXPECT_EQ(slots.entries()[2].slot, 40u);
+  EXPECT_EQ(slots.record_mask(), (1ull << 3) | (1ull << 9) | (1ull << 40));
+  EXPECT_EQ(std::as_const(slots)[40]->id, 7u);
+  EXPECT_FALSE(std::as_const(slots)[41].has_value());
+  std::size_t seen = 0, with_record = 0;
+  for (auto const& r : std::as_const(slots)) {
+    ++seen;
+    with_record += r ? 1 : 0;
+  }
+  EXPECT_EQ(seen, 64u);
+  EXPECT_EQ(with_record, 3u);
+  slots[9].reset();  // an entry holding nullopt is an empty slot
+  EXPECT_EQ(slots.record_mask(), (1ull << 3) | (1ull << 40));
+  EXPECT_THROW((void)std::as_const(slots).at(64), std::out_of_range);
+  slots.resize(10);  // drops slot 40
+  EXPECT_EQ(slots.size(), 10u);
+  EXPECT_EQ(slots.record_mask(), 1ull << 3);
+  slots.assign(64, std::nullopt);
+  EXPECT_TRUE(slots.entries().empty());
+}
+
+TEST(SlotRecords, EqualityComparesEverySlotAndTheSize) {
+  check::SlotRecords a(64, std::nullopt), b(64, std::nullopt);
+  EXPECT_TRUE(a == b);
+  a.set(5, record_of(1));
+  EXPECT_FALSE(a == b);
+  b.set(5, record_of(1));
+  EXPECT_TRUE(a == b);
+  b[6];  // an empty entry: still equal
+  EXPECT_TRUE(a == b);
+  b[5]->cookie ^= 1;
+  EXPECT_FALSE(a == b);
+  b[5]->cookie ^= 1;
+  b[5]->refs.push_back(core::SlotRef{1, 2});
+  EXPECT_FALSE(a == b);
+  EXPECT_FALSE(check::SlotRecords(64, std::nullopt) == check::SlotRecords());
 }

@@ -193,9 +193,8 @@ SnapshotDiff diff(HeapSnapshot const& expected,
     auto const& be          = expected.blocks[b];
     auto const& ba          = actual.blocks[b];
     std::string const where = "block " + std::to_string(b);
-    bool const allocated_in_both =
-        !allocated_types(expected, b).empty() && !allocated_types(actual, b).empty();
-    if (allocated_in_both && be.type != ba.type)
+    if (be.type != ba.type && !allocated_types(expected, b).empty() &&
+        !allocated_types(actual, b).empty())
       d.add(
           where, "type", type_name(expected.config, be.type), type_name(actual.config, ba.type), b);
     if (be.alloc_bitmap != ba.alloc_bitmap)
@@ -211,12 +210,24 @@ SnapshotDiff diff(HeapSnapshot const& expected,
             hex(ba.iter_bitmap),
             b);
     if (payloads) {
-      std::size_t const slots = std::max(be.objects.size(), ba.objects.size());
-      for (std::uint32_t s = 0; s < slots; ++s) {
-        std::optional<ObjectRecord> const none;
-        auto const& re = s < be.objects.size() ? be.objects[s] : none;
-        auto const& ra = s < ba.objects.size() ? ba.objects[s] : none;
-        compare_record(where + " slot " + std::to_string(s), b, s, re, ra, d);
+      // The slots either side wrote, in ascending order (a slot neither wrote is empty in both;
+      // a slot beyond a side's size() is empty there).
+      auto const& ee = be.objects.entries();
+      auto const& ea = ba.objects.entries();
+      std::optional<ObjectRecord> const none;
+      auto const in = [](SlotRecords const& r,
+                         SlotRecords::Entry const& e) -> std::optional<ObjectRecord> const& {
+        static std::optional<ObjectRecord> const empty;
+        return e.slot < r.size() ? e.record : empty;
+      };
+      auto ie = ee.begin(), ia = ea.begin();
+      while (ie != ee.end() || ia != ea.end()) {
+        std::uint32_t const s = ia == ea.end()   ? ie->slot
+                                : ie == ee.end() ? ia->slot
+                                                 : std::min(ie->slot, ia->slot);
+        auto const& re        = ie != ee.end() && ie->slot == s ? in(be.objects, *ie++) : none;
+        auto const& ra        = ia != ea.end() && ia->slot == s ? in(ba.objects, *ia++) : none;
+        if (re || ra) compare_record(where + " slot " + std::to_string(s), b, s, re, ra, d);
       }
     }
   }

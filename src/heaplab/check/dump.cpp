@@ -164,15 +164,14 @@ void dump_per_type(std::ostream& os, HeapSnapshot const& s, std::size_t name_wid
 void dump_objects(std::ostream& os, HeapSnapshot const& s) {
   os << "objects (slot, id, cookie, refs as block:slot):\n";
   for (std::uint32_t b = 0; b < s.blocks.size(); ++b) {
-    auto const& objects = s.blocks[b].objects;
-    bool header_done    = false;
-    for (std::uint32_t slot = 0; slot < objects.size(); ++slot) {
-      if (!objects[slot]) continue;
+    bool header_done = false;
+    for (auto const& [slot, record] : s.blocks[b].objects.entries()) {
+      if (!record) continue;
       if (!header_done) {
         os << "  block " << b << ":\n";
         header_done = true;
       }
-      auto const& r = *objects[slot];
+      auto const& r = *record;
       os << "    slot " << lpad(std::to_string(slot), 2) << "  id " << r.id << "  cookie "
          << (r.cookie == core::cookie_of(r.id) ? "ok" : "BAD(" + hex(r.cookie) + ")") << "  refs "
          << refs_string(r) << "\n";

@@ -17,6 +17,8 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "heaplab/check/snapshot_utils.hpp"
 #include "heaplab/core/bitops.hpp"
@@ -435,8 +437,21 @@ void check_payload_matches_bitmap(HeapSnapshot const& s, Out& out) {
     auto const types  = allocated_types(s, b);
     if (types.size() > 1) continue;
     std::uint32_t const cap = types.empty() ? 0 : cfg(s).capacity(types[0]);
-    for (std::uint32_t slot = 0; slot < block.objects.size(); ++slot) {
-      bool const live       = slot < cap && ((block.alloc_bitmap >> slot) & 1u) != 0;
+    // Only the slots where the bitmap and the records disagree are visited: below 64 the two
+    // masks' difference, above (a malformed block of more than 64 slots) every record.
+    std::size_t const n    = block.objects.size();
+    std::uint64_t const in = core::low_bits(static_cast<unsigned>(std::min<std::size_t>(n, 64)));
+    std::uint64_t const live_mask = block.alloc_bitmap & core::low_bits(std::min(cap, 64u)) & in;
+    std::uint64_t mismatched      = (live_mask ^ block.objects.record_mask()) & in;
+    std::vector<std::uint32_t> visit;
+    while (mismatched != 0) {
+      visit.push_back(static_cast<std::uint32_t>(core::find_first_set(mismatched)));
+      mismatched &= mismatched - 1u;
+    }
+    for (auto const& e : block.objects.entries())
+      if (e.slot >= 64 && e.slot < n && e.record) visit.push_back(e.slot);
+    for (std::uint32_t const slot : visit) {
+      bool const live       = slot < cap && slot < 64 && ((block.alloc_bitmap >> slot) & 1u) != 0;
       auto const& record    = block.objects[slot];
       std::int64_t const id = record ? static_cast<std::int64_t>(record->id) : -1;
       std::int64_t const ty = types.empty() ? -1 : std::int64_t{types[0]};
@@ -463,12 +478,11 @@ void check_payload_matches_bitmap(HeapSnapshot const& s, Out& out) {
 /// a distinct id, so the live-object graph is comparable by id; CompactGpu sec. 3: defragmentation
 /// moves objects, it never duplicates them). Reports every occurrence after the first.
 void check_object_ids_unique(HeapSnapshot const& s, Out& out) {
-  std::map<std::uint64_t, core::SlotRef> first_seen;
+  std::unordered_map<std::uint64_t, core::SlotRef> first_seen;
   for (std::uint32_t b = 0; b < num_blocks(s); ++b) {
-    auto const& objects = s.blocks[b].objects;
-    for (std::uint32_t slot = 0; slot < objects.size(); ++slot) {
-      if (!objects[slot]) continue;
-      std::uint64_t const id = objects[slot]->id;
+    for (auto const& [slot, record] : s.blocks[b].objects.entries()) {
+      if (!record) continue;
+      std::uint64_t const id = record->id;
       auto const [it, fresh] = first_seen.emplace(id, core::SlotRef{b, slot});
       if (!fresh)
         report(out,
@@ -485,10 +499,9 @@ void check_object_ids_unique(HeapSnapshot const& s, Out& out) {
 /// that missed a field).
 void check_cookie_matches_id(HeapSnapshot const& s, Out& out) {
   for (std::uint32_t b = 0; b < num_blocks(s); ++b) {
-    auto const& objects = s.blocks[b].objects;
-    for (std::uint32_t slot = 0; slot < objects.size(); ++slot) {
-      if (!objects[slot]) continue;
-      auto const& r = *objects[slot];
+    for (auto const& [slot, record] : s.blocks[b].objects.entries()) {
+      if (!record) continue;
+      auto const& r = *record;
       if (r.cookie != core::cookie_of(r.id))
         report(out,
                "cookie-matches-id",
@@ -512,17 +525,19 @@ void check_pointers_valid(HeapSnapshot const& s, Out& out) {
   for (std::uint32_t b = 0; b < num_blocks(s); ++b) {
     auto const type = allocated_type(s, b);
     if (!type) continue;
-    auto const slots    = cfg(s).pointer_slots(*type);
-    auto const& objects = s.blocks[b].objects;
-    for (std::uint32_t slot = 0; slot < objects.size(); ++slot) {
-      if (!objects[slot]) continue;
-      auto const& r          = *objects[slot];
-      auto const oid         = static_cast<std::int64_t>(r.id);
-      std::string const here = "object " + std::to_string(r.id) + " at " + ref_string({b, slot});
+    auto const slots = cfg(s).pointer_slots(*type);
+    for (auto const& [slot, record] : s.blocks[b].objects.entries()) {
+      if (!record) continue;
+      auto const& r  = *record;
+      auto const oid = static_cast<std::int64_t>(r.id);
+      // Messages are built only when reported (this loop visits every pointer of the heap).
+      auto const here = [&] {
+        return "object " + std::to_string(r.id) + " at " + ref_string({b, slot});
+      };
       if (r.refs.size() != slots.size()) {
         report(out,
                kName,
-               here + " of " + tname(s, *type) + " has " + std::to_string(r.refs.size()) +
+               here() + " of " + tname(s, *type) + " has " + std::to_string(r.refs.size()) +
                    " references; the type has " + std::to_string(slots.size()) + " pointer slots",
                At().block(b).bit(slot).type(*type).object_id(oid));
         continue;
@@ -531,24 +546,26 @@ void check_pointers_valid(HeapSnapshot const& s, Out& out) {
         if (!r.refs[i]) continue;
         core::SlotRef const target = *r.refs[i];
         auto const& ps             = slots[i];
-        std::string const field    = cfg(s).types[ps.declaring_type].pointer_fields[ps.field].name;
-        std::string const what     = here + " field " + field + "[" + std::to_string(ps.element) +
-                                 "] -> " + ref_string(target);
-        auto const bad = [&](std::string const& why) {
-          report(out, kName, what + ": " + why, At().block(b).bit(slot).type(*type).object_id(oid));
+        auto const bad             = [&](std::string const& why) {
+          std::string const& field = cfg(s).types[ps.declaring_type].pointer_fields[ps.field].name;
+          report(out,
+                 kName,
+                 here() + " field " + field + "[" + std::to_string(ps.element) + "] -> " +
+                     ref_string(target) + ": " + why,
+                 At().block(b).bit(slot).type(*type).object_id(oid));
         };
         if (target.block >= num_blocks(s) || target.slot >= core::kMaxCapacity) {
           bad("the target is outside the heap");
           continue;
         }
-        auto const target_types = allocated_types(s, target.block);
-        if (target_types.size() > 1) continue;  // free-iff-unallocated reports the block
-        if (target_types.empty()) {
-          bad("the target block is not allocated (dangling pointer)");
+        std::optional<std::uint32_t> const target_type = allocated_type(s, target.block);
+        if (!target_type) {
+          // Several types: free-iff-unallocated reports the block.
+          if (allocated_types(s, target.block).empty())
+            bad("the target block is not allocated (dangling pointer)");
           continue;
         }
-        std::optional<std::uint32_t> const target_type = target_types[0];
-        std::uint32_t const cap                        = cfg(s).capacity(*target_type);
+        std::uint32_t const cap = cfg(s).capacity(*target_type);
         if (target.slot >= cap ||
             ((s.blocks[target.block].alloc_bitmap >> target.slot) & 1u) == 0) {
           bad("no live object there (dangling pointer)");

@@ -145,9 +145,13 @@ std::vector<std::uint32_t> allocated_types(HeapSnapshot const& snapshot, std::ui
 }
 
 std::optional<std::uint32_t> allocated_type(HeapSnapshot const& snapshot, std::uint32_t block) {
-  auto const types = allocated_types(snapshot, block);
-  if (types.size() != 1) return std::nullopt;
-  return types[0];
+  std::optional<std::uint32_t> found;  // allocated_types without the vector (a hot path)
+  for (std::uint32_t t = 0; t < snapshot.config.num_types() && t < snapshot.allocated.size(); ++t)
+    if (!snapshot.config.types[t].is_abstract && test_bit(snapshot.allocated[t], block)) {
+      if (found) return std::nullopt;
+      found = t;
+    }
+  return found;
 }
 
 std::string type_name(core::HeapConfig const& config, std::uint32_t type) {
@@ -225,7 +229,7 @@ std::uint64_t make_block_allocated(HeapSnapshot& snapshot,
   if (snapshot.has_payloads) {
     b.objects.assign(core::kMaxCapacity, std::nullopt);
     for (std::uint32_t s = 0; s < cap; ++s)
-      if ((slots >> s) & 1u) b.objects[s] = make_object_record(config, type, next_id++);
+      if ((slots >> s) & 1u) b.objects.set(s, make_object_record(config, type, next_id++));
   }
   return next_id;
 }

@@ -118,7 +118,7 @@ void add_payloads(check::HeapSnapshot& snapshot,
           record.refs.push_back(decode_object_pointer(p, block_base, bytes, num_blocks));
         }
       }
-      block.objects[slot] = std::move(record);
+      block.objects.set(slot, std::move(record));
     }
   }
 }

@@ -15,8 +15,8 @@ std::set<std::uint32_t> relevant_blocks(Failure const& f, check::HeapSnapshot co
     if (v.block >= 0) out.insert(static_cast<std::uint32_t>(v.block));
     if (v.object_id >= 0) {
       for (std::uint32_t b = 0; b < s.blocks.size(); ++b)
-        for (auto const& rec : s.blocks[b].objects)
-          if (rec && rec->id == static_cast<std::uint64_t>(v.object_id)) out.insert(b);
+        for (auto const& e : s.blocks[b].objects.entries())
+          if (e.record && e.record->id == static_cast<std::uint64_t>(v.object_id)) out.insert(b);
     }
     if (out.size() >= 8) break;
   }

@@ -571,9 +571,8 @@ class UniverseExecutorOf final : public UniverseExecutor {
       if (block.objects.empty() || block.type >= Types::num_types ||
           map_.gpu().capacity(block.type) == 0)
         continue;
-      for (std::uint32_t s = 0; s < block.objects.size(); ++s)
-        if (block.objects[s])
-          pointer_of_[block.objects[s]->id] = heap.object_pointer(b, s, block.type);
+      for (auto const& [s, record] : block.objects.entries())
+        if (record) pointer_of_[record->id] = heap.object_pointer(b, s, block.type);
     }
   }
 
