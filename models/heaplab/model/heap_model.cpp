@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "heaplab/check/diff.hpp"
 #include "heaplab/check/invariants.hpp"
@@ -59,10 +60,8 @@ HeapModel HeapModel::from_snapshot(check::HeapSnapshot const& snapshot,
   for (std::uint32_t b = 0; b < snapshot.blocks.size(); ++b) {
     std::optional<std::uint32_t> const type = check::allocated_type(snapshot, b);
     if (!type) continue;
-    auto const& objects = snapshot.blocks[b].objects;
-    for (std::uint32_t slot = 0; slot < objects.size(); ++slot)
-      if (objects[slot])
-        at.emplace(Location{b, slot}, Found{objects[slot]->id, *type, &*objects[slot]});
+    for (auto const& [slot, record] : snapshot.blocks[b].objects.entries())
+      if (record) at.emplace(Location{b, slot}, Found{record->id, *type, &*record});
   }
   auto const id_at = [&](Location where, std::string const& what) {
     auto it = at.find(where);
@@ -146,25 +145,25 @@ std::vector<std::uint32_t> HeapModel::candidates(TypeId t, std::uint32_t n) cons
 // ------------------------------------------------------------------------ state maintenance
 
 void HeapModel::update_block_state(std::uint32_t b) {
-  free_.erase(b);
-  for (TypeId t = 0; t < config_.num_types(); ++t) {
-    allocated_[t].erase(b);
-    active_[t].erase(b);
-    defrag_[t].erase(b);
-  }
   Block& block             = blocks_[b];
   std::uint32_t const used = fill(b);
-  if (used == 0) {
-    // DynaSOAr sec. 3.4: a block whose last object is deleted is deleted (becomes free).
-    block.type.reset();
-    free_.insert(b);
-    return;
+  // DynaSOAr sec. 3.4: a block whose last object is deleted is deleted (becomes free).
+  if (used == 0) block.type.reset();
+  // Each set gets b iff the block is in that state (a set that already agrees is left alone).
+  auto const member = [b](std::set<std::uint32_t>& set, bool in) {
+    if (in)
+      set.insert(b);
+    else
+      set.erase(b);
+  };
+  member(free_, used == 0);
+  for (TypeId t = 0; t < config_.num_types(); ++t) {
+    bool const mine         = used > 0 && *block.type == t;
+    std::uint32_t const cap = mine ? config_.capacity(t) : 0;
+    member(allocated_[t], mine);
+    member(active_[t], mine && used < cap);  // active[T]: at least one free slot
+    member(defrag_[t], mine && core::is_defrag_fill(used, cap, config_.defrag_factor));
   }
-  TypeId const t          = *block.type;
-  std::uint32_t const cap = config_.capacity(t);
-  allocated_[t].insert(b);
-  if (used < cap) active_[t].insert(b);  // active[T]: at least one free slot
-  if (core::is_defrag_fill(used, cap, config_.defrag_factor)) defrag_[t].insert(b);
 }
 
 void HeapModel::add_incoming(std::optional<ObjectId> target) {
@@ -203,7 +202,7 @@ void HeapModel::place(ObjectId id,
   obj.refs   = std::move(refs);
   obj.refs.resize(config_.pointer_slots(type).size());
   for (auto const& r : obj.refs) add_incoming(r);
-  objects_.emplace(id, std::move(obj));
+  objects_.emplace_hint(objects_.end(), id, std::move(obj));  // new ids are mostly ascending
   next_unused_id_ = std::max(next_unused_id_, id + 1);
   update_block_state(where.block);
 }
@@ -261,16 +260,17 @@ std::optional<PlacementError> HeapModel::accept_allocations(
   // Replay the batch on scratch copies of what the checks read, then apply it for real.
   std::vector<std::optional<TypeId>> block_type(config_.num_blocks);
   for (std::uint32_t b = 0; b < config_.num_blocks; ++b) block_type[b] = blocks_[b].type;
-  std::set<std::pair<std::uint32_t, std::uint32_t>> taken;
-  for (auto const& [id, obj] : objects_) taken.insert({obj.where.block, obj.where.slot});
-  std::map<ObjectId, TypeId> batch_types;
+  // Slots the batch took so far, per block (the heap's own slots are blocks_[b].slots).
+  std::unordered_map<std::uint32_t, std::uint64_t> batch_slots;
+  std::unordered_map<ObjectId, TypeId> batch_types;
+  batch_types.reserve(observed.size());
   for (std::size_t i = 0; i < observed.size(); ++i) {
     auto const& p    = observed[i];
     auto const error = [&](std::string reason) { return PlacementError{i, p, std::move(reason)}; };
     if (p.type >= config_.num_types())
       return error("type " + std::to_string(p.type) + " does not exist");
-    std::string const tn = "'" + config_.types[p.type].name + "'";
-    if (config_.types[p.type].is_abstract) return error("type " + tn + " is abstract");
+    auto const tn = [&] { return "'" + config_.types[p.type].name + "'"; };
+    if (config_.types[p.type].is_abstract) return error("type " + tn() + " is abstract");
     if (is_live(p.id)) return error(id_str(p.id) + " is already live: ids must be new");
     if (batch_types.count(p.id)) return error(id_str(p.id) + " appears twice in the batch");
     if (p.block >= config_.num_blocks)
@@ -279,19 +279,20 @@ std::optional<PlacementError> HeapModel::accept_allocations(
     std::uint32_t const cap = config_.capacity(p.type);
     if (p.slot >= cap)
       return error("slot " + std::to_string(p.slot) + " is at or above the capacity " +
-                   std::to_string(cap) + " of " + tn);
+                   std::to_string(cap) + " of " + tn());
     auto const& bt = block_type[p.block];
     if (bt && *bt != p.type)
       return error("block " + std::to_string(p.block) + " is allocated for type '" +
-                   config_.types[*bt].name + "', not " + tn);
-    if (taken.count({p.block, p.slot}))
+                   config_.types[*bt].name + "', not " + tn());
+    std::uint64_t& batch_mask = batch_slots[p.block];
+    if (blocks_[p.block].slots[p.slot] || ((batch_mask >> p.slot) & 1u) != 0)
       return error("slot " + std::to_string(p.slot) + " of block " + std::to_string(p.block) +
                    " is already occupied");
     if (!p.refs.empty() && p.refs.size() != config_.pointer_slots(p.type).size())
-      return error("has " + std::to_string(p.refs.size()) + " pointers, type " + tn + " has " +
+      return error("has " + std::to_string(p.refs.size()) + " pointers, type " + tn() + " has " +
                    std::to_string(config_.pointer_slots(p.type).size()) + " pointer slots");
     block_type[p.block] = p.type;
-    taken.insert({p.block, p.slot});
+    batch_mask |= std::uint64_t{1} << p.slot;
     batch_types[p.id] = p.type;
   }
   // Pointers may refer to objects live before the batch or created by it.

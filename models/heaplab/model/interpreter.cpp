@@ -46,7 +46,8 @@ struct Fnv {
 
 schedule::IdGraph id_graph(HeapModel const& model) {
   schedule::IdGraph g;
-  for (auto const& [id, obj] : model.objects()) g.objects[id] = {obj.type, obj.refs};
+  for (auto const& [id, obj] : model.objects())  // ascending ids: each goes at the end
+    g.objects.emplace_hint(g.objects.end(), id, schedule::GraphObject{obj.type, obj.refs});
   g.roots = model.roots();
   return g;
 }
@@ -75,10 +76,9 @@ std::uint64_t snapshot_digest(check::HeapSnapshot const& s) {
     bool const allocated = !check::allocated_types(s, b).empty();
     f.add(allocated ? block.type : core::kNoType);
     f.add(block.alloc_bitmap);
-    for (std::size_t slot = 0; slot < block.objects.size(); ++slot) {
-      auto const& rec = block.objects[slot];
+    for (auto const& [slot, rec] : block.objects.entries()) {
       if (!rec) continue;
-      f.add(slot);
+      f.add(std::size_t{slot});
       f.add(rec->id);
       f.add(rec->cookie);
       f.add(rec->refs.size());

@@ -254,14 +254,34 @@ class Heap {
 
   /// snapshot() plus every live object's payload: id, cookie and pointer targets (as block,
   /// slot) in HeapConfig::pointer_slots order. Every concrete type must derive from Tracked
-  /// (tracked.hpp); otherwise throws core::precondition_error naming the types. Copies the
-  /// whole block area to the host.
+  /// (tracked.hpp); otherwise throws core::precondition_error naming the types. Copies to the
+  /// host the blocks add_payloads reads (those the state bitmaps say are allocated for a type):
+  /// runs of them, or the span from the first to the last when they are scattered. A heap of
+  /// 2^16 mostly free blocks no longer copies its whole block area per snapshot.
   [[nodiscard]] check::HeapSnapshot snapshot_with_payloads() const {
     expect_payload_support<Types>();
-    check::HeapSnapshot snap = snapshot();
-    std::vector<unsigned char> const blocks =
-        cudart::to_host(blocks_.data(), plan_.block_area_bytes(), stream());
-    add_payloads<Types>(snap, ref_.block_base(), blocks.data());
+    check::HeapSnapshot snap          = snapshot();
+    constexpr std::uint32_t kMergeGap = 32;  // blocks: a shorter gap is copied through
+    constexpr std::size_t kMaxRuns    = 64;  // more runs: one span (a copy call costs ~10 us)
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> runs;  // [first, end) block ranges
+    for (std::uint32_t b = 0; b < plan_.num_blocks; ++b) {
+      if (!check::allocated_type(snap, b)) continue;
+      if (!runs.empty() && b - runs.back().second <= kMergeGap)
+        runs.back().second = b + 1;
+      else
+        runs.emplace_back(b, b + 1);
+    }
+    if (runs.size() > kMaxRuns) runs = {{runs.front().first, runs.back().second}};
+    // Uninitialized: add_payloads reads exactly the blocks copied.
+    std::unique_ptr<unsigned char[]> const host(new unsigned char[plan_.block_area_bytes()]);
+    std::uint64_t const bytes = plan_.block_bytes;
+    for (auto const& [first, end] : runs)
+      cudart::copy_to_host_async(host.get() + first * bytes,
+                                 blocks_.data() + first * bytes,
+                                 (end - first) * bytes,
+                                 stream());
+    synchronize();
+    add_payloads<Types>(snap, ref_.block_base(), host.get());
     return snap;
   }
 
