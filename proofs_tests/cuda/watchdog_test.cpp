@@ -82,6 +82,21 @@ TEST(Watchdog, TheBudgetComesFromTheEnvironmentWhenValid) {
   EXPECT_EQ(cudart::default_watchdog_budget(), 5000ms);
 }
 
+TEST(Watchdog, ACudaToolIsSeenThroughTheInjectionPathOrHeaplabsVariable) {
+  char const* const injection = std::getenv("CUDA_INJECTION64_PATH");
+  if (injection != nullptr) GTEST_SKIP() << "SKIPPED: this process runs under a CUDA tool";
+  ::unsetenv("HEAPLAB_UNDER_CUDA_TOOL");
+  EXPECT_FALSE(cudart::under_cuda_tool());
+  ::setenv("HEAPLAB_UNDER_CUDA_TOOL", "0", 1);
+  EXPECT_FALSE(cudart::under_cuda_tool());
+  ::setenv("HEAPLAB_UNDER_CUDA_TOOL", "1", 1);
+  EXPECT_TRUE(cudart::under_cuda_tool());
+  ::unsetenv("HEAPLAB_UNDER_CUDA_TOOL");
+  ::setenv("CUDA_INJECTION64_PATH", "/nonexistent/libtool.so", 1);
+  EXPECT_TRUE(cudart::under_cuda_tool());
+  ::unsetenv("CUDA_INJECTION64_PATH");
+}
+
 TEST(Watchdog, TheHangMessageNamesTheWorkAndTheBudget) {
   EXPECT_EQ(cudart::describe_hang("defrag pass 2", 1500ms),
             "'defrag pass 2' did not finish within 1.500 s (watchdog budget; set "

@@ -19,17 +19,18 @@
 #include "heaplab/check/dump.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/check/snapshot.hpp"
+#include "heaplab/cuda/detail/budget_wait.hpp"
 #include "heaplab/cuda/error.hpp"
 
 namespace heap_test {
 
 /// The time a guarded kernel may take: HEAPLAB_WATCHDOG_MS when set (the watchdog's variable,
 /// heaplab/cuda/watchdog.hpp); otherwise `seconds`, times 30 when a CUDA tool is injected
-/// (CUDA_INJECTION64_PATH: compute-sanitizer, profilers), which slows kernels down by that much.
+/// (cudart::under_cuda_tool: compute-sanitizer, profilers), which slows kernels down that much.
 inline double hang_timeout_seconds(double seconds) {
   if (char const* ms = std::getenv("HEAPLAB_WATCHDOG_MS"); ms != nullptr && *ms != '\0')
     return std::strtod(ms, nullptr) / 1000.0;
-  if (std::getenv("CUDA_INJECTION64_PATH") != nullptr) return seconds * 30.0;
+  if (heaplab::cudart::under_cuda_tool()) return seconds * 30.0;
   return seconds;
 }
 

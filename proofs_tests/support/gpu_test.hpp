@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "heaplab/cuda/detail/budget_wait.hpp"
+
 namespace heaplab::testing {
 
 struct GpuInfo {
@@ -31,7 +33,7 @@ GpuInfo const& gpu_info();
 bool gpu_required();
 
 /// True when a CUDA tool (compute-sanitizer, a profiler) is injected: kernels run 10-100x slower.
-inline bool under_cuda_tool() { return std::getenv("CUDA_INJECTION64_PATH") != nullptr; }
+inline bool under_cuda_tool() { return cudart::under_cuda_tool(); }
 
 }  // namespace heaplab::testing
 

@@ -39,7 +39,7 @@ struct RunnerInfo {
   Make make;
   /// "" when make() would succeed, else why not (without making one). Null: always available.
   std::function<std::string()> unavailable;
-  /// It uses a GPU: stress defaults to one worker per visible GPU (and two hardware threads).
+  /// It uses a GPU: stress defaults to one worker per hardware thread per visible GPU (1 to 16).
   bool uses_gpu = false;
   /// Its implementation's state belongs to the whole process (CUDA's device malloc heap, a peer
   /// allocator's global state), so two runners in one process would share it: stress runs one

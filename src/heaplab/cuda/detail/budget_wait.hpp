@@ -61,6 +61,18 @@ WaitResult wait_with_budget(Query&& query, std::chrono::nanoseconds budget) {
   }
 }
 
+/// True when a CUDA tool (compute-sanitizer, a profiler) runs this process, which slows kernels
+/// down 10-100x: CUDA_INJECTION64_PATH is set (a tool injected through it), or
+/// HEAPLAB_UNDER_CUDA_TOOL=1 (set by the sanitize.* ctest entries and tools/gpu-tier --sanitize:
+/// a test under compute-sanitizer on the H200 box, 2026-12-02, saw no CUDA_INJECTION64_PATH and
+/// timed out at its plain budget). Watchdog budgets scale
+/// by 30 then, unless HEAPLAB_WATCHDOG_MS says otherwise.
+inline bool under_cuda_tool() {
+  if (std::getenv("CUDA_INJECTION64_PATH") != nullptr) return true;
+  char const* const v = std::getenv("HEAPLAB_UNDER_CUDA_TOOL");
+  return v != nullptr && std::string(v) == "1";
+}
+
 /// The default budget of one wait: HEAPLAB_WATCHDOG_MS from the environment when it is a
 /// positive integer (milliseconds), else 5000 ms.
 inline constexpr long kDefaultWatchdogMs = 5000;

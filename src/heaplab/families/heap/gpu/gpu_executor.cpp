@@ -101,7 +101,7 @@ UniverseMatch match_universe(core::HeapConfig const& config) {
 }
 
 std::chrono::milliseconds effective_watchdog_budget(GpuExecutorOptions const& options) {
-  bool const tool            = std::getenv("CUDA_INJECTION64_PATH") != nullptr;
+  bool const tool            = cudart::under_cuda_tool();
   char const* const v        = std::getenv("HEAPLAB_WATCHDOG_MS");
   bool const explicit_budget = v != nullptr && *v != '\0';
   return tool && !explicit_budget ? options.watchdog_budget * 30 : options.watchdog_budget;

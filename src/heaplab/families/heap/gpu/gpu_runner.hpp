@@ -80,7 +80,7 @@ struct GpuExecutorOptions {
   /// free memory / (2 x runners_per_device).
   unsigned runners_per_device = 1;
   /// Budget of one step's kernels (cuda/watchdog.hpp). When a CUDA tool is injected
-  /// (CUDA_INJECTION64_PATH: compute-sanitizer) and HEAPLAB_WATCHDOG_MS is not set, it is
+  /// (cudart::under_cuda_tool: compute-sanitizer) and HEAPLAB_WATCHDOG_MS is not set, it is
   /// multiplied by 30, as heaplab's GPU tests do.
   std::chrono::milliseconds watchdog_budget{5000};
   /// Seeds the warp shapes of free kernels (order of the frees, idle lanes, block sizes).
