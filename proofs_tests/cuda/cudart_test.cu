@@ -16,6 +16,8 @@
 #include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/grid.hpp"
+#include "heaplab/cuda/pinned_buffer.hpp"
+#include "heaplab/cuda/step_arena.hpp"
 
 namespace cudart = heaplab::cudart;
 
@@ -115,6 +117,56 @@ TEST(CudartDeviceBuffer, AnImpossibleAllocationThrowsOutOfMemoryNamingTheBuffer)
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   cudart::device_buffer<std::uint64_t> fine(16);  // the device still works
   EXPECT_TRUE(fine);
+}
+
+TEST(CudartPinnedBuffer, GrowsOnlyWhenAskedForMoreAndRoundTripsACopy) {
+  HEAPLAB_REQUIRE_GPU();
+  cudart::pinned_buffer staging;
+  EXPECT_EQ(staging.capacity(), 0u);
+  unsigned char* const first = staging.reserve(4096);
+  EXPECT_GE(staging.capacity(), 4096u);
+  EXPECT_EQ(staging.reserve(100), first);  // smaller: the same memory
+  unsigned char* const grown = staging.reserve(staging.capacity() + 1);
+  EXPECT_GE(staging.capacity(), 6144u);  // by half again at least
+  cudart::device_buffer<unsigned char> d(6000);
+  std::vector<unsigned char> want(6000);
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] = static_cast<unsigned char>(i * 7 + 3);
+  cudart::copy_to_device_async(d.data(), want.data(), want.size(), nullptr);
+  cudart::copy_to_host(grown, d.data(), want.size(), nullptr);
+  EXPECT_EQ(std::vector<unsigned char>(grown, grown + want.size()), want);
+}
+
+TEST(CudartStepArena, ArraysReachTheDeviceOnFlushAndComeBackOnFetchAcrossChunksAndSteps) {
+  HEAPLAB_REQUIRE_GPU();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudart::step_arena arena(256);  // tiny chunks: the arrays below span several
+  for (std::uint32_t step = 0; step < 3; ++step) {
+    arena.reset();
+    std::vector<std::uint32_t> a(50), b(200);  // b is larger than a chunk: a chunk of its own
+    for (std::uint32_t i = 0; i < a.size(); ++i) a[i] = step * 1000 + i;
+    for (std::uint32_t i = 0; i < b.size(); ++i) b[i] = ~(step * 1000 + i);
+    std::uint32_t* const da = arena.put(a);
+    std::uint64_t* const dz = arena.zeroed<std::uint64_t>(40);
+    std::uint32_t* const db = arena.put(b);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(dz) % 16, 0u);  // aligned
+    // Dirty the zeroed range on the device first: flush() must overwrite it with zeros.
+    ASSERT_EQ(cudaMemsetAsync(dz, 0xFF, 40 * sizeof(std::uint64_t), stream), cudaSuccess);
+    arena.flush(stream);
+    std::uint32_t const* ha = arena.fetch(da, a.size(), stream);
+    std::uint64_t const* hz = arena.fetch(dz, 40, stream);
+    std::uint32_t const* hb = arena.fetch(db, b.size(), stream);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_EQ(std::vector<std::uint32_t>(ha, ha + a.size()), a) << "step " << step;
+    EXPECT_EQ(std::vector<std::uint64_t>(hz, hz + 40), std::vector<std::uint64_t>(40, 0))
+        << "step " << step;
+    EXPECT_EQ(std::vector<std::uint32_t>(hb, hb + b.size()), b) << "step " << step;
+  }
+  std::size_t const held = arena.capacity();
+  arena.reset();
+  (void)arena.put(std::vector<std::uint32_t>(50, 1));
+  EXPECT_EQ(arena.capacity(), held);  // a step that fits allocates nothing more
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 #endif

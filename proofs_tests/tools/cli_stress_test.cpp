@@ -317,6 +317,17 @@ TEST(CliStress, RatesAndTimeByPartAreReported) {
   EXPECT_GT(t.at("model").get<double>(), 0.0);
   EXPECT_GT(t.at("checks").get<double>(), 0.0);
   EXPECT_LE(parts, secs * 1.05) << "one worker: the parts add up to at most the run's time";
+  // The model executor reads nothing back: its read-back part is zero and not printed.
+  EXPECT_EQ(t.at("readback").get<double>(), 0.0);
+  EXPECT_EQ(r.output.find("read-back"), std::string::npos) << r.output;
+  // The process's CPU time: at least the steps' time of the one worker, no more than the
+  // machine's threads can give in the run's time.
+  auto const& cpu   = j.at("cpu_s");
+  double const busy = cpu.at("user").get<double>() + cpu.at("system").get<double>();
+  EXPECT_GT(busy, parts * 0.5) << "the steps ran on the CPU";
+  EXPECT_LE(busy, secs * cpu.at("hardware_threads").get<double>() * 1.05 + 0.5);
+  EXPECT_NE(r.output.find("CPU: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" hardware threads busy (user "), std::string::npos) << r.output;
   EXPECT_EQ(j.at("options").at("perturb"), false);
 }
 

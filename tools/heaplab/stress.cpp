@@ -4,6 +4,7 @@
 // messages, signals, the summary with coverage, the JSON summary, exit status. It looks the
 // runner and its family up once (runner/registry.hpp) and never branches on a family.
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -146,20 +147,47 @@ double per_second(std::uint64_t n, double seconds) {
 }
 
 std::string times_text(runner::StepTimes const& t) {
-  double const total = t.implementation + t.model + t.checks;
+  double const total = t.total();
   if (total <= 0) return "not measured by this runner";
-  auto share = [&](double x) { return 100.0 * x / total; };
+  auto part = [&](char const* name, double x) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s %.1f s (%.0f%%)", name, x, 100.0 * x / total);
+    return std::string(buf);
+  };
+  std::string out = part("implementation", t.implementation);
+  if (t.readback > 0) out += ", " + part("read-back", t.readback);
+  return out + ", " + part("model", t.model) + ", " + part("checks and diff", t.checks);
+}
+
+/// The process's CPU time (user, system) in seconds, from getrusage.
+struct CpuTime {
+  double user = 0, system = 0;
+  static CpuTime now() {
+    rusage u{};
+    if (getrusage(RUSAGE_SELF, &u) != 0) return {};
+    auto seconds = [](timeval const& v) { return v.tv_sec + v.tv_usec / 1e6; };
+    return {seconds(u.ru_utime), seconds(u.ru_stime)};
+  }
+  CpuTime operator-(CpuTime const& o) const { return {user - o.user, system - o.system}; }
+};
+
+/// "CPU: 12.3 of 16 hardware threads busy (user 80%, system 20%); steps 11.0 of 12 workers'
+/// time": where a run's wall time went beyond the steps (case generation, heap set-up, idling).
+std::string cpu_text(CpuTime const& cpu, runner::StressStats const& s, unsigned workers) {
+  double const busy = cpu.user + cpu.system;
+  if (s.elapsed <= 0 || busy <= 0) return "not measured";
   char buf[256];
   std::snprintf(buf,
                 sizeof buf,
-                "implementation %.1f s (%.0f%%), model %.1f s (%.0f%%), checks and diff %.1f s "
-                "(%.0f%%)",
-                t.implementation,
-                share(t.implementation),
-                t.model,
-                share(t.model),
-                t.checks,
-                share(t.checks));
+                "%.1f of %u hardware threads busy (user %.0f%%, system %.0f%%); steps took %.1f "
+                "of the %u workers' %.1f s each",
+                busy / s.elapsed,
+                std::max(1u, std::thread::hardware_concurrency()),
+                100.0 * cpu.user / busy,
+                100.0 * cpu.system / busy,
+                s.times.total() / s.elapsed,
+                workers,
+                s.elapsed);
   return buf;
 }
 
@@ -203,6 +231,7 @@ std::string summary_json(StressCli const& cli,
                          runner::StressResult const& result,
                          std::string const& started,
                          std::string const& device,
+                         CpuTime const& cpu,
                          int exit_status,
                          std::string const& verdict) {
   auto const& s            = result.stats;
@@ -224,8 +253,12 @@ std::string summary_json(StressCli const& cli,
   j["cases_per_worker"]    = s.cases_per_worker;
   j["steps_per_s"]         = per_second(s.steps, s.elapsed);
   j["time_by_part_s"]      = {{"implementation", s.times.implementation},
+                              {"readback", s.times.readback},
                               {"model", s.times.model},
                               {"checks", s.times.checks}};
+  j["cpu_s"]               = {{"user", cpu.user},
+                              {"system", cpu.system},
+                              {"hardware_threads", std::thread::hardware_concurrency()}};
   j["coverage"]            = s.coverage.counts;
   j["notes"]               = c.family->stress_notes(s);
   j["failures"]            = failures_json(result);
@@ -460,7 +493,9 @@ std::string indexed_counts(std::vector<std::uint64_t> const& counts) {
 /// for a GPU runner: the cases are also summed per GPU (worker w runs on w % gpus).
 void print_summary(runner::Family const& family,
                    runner::StressResult const& result,
-                   unsigned gpus) {
+                   unsigned gpus,
+                   CpuTime const& cpu,
+                   unsigned workers) {
   auto const& s = result.stats;
   std::printf("stress: %s\n", progress_text(family, s).c_str());
   std::printf(
@@ -492,6 +527,7 @@ void print_summary(runner::Family const& family,
     std::printf("cases per GPU: %s\n", indexed_counts(per_gpu).c_str());
   }
   std::printf("time by part (summed over the workers' steps): %s\n", times_text(s.times).c_str());
+  std::printf("CPU: %s\n", cpu_text(cpu, s, workers).c_str());
 }
 
 /// The exit status and its word: failures first, then an interruption, then "nothing ran".
@@ -607,11 +643,12 @@ bool write_summary(StressCli const& cli,
                    runner::StressResult const& result,
                    std::string const& started,
                    std::string const& device,
+                   CpuTime const& cpu,
                    int status,
                    char const* verdict) {
   try {
     write_file_atomically(cli.json_summary,
-                          summary_json(cli, c, result, started, device, status, verdict));
+                          summary_json(cli, c, result, started, device, cpu, status, verdict));
     std::printf("heaplab stress: JSON summary in %s\n", cli.json_summary.c_str());
     return true;
   } catch (std::exception const& e) {
@@ -663,17 +700,19 @@ int stress(StressCli const& cli) {
   print_header(cli, *campaign);
 
   ProgressPrinter printer(cli, *campaign->family);
-  auto const result = run_campaign(*campaign, factory, printer);
+  CpuTime const cpu_before = CpuTime::now();
+  auto const result        = run_campaign(*campaign, factory, printer);
   if (!result) return kExitUsage;
+  CpuTime const cpu = CpuTime::now() - cpu_before;
   printer.end_line();
   unsigned const gpus = campaign->info->uses_gpu
                             ? static_cast<unsigned>(std::max(1, runner::visible_gpu_count()))
                             : 0;
-  print_summary(*campaign->family, *result, gpus);
+  print_summary(*campaign->family, *result, gpus, cpu, campaign->options.workers);
   auto const [status, verdict] = verdict_of(*result);
   bool const summary_written =
       cli.json_summary.empty() ||
-      write_summary(cli, *campaign, *result, started, device, status, verdict);
+      write_summary(cli, *campaign, *result, started, device, cpu, status, verdict);
   print_verdict(*result, status, campaign->options.seed);
   // A summary asked for and not written is lost data: never report success then.
   return !summary_written && status == kExitPassed ? kExitUsage : status;

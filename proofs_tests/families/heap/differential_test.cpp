@@ -5,7 +5,9 @@
 #include <rapidcheck.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "fake_executors.hpp"
 #include "heap_schedules.hpp"
@@ -83,6 +85,49 @@ TEST(DifferentialRunner, AnAgreeingImplementationPassesRandomSchedules) {
     if (outcome.failure) RC_FAIL(runner::format_failure(*outcome.failure));
     RC_ASSERT(outcome.steps_run == s.steps.size());
   });
+}
+
+/// An agreeing executor that spends `busy` in every execute() and says `readback` of it was
+/// spent reading the heap back (ExecutedStep::readback_seconds).
+class TimedExecutor final : public TamperingExecutor {
+ public:
+  TimedExecutor(std::chrono::milliseconds busy, double readback)
+      : busy_(busy), readback_(readback) {}
+  [[nodiscard]] std::string bug() const override { return "timed"; }
+
+ private:
+  void tamper(schedule::Step const&, schedule::StepPlan const&, ExecutedStep& out) override {
+    std::this_thread::sleep_for(busy_);
+    out.readback_seconds = readback_;
+  }
+  std::chrono::milliseconds busy_;
+  double readback_;
+};
+
+TEST(DifferentialRunner, TheReadBackTimeIsSplitOffTheImplementationsTime) {
+  auto const s = schedule::load(data_file("model/data/wator.json"));  // 20 steps
+  // 4 ms per step, 3 of them read-back: implementation >= ~1 ms, read-back exactly 3 ms.
+  heap_family::DifferentialRunner r(
+      std::make_unique<TimedExecutor>(std::chrono::milliseconds(4), 0.003));
+  std::vector<runner::StepTimes> times;
+  auto const outcome = r.run(s, [&](runner::StepReport const& x) { times.push_back(x.times); });
+  ASSERT_TRUE(outcome.ok()) << runner::format_failure(*outcome.failure);
+  ASSERT_EQ(times.size(), s.steps.size());
+  for (auto const& t : times) {
+    EXPECT_DOUBLE_EQ(t.readback, 0.003);
+    EXPECT_GE(t.implementation, 0.0009);  // the 4 ms sleep less the 3 ms read-back
+    EXPECT_DOUBLE_EQ(t.total(), t.implementation + t.readback + t.model + t.checks);
+  }
+  // A claim larger than the whole call is capped at it: the implementation's part is then 0.
+  heap_family::DifferentialRunner capped(
+      std::make_unique<TimedExecutor>(std::chrono::milliseconds(1), 10.0));
+  times.clear();
+  ASSERT_TRUE(capped.run(s, [&](runner::StepReport const& x) { times.push_back(x.times); }).ok());
+  for (auto const& t : times) {
+    EXPECT_EQ(t.implementation, 0.0);
+    EXPECT_GE(t.readback, 0.0009);
+    EXPECT_LT(t.readback, 10.0);
+  }
 }
 
 TEST(DifferentialRunner, TheLowestPlacementPolicyAgreesToo) {

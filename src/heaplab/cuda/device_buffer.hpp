@@ -104,6 +104,12 @@ class device_buffer {
   /// True when the buffer owns memory.
   explicit operator bool() const noexcept { return data_ != nullptr; }
 
+  /// Gives up the memory without freeing it (after a hang: cudaFree would wait for the kernel).
+  T* release() noexcept {
+    size_ = 0;
+    return std::exchange(data_, nullptr);
+  }
+
   /// Sets every allocated byte to zero, ordered on `stream` (cudaMemsetAsync).
   void set_zero_async(cudaStream_t stream) {
     HEAPLAB_CUDA_TRY(cudaMemsetAsync(data_, 0, allocated_bytes(), stream));

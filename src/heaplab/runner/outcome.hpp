@@ -47,9 +47,11 @@ struct Support {
 /// Wall time of one step's parts, in seconds (the differential runners measure them; others
 /// leave them 0). Where a stress run's time goes: `heaplab stress` prints the sums.
 struct StepTimes {
-  double implementation = 0;  // the implementation: kernels, waiting, snapshot read-back
+  double implementation = 0;  // the implementation: launching, kernels, waiting
+  double readback       = 0;  // its state read back as a snapshot (copies, conversion, ids)
   double model          = 0;  // the model side: refinement, prediction
   double checks         = 0;  // invariant catalog, obligations, snapshot diff
+  [[nodiscard]] double total() const { return implementation + readback + model + checks; }
 };
 
 /// What one step did, as the per-step callback sees it (stress progress, replay's step lines).

@@ -118,7 +118,7 @@ struct StressShared {
   std::atomic<std::uint64_t> cases{0}, steps{0}, skipped{0}, failures{0};
   std::atomic<std::uint64_t> live{0}, in_use{0}, capacity{0};
   // StepTimes summed, in nanoseconds (implementation, model, checks).
-  std::atomic<std::uint64_t> ns_implementation{0}, ns_model{0}, ns_checks{0};
+  std::atomic<std::uint64_t> ns_implementation{0}, ns_readback{0}, ns_model{0}, ns_checks{0};
   std::unique_ptr<std::atomic<std::uint64_t>[]> worker_cases;  // one counter per worker
   std::atomic<bool> stop{false};
   std::atomic<int> running{0};
@@ -140,6 +140,7 @@ struct StressShared {
     capacity = r.capacity;
     auto ns  = [](double seconds) { return static_cast<std::uint64_t>(seconds * 1e9); };
     ns_implementation += ns(r.times.implementation);
+    ns_readback += ns(r.times.readback);
     ns_model += ns(r.times.model);
     ns_checks += ns(r.times.checks);
     if (r.counts.empty()) return;
@@ -288,6 +289,7 @@ class StressRun {
     st.capacity             = shared_.capacity;
     st.counts               = shared_.counts;
     st.times.implementation = static_cast<double>(shared_.ns_implementation.load()) / 1e9;
+    st.times.readback       = static_cast<double>(shared_.ns_readback.load()) / 1e9;
     st.times.model          = static_cast<double>(shared_.ns_model.load()) / 1e9;
     st.times.checks         = static_cast<double>(shared_.ns_checks.load()) / 1e9;
     st.coverage             = shared_.coverage;

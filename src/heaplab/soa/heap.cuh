@@ -37,6 +37,7 @@
 #include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/grid.hpp"
+#include "heaplab/cuda/pinned_buffer.hpp"
 #include "heaplab/soa/detail/device_control.hpp"
 #include "heaplab/soa/detail/heap_kernels.cuh"
 #include "heaplab/soa/heap_ref.cuh"
@@ -235,14 +236,21 @@ class Heap {
   }
 
   /// The heap's metadata as a HeapSnapshot (producer "gpu", no payloads): headers and every
-  /// state bitmap copied to the host and converted with check::from_core.
-  [[nodiscard]] check::HeapSnapshot snapshot() const {
-    std::vector<std::uint64_t> host(plan_.metadata_bytes / sizeof(std::uint64_t));
-    cudart::copy_to_host(reinterpret_cast<unsigned char*>(host.data()),
-                         metadata_.data(),
-                         plan_.metadata_bytes,
-                         stream());
-    core::HeapStorage const storage = plan_.storage_at(host.data(),
+  /// state bitmap copied to the host and converted with check::from_core. With `staging` the
+  /// copy lands in that page-locked buffer (reused across calls, cuda/pinned_buffer.hpp) instead
+  /// of a fresh host vector.
+  [[nodiscard]] check::HeapSnapshot snapshot(cudart::pinned_buffer* staging = nullptr) const {
+    std::vector<std::uint64_t> owned;
+    void* host = nullptr;
+    if (staging != nullptr) {
+      host = staging->reserve(plan_.metadata_bytes);
+    } else {
+      owned.resize(plan_.metadata_bytes / sizeof(std::uint64_t));
+      host = owned.data();
+    }
+    cudart::copy_to_host(
+        static_cast<unsigned char*>(host), metadata_.data(), plan_.metadata_bytes, stream());
+    core::HeapStorage const storage = plan_.storage_at(host,
                                                        config_.defrag_factor,
                                                        options_.active_lookups,
                                                        options_.claim_wait_rounds,
@@ -255,33 +263,55 @@ class Heap {
   /// snapshot() plus every live object's payload: id, cookie and pointer targets (as block,
   /// slot) in HeapConfig::pointer_slots order. Every concrete type must derive from Tracked
   /// (tracked.hpp); otherwise throws core::precondition_error naming the types. Copies to the
-  /// host the blocks add_payloads reads (those the state bitmaps say are allocated for a type):
-  /// runs of them, or the span from the first to the last when they are scattered. A heap of
-  /// 2^16 mostly free blocks no longer copies its whole block area per snapshot.
-  [[nodiscard]] check::HeapSnapshot snapshot_with_payloads() const {
+  /// host only the blocks add_payloads reads (those the state bitmaps say are allocated for a
+  /// type): runs of them (a gap of <= 32 free blocks is copied through; more than 64 runs become
+  /// one span), packed one after the other. With `staging` both copies land in that reused
+  /// page-locked buffer (the GPU runner passes one per worker), else in fresh host memory.
+  [[nodiscard]] check::HeapSnapshot snapshot_with_payloads(
+      cudart::pinned_buffer* staging = nullptr) const {
     expect_payload_support<Types>();
-    check::HeapSnapshot snap          = snapshot();
+    check::HeapSnapshot snap          = snapshot(staging);
     constexpr std::uint32_t kMergeGap = 32;  // blocks: a shorter gap is copied through
     constexpr std::size_t kMaxRuns    = 64;  // more runs: one span (a copy call costs ~10 us)
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> runs;  // [first, end) block ranges
+    struct Run {
+      std::uint32_t first = 0, end = 0;  // [first, end) blocks
+      std::uint64_t at = 0;              // host offset of block `first`
+    };
+    std::vector<Run> runs;
     for (std::uint32_t b = 0; b < plan_.num_blocks; ++b) {
       if (!check::allocated_type(snap, b)) continue;
-      if (!runs.empty() && b - runs.back().second <= kMergeGap)
-        runs.back().second = b + 1;
+      if (!runs.empty() && b - runs.back().end <= kMergeGap)
+        runs.back().end = b + 1;
       else
-        runs.emplace_back(b, b + 1);
+        runs.push_back({b, b + 1, 0});
     }
-    if (runs.size() > kMaxRuns) runs = {{runs.front().first, runs.back().second}};
-    // Uninitialized: add_payloads reads exactly the blocks copied.
-    std::unique_ptr<unsigned char[]> const host(new unsigned char[plan_.block_area_bytes()]);
+    if (runs.size() > kMaxRuns) runs = {{runs.front().first, runs.back().end, 0}};
     std::uint64_t const bytes = plan_.block_bytes;
-    for (auto const& [first, end] : runs)
-      cudart::copy_to_host_async(host.get() + first * bytes,
-                                 blocks_.data() + first * bytes,
-                                 (end - first) * bytes,
-                                 stream());
+    std::uint64_t total       = 0;
+    for (Run& r : runs) {
+      r.at = total;
+      total += (r.end - r.first) * bytes;
+    }
+    std::unique_ptr<unsigned char[]> owned;  // uninitialized: exactly the bytes copied are read
+    unsigned char* host = nullptr;
+    if (staging != nullptr) {
+      host = staging->reserve(total);  // snapshot() is done with the metadata copy
+    } else {
+      owned.reset(new unsigned char[total == 0 ? 1 : total]);
+      host = owned.get();
+    }
+    for (Run const& r : runs)
+      cudart::copy_to_host_async(
+          host + r.at, blocks_.data() + r.first * bytes, (r.end - r.first) * bytes, stream());
     synchronize();
-    add_payloads<Types>(snap, ref_.block_base(), host.get());
+    std::size_t cursor = 0;  // add_payloads_from asks for blocks in ascending order
+    add_payloads_from<Types>(snap, ref_.block_base(), [&](std::uint32_t b) {
+      while (cursor < runs.size() && b >= runs[cursor].end) ++cursor;
+      HEAPLAB_EXPECTS(cursor < runs.size() && b >= runs[cursor].first,
+                      "snapshot_with_payloads: block " + std::to_string(b) + " was not copied");
+      return static_cast<unsigned char const*>(host + runs[cursor].at +
+                                               (b - runs[cursor].first) * bytes);
+    });
     return snap;
   }
 

@@ -81,18 +81,21 @@ inline std::optional<core::SlotRef> decode_object_pointer(std::uint64_t p,
 /// order). Blocks that are free or allocated for several types get empty slots (the catalog
 /// reports them). Precondition: every concrete type derives from Tracked
 /// (expect_payload_support).
-template <class Types>
-void add_payloads(check::HeapSnapshot& snapshot,
-                  std::uint64_t block_base,
-                  unsigned char const* host_blocks) {
+///
+/// `block_at(b)` is the host address of block b's bytes; it is called only for the blocks read
+/// (allocated for exactly one concrete type), in ascending order, so a read-back may copy just
+/// those blocks, packed (Heap::snapshot_with_payloads).
+template <class Types, class BlockAt>
+void add_payloads_from(check::HeapSnapshot& snapshot, std::uint64_t block_base, BlockAt block_at) {
   expect_payload_support<Types>();
   constexpr auto table           = Types::layout_table();
   constexpr std::uint32_t bytes  = Types::block_bytes;
   constexpr TrackedFields fields = tracked_fields_of<Types>();
   std::uint32_t const num_blocks = static_cast<std::uint32_t>(snapshot.blocks.size());
-  auto read_u64                  = [&](std::uint32_t b, std::uint64_t offset) {
+  unsigned char const* host      = nullptr;  // block b's bytes, while b is read
+  auto read_u64                  = [&](std::uint64_t offset) {
     std::uint64_t v = 0;
-    std::memcpy(&v, host_blocks + std::uint64_t{b} * bytes + offset, sizeof v);
+    std::memcpy(&v, host + offset, sizeof v);
     return v;
   };
   snapshot.has_payloads = true;
@@ -101,6 +104,7 @@ void add_payloads(check::HeapSnapshot& snapshot,
     block.objects.assign(core::kMaxCapacity, std::nullopt);
     std::optional<std::uint32_t> const type = check::allocated_type(snapshot, b);
     if (!type || *type >= Types::num_types || table.types[*type].is_abstract != 0) continue;
+    host                    = block_at(b);
     std::uint32_t const t   = *type;
     std::uint32_t const cap = table.types[t].capacity;
     std::uint64_t live      = block.alloc_bitmap & core::low_bits(cap);
@@ -108,19 +112,30 @@ void add_payloads(check::HeapSnapshot& snapshot,
       std::uint32_t const slot = static_cast<std::uint32_t>(core::find_first_set(live));
       live &= live - 1u;
       check::ObjectRecord record;
-      record.id     = read_u64(b, table.unit_offset(t, fields.id, 0) + slot * 8ull);
-      record.cookie = read_u64(b, table.unit_offset(t, fields.cookie, 0) + slot * 8ull);
+      record.id     = read_u64(table.unit_offset(t, fields.id, 0) + slot * 8ull);
+      record.cookie = read_u64(table.unit_offset(t, fields.cookie, 0) + slot * 8ull);
       for (std::uint32_t j = 0; j < table.types[t].num_fields; ++j) {
         FieldLayout const& f = table.field(t, j);
         if (!f.is_heap_pointer()) continue;
         for (std::uint32_t e = 0; e < f.elements; ++e) {
-          std::uint64_t const p = read_u64(b, table.unit_offset(t, j, e) + slot * 8ull);
+          std::uint64_t const p = read_u64(table.unit_offset(t, j, e) + slot * 8ull);
           record.refs.push_back(decode_object_pointer(p, block_base, bytes, num_blocks));
         }
       }
       block.objects.set(slot, std::move(record));
     }
   }
+}
+
+/// add_payloads_from with `host_blocks`, a host copy of the whole block area (block b at
+/// host_blocks + b x Types::block_bytes).
+template <class Types>
+void add_payloads(check::HeapSnapshot& snapshot,
+                  std::uint64_t block_base,
+                  unsigned char const* host_blocks) {
+  add_payloads_from<Types>(snapshot, block_base, [host_blocks](std::uint32_t b) {
+    return host_blocks + std::uint64_t{b} * Types::block_bytes;
+  });
 }
 
 }  // namespace heaplab::soa

@@ -265,6 +265,8 @@ std::optional<Failure> run_step(StepExecutor& executor,
                       std::string(executor.name()) + ": " + e.what());
   }
   laps.lap(times.implementation);
+  times.readback = std::min(got.readback_seconds, times.implementation);
+  times.implementation -= times.readback;
   if (got.hang) {
     hung = true;
     return failure_of(i, description, FailureKind::hang, checks::kWatchdog, *got.hang);

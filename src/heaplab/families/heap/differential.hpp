@@ -69,6 +69,8 @@ struct ExecutedStep {
   std::optional<std::uint32_t> defrag_passes;
   /// Set when the watchdog reported a hang (which kernel, how long); nothing else is valid then.
   std::optional<std::string> hang;
+  /// Seconds of execute() spent reading the heap back (snapshot, roots): StepTimes::readback.
+  double readback_seconds = 0;
 };
 
 /// The implementation side of a differential run (the GPU runner implements this).

@@ -11,6 +11,8 @@
 #include <string>
 
 #include "heaplab/core/expects.hpp"
+#include "heaplab/cuda/pinned_buffer.hpp"
+#include "heaplab/cuda/step_arena.hpp"
 #include "heaplab/cuda/watchdog.hpp"
 #include "heaplab/families/heap/family.hpp"
 #include "heaplab/families/heap/gpu/detail/universe_executor.hpp"
@@ -109,8 +111,18 @@ std::chrono::milliseconds effective_watchdog_budget(GpuExecutorOptions const& op
 
 // ------------------------------------------------------------------------------------ executor
 
-GpuExecutor::GpuExecutor(GpuExecutorOptions options) : options_(options) {}
-GpuExecutor::~GpuExecutor() = default;
+GpuExecutor::GpuExecutor(GpuExecutorOptions options)
+    : options_(options),
+      staging_(std::make_unique<cudart::pinned_buffer>()),
+      arena_(std::make_unique<cudart::step_arena>()) {}
+
+GpuExecutor::~GpuExecutor() {
+  // After a hang cudaFree(Host) would wait for the stuck kernel: leave the memory to the process.
+  if (executor_ && executor_->hung()) {
+    staging_->leak();
+    arena_->leak();
+  }
+}
 
 std::string GpuExecutor::device_name() const { return runner::gpu_name(options_.device); }
 
@@ -162,6 +174,8 @@ void GpuExecutor::reset(core::HeapConfig const& config) {
   o.shape_seed      = options_.shape_seed;
   o.perturb         = options_.perturb;
   o.fault           = options_.fault;
+  o.staging         = staging_.get();
+  o.arena           = arena_.get();
   executor_ =
       entry.make_executor(entry.type_map(config.num_blocks, config.defrag_factor, config.k1), o);
   universe_ = m.index;

@@ -27,6 +27,11 @@
 #include "heaplab/families/heap/differential.hpp"
 #include "heaplab/runner/family.hpp"
 
+namespace heaplab::cudart {
+class pinned_buffer;
+class step_arena;
+}  // namespace heaplab::cudart
+
 namespace heaplab::heap_family::gpu {
 
 // ------------------------------------------------------------------------------ type universes
@@ -127,6 +132,11 @@ class GpuExecutor final : public StepExecutor {
  private:
   GpuExecutorOptions options_;
   std::optional<std::size_t> universe_;
+  /// The page-locked buffer every heap of this executor reads its snapshots back into (one per
+  /// worker, grown to the largest heap seen; cuda/pinned_buffer.hpp). Leaked after a hang.
+  std::unique_ptr<cudart::pinned_buffer> staging_;
+  /// The steps' argument and result arrays (cuda/step_arena.hpp), reused by every heap.
+  std::unique_ptr<cudart::step_arena> arena_;
   std::unique_ptr<detail::UniverseExecutor> executor_;
 };
 

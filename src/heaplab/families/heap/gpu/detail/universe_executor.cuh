@@ -4,15 +4,19 @@
 // Per step: the host turns the StepPlan into device arrays (ids resolved to the objects'
 // current encoded pointers through the id map), launches the step's kernels on the heap's own
 // stream, waits for them with the watchdog (never blocking on a stuck kernel), checks the
-// device's error reports, reads back what the kernels observed (new pointers, visit counts),
-// takes Heap::snapshot_with_payloads(), rebuilds the id map from it (ids are in the objects, so
-// the map follows objects that CompactGpu moves) and translates the snapshot to the schedule
-// config (TypeMap).
+// device's error reports, reads what the kernels observed (new pointers, visit counts; their
+// copies were ordered after the kernels, so the one wait covers them), takes
+// Heap::snapshot_with_payloads(), rebuilds the id map from it (ids are in the objects, so the map
+// follows objects that CompactGpu moves) and translates the snapshot to the schedule config
+// (TypeMap).
 //
-// Temporary device arrays use the stream-ordered allocator (cudaMallocAsync/cudaFreeAsync): it
-// never synchronizes, so an executor whose kernels hang does not block in a free. The heap's own
-// memory is freed with cudaFree, which waits for the device: after a hang the heap is leaked on
-// purpose (the process must end anyway, runner.hpp).
+// A step's argument and result arrays live in the worker's step arena (cuda/step_arena.hpp,
+// UniverseOptions::arena): page-locked host mirrors copied with one asynchronous copy per
+// launch, no allocation, no synchronizing copy per array. 16 workers share one CUDA context, and
+// ~20 allocating and synchronizing calls per step made them wait for each other (docs/results.md
+// "The GPU stress rate"). The heap's own memory and the arena are freed with cudaFree, which waits
+// for the device: after a hang they are leaked on purpose (the process must end anyway,
+// runner.hpp).
 #pragma once
 
 #include "heaplab/soa/heap.cuh"
@@ -46,6 +50,7 @@
 #include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/grid.hpp"
+#include "heaplab/cuda/step_arena.hpp"
 #include "heaplab/cuda/watchdog.hpp"
 #include "heaplab/families/heap/gpu/detail/step_kernels.cuh"
 #include "heaplab/families/heap/gpu/detail/universe_executor.hpp"
@@ -58,27 +63,12 @@ namespace heaplab::heap_family::gpu::detail {
 template <class T>
 using StreamBuffer = cudart::device_buffer<T>;
 
-/// A stream-ordered buffer holding a copy of `host` (host memory may be released on return).
-template <class T>
-StreamBuffer<T> upload(std::vector<T> const& host, cudaStream_t stream) {
-  auto b = StreamBuffer<T>::stream_ordered(host.size(), stream, "step argument array");
-  cudart::copy_to_device_async(b.data(), host.data(), host.size(), stream);
-  return b;
-}
-
-/// A stream-ordered buffer of `count` zero-initialized elements.
+/// A stream-ordered buffer of `count` zero-initialized elements (the roots array).
 template <class T>
 StreamBuffer<T> zeros(std::size_t count, cudaStream_t stream) {
-  auto b = StreamBuffer<T>::stream_ordered(count, stream, "step result array");
+  auto b = StreamBuffer<T>::stream_ordered(count, stream, "root array");
   b.set_zero_async(stream);
   return b;
-}
-
-/// The first `count` elements of `b`. Synchronous (a copy on the legacy default stream, like
-/// cudaMemcpy): call only once the buffer's stream is idle.
-template <class T>
-std::vector<T> download(StreamBuffer<T> const& b, std::size_t count) {
-  return cudart::to_host(b.data(), count);
 }
 
 /// A CUDA stream owned by the universe executor (non-blocking with respect to the legacy default
@@ -108,6 +98,7 @@ class UniverseExecutorOf final : public UniverseExecutor {
 
   UniverseExecutorOf(TypeMap map, UniverseOptions const& options)
       : map_(std::move(map)), options_(options), dog_(options.watchdog_budget) {
+    HEAPLAB_EXPECTS(options_.arena != nullptr, "UniverseExecutorOf needs a step arena");
     soa::HeapOptions heap_options;
     heap_options.defrag_factor = map_.gpu().defrag_factor;
     heap_options.k1            = map_.gpu().k1;
@@ -124,6 +115,7 @@ class UniverseExecutorOf final : public UniverseExecutor {
   }
 
   [[nodiscard]] TypeMap const& map() const override { return map_; }
+  [[nodiscard]] bool hung() const override { return hung_; }
 
   void reset() override {
     expect_usable();
@@ -137,6 +129,7 @@ class UniverseExecutorOf final : public UniverseExecutor {
   ExecutedStep execute(schedule::Step const& step, schedule::StepPlan const& plan) override {
     expect_usable();
     ++step_number_;
+    arena().reset();  // the previous step's kernels and copies have completed
     Pending pending;
     std::visit([&](auto const& s) { launch(s, plan, pending); }, step);
 
@@ -168,29 +161,32 @@ class UniverseExecutorOf final : public UniverseExecutor {
 
     ExecutedStep out;
     finish(pending, out);
-    check::HeapSnapshot raw = heap_->snapshot_with_payloads();
+    auto const read_from = std::chrono::steady_clock::now();
+    // The roots' copy is ordered before the snapshot's, which waits for the stream.
+    std::uint64_t const* roots = arena().fetch(roots_.data(), num_roots_, stream());
+    check::HeapSnapshot raw    = heap_->snapshot_with_payloads(options_.staging);
     rebuild_id_map(raw);
     out.snapshot = map_.to_schedule_snapshot(std::move(raw));
-    out.roots    = read_roots();
+    out.roots    = read_roots(roots);
+    out.readback_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - read_from).count();
     return out;
   }
 
  private:
-  /// What the step's kernels will report, read after the wait.
+  /// What the step's kernels will report, read after the wait (host copies in the arena, their
+  /// copies ordered after the kernels).
   struct Pending {
     // Allocations (alloc wave or parallel_do children): planned objects and their results.
     std::vector<schedule::ObjectId> ids;
     std::vector<std::uint32_t> schedule_types;
-    StreamBuffer<std::uint64_t> results;
+    std::uint64_t const* results = nullptr;
     // parallel_do
     bool parallel_do           = false;
     std::uint32_t visited_type = 0;  // schedule type
     std::vector<schedule::ObjectId> visit_ids;
-    StreamBuffer<std::uint32_t> visit_count;
-    StreamBuffer<unsigned long long> unknown;
-    // The other arrays the kernels read must live until the wait.
-    std::vector<StreamBuffer<std::uint32_t>> keep32;
-    std::vector<StreamBuffer<std::uint64_t>> keep64;
+    std::uint32_t const* visit_count  = nullptr;
+    unsigned long long const* unknown = nullptr;
     std::optional<std::future<std::uint32_t>> defrag;  // the CompactGpu call's pass count
     std::optional<std::uint32_t> defrag_passes;
   };
@@ -207,19 +203,12 @@ class UniverseExecutorOf final : public UniverseExecutor {
     return options_.perturb ? core::perturb_seed_for(options_.shape_seed, step_number_) : 0;
   }
   [[nodiscard]] Ref ref() const { return heap_->ref(); }
+  [[nodiscard]] cudart::step_arena& arena() const { return *options_.arena; }
 
-  std::uint32_t upload32(Pending& p,
-                         std::vector<std::uint32_t> const& v,
-                         std::uint32_t const** at) {
-    p.keep32.push_back(upload<std::uint32_t>(v, stream()));
-    *at = p.keep32.back().data();
-    return static_cast<std::uint32_t>(v.size());
-  }
-  std::uint32_t upload64(Pending& p,
-                         std::vector<std::uint64_t> const& v,
-                         std::uint64_t const** at) {
-    p.keep64.push_back(upload<std::uint64_t>(v, stream()));
-    *at = p.keep64.back().data();
+  /// *at := a device copy of `v` (in the arena; flushed before the launch). Returns v.size().
+  template <class T>
+  std::uint32_t upload(std::vector<T> const& v, T const** at) {
+    *at = arena().put(v);
     return static_cast<std::uint32_t>(v.size());
   }
 
@@ -288,29 +277,31 @@ class UniverseExecutorOf final : public UniverseExecutor {
 
     AllocWaveArgs args;
     args.threads = wave.threads;
-    upload32(p, first, &args.first);
-    upload32(p, type, &args.type);
-    upload64(p, id, &args.id);
-    upload32(p, link_first, &args.link_first);
-    upload32(p, link_slot, &args.link_slot);
-    upload64(p, link_target, &args.link_target);
-    p.results                 = zeros<std::uint64_t>(n, stream());
-    args.result               = p.results.data();
-    args.perturb_seed         = perturb_seed();
+    upload(first, &args.first);
+    upload(type, &args.type);
+    upload(id, &args.id);
+    upload(link_first, &args.link_first);
+    upload(link_slot, &args.link_slot);
+    upload(link_target, &args.link_target);
+    std::uint64_t* const results = arena().template zeroed<std::uint64_t>(n);
+    args.result                  = results;
+    args.perturb_seed            = perturb_seed();
+    arena().flush(stream());
     constexpr unsigned kBlock = 128;
     alloc_wave_kernel<Types>
         <<<blocks_for(wave.threads, kBlock), kBlock, 0, stream()>>>(ref(), args);
     HEAPLAB_CHECK_LAUNCH();
+    p.results = arena().fetch(results, n, stream());
     if (wave.roots) {  // every attempt appends a root: the new object or null (0)
       ensure_root_capacity(num_roots_ + n);
-      cudart::copy_on_device_async(roots_.data() + num_roots_, p.results.data(), n, stream());
+      cudart::copy_on_device_async(roots_.data() + num_roots_, results, n, stream());
       num_roots_ += n;
     }
   }
 
   // ----------------------------------------------------------------------------- nulling, free
 
-  void launch_nulling(schedule::StepPlan const& plan, Pending& p) {
+  void launch_nulling(schedule::StepPlan const& plan) {
     std::vector<std::uint64_t> object;
     std::vector<std::uint32_t> slot, root_index;
     for (auto const& w : plan.null_refs) {
@@ -328,28 +319,29 @@ class UniverseExecutorOf final : public UniverseExecutor {
     }
     if (object.empty() && root_index.empty()) return;
     NullingArgs args;
-    args.writes = upload64(p, object, &args.object);
-    upload32(p, slot, &args.slot);
-    args.num_roots              = upload32(p, root_index, &args.root_index);
+    args.writes = upload(object, &args.object);
+    upload(slot, &args.slot);
+    args.num_roots              = upload(root_index, &args.root_index);
     args.roots                  = roots_.data();
     std::uint64_t const threads = std::uint64_t{args.writes} + args.num_roots;
-    constexpr unsigned kBlock   = 128;
+    arena().flush(stream());
+    constexpr unsigned kBlock = 128;
     nulling_kernel<Types><<<blocks_for(threads, kBlock), kBlock, 0, stream()>>>(ref(), args);
     HEAPLAB_CHECK_LAUNCH();
   }
 
-  void launch(schedule::FreeWave const&, schedule::StepPlan const& plan, Pending& p) {
-    launch_nulling(plan, p);
+  void launch(schedule::FreeWave const&, schedule::StepPlan const& plan, Pending&) {
+    launch_nulling(plan);
     std::vector<std::uint64_t> objects;
     for (schedule::ObjectId id : plan.deletes) objects.push_back(pointer_of(id));
     if (options_.fault == InjectedFault::skip_last_free && !objects.empty()) objects.pop_back();
-    launch_frees(objects, p);
+    launch_frees(objects);
   }
 
   /// Frees `objects` with one thread each, in a warp shape that changes from step to step
   /// (seeded by shape_seed and the step number): the order (ascending id, descending, a strided
   /// permutation, a shuffle), idle lanes between working ones (spacing 1..3) and the block size.
-  void launch_frees(std::vector<std::uint64_t> objects, Pending& p) {
+  void launch_frees(std::vector<std::uint64_t> objects) {
     std::size_t const n = objects.size();
     if (n == 0) return;
     std::uint64_t const r =
@@ -383,7 +375,8 @@ class UniverseExecutorOf final : public UniverseExecutor {
       }
     }
     std::uint64_t const* d_objects = nullptr;
-    upload64(p, objects, &d_objects);
+    upload(objects, &d_objects);
+    arena().flush(stream());
     std::uint64_t const threads = std::uint64_t{n} * spacing;
     free_kernel<Types><<<blocks_for(threads, block), block, 0, stream()>>>(
         ref(), d_objects, static_cast<std::uint32_t>(n), spacing, perturb_seed());
@@ -393,7 +386,7 @@ class UniverseExecutorOf final : public UniverseExecutor {
   // ------------------------------------------------------------------------------ parallel_do
 
   void launch(schedule::ParallelDo const& pdo, schedule::StepPlan const& plan, Pending& p) {
-    launch_nulling(plan, p);
+    launch_nulling(plan);
     std::size_t const v_count = plan.visits.size();
     std::vector<std::uint64_t> ids(v_count), victim(v_count, 0), relink_to(v_count, 0);
     std::vector<std::uint32_t> flags(v_count, 0), child(v_count, kNone);
@@ -433,28 +426,29 @@ class UniverseExecutorOf final : public UniverseExecutor {
     }
 
     ActionTable table;
-    table.visits      = upload64(p, ids, &table.ids);
+    table.visits      = upload(ids, &table.ids);
     table.parent_slot = plan.parent_slot;
     table.relink_slot = plan.relink_slot;
-    upload32(p, flags, &table.flags);
-    upload32(p, child, &table.child);
-    upload64(p, victim, &table.victim);
-    upload64(p, relink_to, &table.relink_to);
-    upload32(p, child_type, &table.child_type);
-    upload64(p, child_id, &table.child_id);
-    upload32(p, child_back_slot, &table.child_back_slot);
-    p.results          = zeros<std::uint64_t>(child_id.size(), stream());
-    table.child_result = p.results.data();
-    p.visit_count      = zeros<std::uint32_t>(v_count, stream());
-    table.visit_count  = p.visit_count.data();
-    p.unknown          = zeros<unsigned long long>(2, stream());
-    table.unknown      = p.unknown.data();
+    upload(flags, &table.flags);
+    upload(child, &table.child);
+    upload(victim, &table.victim);
+    upload(relink_to, &table.relink_to);
+    upload(child_type, &table.child_type);
+    upload(child_id, &table.child_id);
+    upload(child_back_slot, &table.child_back_slot);
+    table.child_result = arena().template zeroed<std::uint64_t>(child_id.size());
+    table.visit_count  = arena().template zeroed<std::uint32_t>(v_count);
+    table.unknown      = arena().template zeroed<unsigned long long>(2);
     table.perturb_seed = perturb_seed();
     p.parallel_do      = true;
     p.visited_type     = pdo.type;
     p.visit_ids        = std::move(ids);
+    arena().flush(stream());
     dispatch_parallel_do(
         map_.to_gpu(pdo.type), table, std::make_index_sequence<Types::num_types>{});
+    p.results     = arena().fetch(table.child_result, child_id.size(), stream());
+    p.visit_count = arena().fetch(table.visit_count, v_count, stream());
+    p.unknown     = arena().fetch(table.unknown, 2, stream());
   }
 
   template <std::size_t... I>
@@ -524,9 +518,8 @@ class UniverseExecutorOf final : public UniverseExecutor {
   void finish(Pending& p, ExecutedStep& out) {
     Ref const heap = ref();
     if (!p.ids.empty()) {
-      std::vector<std::uint64_t> const results = download(p.results, p.ids.size());
       for (std::size_t i = 0; i < p.ids.size(); ++i) {
-        std::uint64_t const ptr = results[i];
+        std::uint64_t const ptr = p.results[i];
         if (ptr == 0) continue;  // out of memory
         std::uint32_t const want = map_.to_gpu(p.schedule_types[i]);
         if (!heap.contains(ptr) || core::pointer_type(ptr) != want) {
@@ -543,14 +536,14 @@ class UniverseExecutorOf final : public UniverseExecutor {
     if (p.parallel_do) {
       std::string const type =
           "parallel_do over '" + map_.schedule().types[p.visited_type].name + "'";
-      std::vector<unsigned long long> const unknown = download(p.unknown, 2);
+      unsigned long long const* const unknown = p.unknown;
       if (unknown[0] != 0)
         throw execution_check_failed(checks::kParallelDoVisits,
                                      type + " visited " + std::to_string(unknown[0]) +
                                          " objects that were not live at launch (first: id " +
                                          std::to_string(unknown[1]) + "); DynaSOAr sec. 2.1");
-      std::vector<std::uint32_t> const counts = download(p.visit_count, p.visit_ids.size());
-      for (std::size_t v = 0; v < counts.size(); ++v)
+      std::uint32_t const* const counts = p.visit_count;
+      for (std::size_t v = 0; v < p.visit_ids.size(); ++v)
         if (counts[v] != 1)
           throw execution_check_failed(
               checks::kParallelDoVisits,
@@ -576,12 +569,12 @@ class UniverseExecutorOf final : public UniverseExecutor {
     }
   }
 
-  std::vector<std::optional<core::SlotRef>> read_roots() const {
+  /// The roots as locations, from `roots`: the host copy of the root array (num_roots_ entries).
+  std::vector<std::optional<core::SlotRef>> read_roots(std::uint64_t const* roots) const {
     std::vector<std::optional<core::SlotRef>> out;
-    if (num_roots_ == 0) return out;
-    std::vector<std::uint64_t> const roots = download(roots_, num_roots_);
-    Ref const heap                         = ref();
-    for (std::uint64_t p : roots) {
+    Ref const heap = ref();
+    for (std::size_t r = 0; r < num_roots_; ++r) {
+      std::uint64_t const p = roots[r];
       if (p == 0) {
         out.emplace_back();
       } else if (heap.contains(p)) {

@@ -14,6 +14,11 @@
 namespace heaplab::heap_family::gpu::detail {
 
 struct UniverseOptions {
+  /// Where the heap's snapshots are read back (owned by the GpuExecutor, outlives the universe
+  /// executor); null: fresh host memory per snapshot.
+  cudart::pinned_buffer* staging = nullptr;
+  /// The steps' argument and result arrays (owned by the GpuExecutor; required).
+  cudart::step_arena* arena = nullptr;
   std::chrono::milliseconds watchdog_budget{5000};
   std::uint64_t shape_seed = 1;
   InjectedFault fault      = InjectedFault::none;
@@ -34,6 +39,8 @@ class UniverseExecutor {
   virtual void reset() = 0;
   /// StepExecutor::execute for this heap.
   virtual ExecutedStep execute(schedule::Step const& step, schedule::StepPlan const& plan) = 0;
+  /// Whether a step's kernels outlived the watchdog (the device still runs them).
+  [[nodiscard]] virtual bool hung() const = 0;
 };
 
 /// What universe_*.cu provides.
