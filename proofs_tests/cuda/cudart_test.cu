@@ -136,6 +136,22 @@ TEST(CudartPinnedBuffer, GrowsOnlyWhenAskedForMoreAndRoundTripsACopy) {
   EXPECT_EQ(std::vector<unsigned char>(grown, grown + want.size()), want);
 }
 
+TEST(CudartPinnedBuffer, AnImpossibleSizeThrowsACudaErrorAndLeavesAnEmptyUsableBuffer) {
+  HEAPLAB_REQUIRE_GPU();
+  // Heap::read_back_memory falls back to pageable memory on this exception (a cuda_error).
+  cudart::pinned_buffer staging;
+  (void)staging.reserve(4096);
+  try {
+    (void)staging.reserve(std::size_t{1} << 50);  // 1 PiB of page-locked memory
+    FAIL() << "a 1 PiB cudaMallocHost succeeded";
+  } catch (cudart::cuda_error const& e) {
+    EXPECT_NE(std::string(e.what()).find("pinned staging buffer"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(staging.capacity(), 0u);  // the old memory was freed before the attempt
+  EXPECT_NE(staging.reserve(64), nullptr);
+}
+
 TEST(CudartStepArena, ArraysReachTheDeviceOnFlushAndComeBackOnFetchAcrossChunksAndSteps) {
   HEAPLAB_REQUIRE_GPU();
   cudaStream_t stream = nullptr;

@@ -240,16 +240,9 @@ class Heap {
   /// copy lands in that page-locked buffer (reused across calls, cuda/pinned_buffer.hpp) instead
   /// of a fresh host vector.
   [[nodiscard]] check::HeapSnapshot snapshot(cudart::pinned_buffer* staging = nullptr) const {
-    std::vector<std::uint64_t> owned;
-    void* host = nullptr;
-    if (staging != nullptr) {
-      host = staging->reserve(plan_.metadata_bytes);
-    } else {
-      owned.resize(plan_.metadata_bytes / sizeof(std::uint64_t));
-      host = owned.data();
-    }
-    cudart::copy_to_host(
-        static_cast<unsigned char*>(host), metadata_.data(), plan_.metadata_bytes, stream());
+    std::unique_ptr<std::uint64_t[]> owned;
+    unsigned char* const host = read_back_memory(staging, plan_.metadata_bytes, owned);
+    cudart::copy_to_host(host, metadata_.data(), plan_.metadata_bytes, stream());
     core::HeapStorage const storage = plan_.storage_at(host,
                                                        config_.defrag_factor,
                                                        options_.active_lookups,
@@ -292,14 +285,9 @@ class Heap {
       r.at = total;
       total += (r.end - r.first) * bytes;
     }
-    std::unique_ptr<unsigned char[]> owned;  // uninitialized: exactly the bytes copied are read
-    unsigned char* host = nullptr;
-    if (staging != nullptr) {
-      host = staging->reserve(total);  // snapshot() is done with the metadata copy
-    } else {
-      owned.reset(new unsigned char[total == 0 ? 1 : total]);
-      host = owned.get();
-    }
+    // Uninitialized: exactly the bytes copied are read. snapshot() is done with `staging`.
+    std::unique_ptr<std::uint64_t[]> owned;
+    unsigned char* const host = read_back_memory(staging, total, owned);
     for (Run const& r : runs)
       cudart::copy_to_host_async(
           host + r.at, blocks_.data() + r.first * bytes, (r.end - r.first) * bytes, stream());
@@ -316,6 +304,23 @@ class Heap {
   }
 
   void synchronize() const { HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream())); }
+
+  /// `bytes` of host memory (8-byte aligned, uninitialized) for a read-back: `staging`'s when
+  /// given and it can grow that far, else fresh pageable memory held by `owned`. Page-locked
+  /// memory is scarcer than pageable (one buffer per GPU runner worker, up to a heap's block
+  /// area each), so a failure to grow it falls back instead of failing the snapshot.
+  static unsigned char* read_back_memory(cudart::pinned_buffer* staging,
+                                         std::size_t bytes,
+                                         std::unique_ptr<std::uint64_t[]>& owned) {
+    if (staging != nullptr) {
+      try {
+        return staging->reserve(bytes);
+      } catch (cudart::cuda_error const&) {  // cudaMallocHost failed: pageable will do
+      }
+    }
+    owned.reset(new std::uint64_t[bytes / sizeof(std::uint64_t) + 1]);
+    return reinterpret_cast<unsigned char*>(owned.get());
+  }
 
   // ---------------------------------------------------------------- NVTX pool (memcheck)
 
