@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "heaplab/check/defrag_obligations.hpp"
 #include "heaplab/check/invariants.hpp"
+#include "heaplab/check/snapshot_utils.hpp"
 #include "heaplab/model/interpreter.hpp"
 #include "heaplab/schedule/generators.hpp"
 #include "heaplab/schedule/plan.hpp"
@@ -135,6 +138,36 @@ TEST(ModelProperties, CatalogHoldsAfterEveryStepOfRandomSchedules) {
     ModelInterpreter again(s);
     while (!again.finished()) again.step();
     RC_ASSERT(snapshot_digest(again.model().snapshot()) == snapshot_digest(in.model().snapshot()));
+  });
+}
+
+// The snapshot's state bitmaps come from word mirrors of the model's state sets (snapshot.cpp):
+// after every step each bitmap holds exactly its set's blocks, at every level.
+TEST(ModelProperties, SnapshotBitmapsAreTheStateSetsAfterEveryStep) {
+  check_property(150, [] {
+    schedule::Schedule const s = *schedule::gen::schedule();
+    ModelInterpreter in(s);
+    auto const same = [](check::BitmapSnapshot const& bitmap,
+                         std::set<std::uint32_t> const& set,
+                         std::string const& what) {
+      std::vector<std::uint32_t> const want(set.begin(), set.end());
+      RC_ASSERT(check::set_bits(bitmap) == want);
+      check::BitmapSnapshot derived = bitmap;  // the upper levels summarize level 0
+      check::recompute_levels(derived);
+      if (derived.levels != bitmap.levels) RC_FAIL(what + ": an upper level is stale");
+    };
+    while (!in.finished()) {
+      (void)in.step();
+      HeapModel const& m             = in.model();
+      check::HeapSnapshot const snap = m.snapshot();
+      same(snap.free_blocks, m.free_blocks(), "free");
+      for (TypeId t = 0; t < m.config().num_types(); ++t) {
+        if (m.config().types[t].is_abstract) continue;
+        same(snap.allocated[t], m.allocated(t), "allocated");
+        same(snap.active[t], m.active(t), "active");
+        same(snap.defrag[t], m.defrag_candidates(t), "defrag");
+      }
+    }
   });
 }
 

@@ -36,7 +36,15 @@ HeapModel::HeapModel(core::HeapConfig config) : config_(std::move(config)) {
   allocated_.resize(config_.num_types());
   active_.resize(config_.num_types());
   defrag_.resize(config_.num_types());
-  for (std::uint32_t b = 0; b < config_.num_blocks; ++b) free_.insert(b);
+  std::size_t const words = (std::size_t{config_.num_blocks} + 63) / 64;
+  free_words_.assign(words, 0);
+  allocated_words_.assign(config_.num_types(), std::vector<std::uint64_t>(words, 0));
+  active_words_ = allocated_words_;
+  defrag_words_ = allocated_words_;
+  for (std::uint32_t b = 0; b < config_.num_blocks; ++b) {
+    free_.insert(free_.end(), b);
+    free_words_[b / 64] |= std::uint64_t{1} << (b % 64);
+  }
 }
 
 HeapModel HeapModel::from_snapshot(check::HeapSnapshot const& snapshot,
@@ -149,20 +157,28 @@ void HeapModel::update_block_state(std::uint32_t b) {
   std::uint32_t const used = fill(b);
   // DynaSOAr sec. 3.4: a block whose last object is deleted is deleted (becomes free).
   if (used == 0) block.type.reset();
-  // Each set gets b iff the block is in that state (a set that already agrees is left alone).
-  auto const member = [b](std::set<std::uint32_t>& set, bool in) {
-    if (in)
-      set.insert(b);
-    else
-      set.erase(b);
-  };
-  member(free_, used == 0);
+  // Each set gets b iff the block is in that state (a set that already agrees is left alone),
+  // and so does its word mirror.
+  std::uint64_t const bit = std::uint64_t{1} << (b % 64);
+  auto const member =
+      [b, bit](std::set<std::uint32_t>& set, std::vector<std::uint64_t>& words, bool in) {
+        if (in) {
+          set.insert(b);
+          words[b / 64] |= bit;
+        } else {
+          set.erase(b);
+          words[b / 64] &= ~bit;
+        }
+      };
+  member(free_, free_words_, used == 0);
   for (TypeId t = 0; t < config_.num_types(); ++t) {
     bool const mine         = used > 0 && *block.type == t;
     std::uint32_t const cap = mine ? config_.capacity(t) : 0;
-    member(allocated_[t], mine);
-    member(active_[t], mine && used < cap);  // active[T]: at least one free slot
-    member(defrag_[t], mine && core::is_defrag_fill(used, cap, config_.defrag_factor));
+    member(allocated_[t], allocated_words_[t], mine);
+    member(active_[t], active_words_[t], mine && used < cap);  // active[T]: a free slot
+    member(defrag_[t],
+           defrag_words_[t],
+           mine && core::is_defrag_fill(used, cap, config_.defrag_factor));
   }
 }
 

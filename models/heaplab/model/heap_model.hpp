@@ -283,6 +283,11 @@ class HeapModel {
   std::map<ObjectId, Object> objects_;
   std::set<std::uint32_t> free_;
   std::vector<std::set<std::uint32_t>> allocated_, active_, defrag_;  // per type id
+  /// The same four sets as level-0 bitmap words (bit b of word b / 64), kept in step with them
+  /// by update_block_state (their only writer after construction): snapshot() copies words
+  /// instead of walking the sets (a heap of 2^16 blocks has up to 2^16 free blocks).
+  std::vector<std::uint64_t> free_words_;
+  std::vector<std::vector<std::uint64_t>> allocated_words_, active_words_, defrag_words_;
   std::vector<std::optional<ObjectId>> roots_;
   std::map<ObjectId, std::uint32_t> incoming_;  // slots and roots referring to each id (> 0)
   ObjectId next_unused_id_ = 1;
