@@ -3,6 +3,8 @@
 // no other invariant firing unless the corruption necessarily breaks two (said where it does).
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -282,6 +284,23 @@ TEST_F(Invariants, ObjectIdsUnique) {
   s.blocks[2].objects[0]->cookie = core::cookie_of(0);
   auto const v                   = expect_only(s, "object-ids-unique", 2, 0, -1);
   EXPECT_EQ(v.object_id, 0);
+}
+
+TEST_F(Invariants, EveryRepeatOfAnIdIsReportedInScanOrderAgainstItsFirstPlace) {
+  // Id 0 (first at 0:0) also at 1:7 and 2:0; id 3 + 5 = 8 (first at 1:5) also at 0:1.
+  for (auto [b, slot, id] : {std::tuple{2u, 0u, 0ull}, {1u, 7u, 0ull}, {0u, 1u, 8ull}}) {
+    s.blocks[b].objects[slot]->id     = id;
+    s.blocks[b].objects[slot]->cookie = core::cookie_of(id);
+  }
+  std::vector<check::Violation> got;
+  for (auto const& v : check::check_all(s))
+    if (v.invariant == "object-ids-unique") got.push_back(v);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].message, "object id 8 at 1:5 is also at 0:1");
+  EXPECT_EQ(got[1].message, "object id 0 at 1:7 is also at 0:0");
+  EXPECT_EQ(got[2].message, "object id 0 at 2:0 is also at 0:0");
+  EXPECT_EQ(got[2].block, 2);
+  EXPECT_EQ(got[2].object_id, 0);
 }
 
 TEST_F(Invariants, CookieMatchesId) {
