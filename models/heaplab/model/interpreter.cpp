@@ -185,9 +185,11 @@ ModelInterpreter::ModelInterpreter(schedule::Schedule s)
     : schedule_(validated(std::move(s))), model_(schedule_.config) {}
 
 void ModelInterpreter::execute(schedule::Step const& step, StepOutcome& out) {
-  auto const& config            = schedule_.config;
-  schedule::StepPlan const plan = plan_step(config, id_graph(model_), step, next_id_);
-  next_id_                      = plan.next_id;
+  auto const& config = schedule_.config;
+  static schedule::IdGraph const kNoGraph;  // for the steps whose plan does not read the graph
+  schedule::StepPlan const plan = plan_step(
+      config, schedule::plan_reads_graph(step) ? id_graph(model_) : kNoGraph, step, next_id_);
+  next_id_ = plan.next_id;
 
   if (std::holds_alternative<schedule::AllocWave>(step)) {
     for (auto const& obj : plan.allocations) {

@@ -185,6 +185,11 @@ LaneWork lane_work(AllocWave const& wave, std::uint32_t thread) {
   return {};
 }
 
+bool plan_reads_graph(Step const& step) {
+  if (auto const* a = std::get_if<AllocWave>(&step)) return !a->links.empty();
+  return std::holds_alternative<FreeWave>(step) || std::holds_alternative<ParallelDo>(step);
+}
+
 StepPlan plan_step(core::HeapConfig const& config,
                    IdGraph const& graph,
                    Step const& step,

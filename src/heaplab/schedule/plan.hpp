@@ -95,6 +95,12 @@ StepPlan plan_step(core::HeapConfig const& config,
                    Step const& step,
                    ObjectId next_id);
 
+/// Whether plan_step(config, graph, step, ...) reads `graph`: free waves and parallel_dos do, and
+/// alloc waves with link rules (their targets are live objects). The others' plans (alloc waves
+/// without links, defrag, check) are the same on any graph, so a caller may pass an empty one
+/// and skip building it (the differential runner copies the model's whole graph otherwise).
+bool plan_reads_graph(Step const& step);
+
 /// (type, count) that global thread `thread` of an alloc wave allocates.
 struct LaneWork {
   std::uint32_t type  = 0;

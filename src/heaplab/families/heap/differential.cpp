@@ -57,10 +57,16 @@ class Mirror {
 
   [[nodiscard]] model::HeapModel const& model() const { return model_; }
 
-  /// Plans the step on the accepted id graph (new objects get the next ids).
+  /// Plans the step on the accepted id graph (new objects get the next ids). The graph is built
+  /// only for the steps whose plan reads it (schedule::plan_reads_graph).
   schedule::StepPlan plan(schedule::Step const& step) {
-    schedule::StepPlan plan = schedule::plan_step(config_, model::id_graph(model_), step, next_id_);
-    next_id_                = plan.next_id;
+    static schedule::IdGraph const kNoGraph;
+    schedule::StepPlan plan =
+        schedule::plan_step(config_,
+                            schedule::plan_reads_graph(step) ? model::id_graph(model_) : kNoGraph,
+                            step,
+                            next_id_);
+    next_id_ = plan.next_id;
     return plan;
   }
 
