@@ -1,6 +1,7 @@
 // The model interpreter of schedules (interpreter.hpp, docs/schedules.md).
 #include "heaplab/model/interpreter.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <new>
@@ -11,6 +12,7 @@
 #include "heaplab/check/defrag_obligations.hpp"
 #include "heaplab/check/oom_obligations.hpp"
 #include "heaplab/check/snapshot_utils.hpp"
+#include "heaplab/core/expects.hpp"
 
 namespace heaplab::model {
 
@@ -106,36 +108,46 @@ void apply_deletes(HeapModel& model, schedule::StepPlan const& plan) {
 std::optional<PlacementError> apply_placements(HeapModel& model,
                                                schedule::StepPlan const& plan,
                                                std::vector<ObservedAllocation> observed) {
-  std::map<ObjectId, schedule::NewObject const*> planned;
-  for (auto const& a : plan.allocations) planned[a.id] = &a;
+  // The plan's allocations are in id order (plan.hpp), so an id is found by binary search and
+  // "placed" is one flag per planned allocation (no map or set of every new object per step).
+  auto const& planned = plan.allocations;
+  HEAPLAB_EXPECTS(
+      std::is_sorted(
+          planned.begin(), planned.end(), [](auto const& x, auto const& y) { return x.id < y.id; }),
+      "apply_placements: the plan's allocations are not in id order");
+  auto const index_of = [&](ObjectId id) -> std::optional<std::size_t> {
+    auto const it = std::lower_bound(
+        planned.begin(), planned.end(), id, [](auto const& a, ObjectId x) { return a.id < x; });
+    if (it == planned.end() || it->id != id) return std::nullopt;
+    return static_cast<std::size_t>(it - planned.begin());
+  };
+  std::vector<char> placed(planned.size(), 0);
   for (std::size_t i = 0; i < observed.size(); ++i) {
-    auto& p = observed[i];
-    auto it = planned.find(p.id);
-    if (it == planned.end())
+    auto& p      = observed[i];
+    auto const k = index_of(p.id);
+    if (!k)
       return PlacementError{
           i, p, "object " + std::to_string(p.id) + " is not created by this step"};
-    if (p.type != it->second->type)
+    schedule::NewObject const& want = planned[*k];
+    if (p.type != want.type)
       return PlacementError{i,
                             p,
                             "the step creates object " + std::to_string(p.id) + " with type " +
-                                std::to_string(it->second->type)};
-    if (p.refs.empty()) p.refs = it->second->refs;
-    if (p.refs != it->second->refs)
-      return PlacementError{i, p, "initial pointers differ from the plan's"};
+                                std::to_string(want.type)};
+    if (p.refs.empty()) p.refs = want.refs;
+    if (p.refs != want.refs) return PlacementError{i, p, "initial pointers differ from the plan's"};
+    placed[*k] = 1;
   }
   if (auto error = model.accept_allocations(observed)) return error;
-  std::set<ObjectId> placed;
-  for (auto const& p : observed) placed.insert(p.id);
-  auto const placed_or_null = [&](ObjectId id) {
-    return placed.count(id) ? std::optional<ObjectId>(id) : std::nullopt;
+  auto const placed_or_null = [&](std::size_t k) {
+    return placed[k] != 0 ? std::optional<ObjectId>(planned[k].id) : std::nullopt;
   };
   for (auto const& v : plan.visits) {
-    if (v.child)
-      model.set_ref(v.self, plan.parent_slot, placed_or_null(plan.allocations[*v.child].id));
+    if (v.child) model.set_ref(v.self, plan.parent_slot, placed_or_null(*v.child));
     if (v.relink_to) model.set_ref(v.self, plan.relink_slot, *v.relink_to);
   }
-  for (auto const& a : plan.allocations)
-    if (a.root) model.add_root(placed_or_null(a.id));
+  for (std::size_t k = 0; k < planned.size(); ++k)
+    if (planned[k].root) model.add_root(placed_or_null(k));
   return std::nullopt;
 }
 
