@@ -403,11 +403,13 @@ void HeapModel::set_root(std::size_t index, std::optional<ObjectId> target) {
 
 std::vector<std::optional<Location>> HeapModel::root_locations() const {
   std::vector<std::optional<Location>> out;
+  out.reserve(roots_.size());
+  bool const in_call = !call_start_locations_.empty();  // else referent_location is the object's
   for (auto const& r : roots_) {
-    if (r)
-      out.push_back(referent_location(*r));
+    if (!r)
+      out.emplace_back();
     else
-      out.push_back(std::nullopt);
+      out.emplace_back(in_call ? referent_location(*r) : objects_.at(*r).where);
   }
   return out;
 }
