@@ -4,6 +4,7 @@
 // invariant catalog really checks the model's bookkeeping.
 #include <algorithm>
 #include <cstddef>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -25,33 +26,40 @@ check::BitmapSnapshot bitmap_of(std::uint32_t num_bits, std::vector<std::uint64_
   return bitmap;
 }
 
+/// Every live object once, in id order (one walk of the object map, no search per object): where
+/// it is, for pointer targets (binary search by id), and the objects grouped by block (a counting
+/// sort: no vector per block): block b's are by_block[first[b] .. first[b + 1]).
+struct ObjectIndex {
+  std::vector<std::pair<ObjectId, Location>> where;
+  std::vector<std::size_t> first;
+  std::vector<Object const*> by_block;
+
+  ObjectIndex(std::map<ObjectId, Object> const& objects, std::uint32_t num_blocks)
+      : first(std::size_t{num_blocks} + 1, 0), by_block(objects.size()) {
+    std::vector<Object const*> in_id_order;
+    where.reserve(objects.size());
+    in_id_order.reserve(objects.size());
+    for (auto const& [id, obj] : objects) {
+      where.emplace_back(id, obj.where);
+      in_id_order.push_back(&obj);
+      ++first[obj.where.block + 1];
+    }
+    for (std::uint32_t b = 0; b < num_blocks; ++b) first[b + 1] += first[b];
+    std::vector<std::size_t> next(first.begin(), first.end() - 1);
+    for (Object const* obj : in_id_order) by_block[next[obj->where.block]++] = obj;
+  }
+};
+
 }  // namespace
 
 check::HeapSnapshot HeapModel::snapshot() const {
   std::uint32_t const M = config_.num_blocks;
   check::HeapSnapshot s = check::make_empty_snapshot(config_, /*with_payloads=*/true);
   s.producer            = "model";
-  // Every live object once, in id order (a walk of objects_, no search per object): its record
-  // and where it is. Pointers name ids; their targets' locations come from the same walk (a
-  // binary search in `where`), or during a defragmentation call from referent_location.
-  // The same walk groups the objects by block (a counting sort: no vector per block).
-  std::size_t const n = objects_.size();
-  std::vector<std::pair<ObjectId, Location>> where;
-  std::vector<Object const*> in_id_order;
-  std::vector<std::size_t> first(std::size_t{M} + 1, 0);  // block b: [first[b], first[b + 1])
-  where.reserve(n);
-  in_id_order.reserve(n);
-  for (auto const& [id, obj] : objects_) {
-    where.emplace_back(id, obj.where);
-    in_id_order.push_back(&obj);
-    ++first[obj.where.block + 1];
-  }
-  for (std::uint32_t b = 0; b < M; ++b) first[b + 1] += first[b];
-  std::vector<Object const*> by_block(n);
-  {
-    std::vector<std::size_t> next(first.begin(), first.end() - 1);
-    for (Object const* obj : in_id_order) by_block[next[obj->where.block]++] = obj;
-  }
+  // Pointers name ids; their targets' locations come from the index, or during a
+  // defragmentation call from referent_location.
+  ObjectIndex index(objects_, M);  // each block's range is sorted by slot below
+  auto const& where      = index.where;
   auto const location_of = [&](ObjectId id) {
     if (!call_start_locations_.empty()) return referent_location(id);
     auto const it = std::lower_bound(
@@ -77,8 +85,8 @@ check::HeapSnapshot HeapModel::snapshot() const {
     out.alloc_bitmap        = check::padding_mask(cap);  // bits N_T..63 (DynaSOAr App. A.1)
     for (std::uint32_t slot = 0; slot < core::kMaxCapacity; ++slot)
       if (block.slots[slot]) out.alloc_bitmap |= std::uint64_t{1} << slot;
-    auto const objs_begin = by_block.begin() + static_cast<std::ptrdiff_t>(first[b]);
-    auto const objs_end   = by_block.begin() + static_cast<std::ptrdiff_t>(first[b + 1]);
+    auto const objs_begin = index.by_block.begin() + static_cast<std::ptrdiff_t>(index.first[b]);
+    auto const objs_end = index.by_block.begin() + static_cast<std::ptrdiff_t>(index.first[b + 1]);
     std::sort(objs_begin, objs_end, [](Object const* x, Object const* y) {
       return x->where.slot < y->where.slot;
     });
