@@ -31,6 +31,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "heaplab/cuda/copy.hpp"
 #include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/pinned_buffer.hpp"
@@ -77,11 +78,8 @@ class step_arena {
     for (std::size_t i = 0; i <= current_ && i < chunks_.size(); ++i) {
       Chunk& c = chunks_[i];
       if (c.used > c.flushed)
-        HEAPLAB_CUDA_TRY(cudaMemcpyAsync(c.device.data() + c.flushed,
-                                         c.host.data() + c.flushed,
-                                         c.used - c.flushed,
-                                         cudaMemcpyHostToDevice,
-                                         stream));
+        copy_to_device_async(
+            c.device.data() + c.flushed, c.host.data() + c.flushed, c.used - c.flushed, stream);
       c.flushed = c.used;
     }
   }
@@ -95,8 +93,7 @@ class step_arena {
     auto [chunk, at]    = take(n * sizeof(T));
     chunk->flushed      = chunk->used;
     unsigned char* host = chunk->host.data() + at;
-    if (n != 0)
-      HEAPLAB_CUDA_TRY(cudaMemcpyAsync(host, from, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    copy_to_host_async(reinterpret_cast<T*>(host), from, n, stream);  // nothing for n == 0
     return reinterpret_cast<T const*>(host);
   }
 

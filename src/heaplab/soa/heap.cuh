@@ -305,23 +305,6 @@ class Heap {
 
   void synchronize() const { HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream())); }
 
-  /// `bytes` of host memory (8-byte aligned, uninitialized) for a read-back: `staging`'s when
-  /// given and it can grow that far, else fresh pageable memory held by `owned`. Page-locked
-  /// memory is scarcer than pageable (one buffer per GPU runner worker, up to a heap's block
-  /// area each), so a failure to grow it falls back instead of failing the snapshot.
-  static unsigned char* read_back_memory(cudart::pinned_buffer* staging,
-                                         std::size_t bytes,
-                                         std::unique_ptr<std::uint64_t[]>& owned) {
-    if (staging != nullptr) {
-      try {
-        return staging->reserve(bytes);
-      } catch (cudart::cuda_error const&) {  // cudaMallocHost failed: pageable will do
-      }
-    }
-    owned.reset(new std::uint64_t[bytes / sizeof(std::uint64_t) + 1]);
-    return reinterpret_cast<unsigned char*>(owned.get());
-  }
-
   // ---------------------------------------------------------------- NVTX pool (memcheck)
 
   /// HeapOptions::nvtx_pool: unregisters the storage of every block that is free now, so that
@@ -358,6 +341,23 @@ class Heap {
   }
 
  private:
+  /// `bytes` of host memory (8-byte aligned, uninitialized) for a read-back: `staging`'s when
+  /// given and it can grow that far, else fresh pageable memory held by `owned`. Page-locked
+  /// memory is scarcer than pageable (one buffer per GPU runner worker, up to a heap's block
+  /// area each), so a failure to grow it falls back instead of failing the snapshot.
+  static unsigned char* read_back_memory(cudart::pinned_buffer* staging,
+                                         std::size_t bytes,
+                                         std::unique_ptr<std::uint64_t[]>& owned) {
+    if (staging != nullptr) {
+      try {
+        return staging->reserve(bytes);
+      } catch (cudart::cuda_error const&) {  // cudaMallocHost failed: pageable will do
+      }
+    }
+    owned.reset(new std::uint64_t[bytes / sizeof(std::uint64_t) + 1]);
+    return reinterpret_cast<unsigned char*>(owned.get());
+  }
+
   Heap(std::uint32_t num_blocks, HeapOptions const& options)
       : config_(heap_config<Types>(num_blocks, options.defrag_factor, options.k1)),
         options_(options) {
