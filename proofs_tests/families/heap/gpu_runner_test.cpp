@@ -176,6 +176,30 @@ TEST(GpuRunner, AFreeTheGpuSkippedIsADivergenceAtItsStep) {
   EXPECT_EQ(run_and_report(*r, s), "");
 }
 
+TEST(GpuRunner, ADataFieldByteChangedOnTheGpuIsReportedByTheFieldCheck) {
+  HEAPLAB_REQUIRE_GPU();
+  Schedule s;
+  s.config = gpu::universe_config("wator", 8, 1, 0);
+  AllocWave fish;
+  fish.type    = 2;  // Fish: Agent + padding u64[2], a data field
+  fish.threads = 32;
+  fish.count   = 2;
+  s.steps.push_back(fish);
+  schedule::validate(s);
+  runner::RunOutcome const outcome = run_with_fault(gpu::InjectedFault::corrupt_field_byte, s);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.failure->step, 0u);
+  EXPECT_EQ(outcome.failure->kind, runner::FailureKind::invariant_violation);
+  EXPECT_EQ(outcome.failure->check, heap_family::checks::kFieldsMatchId);
+  EXPECT_NE(outcome.failure->message.find("1 live object(s)"), std::string::npos)
+      << outcome.failure->message;
+  EXPECT_NE(outcome.failure->message.find("'Fish', field"), std::string::npos)
+      << outcome.failure->message;
+  // The same schedule passes without the fault: every stamped byte reads back.
+  auto r = gpu_runner();
+  EXPECT_EQ(run_and_report(*r, s), "");
+}
+
 // ------------------------------------------------------------------------------- reuse, reset
 
 TEST(GpuRunner, RunsDoNotLeakIntoEachOtherAcrossConfigsAndUniverses) {

@@ -45,8 +45,11 @@ inline constexpr char const* kDefragPasses = "defrag-passes";  // divergence
 inline constexpr char const* kParallelDoVisits = "parallel-do-visits";  // invariant_violation
 /// An allocation returned a pointer that is not a slot of the requested type in this heap
 inline constexpr char const* kAllocationResult = "allocation-result";  // invariant_violation
-inline constexpr char const* kGraphDigest      = "graph-digest";       // digest_mismatch
-inline constexpr char const* kSnapshotDigest   = "snapshot-digest";    // digest_mismatch
+/// Every byte of every data field of a live object is the byte the executor stamped at its
+/// allocation (core::field_byte of its id): a torn, shifted or misplaced copy of any field
+inline constexpr char const* kFieldsMatchId  = "fields-match-id";  // invariant_violation
+inline constexpr char const* kGraphDigest    = "graph-digest";     // digest_mismatch
+inline constexpr char const* kSnapshotDigest = "snapshot-digest";  // digest_mismatch
 }  // namespace checks
 
 /// The failure kind of a violation found by the model-side checks: digest names give

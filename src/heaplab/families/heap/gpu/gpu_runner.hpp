@@ -75,8 +75,9 @@ UniverseMatch match_universe(core::HeapConfig const& config);
 /// them outside tests).
 enum class InjectedFault {
   none,
-  drop_first_link,  // alloc waves: the first planned initial pointer is written as null
-  skip_last_free,   // free waves: the last planned free is not launched
+  drop_first_link,     // alloc waves: the first planned initial pointer is written as null
+  skip_last_free,      // free waves: the last planned free is not launched
+  corrupt_field_byte,  // alloc waves: byte 0 of the first new object's first data field flipped
 };
 
 struct GpuExecutorOptions {

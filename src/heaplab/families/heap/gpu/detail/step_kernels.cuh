@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "heaplab/core/cookie.hpp"
 #include "heaplab/core/perturb.hpp"
 #include "heaplab/soa/detail/warp.cuh"
 #include "heaplab/soa/heap_ref.cuh"
@@ -20,6 +21,106 @@
 namespace heaplab::heap_family::gpu::detail {
 
 inline constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+// ---------------------------------------------------------------------------------- field bytes
+
+/// Whether field j of type t is a data field: neither the tracked root's id nor its cookie nor a
+/// heap pointer (those the differential checks compare already). The executor writes every byte
+/// of a new object's data fields with core::field_byte and checks them all after every step
+/// (docs/gpu-runner.md "Field bytes"), so that a copy that drops, shifts or misplaces part of
+/// any field, whatever the layout, is seen, not only copies of the id and the cookie.
+template <class Types>
+__device__ bool is_data_field(std::uint32_t t, std::uint32_t j) {
+  constexpr soa::TrackedFields tracked = soa::tracked_fields_of<Types>();
+  return j != tracked.id && j != tracked.cookie &&
+         !soa::HeapRef<Types>::layout().field(t, j).is_heap_pointer();
+}
+
+/// Writes the data fields of the new object p (id `id`), after initialize_tracked.
+template <class Types>
+__device__ void stamp_data_fields(soa::HeapRef<Types> const& heap,
+                                  std::uint64_t p,
+                                  std::uint64_t id) {
+  std::uint32_t const t = core::pointer_type(p);
+  for (std::uint32_t j = 0; j < soa::HeapRef<Types>::layout().types[t].num_fields; ++j) {
+    if (!is_data_field<Types>(t, j)) continue;
+    soa::FieldLayout const& f = soa::HeapRef<Types>::layout().field(t, j);
+    for (std::uint32_t e = 0; e < f.elements; ++e) {
+      auto* const at = static_cast<unsigned char*>(heap.field_address(p, j, e));
+      for (std::uint32_t i = 0; i < f.element_bytes; ++i)
+        at[i] = core::field_byte(id, j, e * f.element_bytes + i);
+    }
+  }
+}
+
+/// The first data byte of object p that is not core::field_byte of its id, as
+/// (field << 32) | byte index, or kNoBadByte.
+inline constexpr std::uint64_t kNoBadByte = ~std::uint64_t{0};
+template <class Types>
+__device__ std::uint64_t first_bad_byte(soa::HeapRef<Types> const& heap, std::uint64_t p) {
+  std::uint32_t const t  = core::pointer_type(p);
+  std::uint64_t const id = heap.tracked_id(p);
+  for (std::uint32_t j = 0; j < soa::HeapRef<Types>::layout().types[t].num_fields; ++j) {
+    if (!is_data_field<Types>(t, j)) continue;
+    soa::FieldLayout const& f = soa::HeapRef<Types>::layout().field(t, j);
+    for (std::uint32_t e = 0; e < f.elements; ++e) {
+      auto const* const at = static_cast<unsigned char const*>(heap.field_address(p, j, e));
+      for (std::uint32_t i = 0; i < f.element_bytes; ++i) {
+        std::uint32_t const k = e * f.element_bytes + i;
+        if (at[i] != core::field_byte(id, j, k)) return (std::uint64_t{j} << 32) | k;
+      }
+    }
+  }
+  return kNoBadByte;
+}
+
+/// The field-bytes check: one thread per (block, slot) of the quiescent heap after a step; every
+/// live object of a tracked type compares its data fields with core::field_byte of its id.
+/// bad[0] counts the objects with a wrong byte; the first of them writes bad[1] = block << 32 |
+/// type << 16 | slot and bad[2] = its first_bad_byte. Read by the host after the kernel.
+struct FieldCheckArgs {
+  std::uint32_t num_blocks = 0;
+  unsigned long long* bad  = nullptr;  // 3 entries, zeroed
+};
+
+template <class Types>
+__global__ void field_check_kernel(soa::HeapRef<Types> heap, FieldCheckArgs args) {
+  using Ref             = soa::HeapRef<Types>;
+  std::uint64_t const i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  auto const b          = static_cast<std::uint32_t>(i / 64u);
+  auto const s          = static_cast<std::uint32_t>(i % 64u);
+  if (b >= args.num_blocks) return;
+  std::uint32_t const t = heap.core().blocks().load_type(b);
+  if (!Ref::is_tracked_type(t) || s >= Ref::layout().types[t].capacity) return;
+  if (!heap.core().allocated(t).get(b, core::MemoryOrder::relaxed)) return;
+  std::uint64_t const slots = heap.core().blocks().load_alloc_bitmap(b, core::MemoryOrder::relaxed);
+  if (((slots >> s) & 1u) == 0) return;
+  std::uint64_t const bad = first_bad_byte(heap, heap.object_pointer(b, s, t));
+  if (bad == kNoBadByte) return;
+  // order: relaxed (a count and the first witness, read by the host after the kernel)
+  if (atomicAdd(&args.bad[0], 1ull) == 0ull) {
+    args.bad[1] = (std::uint64_t{b} << 32) | (std::uint64_t{t} << 16) | s;
+    args.bad[2] = bad;
+  }
+}
+
+/// InjectedFault::corrupt_field_byte (tests): flips byte 0 of the first data field of the first
+/// object of `result` (an alloc wave's results) that has one.
+template <class Types>
+__global__ void corrupt_field_byte_kernel(soa::HeapRef<Types> heap,
+                                          std::uint64_t const* result,
+                                          std::uint32_t count) {
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::uint64_t const p = result[i];
+    if (p == 0) continue;
+    std::uint32_t const t = core::pointer_type(p);
+    for (std::uint32_t j = 0; j < soa::HeapRef<Types>::layout().types[t].num_fields; ++j)
+      if (is_data_field<Types>(t, j)) {
+        *static_cast<unsigned char*>(heap.field_address(p, j, 0)) ^= 0x5Au;
+        return;
+      }
+  }
+}
 
 // ---------------------------------------------------------------------------------- alloc wave
 
@@ -55,6 +156,7 @@ __global__ void alloc_wave_kernel(soa::HeapRef<Types> heap, AllocWaveArgs args) 
     args.result[i]        = p;
     if (p == 0) continue;  // out of memory: this attempt creates nothing (docs/schedules.md)
     heap.initialize_tracked(p, args.id[i]);
+    stamp_data_fields(heap, p, args.id[i]);
     for (std::uint32_t w = args.link_first[i]; w < args.link_first[i + 1]; ++w)
       *heap.pointer_slot_address(p, args.link_slot[w]) = args.link_target[w];
   }
@@ -164,6 +266,7 @@ __device__ void run_action(Ref const& heap, ActionTable const& table, std::uint6
     table.child_result[c] = p;
     if (p != 0) {
       heap.initialize_tracked(p, table.child_id[c]);
+      stamp_data_fields(heap, p, table.child_id[c]);
       if (table.child_back_slot[c] != kNone)
         *heap.pointer_slot_address(p, table.child_back_slot[c]) = self;
     }

@@ -162,9 +162,12 @@ class UniverseExecutorOf final : public UniverseExecutor {
     ExecutedStep out;
     finish(pending, out);
     auto const read_from = std::chrono::steady_clock::now();
-    // The roots' copy is ordered before the snapshot's, which waits for the stream.
-    std::uint64_t const* roots = arena().fetch(roots_.data(), num_roots_, stream());
-    check::HeapSnapshot raw    = heap_->snapshot_with_payloads(options_.staging);
+    // The field check's and the roots' copies are ordered before the snapshot's, which waits
+    // for the stream.
+    unsigned long long const* const bad_fields = launch_field_check();
+    std::uint64_t const* roots                 = arena().fetch(roots_.data(), num_roots_, stream());
+    check::HeapSnapshot raw                    = heap_->snapshot_with_payloads(options_.staging);
+    expect_field_bytes(bad_fields);
     rebuild_id_map(raw);
     out.snapshot = map_.to_schedule_snapshot(std::move(raw));
     out.roots    = read_roots(roots);
@@ -291,6 +294,10 @@ class UniverseExecutorOf final : public UniverseExecutor {
     alloc_wave_kernel<Types>
         <<<blocks_for(wave.threads, kBlock), kBlock, 0, stream()>>>(ref(), args);
     HEAPLAB_CHECK_LAUNCH();
+    if (options_.fault == InjectedFault::corrupt_field_byte) {
+      corrupt_field_byte_kernel<Types><<<1, 1, 0, stream()>>>(ref(), results, n);
+      HEAPLAB_CHECK_LAUNCH();
+    }
     p.results = arena().fetch(results, n, stream());
     if (wave.roots) {  // every attempt appends a root: the new object or null (0)
       ensure_root_capacity(num_roots_ + n);
@@ -553,6 +560,38 @@ class UniverseExecutorOf final : public UniverseExecutor {
                   "once (DynaSOAr sec. 2.1)");
     }
     out.defrag_passes = p.defrag_passes;
+  }
+
+  /// The field-bytes check (step_kernels.cuh field_check_kernel) over the quiescent heap; its
+  /// host copy, valid once the stream has been waited for.
+  unsigned long long const* launch_field_check() {
+    FieldCheckArgs args;
+    args.num_blocks = heap_->ref().num_blocks();
+    args.bad        = arena().template zeroed<unsigned long long>(3);
+    arena().flush(stream());
+    constexpr unsigned kBlock = 256;
+    field_check_kernel<Types>
+        <<<blocks_for(std::uint64_t{args.num_blocks} * 64u, kBlock), kBlock, 0, stream()>>>(ref(),
+                                                                                            args);
+    HEAPLAB_CHECK_LAUNCH();
+    return arena().fetch(args.bad, 3, stream());
+  }
+
+  void expect_field_bytes(unsigned long long const* bad) const {
+    if (bad[0] == 0) return;
+    auto const block = static_cast<std::uint32_t>(bad[1] >> 32);
+    auto const type  = static_cast<std::uint32_t>((bad[1] >> 16) & 0xFFFFu);
+    auto const slot  = static_cast<std::uint32_t>(bad[1] & 0xFFFFu);
+    auto const field = static_cast<std::uint32_t>(bad[2] >> 32);
+    auto const byte  = static_cast<std::uint32_t>(bad[2] & 0xFFFFFFFFu);
+    throw execution_check_failed(
+        checks::kFieldsMatchId,
+        std::to_string(bad[0]) + " live object(s) hold a data field byte that is not the one " +
+            "stamped at their allocation (first: block " + std::to_string(block) + " slot " +
+            std::to_string(slot) + ", a '" + map_.gpu().types.at(type).name + "', field " +
+            std::to_string(field) + " byte " + std::to_string(byte) +
+            "): a copy dropped, shifted or misplaced part of a field (docs/gpu-runner.md "
+            "\"Field bytes\")");
   }
 
   /// The id map follows the heap: rebuilt from the payloads of every snapshot.
