@@ -294,7 +294,17 @@ class HeapProtocol {
       if (b != kNotFound) return BlockPick{b, ticket.slot};
     }
     b = claim_free_block(t, seed);
-    if (b == kNotFound) b = active(t).find_set_scan(search_seed(seed));
+    if (b == kNotFound) {
+      // MUTANT oom_fallback_trusts_summary: the last lookup of an active block before answering
+      // out of memory descends the summary levels (try_find_set) instead of scanning level 0;
+      // an upper level that lags behind its containers (sec. 4.1.4) then hides active blocks
+      // with free slots: only bitmaps of two or more levels (more than 64 blocks), under
+      // contention (issue 34, class 1; docs/mutants.md).
+      if HEAPLAB_MUTANT_CONSTEXPR (mutant::oom_fallback_trusts_summary)
+        b = active(t).try_find_set(search_seed(seed));
+      else
+        b = active(t).find_set_scan(search_seed(seed));
+    }
     return BlockPick{b, search_seed(seed)};
   }
 

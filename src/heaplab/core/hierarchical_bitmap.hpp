@@ -153,7 +153,13 @@ class BitmapRef {
     std::uint32_t const n     = layout_.containers(0);
     std::uint32_t const start = static_cast<std::uint32_t>(seed % n);
     for (std::uint32_t i = 0; i < n; ++i) {
-      std::uint32_t const c    = (start + i) % n;
+      std::uint32_t const c = (start + i) % n;
+      // MUTANT oom_scan_no_wrap: the scan runs from its start container to the last one and
+      // stops there, so containers before the start are never looked at: with more than one
+      // level-0 container (more than 64 blocks) an out-of-memory answer can leave free bits
+      // behind (issue 34, class 1; docs/mutants.md).
+      if HEAPLAB_MUTANT_CONSTEXPR (mutant::oom_scan_no_wrap)
+        if (c < start) return kNotFound;
       std::uint64_t const word = Atomics::load(container(0, c), MemoryOrder::relaxed);
       int const bit            = find_first_set_rotated(word, detail::rotation(seed, 0));
       if (bit >= 0) return c * 64u + static_cast<std::uint32_t>(bit);

@@ -48,6 +48,10 @@
   X(claim_wait_unbounded)            \
   X(claim_wait_miss_is_oom)          \
   X(free_search_first_word_only)     \
+  X(oom_scan_no_wrap)                \
+  X(oom_fallback_trusts_summary)     \
+  X(forwarding_before_upper_half)    \
+  X(copy_small_arrays_as_one_chunk)  \
   X(coalesce_lockstep_mask)          \
   X(parallel_do_reads_alloc_bitmap)  \
   X(enumerate_chunk_drops_last)      \

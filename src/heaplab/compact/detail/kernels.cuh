@@ -223,7 +223,26 @@ __global__ void __launch_bounds__(kThreadsPerBlock, 4)
     __syncwarp();
     Relocation const r[2] = {relocation_in(rec, v.n, v.capacity, lane),
                              relocation_in(rec, v.n, v.capacity, lane + 32u)};
-    copy_objects_grouped(v, table, r);
+    if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::forwarding_before_upper_half) {
+      // MUTANT forwarding_before_upper_half: the lower half's objects (slots 0..31) are copied
+      // and forwarded before the upper half's are copied, on the reasoning that slot j's
+      // forwarding pointer overwrites only slot j's first field. That holds when the first
+      // field is 8 bytes wide (an id first); with a narrower first field the lower half's
+      // pointers overwrite the upper half's first fields and the next arrays before they are
+      // copied: capacities above 32 and a first field of 1, 2 or 4 bytes (docs/mutants.md).
+      if (v.forwarding) {
+        Relocation const lower[1] = {r[0]};
+        Relocation const upper[1] = {r[1]};
+        copy_objects_grouped(v, table, lower);
+        __syncwarp();
+        place_forwarding_pointer(v, r[0]);
+        copy_objects_grouped(v, table, upper);
+      } else {
+        copy_objects_grouped(v, table, r);
+      }
+    } else {
+      copy_objects_grouped(v, table, r);
+    }
     if (lane == 0) v.source_moved[s] = live_objects(rec, v.capacity);
     if (!v.forwarding) {
       if (lane == 0) store_record(v, rec);
@@ -233,7 +252,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock, 4)
       // have not copied yet (docs/mutants.md).
       if HEAPLAB_MUTANT_CONSTEXPR (!core::mutant::fused_forwarding_store) __syncwarp();
       perturb_warp(v.perturb_seed, s, PerturbPoint::forwarding);
-      place_forwarding_pointer(v, r[0]);
+      if HEAPLAB_MUTANT_CONSTEXPR (!core::mutant::forwarding_before_upper_half)
+        place_forwarding_pointer(v, r[0]);
       place_forwarding_pointer(v, r[1]);
     }
     __syncwarp();

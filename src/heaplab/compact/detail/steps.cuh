@@ -403,6 +403,11 @@ inline constexpr std::uint32_t kCopyGroup = 4;
 /// A field that is one chunk per object (one element of at most 16 bytes): copied from
 /// registers by copy_objects_grouped.
 __device__ __forceinline__ bool single_chunk(soa::FieldLayout const& f) {
+  // MUTANT copy_small_arrays_as_one_chunk: a field of at most 16 bytes in all is taken for one
+  // chunk, so an array field (u8[3], u16[5], two pointers) is copied as its element 0 only:
+  // only layouts with small array fields show it (docs/mutants.md).
+  if HEAPLAB_MUTANT_CONSTEXPR (core::mutant::copy_small_arrays_as_one_chunk)
+    return f.element_bytes * f.elements <= 16u && chunk_width(f.element_bytes) == f.element_bytes;
   return f.elements == 1 && f.element_bytes <= 16u &&
          chunk_width(f.element_bytes) == f.element_bytes;
 }
