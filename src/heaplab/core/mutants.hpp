@@ -76,7 +76,8 @@
   X(gen_ca_skip_dying)               \
   X(collision_merge_drops_mass)      \
   X(wa_tor_shark_eats_without_free)  \
-  X(structure_keep_orphan_springs)
+  X(structure_keep_orphan_springs)   \
+  X(gen_ca_wrap_assumes_pow2)
 
 namespace heaplab::core::mutant {
 namespace detail {
