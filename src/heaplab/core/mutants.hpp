@@ -77,7 +77,8 @@
   X(collision_merge_drops_mass)      \
   X(wa_tor_shark_eats_without_free)  \
   X(structure_keep_orphan_springs)   \
-  X(gen_ca_wrap_assumes_pow2)
+  X(gen_ca_wrap_assumes_pow2)        \
+  X(wa_tor_north_wrap_uses_width)
 
 namespace heaplab::core::mutant {
 namespace detail {
