@@ -78,7 +78,8 @@
   X(wa_tor_shark_eats_without_free)  \
   X(structure_keep_orphan_springs)   \
   X(gen_ca_wrap_assumes_pow2)        \
-  X(wa_tor_north_wrap_uses_width)
+  X(wa_tor_north_wrap_uses_width)    \
+  X(nbody_force_skips_tail_tile)
 
 namespace heaplab::core::mutant {
 namespace detail {
