@@ -87,11 +87,7 @@ struct World {
   unsigned long long* failed_births = nullptr;  // heap.make answered nullptr
 
   [[nodiscard]] __device__ std::uint32_t neighbour(std::uint32_t index, int dx, int dy) const {
-    std::uint32_t const x  = index % width;
-    std::uint32_t const y  = index / width;
-    std::uint32_t const nx = (x + width + static_cast<std::uint32_t>(dx + 1) - 1u) % width;
-    std::uint32_t const ny = (y + height + static_cast<std::uint32_t>(dy + 1) - 1u) % height;
-    return ny * width + nx;
+    return app_neighbour<kMutantWrapPowerOfTwo>(width, height, index, dx, dy);
   }
 };
 
@@ -516,7 +512,9 @@ int run_gen_ca(GenCaOptions const& o) {
       static_cast<unsigned long long>(o.seed),
       o.iterations,
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
-      kMutantSkipDying ? ", PLANTED BUG gen_ca_skip_dying" : "",
+      kMutantSkipDying        ? ", PLANTED BUG gen_ca_skip_dying"
+      : kMutantWrapPowerOfTwo ? ", PLANTED BUG gen_ca_wrap_assumes_pow2"
+                              : "",
       describe(o.heap).c_str());
   CsvFile const csv = open_csv(o.csv,
                                "gen-ca",

@@ -3,8 +3,12 @@
 // seeded initial grid, and that the exact comparison `--check` uses catches the planted bug.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "reference.hpp"
 #include "rule.hpp"
@@ -182,5 +186,62 @@ TEST(GenCaCheck, CatchesThePlantedSkipDyingBug) {
     // A cell that starts dying in generation 1 reaches state C-1 in generation C-2.
     int const expected = rule.generations == 2 ? -1 : static_cast<int>(rule.generations) - 2;
     EXPECT_EQ(caught, expected) << text;
+  }
+}
+
+namespace {
+
+/// One generation as the GPU app computes it (gen_ca.cu: every alive cell adds 1 to the counter
+/// of each of its 8 neighbours, found with app_neighbour<PowerOfTwoMask>; then Rule::next). A
+/// count above 8 (the mask can send several adds to one cell) is passed as 9: no rule set has
+/// that bit, as no shift of the device's 16-bit masks has.
+template <bool PowerOfTwoMask>
+ga::Grid scatter_step(ga::Grid const& g, ga::Rule const& rule) {
+  std::vector<std::uint32_t> count(g.cells.size(), 0);
+  for (std::uint32_t i = 0; i < g.cells.size(); ++i) {
+    if (g.cells[i] != ga::kAlive) continue;
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx)
+        if (dx != 0 || dy != 0)
+          ++count[ga::app_neighbour<PowerOfTwoMask>(g.width, g.height, i, dx, dy)];
+  }
+  ga::Grid next(g.width, g.height);
+  for (std::size_t i = 0; i < g.cells.size(); ++i)
+    next.cells[i] = rule.next(g.cells[i], std::min(count[i], 9u));
+  return next;
+}
+
+/// The first generation (1..generations) where the scatter step with PowerOfTwoMask differs from
+/// the reference; -1 when none does. The correct scatter step must never differ.
+template <bool PowerOfTwoMask>
+int first_wrong_generation(std::uint32_t w, std::uint32_t h, char const* rule_text, int gens) {
+  auto const rule = ga::parse_rule(rule_text);
+  auto ref        = ga::initial_grid(w, h, 5, 0.3);
+  auto good       = ref;
+  auto app        = ref;
+  for (int gen = 1; gen <= gens; ++gen) {
+    ref  = ga::step(ref, rule);
+    good = scatter_step<false>(good, rule);
+    app  = scatter_step<PowerOfTwoMask>(app, rule);
+    EXPECT_FALSE(ga::first_difference(ref, good).has_value()) << w << "x" << h << " gen " << gen;
+    if (ga::first_difference(ref, app).has_value()) return gen;
+  }
+  return -1;
+}
+
+}  // namespace
+
+// The planted bug gen_ca_wrap_assumes_pow2 wraps the torus with `& (side - 1)`: exact on
+// power-of-two sides (the old fixed shapes, 128 x 128 and 64 x 32 here), wrong on any other side,
+// where the comparison `--check` makes catches it in generation 1 (odd, prime, non-square and a
+// square non-power-of-two shape).
+TEST(GenCaCheck, CatchesThePlantedPowerOfTwoWrapBugOnOtherSides) {
+  for (char const* rule : {"life", "/2/3", "burst"}) {
+    EXPECT_EQ(first_wrong_generation<true>(128, 128, rule, 30), -1) << rule;
+    EXPECT_EQ(first_wrong_generation<true>(64, 32, rule, 30), -1) << rule;
+    EXPECT_EQ(first_wrong_generation<true>(67, 17, rule, 30), 1) << rule;
+    EXPECT_EQ(first_wrong_generation<true>(64, 48, rule, 30), 1) << rule;
+    EXPECT_EQ(first_wrong_generation<true>(5, 7, rule, 30), 1) << rule;
+    EXPECT_EQ(first_wrong_generation<true>(96, 96, rule, 30), 1) << rule;
   }
 }

@@ -54,6 +54,30 @@ HEAPLAB_HD std::uint8_t app_next(Rule const& rule, std::uint8_t state, std::uint
   return n;
 }
 
+/// The app's second planted bug (docs/mutants.md "Applications", docs/apps.md "Planted bug"): in a
+/// build with HEAPLAB_MUTANT_NAME="gen_ca_wrap_assumes_pow2" the GPU app wraps a
+/// neighbour's coordinates around the torus with a mask (`& (width - 1)`), which is the modulo
+/// only when the side is a power of two: on any other width or height it counts the wrong cells
+/// as neighbours. The CPU reference always wraps with the modulo.
+inline constexpr bool kMutantWrapPowerOfTwo = core::mutant::gen_ca_wrap_assumes_pow2;
+
+/// The GPU app's neighbour of cell `index` (row-major on a width x height torus) at offset (dx,
+/// dy), each in -1..1: the wrap of the reference, or with PowerOfTwoMask the planted bug.
+template <bool PowerOfTwoMask>
+HEAPLAB_HD std::uint32_t app_neighbour(
+    std::uint32_t width, std::uint32_t height, std::uint32_t index, int dx, int dy) {
+  std::uint32_t const x = index % width;
+  std::uint32_t const y = index / width;
+  if constexpr (PowerOfTwoMask) {  // MUTANT gen_ca_wrap_assumes_pow2: & is not % here
+    std::uint32_t const nx = (x + static_cast<std::uint32_t>(dx)) & (width - 1u);
+    std::uint32_t const ny = (y + static_cast<std::uint32_t>(dy)) & (height - 1u);
+    return ny * width + nx;
+  }
+  std::uint32_t const nx = (x + width + static_cast<std::uint32_t>(dx + 1) - 1u) % width;
+  std::uint32_t const ny = (y + height + static_cast<std::uint32_t>(dy + 1) - 1u) % height;
+  return ny * width + nx;
+}
+
 /// "S/B/C" with S and B sets of digits 0..8 (each at most once, either may be empty) and C an
 /// integer in 2..256; or the names "life" (23/3/2) and "burst" (0235678/3468/255). Throws
 /// std::invalid_argument naming the problem.

@@ -371,7 +371,8 @@ __global__ void baseline_force_kernel(BaselineView v, double eps2) {
     Vec2 const pos{v.b.pos_x[i], v.b.pos_y[i]};
     double const m = v.b.mass[i];
     Vec2 f;
-    for (std::uint32_t j = 0; j < v.n; ++j) {
+    std::uint32_t const sources = force_sources<kMutantSkipsTailTile>(v.n);
+    for (std::uint32_t j = 0; j < sources; ++j) {
       if (j == i || v.b.alive[j] == 0) continue;
       Vec2 const d = pair_force(pos, m, {v.b.pos_x[j], v.b.pos_y[j]}, v.b.mass[j], eps2);
       f.x += d.x;
@@ -739,7 +740,9 @@ int run_nbody(NbodyOptions const& o) {
       o.initial_speed,
       o.collision ? (", merge radius " + std::to_string(o.merge_radius)).c_str() : "",
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
-      kMutantDropsMass ? ", PLANTED BUG collision_merge_drops_mass" : "");
+      kMutantDropsMass       ? ", PLANTED BUG collision_merge_drops_mass"
+      : kMutantSkipsTailTile ? ", PLANTED BUG nbody_force_skips_tail_tile"
+                             : "");
   std::printf("%s: heap: %s\n", app_name(o), describe(o.heap).c_str());
   if (o.check) {
     bool const ref = o.reference_steps > 0 && o.bodies <= kReferenceMaxBodies;

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "physics.hpp"
 #include "reference.hpp"
@@ -217,4 +219,51 @@ TEST(NbodyCheck, CompareStatesNamesTheFirstDifference) {
   ASSERT_TRUE(d.has_value());
   EXPECT_NE(d->find("body 9 is alive in the reference"), std::string::npos) << *d;
   EXPECT_TRUE(nb::compare_states(s, nb::State(3), 1.0).has_value());
+}
+
+namespace {
+
+/// One nbody iteration as the baseline computes it (nbody.cu baseline_force_kernel, then
+/// baseline_move_kernel): forces in index order over force_sources<SkipsTailTile>(n) bodies.
+template <bool SkipsTailTile>
+nb::State baseline_step(nb::State s, double dt, double eps2) {
+  auto const n               = static_cast<std::uint32_t>(s.size());
+  std::uint32_t const others = nb::force_sources<SkipsTailTile>(n);
+  std::vector<nb::Vec2> force(n);
+  for (std::uint32_t i = 0; i < n; ++i)
+    for (std::uint32_t j = 0; j < others; ++j) {
+      if (j == i) continue;
+      nb::Vec2 const d = nb::pair_force(s[i].pos, s[i].mass, s[j].pos, s[j].mass, eps2);
+      force[i].x += d.x;
+      force[i].y += d.y;
+    }
+  for (std::uint32_t i = 0; i < n; ++i) nb::move(s[i].pos, s[i].vel, force[i], s[i].mass, dt);
+  return s;
+}
+
+}  // namespace
+
+// The planted bug nbody_force_skips_tail_tile drops the last n % 32 bodies from every force sum:
+// on a body count that is a multiple of the tile (the old fixed 1024, 512) the baseline is the
+// reference bitwise; on any other count (1000, 33, the prime 997) the momentum check of --check
+// catches the first iteration, and the correct loop passes the same run.
+TEST(NbodyCheck, CatchesThePlantedTailTileBugOnCountsNotAMultipleOfTheTile) {
+  nb::Physics const physics;  // NbodyOptions' defaults: dt 0.001, softening 0.01
+  double const dt   = physics.dt;
+  double const eps2 = physics.softening * physics.softening;
+  for (std::uint32_t n : {1024u, 512u, 1000u, 33u, 997u}) {
+    auto const initial = nb::initial_bodies(n, 1, 0.1);
+    auto const e       = expected_for(initial, false);
+    nb::Reference ref(initial, physics);
+    ref.step();
+    auto const good = baseline_step<false>(initial, dt, eps2);
+    auto const bad  = baseline_step<true>(initial, dt, eps2);
+    EXPECT_FALSE(nb::check_state(good, e).has_value()) << n;
+    EXPECT_FALSE(nb::compare_states(ref.state(), good, 0.0).has_value()) << n;
+    if (n % nb::kForceTile == 0) {
+      EXPECT_FALSE(nb::compare_states(ref.state(), bad, 0.0).has_value()) << n;
+    } else {
+      expect_violation(bad, e, "total momentum drifted");
+    }
+  }
 }

@@ -30,6 +30,23 @@ namespace heaplab::apps::nbody {
 /// of adding the absorbed one's. The CPU reference and the checks always use the real rule.
 inline constexpr bool kMutantDropsMass = core::mutant::collision_merge_drops_mass;
 
+/// The second planted bug (docs/mutants.md "Applications"): in a build with
+/// HEAPLAB_MUTANT_NAME="nbody_force_skips_tail_tile" the baseline's force loop visits the other
+/// bodies in whole tiles of kForceTile only, as a tiled n-body kernel written for body counts that
+/// are a multiple of its tile does: the last n % kForceTile bodies pull on nobody (they still feel
+/// every other body), so the total momentum drifts unless n is a multiple of kForceTile.
+inline constexpr bool kMutantSkipsTailTile = core::mutant::nbody_force_skips_tail_tile;
+inline constexpr std::uint32_t kForceTile  = 32;
+
+/// How many bodies (indices 0 .. result-1) the baseline's force loop of n bodies visits: all of
+/// them, or with SkipsTailTile the planted bug.
+template <bool SkipsTailTile>
+HEAPLAB_HD inline std::uint32_t force_sources(std::uint32_t n) {
+  // MUTANT nbody_force_skips_tail_tile: the partial last tile is dropped.
+  if constexpr (SkipsTailTile) return n / kForceTile * kForceTile;
+  return n;
+}
+
 struct Vec2 {
   double x = 0;
   double y = 0;

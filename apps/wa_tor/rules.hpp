@@ -25,6 +25,13 @@ namespace heaplab::apps::wa_tor {
 /// points at it. --check catches it (docs/mutants.md "Applications").
 inline constexpr bool kMutantEatWithoutFree = core::mutant::wa_tor_shark_eats_without_free;
 
+/// MUTANT wa_tor_north_wrap_uses_width: the GPU app's agents find their north neighbour with the
+/// width where the height belongs (`(y + width - 1) % height`), which is the row above only when
+/// the width is a multiple of the height (a square grid among them): on other grids they look at
+/// and move to the wrong cells. The CPU reference always uses the real neighbour.
+/// --check catches it (docs/mutants.md "Applications").
+inline constexpr bool kMutantNorthWrapUsesWidth = core::mutant::wa_tor_north_wrap_uses_width;
+
 struct Params {
   std::uint32_t width        = 2048;
   std::uint32_t height       = 1024;
@@ -62,12 +69,16 @@ HEAPLAB_HD inline std::uint64_t random(std::uint64_t seed,
   return mix64(z ^ cell);
 }
 
-/// Neighbour d (0 north, 1 east, 2 south, 3 west) of cell c on the torus.
+/// Neighbour d (0 north, 1 east, 2 south, 3 west) of cell c on the torus; with NorthUsesWidth
+/// (only the GPU app's agents, in the build with the planted bug) the wrong north neighbour.
+template <bool NorthUsesWidth = false>
 HEAPLAB_HD inline std::uint32_t neighbour(Params const& p, std::uint32_t c, std::uint32_t d) {
   std::uint32_t const x = c % p.width;
   std::uint32_t const y = c / p.width;
   switch (d) {
     case 0:
+      // MUTANT wa_tor_north_wrap_uses_width: the width in the row's wrap.
+      if constexpr (NorthUsesWidth) return ((y + p.width - 1) % p.height) * p.width + x;
       return ((y + p.height - 1) % p.height) * p.width + x;
     case 1:
       return y * p.width + (x + 1) % p.width;

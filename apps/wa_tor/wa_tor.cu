@@ -116,11 +116,17 @@ __device__ Kind kind_of(Agent* a) {
   return t == Types::type_id<Fish> ? kFish : kShark;
 }
 
+/// The cell an agent in cell c looks at, asks for and moves to in direction d: rules.hpp's
+/// neighbour (the accept phase's neighbour too), or the planted bug wa_tor_north_wrap_uses_width.
+__device__ std::uint32_t toward(Params const& p, std::uint32_t c, std::uint32_t d) {
+  return neighbour<kMutantNorthWrapUsesWidth>(p, c, d);
+}
+
 /// Bit d: neighbour d holds `k`.
 template <class KindAt>
 __device__ std::uint32_t mask_of(Params const& p, std::uint32_t c, Kind k, KindAt kind_at) {
   std::uint32_t m = 0;
-  for (std::uint32_t d = 0; d < 4; ++d) m |= (kind_at(neighbour(p, c, d)) == k ? 1u : 0u) << d;
+  for (std::uint32_t d = 0; d < 4; ++d) m |= (kind_at(toward(p, c, d)) == k ? 1u : 0u) << d;
   return m;
 }
 
@@ -142,9 +148,9 @@ __device__ void Fish::decide(Cells w) {
   auto const at         = [&](std::uint32_t j) { return kind_of(w.agent[j]); };
   std::uint32_t const d =
       agent_choice(w.p, w.iteration, kFishRound, c, mask_of(w.p, c, kEmpty, at));
-  target_ = d == kNone ? kNone : neighbour(w.p, c, d);
+  target_ = d == kNone ? kNone : toward(w.p, c, d);
   // order: relaxed (request bits, read by the next kernel)
-  if (d != kNone) atomicOr(&w.requests[neighbour(w.p, c, d)], 1u << opposite(d));
+  if (d != kNone) atomicOr(&w.requests[toward(w.p, c, d)], 1u << opposite(d));
 }
 
 __device__ void Fish::move(soa::HeapRef<Types> heap, Cells w) {
@@ -172,9 +178,9 @@ __device__ void Shark::decide(Cells w) {
   std::uint32_t const fish = mask_of(w.p, c, kFish, at);
   std::uint32_t const cand = fish != 0 ? fish : mask_of(w.p, c, kEmpty, at);
   std::uint32_t const d    = agent_choice(w.p, w.iteration, kSharkRound, c, cand);
-  target_                  = d == kNone ? kNone : neighbour(w.p, c, d);
+  target_                  = d == kNone ? kNone : toward(w.p, c, d);
   // order: relaxed (request bits, read by the next kernel)
-  if (d != kNone) atomicOr(&w.requests[neighbour(w.p, c, d)], 1u << opposite(d));
+  if (d != kNone) atomicOr(&w.requests[toward(w.p, c, d)], 1u << opposite(d));
 }
 
 __device__ void Shark::move(soa::HeapRef<Types> heap, Cells w) {
@@ -389,9 +395,9 @@ __global__ void dense_decide_kernel(S s,
     if (mover == kShark) cand = mask_of(p, c, kFish, at);
     if (cand == 0) cand = mask_of(p, c, kEmpty, at);
     std::uint32_t const d = agent_choice(p, it, round, c, cand);
-    target[c]             = d == kNone ? kStay : neighbour(p, c, d);
+    target[c]             = d == kNone ? kStay : toward(p, c, d);
     // order: relaxed (request bits, read by the next kernel)
-    if (d != kNone) atomicOr(&requests[neighbour(p, c, d)], 1u << opposite(d));
+    if (d != kNone) atomicOr(&requests[toward(p, c, d)], 1u << opposite(d));
   }
 }
 
@@ -903,7 +909,9 @@ void print_header(WaTorOptions const& o, Params const& p) {
       p.max_energy,
       o.iterations,
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
-      kMutantEatWithoutFree ? ", PLANTED BUG wa_tor_shark_eats_without_free" : "");
+      kMutantEatWithoutFree       ? ", PLANTED BUG wa_tor_shark_eats_without_free"
+      : kMutantNorthWrapUsesWidth ? ", PLANTED BUG wa_tor_north_wrap_uses_width"
+                                  : "");
 }
 
 /// The same-run ratios and whether the variants agreed.

@@ -122,3 +122,32 @@ TEST(WaTorCheck, FlagsBrokenStates) {
   timer.agents.front().timer = 1000;
   EXPECT_NE(flagged(p, timer, pop).find("timer"), std::string::npos);
 }
+
+// The planted bug wa_tor_north_wrap_uses_width (rules.hpp): the GPU app's agents take the row
+// above as (y + width - 1) % height. That is the real north neighbour of every cell when the width
+// is a multiple of the height (square grids, 64 x 32) and of no cell otherwise (64 x 48, odd and
+// prime sides), so --check catches it on those shapes only; the other directions are unchanged.
+TEST(WaTorRules, PlantedNorthWrapBugShowsOnlyWhenTheWidthIsNoMultipleOfTheHeight) {
+  struct Shape {
+    std::uint32_t w, h;
+    bool same;
+  };
+  for (Shape const s : {Shape{48, 48, true},
+                        Shape{64, 32, true},
+                        Shape{97, 97, true},
+                        Shape{64, 48, false},
+                        Shape{67, 17, false},
+                        Shape{13, 31, false}}) {
+    wt::Params p;
+    p.width              = s.w;
+    p.height             = s.h;
+    std::uint32_t differ = 0;
+    auto const cells     = static_cast<std::uint32_t>(p.cells());
+    for (std::uint32_t c = 0; c < cells; ++c) {
+      differ += wt::neighbour<true>(p, c, 0) != wt::neighbour(p, c, 0) ? 1u : 0u;
+      for (std::uint32_t d = 1; d < 4; ++d)
+        EXPECT_EQ(wt::neighbour<true>(p, c, d), wt::neighbour(p, c, d)) << s.w << "x" << s.h;
+    }
+    EXPECT_EQ(differ, s.same ? 0u : cells) << s.w << "x" << s.h;
+  }
+}

@@ -80,7 +80,10 @@
   X(gen_ca_skip_dying)               \
   X(collision_merge_drops_mass)      \
   X(wa_tor_shark_eats_without_free)  \
-  X(structure_keep_orphan_springs)
+  X(structure_keep_orphan_springs)   \
+  X(gen_ca_wrap_assumes_pow2)        \
+  X(wa_tor_north_wrap_uses_width)    \
+  X(nbody_force_skips_tail_tile)
 
 namespace heaplab::core::mutant {
 namespace detail {
