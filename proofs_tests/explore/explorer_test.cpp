@@ -111,14 +111,13 @@ TEST(Explorer, DefaultBudgetFindsNothingInTheRealProtocol) {
   explore::ExploreOptions const defaults;
   for (auto kind : {workloads::WorkloadKind::heap,
                     workloads::WorkloadKind::heap_k,
-                    workloads::WorkloadKind::bitmap}) {
+                    workloads::WorkloadKind::bitmap,
+                    workloads::WorkloadKind::heap_large}) {
     auto const report = explore::explore(workloads::workload_factory(kind), defaults);
     EXPECT_FALSE(report.failure.has_value()) << report.failure_report;
     EXPECT_EQ(report.runs, defaults.max_runs);
     std::printf("%s workloads: %llu runs, %llu atomic operations, %.2f s, no failure\n",
-                kind == workloads::WorkloadKind::heap     ? "heap"
-                : kind == workloads::WorkloadKind::heap_k ? "heap_k (k-slot)"
-                                                          : "bitmap",
+                workloads::to_string(kind),
                 static_cast<unsigned long long>(report.runs),
                 static_cast<unsigned long long>(report.steps),
                 report.seconds);

@@ -118,6 +118,11 @@ PlantedCase const kPlantedCases[] = {
     // barrier sees count one below tail - head (docs/mutants.md). Its host-side test is
     // rw_mutant_rw_queue_empty_keeps_decrement_test (proofs_tests/rw).
     {"rw_queue_empty_keeps_decrement",  "queue"},
+    // Out-of-memory answers on large heaps (issue 34, class 1): prefilled heaps of 65..192
+    // blocks, two-level bitmaps (workload heap-large, oom-justified's two rules).
+    {"free_search_first_word_only",     "heap-large"},
+    {"oom_scan_no_wrap",                "heap-large"},
+    {"oom_fallback_trusts_summary",     "heap-large"},
 };
 // clang-format on
 

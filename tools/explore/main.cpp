@@ -61,7 +61,9 @@ void add_workload_options(CLI::App& app, Options& o) {
          "stale reads; weak-memory mode by default), queue (the queue baseline of the random-walk "
          "paper on a ring of 2-6 slots) or queue-weak (queue with the page words checked for "
          "stale reads; weak-memory mode by default), burst (cold-start k-slot bursts on a heap "
-         "of 2-8 blocks that reach every claim-ticket path)")
+         "of 2-8 blocks that reach every claim-ticket path), heap-large (prefilled heaps of "
+         "65..192 "
+         "blocks near out of memory: two-level bitmaps)")
       ->check(CLI::IsMember(workloads::workload_kind_names()));
   app.add_option("--memory-model",
                  o.memory_model,

@@ -40,6 +40,8 @@ char const* workload_help(WorkloadKind k) {
       return "queue with the page words checked for stale reads (release_acquire)";
     case WorkloadKind::burst:
       return "cold-start k-slot bursts on a heap of 2-8 blocks (every claim-ticket path)";
+    case WorkloadKind::heap_large:
+      return "prefilled heaps of 65..192 blocks near out of memory (two-level bitmaps)";
   }
   return "";
 }
@@ -212,9 +214,9 @@ void InterleavingFamily::show(runner::AnySchedule const& s, std::ostream& out) c
 }
 
 std::vector<runner::Profile> InterleavingFamily::profiles() const {
-  std::vector<runner::Profile> out{
-      {"mixed",
-       "every workload kind in turn (case k: kind k mod 10), even case seeds random, odd PCT"}};
+  std::vector<runner::Profile> out{{"mixed",
+                                    "every workload kind in turn (case k: kind (k mod 100) mod "
+                                    "11), even case seeds random, odd PCT"}};
   for (WorkloadKind k : workloads::all_workload_kinds())
     out.push_back({workloads::to_string(k), workload_help(k)});
   return out;
@@ -241,7 +243,7 @@ InterleavingSchedule generated_schedule(std::string const& profile,
   HEAPLAB_EXPECTS(kind.has_value(),
                   "unknown interleaving profile '" + profile +
                       "'; profiles: mixed, heap, heap_k, bitmap, turnover, heap-weak, rw, rw-weak, "
-                      "queue, queue-weak, burst");
+                      "queue, queue-weak, burst, heap-large");
   InterleavingSchedule s;
   s.workload      = *kind;
   s.workload_seed = seed;

@@ -44,7 +44,7 @@ class InterleavingFamily final : public runner::TypedFamily<InterleavingSchedule
   /// The config, the workload, the decisions run-length encoded, then one per line.
   void show(runner::AnySchedule const& s, std::ostream& out) const override;
 
-  /// "mixed" (the default: case k runs workload kind k mod 10) and one per workload kind.
+  /// "mixed" (the default: case k runs workload kind (k mod 100) mod 11) and one per workload kind.
   [[nodiscard]] std::vector<runner::Profile> profiles() const override;
   /// generated_schedule(request.profile, seed, size).
   [[nodiscard]] runner::AnySchedule generate(runner::GenerationRequest const& request,
@@ -76,9 +76,9 @@ InterleavingFamily const& family();
 /// seeds random, odd seeds PCT with depth 1 + (seed / 2) % 3 and the default step estimate.
 SeededStrategy mixed_strategy(std::uint64_t seed);
 
-/// Case (seed, size) of a profile: workload kind the profile's (mixed: kind (size - 1) mod 10,
-/// so that stress's case k, of size 1 + k mod 100, runs kind k mod 10), workload seed = seed,
-/// mixed_strategy(seed), the kind's memory model (release_acquire for heap-weak, rw-weak and
+/// Case (seed, size) of a profile: workload kind the profile's (mixed: kind (size - 1) mod 11,
+/// so that stress's case k, of size 1 + k mod 100, runs kind (k mod 100) mod 11), workload seed =
+/// seed, mixed_strategy(seed), the kind's memory model (release_acquire for heap-weak, rw-weak and
 /// queue-weak), the default step budget. Throws core::precondition_error for an unknown profile.
 InterleavingSchedule generated_schedule(std::string const& profile,
                                         std::uint64_t seed,

@@ -26,7 +26,13 @@
 //   - oom-justified (docs/explorer.md "Out-of-memory legitimacy"): an allocation that returned
 //     null is recorded, never silently skipped; after the run, a null is a failure if some block
 //     never held an object during the whole run (it was free throughout, so every allocation
-//     attempt's level-0 scan of the free bitmap had to see it).
+//     attempt's level-0 scan of the free bitmap had to see it), and, on a prefilled heap with
+//     single-object allocations, if some slot of a block holding permanent objects was never
+//     taken (the block stayed in active[T0] throughout, so the last level-0 scan of active[T0]
+//     had to see it).
+// A prefilled workload (heap-large) starts from a heap of more than 64 blocks filled with
+// permanent T0 objects outside the schedule, a few slots and blocks freed again: out-of-memory
+// answers on two-level bitmaps, where an upper level can lag behind its containers.
 // An allocation op may ask for k objects at once (k-slot workloads, heap_k): it runs the GPU
 // warp leader's rounds (core::HeapProtocol::reserve_slots_or_oom with k = the objects still missing
 // and the workload's oom_retries) until all k are served or the heap is out of memory, so
@@ -46,6 +52,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "heaplab/check/from_core.hpp"
@@ -93,6 +100,14 @@ struct HeapWorkload {
   /// HeapStorage::claim_wait_rounds of the run's heap (find_or_claim_block "Claim tickets"; 0
   /// turns claim tickets off).
   std::uint32_t claim_wait_rounds = core::kDefaultClaimWaitRounds;
+  /// Prefill (the heap-large workload): before the threads start, every block is filled with
+  /// T0 objects outside the schedule (plain atomics, whole-block reservations); then the blocks
+  /// of prefill_free are emptied again (free) and prefill_partial's (block, s) frees slots
+  /// 0..s-1 of the block (active, not full). The rest are permanent objects: owned by nobody,
+  /// never freed by a thread, known to the checks. Needs type 0 to exist.
+  bool prefill = false;
+  std::vector<std::uint32_t> prefill_free;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> prefill_partial;
 };
 
 inline std::ostream& operator<<(std::ostream& os, HeapWorkload const& w) {
@@ -106,6 +121,13 @@ inline std::ostream& operator<<(std::ostream& os, HeapWorkload const& w) {
   if (w.oom_retries != 0) os << ", oom_retries=" << w.oom_retries;
   if (w.claim_wait_rounds != core::kDefaultClaimWaitRounds)
     os << ", claim_wait_rounds=" << w.claim_wait_rounds;
+  if (w.prefill) {
+    os << ", prefilled with T0 (free again:";
+    for (std::uint32_t b : w.prefill_free) os << " block " << b;
+    os << "; slots freed:";
+    for (auto const& [b, n] : w.prefill_partial) os << " " << n << " in block " << b;
+    os << ")";
+  }
   os << ", threads:";
   for (std::size_t i = 0; i < w.threads.size(); ++i) {
     os << "\n  T" << i << ":";
@@ -161,9 +183,13 @@ class HeapRun {
         mailbox_(w_.mailbox_cells, 0),
         owner_(std::size_t{w_.config.num_blocks} * 64),
         payload_(std::size_t{w_.config.num_blocks} * 64, 0),
-        hosted_(w_.config.num_blocks) {
+        hosted_(w_.config.num_blocks),
+        taken_(std::size_t{w_.config.num_blocks} * 64),
+        permanent_(std::size_t{w_.config.num_blocks} * 64, 0) {
     for (auto& o : owner_) o.store(kNoOwner, std::memory_order_relaxed);
     for (auto& h : hosted_) h.store(0, std::memory_order_relaxed);
+    for (auto& t : taken_) t.store(0, std::memory_order_relaxed);
+    if (w_.prefill) prefill_heap();
     initial_ = state_bitmaps_now();
   }
 
@@ -275,11 +301,20 @@ class HeapRun {
       out.push_back("catalog at the end: " + v.to_string());
     if (w_.drain) {
       for (std::uint32_t b = 0; b < w_.config.num_blocks; ++b) {
-        if (heap_.alloc_bitmap(b) != core::kFullBitmap ||
-            !test_word_bit(heap_.bitmap_words(core::StateBitmap::free_blocks), b))
+        bool const is_free = test_word_bit(heap_.bitmap_words(core::StateBitmap::free_blocks), b);
+        if (std::uint64_t const kept = permanent_bits(b); kept != 0) {
+          // A block with permanent objects keeps exactly them.
+          std::uint64_t const held = heap_.alloc_bitmap(b) & core::low_bits(w_.config.capacity(0));
+          if (is_free || heap_.block_type(b) != 0 || held != kept)
+            out.push_back("capacity lost: after every thread's object was freed, block " +
+                          std::to_string(b) + " holds " + hex(held) + " (type " +
+                          std::to_string(heap_.block_type(b)) + (is_free ? ", free" : "") +
+                          ") instead of its permanent objects " + hex(kept));
+        } else if (heap_.alloc_bitmap(b) != core::kFullBitmap || !is_free) {
           out.push_back("capacity lost: after every object was freed, block " + std::to_string(b) +
                         " is not free (allocation bitmap " + hex(heap_.alloc_bitmap(b)) +
                         ", type " + std::to_string(heap_.block_type(b)) + ")");
+        }
       }
       for (std::size_t s = 0; s < owner_.size(); ++s)
         if (owner_[s].load() != kNoOwner)
@@ -303,6 +338,13 @@ class HeapRun {
                         "(DynaSOAr Alg. 1: an allocation fails only when no block is free)");
           break;
         }
+      if (std::string const slot = untaken_active_slot(); !slot.empty())
+        out.push_back("oom-justified: " + std::to_string(oom_.load()) +
+                      " allocation(s) returned null (first: " + first_null_ + ") although " + slot +
+                      " was free throughout the run in a block that never emptied, so the block "
+                      "stayed in active[T0] and the last level-0 scan of active[T0] had to see it "
+                      "(DynaSOAr Alg. 1: an allocation fails only when no active block of its "
+                      "type has a free slot)");
     }
     if (events != nullptr) {
       auto const lemma = check_lemma5(*events, bitmaps_under_check());
@@ -405,6 +447,59 @@ class HeapRun {
     }
   }
 
+  /// Fills the heap with permanent T0 objects and frees the workload's prefill_free blocks and
+  /// prefill_partial slots again (HeapWorkload::prefill), outside the schedule: plain atomics on
+  /// the run's storage, before any logical thread exists.
+  void prefill_heap() {
+    core::HeapProtocol<core::HostAtomics> const setup(heap_.storage());
+    std::uint32_t const cap = w_.config.capacity(0);
+    for (std::uint64_t call = 0;; ++call) {  // whole blocks until none is free
+      std::uint64_t round = 0;
+      if (setup.reserve_slots(0, cap, core::detail::mix_seed(w_.seed_salt, call), round).is_null())
+        break;
+    }
+    for (std::uint32_t b : w_.prefill_free) setup.release_slots(0, b, core::low_bits(cap));
+    for (auto const& [b, n] : w_.prefill_partial) setup.release_slots(0, b, core::low_bits(n));
+    for (std::uint32_t b = 0; b < w_.config.num_blocks; ++b) {
+      if (test_word_bit(heap_.bitmap_words(core::StateBitmap::free_blocks), b)) continue;
+      std::uint64_t const held = heap_.alloc_bitmap(b) & core::low_bits(cap);
+      for (std::uint32_t s = 0; s < cap; ++s)
+        permanent_[std::size_t{b} * 64 + s] = static_cast<std::uint8_t>((held >> s) & 1u);
+      hosted_[b].store(held != 0 ? 1 : 0, std::memory_order_relaxed);
+    }
+  }
+
+  /// The slots of block b that hold permanent objects (prefill), as a bitmap.
+  [[nodiscard]] std::uint64_t permanent_bits(std::uint32_t b) const {
+    std::uint64_t bits = 0;
+    for (std::uint32_t s = 0; s < 64; ++s)
+      if (permanent_[std::size_t{b} * 64 + s] != 0) bits |= std::uint64_t{1} << s;
+    return bits;
+  }
+
+  /// oom-justified's second rule, for prefilled heaps whose allocations all ask for one T0
+  /// object (a k-slot request may reserve slots it releases again): the first slot s < N_T0 of a
+  /// block with permanent objects that no allocation took during the run, or "". Such a block
+  /// never emptied (its permanent objects stay), so it kept type T0 and was never invalidated;
+  /// its slot s was free throughout, so the block was never full and its active[T0] bit stayed
+  /// set at level 0 (only the reservation that fills a block clears it).
+  [[nodiscard]] std::string untaken_active_slot() const {
+    if (!w_.prefill || w_.config.num_types() != 1) return {};
+    for (auto const& ops : w_.threads)
+      for (auto const& op : ops)
+        if (op.kind == ThreadOp::Kind::allocate && op.k > 1) return {};
+    std::uint32_t const cap = w_.config.capacity(0);
+    for (std::uint32_t b = 0; b < w_.config.num_blocks; ++b) {
+      if (permanent_bits(b) == 0) continue;
+      for (std::uint32_t s = 0; s < cap; ++s) {
+        std::size_t const i = std::size_t{b} * 64 + s;
+        if (permanent_[i] == 0 && taken_[i].load(std::memory_order_relaxed) == 0)
+          return "slot " + slot_name(i);
+      }
+    }
+    return {};
+  }
+
   /// `j`: the object's index within its op (0 for single allocations), for a distinct payload.
   Owned acquire_new(
       std::uint32_t i, std::uint32_t k, std::uint32_t t, core::SlotRef r, std::uint32_t j) {
@@ -427,6 +522,7 @@ class HeapRun {
     transfer(r, kNoOwner, i, "allocation");
     if (w_.observed_objects) (void)read_as_new_owner(r, "allocation");
     hosted_[r.block].store(1, std::memory_order_relaxed);
+    taken_[slot_index(r)].store(1, std::memory_order_relaxed);
     Owned o{r, t, core::cookie_of((std::uint64_t{i} << 32) | (std::uint64_t{j} << 16) | k)};
     write_payload(r, o.payload);
     return o;
@@ -515,12 +611,15 @@ class HeapRun {
       std::uint32_t const t = heap_.block_type(b);
       std::uint32_t const cap = (!is_free && t < w_.config.num_types()) ? w_.config.capacity(t) : 0;
       for (std::uint32_t s = 0; s < 64; ++s) {
-        bool const owned     = owner_[std::size_t{b} * 64 + s].load() != kNoOwner;
+        bool const owned = owner_[std::size_t{b} * 64 + s].load() != kNoOwner ||
+                           permanent_[std::size_t{b} * 64 + s] != 0;
         bool const allocated = s < cap && ((heap_.alloc_bitmap(b) >> s) & 1u) != 0;
         if (owned != allocated)
           found.push_back("at the barrier, slot " + slot_name(std::size_t{b} * 64 + s) + " is " +
                           (allocated ? "allocated" : "not allocated") + " but owned by " +
-                          who(owner_[std::size_t{b} * 64 + s].load()));
+                          (permanent_[std::size_t{b} * 64 + s] != 0
+                               ? std::string("the prefill")
+                               : who(owner_[std::size_t{b} * 64 + s].load())));
       }
     }
     if (!found.empty()) {
@@ -560,6 +659,8 @@ class HeapRun {
   std::vector<std::atomic<std::uint32_t>> owner_;
   std::vector<std::uint64_t> payload_;
   std::vector<std::atomic<std::uint8_t>> hosted_;  // block b ever held a logged object
+  std::vector<std::atomic<std::uint8_t>> taken_;   // slot ever allocated during the run
+  std::vector<std::uint8_t> permanent_;            // slot holds a prefill object (constant)
   std::string first_null_;                         // under failures_mutex_
   std::uint32_t barrier_arrivals_ = 0;
   std::uint32_t barrier_open_     = 0;

@@ -64,6 +64,8 @@ inline std::string describe_workload(WorkloadKind kind, std::uint64_t workload_s
     os << random_queue_weak_workload(workload_seed);
   else if (kind == WorkloadKind::burst)
     os << random_burst_workload(workload_seed);
+  else if (kind == WorkloadKind::heap_large)
+    os << random_large_heap_workload(workload_seed);
   else
     os << turnover_workload();
   return os.str();

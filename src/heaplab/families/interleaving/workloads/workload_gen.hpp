@@ -170,6 +170,52 @@ inline HeapWorkload turnover_workload() {
   return w;
 }
 
+/// Out-of-memory answers on large heaps (issue 34, class 1): a heap of 65..192 blocks (a
+/// two-level bitmap of 2 or 3 level-0 containers), one type (T0, capacity 64), prefilled
+/// (HeapWorkload::prefill): full except 2..4 blocks with 1 or 2 free slots each, the first ones
+/// in different level-0 containers, and (in 40%) one block free again; 2-3 threads with 1-3
+/// single-object allocations each, half of them freed right away (the slots change hands, blocks
+/// fill and empty their last free slots, so summary bits are set and cleared while others
+/// search); 1-2 active lookups. Demand is around the free slots, so nulls are common and both
+/// oom-justified rules (a free block, an untaken slot of a block that never emptied) decide them.
+inline HeapWorkload random_large_heap_workload(std::uint64_t seed) {
+  explore::SplitMix64 rng(seed ^ 0x1a26e4ea9b1c0dedull);
+  auto const blocks              = 65 + static_cast<std::uint32_t>(rng.below(128));
+  auto const n                   = 1 + static_cast<std::uint32_t>(rng.below(3));
+  std::uint32_t const containers = (blocks + 63) / 64;
+  HeapWorkload w;
+  w.config         = make_config({8}, blocks, n);
+  w.active_lookups = 1 + static_cast<std::uint32_t>(rng.below(2));
+  w.seed_salt      = seed;
+  w.prefill        = true;
+  std::vector<bool> used(blocks, false);
+  if (rng.below(10) < 4) {
+    auto const b = static_cast<std::uint32_t>(rng.below(blocks));
+    w.prefill_free.push_back(b);
+    used[b] = true;
+  }
+  std::uint32_t const partial = 2 + static_cast<std::uint32_t>(rng.below(3));
+  for (std::uint32_t p = 0; p < partial; ++p) {
+    std::uint32_t const c     = p % containers;
+    std::uint32_t const first = c * 64;
+    std::uint32_t const span  = std::min(64u, blocks - first);
+    auto const b              = first + static_cast<std::uint32_t>(rng.below(span));
+    if (used[b]) continue;
+    used[b] = true;
+    w.prefill_partial.emplace_back(b, 1 + static_cast<std::uint32_t>(rng.below(2)));
+  }
+  w.threads.resize(2 + rng.below(2));
+  for (auto& ops : w.threads) {
+    std::uint32_t const chunks = 1 + static_cast<std::uint32_t>(rng.below(3));
+    for (std::uint32_t k = 0; k < chunks; ++k) {
+      ops.push_back(ThreadOp{ThreadOp::Kind::allocate, 0});
+      if (rng.below(2) == 0) ops.push_back(ThreadOp{ThreadOp::Kind::free_own, 0});
+    }
+  }
+  assign_mailbox_cells(w);
+  return w;
+}
+
 /// The heap-weak workload of a seed: the heap workload, with observed object words.
 inline HeapWorkload random_heap_weak_workload(std::uint64_t seed) {
   HeapWorkload w     = random_heap_workload(seed);
@@ -177,8 +223,8 @@ inline HeapWorkload random_heap_weak_workload(std::uint64_t seed) {
   return w;
 }
 
-/// The program of a heap kind (heap, heap-k, burst, heap-weak, turnover) for a workload seed
-/// (turnover has one program). Heap programs add the claim-ticket paths of every run to
+/// The program of a heap kind (heap, heap-k, burst, heap-large, heap-weak, turnover) for a workload
+/// seed (turnover has one program). Heap programs add the claim-ticket paths of every run to
 /// `claim_paths` if given (claim_paths.hpp). programs.hpp dispatches every kind; a mutant test
 /// of a heap kind includes only this header.
 inline explore::Program heap_kind_program(
@@ -192,6 +238,8 @@ inline explore::Program heap_kind_program(
       return make_heap_program(random_heap_workload(workload_seed, k_slot_limits()), claim_paths);
     case WorkloadKind::burst:
       return make_heap_program(random_burst_workload(workload_seed), claim_paths);
+    case WorkloadKind::heap_large:
+      return make_heap_program(random_large_heap_workload(workload_seed), claim_paths);
     case WorkloadKind::heap_weak:
       return make_heap_program(random_heap_weak_workload(workload_seed), claim_paths);
     case WorkloadKind::turnover:

@@ -23,6 +23,8 @@ namespace heaplab::interleaving_family::workloads {
 /// queue-weak: the same with observed page words (weak-memory mode).
 /// burst: random_burst_workload(seed), cold-start k-slot bursts on a heap of 2-8 blocks that
 /// reach every claim-ticket path (opener, waiter served, waiter timed out, run-table reuse).
+/// heap-large: random_large_heap_workload(seed), prefilled heaps of 65..192 blocks (two-level
+/// bitmaps) near out of memory (issue 34, class 1).
 enum class WorkloadKind : std::uint8_t {
   heap,
   heap_k,
@@ -33,7 +35,8 @@ enum class WorkloadKind : std::uint8_t {
   rw_weak,
   queue,
   queue_weak,
-  burst
+  burst,
+  heap_large
 };
 
 /// Every kind, in declaration order.
@@ -47,12 +50,13 @@ inline std::vector<WorkloadKind> const& all_workload_kinds() {
                                                WorkloadKind::rw_weak,
                                                WorkloadKind::queue,
                                                WorkloadKind::queue_weak,
-                                               WorkloadKind::burst};
+                                               WorkloadKind::burst,
+                                               WorkloadKind::heap_large};
   return kinds;
 }
 
 /// "heap", "heap_k", "bitmap", "turnover", "heap-weak", "rw", "rw-weak", "queue", "queue-weak",
-/// "burst" (the names of heaplab_explore --workload).
+/// "burst", "heap-large" (the names of heaplab_explore --workload).
 inline constexpr core::EnumName<WorkloadKind> kWorkloadKindNames[] = {
     {WorkloadKind::heap, "heap"},
     {WorkloadKind::heap_k, "heap_k"},
@@ -63,7 +67,8 @@ inline constexpr core::EnumName<WorkloadKind> kWorkloadKindNames[] = {
     {WorkloadKind::rw_weak, "rw-weak"},
     {WorkloadKind::queue, "queue"},
     {WorkloadKind::queue_weak, "queue-weak"},
-    {WorkloadKind::burst, "burst"}};
+    {WorkloadKind::burst, "burst"},
+    {WorkloadKind::heap_large, "heap-large"}};
 
 inline char const* to_string(WorkloadKind k) { return core::name_of(kWorkloadKindNames, k); }
 
@@ -84,7 +89,7 @@ inline WorkloadKind workload_kind_from_string(std::string const& s) {
   if (auto const k = parse_workload_kind(s)) return *k;
   throw std::invalid_argument("unknown workload '" + s +
                               "' (expected heap, heap_k, bitmap, turnover, heap-weak, rw, "
-                              "rw-weak, queue, queue-weak or burst)");
+                              "rw-weak, queue, queue-weak, burst or heap-large)");
 }
 
 /// The workloads whose default memory model is the weak-memory mode (release_acquire).
