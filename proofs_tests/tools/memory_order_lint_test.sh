@@ -100,6 +100,24 @@ expect 1 "bare.cu:4: release atomic operation names no \[tag\]" "planted: a rele
 expect 1 "bare.cu:5: inline PTX memory operation without an order annotation" \
   "planted: an unannotated ld.acquire in inline PTX"
 
+# Two releases of one tag: weakening either would leave the tag paired, so it is reported.
+cat > "$tmp/tworel.cu" << 'EOF2'
+__device__ void a(unsigned* x) {
+  // order: release [flag] (a's data before x)
+  core::DeviceAtomics::store(x, 1u, core::MemoryOrder::release);
+}
+__device__ void b(unsigned* x) {
+  // order: release [flag] (b's data before x)
+  core::DeviceAtomics::store(x, 2u, core::MemoryOrder::release);
+}
+__device__ unsigned c(unsigned const* x) {
+  // order: acquire [flag] (a's or b's data after x)
+  return core::DeviceAtomics::load(x, core::MemoryOrder::acquire);
+}
+EOF2
+run "$tmp/tworel.cu"
+expect 1 "tworel.cu:6: \[flag\] is released at 2 sites" "planted: one tag released at two sites"
+
 # The real kernels, weakened in a copy of the tree: each weakening is reported.
 plant() {  # plant FILE SED-EXPRESSION what PATTERN
   rm -rf "$tmp/t"
@@ -125,6 +143,12 @@ plant src/heaplab/soa/heap_ref.cuh \
   's/load_alloc_bitmap(b, core::MemoryOrder::acquire)/load_alloc_bitmap(b, core::MemoryOrder::relaxed)/' \
   "real code: device_do's acquire of a block's bitmap weakened" \
   "heap_ref.cuh:[0-9]+: atomic operation uses relaxed, annotated acquire"
+# A careful weakening: the code and its annotation agree (relaxed, no tag). Only the pairing
+# sees it: the acquire side names [block-free-compact], which nothing releases any more.
+plant src/heaplab/compact/detail/steps.cuh \
+  's/free_blocks().try_set(b, MemoryOrder::release)/free_blocks().try_set(b, MemoryOrder::relaxed)/;s|// order: release \[block-free-compact\]|// order: relaxed|' \
+  "real code: CompactGpu's release weakened, its annotation rewritten to match" \
+  "\[block-free-compact\] is acquired but never released"
 plant apps/structure/structure.cu '0,/^ *\/\/ order: relaxed (a count/{/^ *\/\/ order: relaxed (a count/d}' \
   "real code: an app's counter without its annotation" \
   "structure.cu:[0-9]+: CUDA atomic function without an order annotation"

@@ -120,7 +120,8 @@ template <class Atomics>
 class HeapProtocol {
   // MUTANT weak_claim_acquire: taking a free block does not acquire (docs/mutants.md; found by
   // the explorer's weak-memory mode only).
-  // order: acquire [block-free] (taking a free block: after the writes of its last lifetime)
+  // order: acquire [block-free, block-free-compact] (taking a free block: after the writes of
+  // its last lifetime, ended by a deletion or by CompactGpu's release of a source)
   HEAPLAB_HD_INLINE static HEAPLAB_MUTANT_CONSTEXPR MemoryOrder claim_order() {
     return mutant::weak_claim_acquire ? MemoryOrder::relaxed : MemoryOrder::acquire;
   }

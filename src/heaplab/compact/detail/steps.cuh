@@ -624,7 +624,8 @@ HEAPLAB_HD_INLINE void release_source(PassView<Ref> const& v, std::uint32_t s) {
   // Relaxed: read only by the rewrite kernels, which a kernel boundary orders after this one.
   core::DeviceAtomics::fetch_or(
       v.call_sources + b / 64u, std::uint64_t{1} << (b % 64u), MemoryOrder::relaxed);
-  // order: release [block-free] (the pass's writes to the block before the next claimer's use)
+  // order: release [block-free-compact] (the pass's writes to the block before the next
+  // claimer's use)
   bool const freed = state.free_blocks().try_set(b, MemoryOrder::release);
   HEAPLAB_EXPECTS(freed, "CompactGpu: a source block was already free");
 }
