@@ -75,12 +75,18 @@ set_property(GLOBAL PROPERTY HEAPLAB_GPU_TEST_BINARIES "")
 set_property(GLOBAL PROPERTY HEAPLAB_CPU_TEST_BINARIES "")
 set_property(GLOBAL PROPERTY HEAPLAB_CPU_TEST_TARGETS "")
 set_property(GLOBAL PROPERTY HEAPLAB_PLANTED_SANITIZER_CHECKS "")
+set_property(GLOBAL PROPERTY HEAPLAB_SANITIZE_ARGS "")
 
 find_program(HEAPLAB_COMPUTE_SANITIZER compute-sanitizer
   HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin)
 
+# heaplab_add_test(NAME LABEL cpu|gpu SOURCES ... [LIBS ...] [TIMEOUT S] [FAMILIES]
+#                  [SANITIZE_ARGS ...]): SANITIZE_ARGS are extra compute-sanitizer options for
+# this binary's sanitize tier (ctest's sanitize.* entries and tools/gpu-tier --sanitize, through
+# sanitize-args.txt), e.g. --report-api-errors no for a binary whose tests make CUDA calls fail on
+# purpose.
 function(heaplab_add_test name)
-  cmake_parse_arguments(T "FAMILIES" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "FAMILIES" "LABEL;TIMEOUT" "SOURCES;LIBS;SANITIZE_ARGS" ${ARGN})
   if(NOT T_LABEL MATCHES "^(cpu|gpu)$")
     message(FATAL_ERROR "heaplab_add_test(${name}): LABEL must be cpu or gpu")
   endif()
@@ -109,6 +115,10 @@ function(heaplab_add_test name)
   endif()
   if(T_LABEL STREQUAL "gpu")
     set_property(GLOBAL APPEND PROPERTY HEAPLAB_GPU_TEST_BINARIES "${rel}/${name}")
+    if(T_SANITIZE_ARGS)
+      list(JOIN T_SANITIZE_ARGS " " _args)
+      set_property(GLOBAL APPEND PROPERTY HEAPLAB_SANITIZE_ARGS "${name}|${_args}")
+    endif()
     # Sanitize tier: the whole binary under each compute-sanitizer tool.
     foreach(tool memcheck racecheck synccheck initcheck)
       set(extra "")
@@ -118,7 +128,7 @@ function(heaplab_add_test name)
       if(HEAPLAB_COMPUTE_SANITIZER)
         add_test(NAME sanitize.${tool}.${name}
                  COMMAND ${HEAPLAB_COMPUTE_SANITIZER} --tool ${tool} ${extra} --error-exitcode 97
-                         $<TARGET_FILE:${name}>)
+                         ${T_SANITIZE_ARGS} $<TARGET_FILE:${name}>)
         # As tools/gpu-tier --sanitize: CompactGpu's passes stepped from the host (the sanitizers
         # misreport kernels inside its conditional CUDA graph, docs/results.md "sanitizer tier"),
         # and the watchdogs told that a tool slows the kernels (cudart::under_cuda_tool).
