@@ -116,6 +116,18 @@ TEST(GpuRunner, HeavilyDivergentWarpsTerminateAndMatchTheModel) {
 
 // ---------------------------------------------------------------------- injected GPU bugs
 
+/// Whether the run failed at `step`, with `kind` and `check`.
+::testing::AssertionResult failed_at(runner::RunOutcome const& outcome,
+                                     std::uint64_t step,
+                                     runner::FailureKind kind,
+                                     std::string const& check) {
+  if (outcome.ok()) return ::testing::AssertionFailure() << "the run passed";
+  runner::Failure const& f = *outcome.failure;
+  if (f.step == step && f.kind == kind && f.check == check) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "failed at step " << f.step << ", check " << f.check << ": " << f.message;
+}
+
 runner::RunOutcome run_with_fault(gpu::InjectedFault fault, Schedule const& s) {
   gpu::GpuExecutorOptions o;
   o.fault = fault;
@@ -142,10 +154,8 @@ TEST(GpuRunner, AWrongInitialPointerOnTheGpuIsADivergenceAtItsStep) {
   s.steps.push_back(linked);
   schedule::validate(s);
   runner::RunOutcome const outcome = run_with_fault(gpu::InjectedFault::drop_first_link, s);
-  ASSERT_FALSE(outcome.ok());
-  EXPECT_EQ(outcome.failure->step, 1u);
-  EXPECT_EQ(outcome.failure->kind, runner::FailureKind::divergence);
-  EXPECT_EQ(outcome.failure->check, heap_family::checks::kSnapshotDiff);
+  ASSERT_TRUE(
+      failed_at(outcome, 1, runner::FailureKind::divergence, heap_family::checks::kSnapshotDiff));
   auto const* detail = heap_family::heap_detail(*outcome.failure);
   ASSERT_NE(detail, nullptr);
   ASSERT_TRUE(detail->diff.has_value());
@@ -167,10 +177,8 @@ TEST(GpuRunner, AFreeTheGpuSkippedIsADivergenceAtItsStep) {
   s.steps.push_back(all);
   schedule::validate(s);
   runner::RunOutcome const outcome = run_with_fault(gpu::InjectedFault::skip_last_free, s);
-  ASSERT_FALSE(outcome.ok());
-  EXPECT_EQ(outcome.failure->step, 1u);
-  EXPECT_EQ(outcome.failure->kind, runner::FailureKind::divergence);
-  EXPECT_EQ(outcome.failure->check, heap_family::checks::kSnapshotDiff);
+  ASSERT_TRUE(
+      failed_at(outcome, 1, runner::FailureKind::divergence, heap_family::checks::kSnapshotDiff));
   // The same schedule passes without the fault.
   auto r = gpu_runner();
   EXPECT_EQ(run_and_report(*r, s), "");
@@ -187,10 +195,8 @@ TEST(GpuRunner, ADataFieldByteChangedOnTheGpuIsReportedByTheFieldCheck) {
   s.steps.push_back(fish);
   schedule::validate(s);
   runner::RunOutcome const outcome = run_with_fault(gpu::InjectedFault::corrupt_field_byte, s);
-  ASSERT_FALSE(outcome.ok());
-  EXPECT_EQ(outcome.failure->step, 0u);
-  EXPECT_EQ(outcome.failure->kind, runner::FailureKind::invariant_violation);
-  EXPECT_EQ(outcome.failure->check, heap_family::checks::kFieldsMatchId);
+  ASSERT_TRUE(failed_at(
+      outcome, 0, runner::FailureKind::invariant_violation, heap_family::checks::kFieldsMatchId));
   EXPECT_NE(outcome.failure->message.find("1 live object(s)"), std::string::npos)
       << outcome.failure->message;
   EXPECT_NE(outcome.failure->message.find("'Fish', field"), std::string::npos)
