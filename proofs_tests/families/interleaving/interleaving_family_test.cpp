@@ -98,7 +98,8 @@ TEST(InterleavingSchedule, JsonRoundTripsForEveryProfileAndForDecisions) {
 }
 
 TEST(InterleavingSchedule, GeneratedSchedulesFollowTheExplorersMixedStrategy) {
-  // mixed: case k (size 1 + k % 100) runs kind k % 10; even seeds random, odd seeds PCT.
+  // mixed: case k (size 1 + k % 100) runs kind (k % 100) % (number of kinds); even seeds random,
+  // odd seeds PCT.
   auto const& kinds = workloads::all_workload_kinds();
   for (std::uint32_t size = 1; size <= 30; ++size) {
     auto const s = interleaving::generated_schedule("mixed", 1000 + size, size);
@@ -273,7 +274,9 @@ TEST(ExploreRunner, PassesGeneratedSchedulesOfEveryProfileThroughTheStressLoop) 
     EXPECT_EQ(result.stats.counts.at("passed"), o.max_cases);
     EXPECT_GT(result.stats.counts.at("atomic_operations"), 0u);
     auto const& workloads_run = result.stats.coverage.counts.at("workloads");
-    EXPECT_EQ(workloads_run.size(), profile == "mixed" ? 10u : 1u) << profile;
+    EXPECT_EQ(workloads_run.size(),
+              profile == "mixed" ? workloads::all_workload_kinds().size() : std::size_t{1})
+        << profile;
     EXPECT_EQ(result.stats.coverage.counts.at("strategies").size() > 1, true) << profile;
   }
 }
