@@ -77,7 +77,8 @@ CheckInfo const kChecks[] = {
      "the invariant catalog holds after the run"},
     {checks::kCapacityLost,
      "DynaSOAr Alg. 2, 9",
-     "after every object was freed every block is free again"},
+     "after every object was freed every block is free again (a prefilled block keeps exactly "
+     "its permanent objects)"},
     {checks::kOwnershipLog,
      "ownership log",
      "a slot has one owner at a time (an allocation, a hand-over through the mailbox, a free "
@@ -95,7 +96,9 @@ CheckInfo const kChecks[] = {
      "the previous owner's accesses happen before the new owner's"},
     {checks::kOomJustified,
      "docs/explorer.md \"Out-of-memory legitimacy\"",
-     "an allocation returns null only if every block held an object during the run"},
+     "an allocation returns null only if every block held an object during the run (and, on a "
+     "prefilled heap of single-object allocations, every slot of a block that never emptied was "
+     "taken)"},
     {checks::kLemma5,
      "DynaSOAr App. A.5 Lemma 5, Def. 1-3",
      "the state bitmaps' set and clear multisets on the trace satisfy Lemma 5"},
