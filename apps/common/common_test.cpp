@@ -16,6 +16,12 @@ namespace {
 
 using compact::DefragPolicy;
 
+TEST(HeapFlags, ThePlantedBugNoteNamesTheBugOrIsEmpty) {
+  EXPECT_EQ(planted_bug_note(""), "");
+  EXPECT_EQ(planted_bug_note(nullptr), "");
+  EXPECT_EQ(planted_bug_note("gen_ca_skip_dying"), ", PLANTED BUG gen_ca_skip_dying");
+}
+
 TEST(HeapFlags, NoPolicyByDefault) {
   HeapFlags f;
   EXPECT_FALSE(defrag_policy(f).has_value());

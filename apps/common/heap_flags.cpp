@@ -80,4 +80,9 @@ std::string describe(HeapFlags const& flags) {
   return s;
 }
 
+std::string planted_bug_note(char const* planted) {
+  if (planted == nullptr || *planted == '\0') return {};
+  return std::string(", PLANTED BUG ") + planted;
+}
+
 }  // namespace heaplab::apps

@@ -55,4 +55,9 @@ void validate(HeapFlags const& flags);
 /// One line for the run's header: "r 2, frees coalesced, defrag every 50 (n 1, k1 16, forwarding)".
 std::string describe(HeapFlags const& flags);
 
+/// ", PLANTED BUG <name>" for the name of the bug a build plants (pass core::mutant::kPlanted
+/// from the app's own translation unit: each planted-bug library is compiled with its own
+/// name, docs/mutants.md), "" for none: the end of the apps' header lines.
+std::string planted_bug_note(char const* planted);
+
 }  // namespace heaplab::apps

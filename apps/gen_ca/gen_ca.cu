@@ -512,9 +512,7 @@ int run_gen_ca(GenCaOptions const& o) {
       static_cast<unsigned long long>(o.seed),
       o.iterations,
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
-      kMutantSkipDying        ? ", PLANTED BUG gen_ca_skip_dying"
-      : kMutantWrapPowerOfTwo ? ", PLANTED BUG gen_ca_wrap_assumes_pow2"
-                              : "",
+      planted_bug_note(core::mutant::kPlanted).c_str(),
       describe(o.heap).c_str());
   CsvFile const csv = open_csv(o.csv,
                                "gen-ca",

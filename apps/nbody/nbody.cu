@@ -740,9 +740,7 @@ int run_nbody(NbodyOptions const& o) {
       o.initial_speed,
       o.collision ? (", merge radius " + std::to_string(o.merge_radius)).c_str() : "",
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
-      kMutantDropsMass       ? ", PLANTED BUG collision_merge_drops_mass"
-      : kMutantSkipsTailTile ? ", PLANTED BUG nbody_force_skips_tail_tile"
-                             : "");
+      planted_bug_note(core::mutant::kPlanted).c_str());
   std::printf("%s: heap: %s\n", app_name(o), describe(o.heap).c_str());
   if (o.check) {
     bool const ref = o.reference_steps > 0 && o.bodies <= kReferenceMaxBodies;

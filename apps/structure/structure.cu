@@ -863,7 +863,7 @@ void print_header(StructureOptions const& o, Mesh const& mesh, Loading const& lo
       static_cast<unsigned long long>(o.seed),
       o.iterations,
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
-      kMutantKeepOrphanSprings ? ", PLANTED BUG structure_keep_orphan_springs" : "",
+      planted_bug_note(core::mutant::kPlanted).c_str(),
       describe(o.heap).c_str());
 }
 

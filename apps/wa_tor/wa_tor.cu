@@ -909,9 +909,7 @@ void print_header(WaTorOptions const& o, Params const& p) {
       p.max_energy,
       o.iterations,
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
-      kMutantEatWithoutFree       ? ", PLANTED BUG wa_tor_shark_eats_without_free"
-      : kMutantNorthWrapUsesWidth ? ", PLANTED BUG wa_tor_north_wrap_uses_width"
-                                  : "");
+      planted_bug_note(core::mutant::kPlanted).c_str());
 }
 
 /// The same-run ratios and whether the variants agreed.

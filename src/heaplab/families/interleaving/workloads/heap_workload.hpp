@@ -185,7 +185,7 @@ class HeapRun {
         payload_(std::size_t{w_.config.num_blocks} * 64, 0),
         hosted_(w_.config.num_blocks),
         taken_(std::size_t{w_.config.num_blocks} * 64),
-        permanent_(std::size_t{w_.config.num_blocks} * 64, 0) {
+        permanent_(w_.config.num_blocks, 0) {
     for (auto& o : owner_) o.store(kNoOwner, std::memory_order_relaxed);
     for (auto& h : hosted_) h.store(0, std::memory_order_relaxed);
     for (auto& t : taken_) t.store(0, std::memory_order_relaxed);
@@ -302,7 +302,7 @@ class HeapRun {
     if (w_.drain) {
       for (std::uint32_t b = 0; b < w_.config.num_blocks; ++b) {
         bool const is_free = test_word_bit(heap_.bitmap_words(core::StateBitmap::free_blocks), b);
-        if (std::uint64_t const kept = permanent_bits(b); kept != 0) {
+        if (std::uint64_t const kept = permanent_[b]; kept != 0) {
           // A block with permanent objects keeps exactly them.
           std::uint64_t const held = heap_.alloc_bitmap(b) & core::low_bits(w_.config.capacity(0));
           if (is_free || heap_.block_type(b) != 0 || held != kept)
@@ -462,19 +462,9 @@ class HeapRun {
     for (auto const& [b, n] : w_.prefill_partial) setup.release_slots(0, b, core::low_bits(n));
     for (std::uint32_t b = 0; b < w_.config.num_blocks; ++b) {
       if (test_word_bit(heap_.bitmap_words(core::StateBitmap::free_blocks), b)) continue;
-      std::uint64_t const held = heap_.alloc_bitmap(b) & core::low_bits(cap);
-      for (std::uint32_t s = 0; s < cap; ++s)
-        permanent_[std::size_t{b} * 64 + s] = static_cast<std::uint8_t>((held >> s) & 1u);
-      hosted_[b].store(held != 0 ? 1 : 0, std::memory_order_relaxed);
+      permanent_[b] = heap_.alloc_bitmap(b) & core::low_bits(cap);
+      hosted_[b].store(permanent_[b] != 0 ? 1 : 0, std::memory_order_relaxed);
     }
-  }
-
-  /// The slots of block b that hold permanent objects (prefill), as a bitmap.
-  [[nodiscard]] std::uint64_t permanent_bits(std::uint32_t b) const {
-    std::uint64_t bits = 0;
-    for (std::uint32_t s = 0; s < 64; ++s)
-      if (permanent_[std::size_t{b} * 64 + s] != 0) bits |= std::uint64_t{1} << s;
-    return bits;
   }
 
   /// oom-justified's second rule, for prefilled heaps whose allocations all ask for one T0
@@ -490,10 +480,10 @@ class HeapRun {
         if (op.kind == ThreadOp::Kind::allocate && op.k > 1) return {};
     std::uint32_t const cap = w_.config.capacity(0);
     for (std::uint32_t b = 0; b < w_.config.num_blocks; ++b) {
-      if (permanent_bits(b) == 0) continue;
+      if (permanent_[b] == 0) continue;
       for (std::uint32_t s = 0; s < cap; ++s) {
         std::size_t const i = std::size_t{b} * 64 + s;
-        if (permanent_[i] == 0 && taken_[i].load(std::memory_order_relaxed) == 0)
+        if (((permanent_[b] >> s) & 1u) == 0 && taken_[i].load(std::memory_order_relaxed) == 0)
           return "slot " + slot_name(i);
       }
     }
@@ -611,13 +601,13 @@ class HeapRun {
       std::uint32_t const t = heap_.block_type(b);
       std::uint32_t const cap = (!is_free && t < w_.config.num_types()) ? w_.config.capacity(t) : 0;
       for (std::uint32_t s = 0; s < 64; ++s) {
-        bool const owned = owner_[std::size_t{b} * 64 + s].load() != kNoOwner ||
-                           permanent_[std::size_t{b} * 64 + s] != 0;
+        bool const owned =
+            owner_[std::size_t{b} * 64 + s].load() != kNoOwner || ((permanent_[b] >> s) & 1u) != 0;
         bool const allocated = s < cap && ((heap_.alloc_bitmap(b) >> s) & 1u) != 0;
         if (owned != allocated)
           found.push_back("at the barrier, slot " + slot_name(std::size_t{b} * 64 + s) + " is " +
                           (allocated ? "allocated" : "not allocated") + " but owned by " +
-                          (permanent_[std::size_t{b} * 64 + s] != 0
+                          (((permanent_[b] >> s) & 1u) != 0
                                ? std::string("the prefill")
                                : who(owner_[std::size_t{b} * 64 + s].load())));
       }
@@ -660,7 +650,7 @@ class HeapRun {
   std::vector<std::uint64_t> payload_;
   std::vector<std::atomic<std::uint8_t>> hosted_;  // block b ever held a logged object
   std::vector<std::atomic<std::uint8_t>> taken_;   // slot ever allocated during the run
-  std::vector<std::uint8_t> permanent_;            // slot holds a prefill object (constant)
+  std::vector<std::uint64_t> permanent_;           // per block: its prefill objects' slots
   std::string first_null_;                         // under failures_mutex_
   std::uint32_t barrier_arrivals_ = 0;
   std::uint32_t barrier_open_     = 0;
