@@ -252,6 +252,7 @@ CLI::App* add_structure_command(CLI::App& app, st::StructureOptions& o) {
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (!heaplab::program::plant_requested_bug("heaplab_apps")) return heaplab::program::kExitUsage;
   CLI::App app{"heaplab_apps: the papers' applications on heaplab's GPU object allocator."};
   app.require_subcommand(1);
   ga::GenCaOptions gen_ca;

@@ -1180,6 +1180,7 @@ void add_parallel_do_command(CLI::App& app, heaplab::bench::ParallelDoBenchOptio
 int main(int argc, char** argv) {
   // Line-buffered even into a file or pipe: a run stopped by a timeout keeps what it printed.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (!heaplab::program::plant_requested_bug("heaplab_bench")) return heaplab::program::kExitUsage;
   CLI::App app{"heaplab_bench: GPU benchmarks, each with its baselines measured in the same run."};
   app.require_subcommand(1);
   BenchOptions options;

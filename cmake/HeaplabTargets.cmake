@@ -25,8 +25,17 @@ endif()
 # One named bug planted at compile time: -DHEAPLAB_MUTANT=invalidate_no_rollback defines
 # HEAPLAB_MUTANT_NAME="invalidate_no_rollback" for every heaplab target; core/mutants.hpp turns
 # it into the constexpr switch mutant::invalidate_no_rollback (an unknown name fails to compile).
+# -DHEAPLAB_MUTANT=runtime is a planting build instead: every switch is compiled as a run-time one
+# (device code included) and the programs and tests plant the bug that the environment variable
+# HEAPLAB_PLANT names (docs/mutants.md "One build for every planted bug"; tools/mutant-sweep
+# --planting). The apps are not built there: their planted bugs are per-app libraries of the
+# real build.
 set(HEAPLAB_MUTANT_DEFINE "")
-if(NOT HEAPLAB_MUTANT STREQUAL "")
+if(HEAPLAB_MUTANT STREQUAL "runtime")
+  set(HEAPLAB_MUTANT_DEFINE "HEAPLAB_MUTANT_RUNTIME_BUILD=1")
+  message(WARNING "heaplab: PLANTING BUILD: every planted bug is compiled in, chosen at run time "
+                  "by HEAPLAB_PLANT=<name> (none when it is unset)")
+elseif(NOT HEAPLAB_MUTANT STREQUAL "")
   set(HEAPLAB_MUTANT_DEFINE "HEAPLAB_MUTANT_NAME=\"${HEAPLAB_MUTANT}\"")
   message(WARNING "heaplab: MUTANT BUILD: planted bug '${HEAPLAB_MUTANT}' is compiled in")
 endif()
@@ -94,8 +103,16 @@ function(heaplab_add_test name)
     set(T_TIMEOUT 600)
   endif()
   add_executable(${name} ${T_SOURCES})
-  target_link_libraries(${name} PRIVATE ${T_LIBS} heaplab::testing GTest::gtest GTest::gtest_main
-                                        Threads::Threads)
+  # Every test binary reads HEAPLAB_PLANT before its first test: a planting build's plants that
+  # bug, any other build's refuses it (docs/mutants.md). One object, compiled once per build.
+  if(NOT TARGET heaplab_plant_from_environment)
+    add_library(heaplab_plant_from_environment OBJECT
+                ${PROJECT_SOURCE_DIR}/proofs_tests/support/plant_from_environment.cpp)
+    target_link_libraries(heaplab_plant_from_environment PRIVATE heaplab::core GTest::gtest)
+    heaplab_configure_target(heaplab_plant_from_environment)
+  endif()
+  target_link_libraries(${name} PRIVATE ${T_LIBS} heaplab_plant_from_environment heaplab::testing
+                                        GTest::gtest GTest::gtest_main Threads::Threads)
   if(T_FAMILIES)
     heaplab_link_families(${name})
   endif()

@@ -149,7 +149,7 @@ TEST(CliUsage, HelpAndVersionExitZero) {
   EXPECT_EQ(v.status, 0) << v.output;
   std::regex const version(
       "^heaplab [0-9]+\\.[0-9]+\\.[0-9]+\ncommit: [^\n]+\nbuild: [^\n]+\n"
-      "cuda: [^\n]+\n(MUTANT BUILD[^\n]*\n)?gpus: [^\n]+\n$");
+      "cuda: [^\n]+\n((MUTANT|PLANTING) BUILD[^\n]*\n)?gpus: [^\n]+\n$");
   EXPECT_TRUE(std::regex_search(v.output, version)) << v.output;
   // A git checkout names its commit; a tree built from a source archive (no .git, as
   // artifact-evaluation archives are) has none to name.

@@ -273,6 +273,8 @@ int run_search(Options const& opt,
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!heaplab::program::plant_requested_bug("heaplab_explore"))
+    return heaplab::program::kExitUsage;
   CLI::App app{
       "Explore interleavings of the portable core's protocol under the controlled scheduler."};
   Options opt;

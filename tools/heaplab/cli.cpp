@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
   // Past a file size limit (ulimit -f) a write fails with EFBIG and the command says which file
   // was not written; by default SIGXFSZ would end the process without a word (status 153).
   std::signal(SIGXFSZ, SIG_IGN);
+  if (!heaplab::program::plant_requested_bug("heaplab")) return heaplab::cli::kExitUsage;
   CLI::App app{
       "heaplab: a verification-first testbed for GPU dynamic memory allocation and "
       "compaction.",

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "heaplab/core/mutants.hpp"
 #include "heaplab/runner/environment.hpp"
 #include "heaplab/schedule/text.hpp"
 
@@ -219,6 +220,13 @@ int parse_error(CLI::App& app, CLI::ParseError const& e, std::string const& wher
   std::fprintf(
       stderr, "%s: error: %s; see '%s --help'\n", where.c_str(), message.c_str(), where.c_str());
   return kExitUsage;
+}
+
+bool plant_requested_bug(std::string const& program) {
+  std::string const failed = core::mutant::plant_from_environment();
+  if (failed.empty()) return true;
+  std::fprintf(stderr, "%s: error: %s\n", program.c_str(), failed.c_str());
+  return false;
 }
 
 }  // namespace heaplab::program

@@ -47,6 +47,12 @@ std::string version_text(std::string const& program);
 /// -V and --version: print version_text(program) and exit 0.
 void add_version_flag(CLI::App& app, std::string const& program);
 
+/// HEAPLAB_PLANT=<name>: in a planting build (-DHEAPLAB_MUTANT=runtime, docs/mutants.md "One
+/// build for every planted bug") plants that bug and says so on stderr. Returns false after one
+/// line on stderr saying why when it cannot (an unknown name, the device's switches not written,
+/// or a build that cannot plant at run time); the program then exits kExitUsage. Call it first.
+bool plant_requested_bug(std::string const& program);
+
 /// The names of app's subcommands.
 std::vector<std::string> subcommand_names(CLI::App const& app);
 

@@ -6,10 +6,13 @@
 // The algorithms select a bug with `if HEAPLAB_MUTANT_CONSTEXPR (mutant::<name>)` or a
 // `HEAPLAB_MUTANT_CONSTEXPR` choice of memory order, so both the bug and the real code compile in
 // every build, and the real path is never hidden in an `#else`. HEAPLAB_MUTANT_CONSTEXPR is
-// `constexpr` in every build but one kind: a host-only test translation unit that defines
-// HEAPLAB_MUTANT_RUNTIME, where each switch is a plain `bool` that mutant::plant(name) sets, so
-// one test binary plants every bug in turn (proofs_tests/explore/mutant_test.cpp: one binary for
-// the explorer's planted bugs instead of one build each). A name that is not in
+// `constexpr` in every build but where HEAPLAB_MUTANT_RUNTIME is defined: there each switch is a
+// run-time `bool` that mutant::plant(name) sets, so one binary plants every bug in turn. Two
+// kinds: a host-only test translation unit (proofs_tests/explore/mutant_test.cpp: one binary for
+// the explorer's planted bugs instead of one build each), and a planting build, where every
+// target's code, device code included, reads the switches and the programs plant the bug that
+// HEAPLAB_PLANT names (plant_from_environment; tools/mutant-sweep --planting: one build for every
+// planted bug instead of one each). A name that is not in
 // HEAPLAB_PLANTED_BUGS below fails to compile (static_assert), so a misspelled -DHEAPLAB_MUTANT
 // cannot build the real code silently.
 //
@@ -17,6 +20,21 @@
 // `// MUTANT name: ...` comment saying what it breaks), add its row to docs/mutants.md and
 // tools/mutant-sweep.
 #pragma once
+
+// A planting build (-DHEAPLAB_MUTANT=runtime, docs/mutants.md "One build for every planted bug")
+// compiles every switch as a run-time one, except in a target that plants its own bug at compile
+// time (e.g. the apps' and the tests' per-target mutants): that target's HEAPLAB_MUTANT_NAME wins.
+#if defined(HEAPLAB_MUTANT_RUNTIME_BUILD) && !defined(HEAPLAB_MUTANT_NAME) && \
+    !defined(HEAPLAB_MUTANT_RUNTIME)
+#define HEAPLAB_MUTANT_RUNTIME 1
+#endif
+
+#include <cstdlib>
+#include <string>
+#if defined(HEAPLAB_MUTANT_RUNTIME)
+#include <cstdio>
+#include <vector>
+#endif
 
 #if defined(HEAPLAB_MUTANT_NAME)
 #define HEAPLAB_PLANTED_BUG_NAME HEAPLAB_MUTANT_NAME
@@ -121,41 +139,147 @@ HEAPLAB_PLANTED_BUGS(HEAPLAB_PLANTED_BUG_SWITCH)
 /// The planted bug's name; "" in the real build.
 inline constexpr char const* kPlanted = HEAPLAB_PLANTED_BUG_NAME;
 
-#else  // HEAPLAB_MUTANT_RUNTIME: the switches are set at run time (host-only test builds)
+/// HEAPLAB_PLANT=<name> asks a planting build to plant a bug. This build cannot: unless the name
+/// is the bug it plants at compile time, returns why (so that a researcher who set it does not
+/// take a pass of the real code for a pass with the bug); "" when HEAPLAB_PLANT is unset.
+inline std::string plant_from_environment() {
+  char const* name = std::getenv("HEAPLAB_PLANT");
+  if (name == nullptr || *name == '\0' || detail::same_name(name, kPlanted)) return "";
+  return std::string("HEAPLAB_PLANT=") + name + " asks for a planted bug, but this build " +
+         (*kPlanted == '\0' ? std::string("is the real code")
+                            : std::string("plants '") + kPlanted + "' at compile time") +
+         " and cannot plant another at run time (a planting build: -DHEAPLAB_MUTANT=runtime, "
+         "docs/mutants.md)";
+}
 
-#if defined(__CUDACC__)
-#error "HEAPLAB_MUTANT_RUNTIME is for host-only test translation units (a bool is not device code)"
-#endif
+#else  // HEAPLAB_MUTANT_RUNTIME: the switches are set at run time
+
 #if defined(HEAPLAB_MUTANT_NAME)
 #error "a build plants a bug at compile time (HEAPLAB_MUTANT_NAME) or at run time, not both"
 #endif
 
 #define HEAPLAB_MUTANT_CONSTEXPR
 
-/// mutant::<name>: true while plant("<name>") holds. Set only between runs, from the test's
-/// thread (plant() happens before the threads of the run it plants for are started).
+/// Everything of the run-time kind has names of its own (the inline namespace), so a binary that
+/// links a run-time translation unit with libraries of the constexpr kind (explore_mutant_test,
+/// planting_gpu_test) holds no two definitions of one name.
+inline namespace planting {
+
+/// The host's switches: one bool per planted bug for the whole program, true while
+/// plant("<name>") holds. Set only between runs, from one thread (plant() happens before the
+/// threads or kernels of the run it plants for are started).
+namespace host_switch {
 #define HEAPLAB_PLANTED_BUG_SWITCH(name) inline bool name = false;
 HEAPLAB_PLANTED_BUGS(HEAPLAB_PLANTED_BUG_SWITCH)
 #undef HEAPLAB_PLANTED_BUG_SWITCH
+}  // namespace host_switch
+
+#if defined(__CUDACC__)
+/// The device's switches: without separate compilation every CUDA translation unit is a module of
+/// its own, so each has its own copy (internal linkage), written by plant() through the setter
+/// the unit registers below. Device code reads its unit's copy, host code the host's switch: one
+/// name, mutant::<name>, chosen per compilation pass.
+namespace device_switch {
+#define HEAPLAB_PLANTED_BUG_SWITCH(name) [[maybe_unused]] static __device__ bool name = false;
+HEAPLAB_PLANTED_BUGS(HEAPLAB_PLANTED_BUG_SWITCH)
+#undef HEAPLAB_PLANTED_BUG_SWITCH
+}  // namespace device_switch
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define HEAPLAB_PLANTED_BUG_USE(name) using device_switch::name;
+#else
+#define HEAPLAB_PLANTED_BUG_USE(name) using host_switch::name;
+#endif
+HEAPLAB_PLANTED_BUGS(HEAPLAB_PLANTED_BUG_USE)
+#undef HEAPLAB_PLANTED_BUG_USE
 
 /// The planted bug's name; "" while none is planted.
 inline char const* kPlanted = "";
 
-/// Plants the bug `name` and clears every other switch; "" plants nothing. Returns false (and
-/// plants nothing) for a name that is not in HEAPLAB_PLANTED_BUGS.
-inline bool plant(char const* name) {
-  bool known = detail::same_name(name, "");
-  kPlanted   = "";
-#define HEAPLAB_PLANTED_BUG_SET(bug)   \
-  bug = detail::same_name(name, #bug); \
-  if (bug) {                           \
-    known    = true;                   \
-    kPlanted = #bug;                   \
+namespace units {
+
+/// Copies the host's switches into one CUDA translation unit's device switches; "" when it did,
+/// else the CUDA error.
+using DeviceSetter = char const* (*)();
+
+/// Every CUDA translation unit's setter (registered during static initialization).
+inline std::vector<DeviceSetter>& device_setters() {
+  static std::vector<DeviceSetter> setters;
+  return setters;
+}
+
+#if defined(__CUDACC__)
+/// This unit's setter. A switch the unit's device code never reads may be absent from its module:
+/// cudaErrorInvalidSymbol is not a failure. Neither is a machine without a usable device (no
+/// device code can run there, so the host's switches are the whole bug); any other error is.
+/// Ordering: a copy from pageable host memory may return before its DMA is done, and heaplab's
+/// kernels run on non-blocking streams that the legacy stream does not order; the final
+/// cudaDeviceSynchronize makes every switch written before plant() returns, so every kernel
+/// launched after it reads the new value.
+static char const* set_this_units_device_switches() {
+  char const* failed = "";
+#define HEAPLAB_PLANTED_BUG_COPY(name)                                                            \
+  if (cudaMemcpyToSymbol(device_switch::name, &host_switch::name, sizeof(bool)) != cudaSuccess) { \
+    cudaError_t const e = cudaGetLastError();                                                     \
+    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) return "";                    \
+    if (e != cudaErrorInvalidSymbol && *failed == '\0') failed = cudaGetErrorString(e);           \
   }
+  HEAPLAB_PLANTED_BUGS(HEAPLAB_PLANTED_BUG_COPY)
+#undef HEAPLAB_PLANTED_BUG_COPY
+  if (cudaError_t const e = cudaDeviceSynchronize(); e != cudaSuccess && *failed == '\0')
+    failed = cudaGetErrorString(e);
+  return failed;
+}
+[[maybe_unused]] static bool const this_unit_registered =
+    (device_setters().push_back(&set_this_units_device_switches), true);
+#endif
+
+}  // namespace units
+
+/// Plants the bug `name` and clears every other switch, on the host and in every CUDA translation
+/// unit's device switches; "" plants nothing. Returns "" when it did; an explanation for a name
+/// that is not in HEAPLAB_PLANTED_BUGS (nothing planted) or a device whose switches could not be
+/// written (then the host's switches hold the bug and the caller must not run anything).
+/// Device switches are written only when some CUDA unit is linked in and `name` is not "", so a
+/// host-only binary, or clearing, needs no GPU.
+inline std::string plant(char const* name) {
+  bool known = detail::same_name(name, "");
+#define HEAPLAB_PLANTED_BUG_CHECK(bug) known = known || detail::same_name(name, #bug);
+  HEAPLAB_PLANTED_BUGS(HEAPLAB_PLANTED_BUG_CHECK)
+#undef HEAPLAB_PLANTED_BUG_CHECK
+  if (!known)
+    return std::string("'") + name +
+           "' names no planted bug (src/heaplab/core/mutants.hpp lists them; docs/mutants.md)";
+  kPlanted = "";
+#define HEAPLAB_PLANTED_BUG_SET(bug)                \
+  host_switch::bug = detail::same_name(name, #bug); \
+  if (host_switch::bug) kPlanted = #bug;
   HEAPLAB_PLANTED_BUGS(HEAPLAB_PLANTED_BUG_SET)
 #undef HEAPLAB_PLANTED_BUG_SET
-  return known;
+  static bool device_written = false;  // clearing never-written device switches is a no-op
+  if (*name == '\0' && !device_written) return "";
+  for (units::DeviceSetter set : units::device_setters()) {
+    device_written = true;
+    if (char const* failed = set(); *failed != '\0')
+      return std::string("could not write the device's planted-bug switches: ") + failed;
+  }
+  return "";
 }
+
+/// HEAPLAB_PLANT=<name> in the environment: plants that bug (a planting build's programs call
+/// this at start, docs/mutants.md "One build for every planted bug") and says so on stderr, the
+/// line tools/mutant-sweep looks for. Returns "" when nothing was asked or the bug is planted.
+inline std::string plant_from_environment() {
+  char const* name = std::getenv("HEAPLAB_PLANT");
+  if (name == nullptr || *name == '\0') return "";
+  std::string failed = plant(name);
+  if (failed.empty())
+    std::fprintf(stderr, "heaplab: planted bug '%s' (HEAPLAB_PLANT; a planting build)\n", name);
+  return failed;
+}
+
+}  // namespace planting
 
 #endif  // HEAPLAB_MUTANT_RUNTIME
 

@@ -28,7 +28,14 @@ std::string build_description() {
   std::string out = std::string("build: ") + HEAPLAB_BUILD_TYPE + ", " + HEAPLAB_CXX_COMPILER +
                     ", C++17\n" + "cuda: " + HEAPLAB_CUDA_BUILD + "\n";
   std::string const planted = core::mutant::kPlanted;
+#if defined(HEAPLAB_MUTANT_RUNTIME)
+  out += "PLANTING BUILD: " +
+         (planted.empty() ? std::string("no bug planted (HEAPLAB_PLANT is unset)")
+                          : "planted bug '" + planted + "' (HEAPLAB_PLANT)") +
+         " (docs/mutants.md)\n";
+#else
   if (!planted.empty()) out += "MUTANT BUILD: planted bug '" + planted + "' (docs/mutants.md)\n";
+#endif
   return out;
 }
 
