@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "fake_executors.hpp"
 #include "heap_schedules.hpp"
@@ -376,12 +378,115 @@ TEST(Stress, AHangSavesItsFailureAndStopsTheRun) {
   EXPECT_EQ(file.failure.step, 0u);
 }
 
+/// Reports `steps_before` steps of its first case, then blocks inside run() (a call that never
+/// returns, as a CUDA call behind a stuck kernel) until `release` is set; other cases pass at
+/// once. With `step_every` > 0 it instead reports a step every step_every seconds for
+/// `busy_seconds` (slow, but never stalled).
+class StallingRunner final : public runner::Runner {
+ public:
+  StallingRunner(std::atomic<bool>& release,
+                 std::size_t steps_before,
+                 double step_every   = 0,
+                 double busy_seconds = 0)
+      : release_(release),
+        steps_before_(steps_before),
+        step_every_(step_every),
+        busy_seconds_(busy_seconds) {}
+  [[nodiscard]] std::string name() const override { return "stalling"; }
+  [[nodiscard]] runner::Support supports(runner::AnySchedule const&) const override { return {}; }
+  [[nodiscard]] bool deterministic() const override { return true; }
+  runner::RunOutcome run(runner::AnySchedule const&, runner::StepCallback const& on_step) override {
+    runner::RunOutcome out;
+    if (cases_++ > 0) return out;
+    auto const start = std::chrono::steady_clock::now();
+    auto const since = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    for (std::size_t i = 0; i < steps_before_; ++i) on_step(runner::StepReport{});
+    if (step_every_ > 0) {
+      while (since() < busy_seconds_) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(step_every_));
+        on_step(runner::StepReport{});
+      }
+      return out;
+    }
+    while (!release_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return out;
+  }
+
+ private:
+  std::atomic<bool>& release_;
+  std::size_t steps_before_;
+  double step_every_;
+  double busy_seconds_;
+  int cases_ = 0;
+};
+
+TEST(Stress, AWorkerThatStopsAnsweringIsSavedAsAStallAndEndsTheRunThroughOnHang) {
+  TempDir dir;
+  auto o          = options_in(dir);
+  o.workers       = 1;
+  o.max_cases     = 3;
+  o.stall_seconds = 0.3;
+  std::atomic<bool> release{false};
+  std::vector<runner::SavedFailure> hangs;
+  runner::StressObserver observer;
+  // The command line ends the process in on_hang; here it lets the stuck call return instead.
+  observer.on_hang = [&](runner::SavedFailure const& f) {
+    hangs.push_back(f);
+    release = true;
+  };
+  auto const start  = std::chrono::steady_clock::now();
+  auto const result = run_heap(
+      o, [&](unsigned) { return std::make_unique<StallingRunner>(release, 4); }, observer);
+  double const took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(hangs.size(), 1u) << "on_hang is called once, for the stalled worker";
+  EXPECT_TRUE(result.hang);
+  EXPECT_EQ(result.stop_reason, "hang");
+  EXPECT_LT(took, 10.0);
+  ASSERT_FALSE(hangs.front().path.empty()) << hangs.front().save_error;
+  auto const file = runner::load_failure(hangs.front().path);
+  EXPECT_EQ(file.failure.kind, FailureKind::hang);
+  EXPECT_EQ(file.failure.check, "stall");
+  EXPECT_EQ(file.failure.step, 4u) << "the step in progress: four had finished";
+  EXPECT_EQ(file.origin.case_index, std::optional<std::uint64_t>(0));
+  EXPECT_NE(file.failure.message.find("finished no step of this case for"), std::string::npos)
+      << file.failure.message;
+}
+
+TEST(Stress, ASlowWorkerThatKeepsFinishingStepsIsNoStall) {
+  TempDir dir;
+  auto o          = options_in(dir);
+  o.max_cases     = 2;
+  o.stall_seconds = 0.4;
+  std::atomic<bool> release{true};
+  bool hung = false;
+  runner::StressObserver observer;
+  observer.on_hang  = [&](runner::SavedFailure const&) { hung = true; };
+  auto const result = run_heap(
+      o,
+      [&](unsigned) { return std::make_unique<StallingRunner>(release, 0, 0.1, 1.5); },
+      observer);
+  EXPECT_FALSE(hung) << "a step every 0.1 s for 1.5 s is slow progress, not a stall";
+  EXPECT_FALSE(result.hang);
+  EXPECT_EQ(result.stats.cases, 2u);
+  EXPECT_GE(result.stats.elapsed, 1.5);
+}
+
 TEST(Stress, BadOptionsAreRejected) {
   runner::StressOptions o = heap_options();
   o.workers               = 0;
   auto factory            = [](unsigned) { return std::make_unique<heap_family::ModelRunner>(); };
   EXPECT_THROW(run_heap(o, factory), core::precondition_error);
-  o.workers         = 1;
+  o.workers       = 1;
+  o.stall_seconds = 1;  // the stall guard without on_hang: a stalled worker could not be joined
+  EXPECT_THROW(run_heap(o, factory), core::precondition_error);
+  o.stall_seconds = -1;
+  runner::StressObserver ends;
+  ends.on_hang = [](runner::SavedFailure const&) {};
+  EXPECT_THROW(run_heap(o, factory, ends), core::precondition_error);
+  o.stall_seconds   = 0;
   o.request.profile = "huge";
   EXPECT_THROW((void)runner::make_case(heap(), o, 0), core::precondition_error);
 }

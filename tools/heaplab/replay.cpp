@@ -496,8 +496,11 @@ class SideReplay {
     side.state               = Side::State::failed;
     std::string comparison;
     if (failure_file_) {
+      // A hang is the same failure whichever guard saw it: a worker's stall in a stress run of
+      // many workers (check stall) replays alone, where the watchdog sees it (check watchdog).
       side.same_as_recorded =
-          failure_file_->failure.kind == f.kind && failure_file_->failure.check == f.check;
+          failure_file_->failure.kind == f.kind &&
+          (failure_file_->failure.check == f.check || f.kind == runner::FailureKind::hang);
       comparison = comparison_text(failure_file_->failure, f, side.same_as_recorded);
     }
     res_.sides.push_back(side);

@@ -29,6 +29,7 @@
 
 #include "commands.hpp"
 #include "files.hpp"
+#include "heaplab/cuda/detail/budget_wait.hpp"
 #include "heaplab/runner/environment.hpp"
 #include "heaplab/runner/registry.hpp"
 #include "heaplab/runner/stress.hpp"
@@ -59,6 +60,7 @@ struct StressCli {
   double progress_every        = 10;
   std::uint64_t placement_seed = 1;
   int watchdog_ms              = 0;
+  double stall_seconds         = -1;  // -1: the default (stall_limit)
   bool quiet                   = false;
   bool no_perturb              = false;
 };
@@ -318,6 +320,20 @@ std::string profile_for(StressCli const& cli, Campaign const& c) {
   return {};
 }
 
+/// --stall-seconds, or its default: for a GPU runner 12 watchdog budgets (60 s by default; 30
+/// times that under a CUDA tool, whose kernels run 10-100x slower), so that a step the watchdog
+/// would have reported is never taken for a stall; off for the CPU runners, whose steps never
+/// wait for a device (an explorer's case may search for minutes without a step).
+double stall_limit(StressCli const& cli, Campaign const& c) {
+  if (cli.stall_seconds >= 0) return cli.stall_seconds;
+  if (!c.info->uses_gpu) return 0;
+  double const watchdog =
+      cli.watchdog_ms > 0
+          ? cli.watchdog_ms / 1000.0
+          : std::chrono::duration<double>(cudart::default_watchdog_budget()).count();
+  return 12 * watchdog * (cudart::under_cuda_tool() ? 30 : 1);
+}
+
 /// The run's options from the command line (already checked by option_problem and the option
 /// validators).
 runner::StressOptions stress_options(StressCli const& cli,
@@ -340,12 +356,13 @@ runner::StressOptions stress_options(StressCli const& cli,
   o.shard_index      = shard.first;
   o.shard_count      = shard.second;
   if (cli.case_given) o.only_case = cli.only_case;
-  o.interrupt    = &g_interrupt;
-  o.workers      = cli.jobs                  ? cli.jobs
-                   : c.info->one_per_process ? 1u
-                   : c.info->uses_gpu        ? default_gpu_workers()
-                                             : 1u;
-  o.tick_seconds = 0.25;
+  o.interrupt     = &g_interrupt;
+  o.workers       = cli.jobs                  ? cli.jobs
+                    : c.info->one_per_process ? 1u
+                    : c.info->uses_gpu        ? default_gpu_workers()
+                                              : 1u;
+  o.tick_seconds  = 0.25;
+  o.stall_seconds = stall_limit(cli, c);
   return o;
 }
 
@@ -413,7 +430,7 @@ class ProgressPrinter {
     runner::StressObserver o;
     o.on_tick    = [this](runner::StressStats const& s) { tick(s); };
     o.on_failure = [this](runner::SavedFailure const& f) { failure(f); };
-    o.on_hang    = [this](runner::SavedFailure const&) { hang(); };
+    o.on_hang    = [this](runner::SavedFailure const& f) { hang(f.failure.check); };
     return o;
   }
   /// Ends an open progress line, so that what follows starts on a line of its own.
@@ -461,11 +478,13 @@ class ProgressPrinter {
     }
     std::fflush(stdout);
   }
-  [[noreturn]] void hang() {
+  [[noreturn]] void hang(std::string const& check) {
     std::lock_guard<std::mutex> lock(mutex_);
     std::printf(
-        "heaplab stress: a kernel hung (watchdog); it cannot be cancelled, so the run ends here "
-        "(exit status %d)\n",
+        "heaplab stress: %s; it cannot be cancelled, so the run ends here (exit status %d)\n",
+        check == runner::checks::kStall
+            ? "a worker stalled (--stall-seconds): a call of its runner never returned"
+            : "a kernel hung (watchdog)",
         kExitHang);
     std::fflush(stdout);
     std::fflush(stderr);
@@ -826,6 +845,13 @@ void add_tuning_options(CLI::App* cmd, std::shared_ptr<StressCli> const& cli) {
                   cli->watchdog_ms,
                   "gpu: budget of one step's kernels in ms (default HEAPLAB_WATCHDOG_MS or 5000)")
       ->check(unsigned_integer(1, 86400000))
+      ->default_str("");
+  cmd->add_option("--stall-seconds",
+                  cli->stall_seconds,
+                  "a worker that finishes no step for this long is reported as a hang (check "
+                  "stall, exit 3): a call blocked for good, where the watchdog cannot poll; 0 = "
+                  "off (default: gpu runners 12 watchdog budgets, others off)")
+      ->check(finite_number(0, 1e6))
       ->default_str("");
   cmd->add_flag("--quiet,-q", cli->quiet, "no progress lines (failures and the summary only)");
   cmd->add_flag("--no-perturb",

@@ -35,6 +35,7 @@ std::vector<std::string> failure_kind_names();
 /// Check names that every family shares (a family's own are in its folder).
 namespace checks {
 inline constexpr char const* kWatchdog  = "watchdog";   // hang
+inline constexpr char const* kStall     = "stall";      // hang: a worker stopped answering
 inline constexpr char const* kException = "exception";  // crash
 }  // namespace checks
 

@@ -52,10 +52,11 @@ std::string case_description(StressOptions const& o, std::uint64_t k) {
 
 FailureFile failure_file_for(StressOptions const& options,
                              StressCase const& c,
-                             Runner const& runner,
+                             std::string const& device_name,
+                             std::string const& runner_name,
                              Failure const& failure) {
-  FailureFile f = stress_failure_file(
-      runner.device_name(), runner.name(), c.seed, c.rapidcheck, options.seed, c.index);
+  FailureFile f =
+      stress_failure_file(device_name, runner_name, c.seed, c.rapidcheck, options.seed, c.index);
   f.origin.profile           = options.request.profile;
   f.origin.heap_mib          = options.request.heap_mib;
   f.failure                  = failure.record();
@@ -131,6 +132,12 @@ struct StressShared {
   Coverage coverage;
   std::map<std::string, std::uint64_t> counts;
   bool hang = false;
+  // The stall guard (StressOptions::stall_seconds), one entry per worker: the case it runs
+  // (null between cases; under `mutex`), when it last started a case or finished a step
+  // (steady-clock nanoseconds), and the steps of its case finished so far.
+  std::vector<StressCase const*> current;
+  std::unique_ptr<std::atomic<std::int64_t>[]> progress_ns;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> steps_done;
 
   /// Adds one step's counters (from any worker's thread).
   void count_step(StepReport const& r) {
@@ -157,14 +164,21 @@ class StressRun {
             RunnerFactory const& make_runner,
             StressObserver const& observer)
       : family_(family), options_(options), observer_(observer), start_(Clock::now()) {
-    // Runners are made up front so that "not available" is reported before any case runs.
-    for (unsigned w = 0; w < options_.workers; ++w) runners_.push_back(make_runner(w));
+    // Runners are made up front so that "not available" is reported before any case runs; their
+    // names are asked once, here, for the failure files (a stalled runner is never called).
+    for (unsigned w = 0; w < options_.workers; ++w) {
+      runners_.push_back(make_runner(w));
+      names_.push_back({runners_.back()->device_name(), runners_.back()->name()});
+    }
   }
 
   StressResult run() {
     std::vector<std::thread> threads;
     shared_.worker_cases = std::make_unique<std::atomic<std::uint64_t>[]>(options_.workers);
     shared_.running      = static_cast<int>(options_.workers);
+    shared_.current.assign(options_.workers, nullptr);
+    shared_.progress_ns = std::make_unique<std::atomic<std::int64_t>[]>(options_.workers);
+    shared_.steps_done  = std::make_unique<std::atomic<std::uint64_t>[]>(options_.workers);
     for (unsigned w = 0; w < options_.workers; ++w) threads.emplace_back([this, w] { worker(w); });
     wait_with_ticks();
     for (auto& t : threads) t.join();
@@ -184,11 +198,30 @@ class StressRun {
     return options_.interrupt && options_.interrupt->load(std::memory_order_relaxed);
   }
 
-  /// One case on `runner`; a schedule the runner rejects is a crash of step 0 (a heaplab bug).
-  RunOutcome run_case(Runner& runner, StressCase const& c) {
+  static std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+        .count();
+  }
+
+  /// Worker w starts (c) or ends (nullptr) a case: what the stall guard watches.
+  void set_current(unsigned w, StressCase const* c) {
+    shared_.steps_done[w]  = 0;
+    shared_.progress_ns[w] = now_ns();
+    std::lock_guard<std::mutex> lock(shared_.mutex);
+    shared_.current[w] = c;
+  }
+
+  /// One case on worker w's runner; a schedule the runner rejects is a crash of step 0 (a
+  /// heaplab bug).
+  RunOutcome run_case(unsigned w, Runner& runner, StressCase const& c) {
     RunOutcome outcome;
+    set_current(w, &c);
     try {
-      outcome = runner.run(c.schedule, [&](StepReport const& r) { shared_.count_step(r); });
+      outcome = runner.run(c.schedule, [&](StepReport const& r) {
+        shared_.count_step(r);
+        ++shared_.steps_done[w];
+        shared_.progress_ns[w] = now_ns();
+      });
     } catch (std::exception const& e) {
       Failure f;
       f.kind          = FailureKind::crash;
@@ -196,21 +229,19 @@ class StressRun {
       f.message       = std::string("the runner rejected the generated schedule: ") + e.what();
       outcome.failure = f;
     }
+    set_current(w, nullptr);
     return outcome;
   }
 
   /// Writes the failure file of case c, tells the observer and applies --max-failures.
-  SavedFailure record_failure(unsigned w,
-                              StressCase const& c,
-                              Runner const& runner,
-                              Failure const& failure) {
+  SavedFailure record_failure(unsigned w, StressCase const& c, Failure const& failure) {
     ++shared_.failures;
     SavedFailure saved;
     saved.failure = failure;
     saved.worker  = w;
     std::lock_guard<std::mutex> lock(shared_.mutex);
     try {
-      saved.file = failure_file_for(options_, c, runner, failure);
+      saved.file = failure_file_for(options_, c, names_[w].device, names_[w].runner, failure);
       saved.path = save_failure(saved.file, options_.out_dir);
     } catch (std::exception const& e) {
       saved.save_error = e.what();
@@ -252,7 +283,7 @@ class StressRun {
         ++shared_.skipped;
         continue;
       }
-      RunOutcome const outcome = run_case(runner, c);
+      RunOutcome const outcome = run_case(w, runner, c);
       ++shared_.cases;
       ++shared_.worker_cases[w];
       {
@@ -260,7 +291,7 @@ class StressRun {
         family_.cover(c.schedule, outcome.steps_run, shared_.coverage);
       }
       if (!outcome.failure) continue;
-      SavedFailure const saved = record_failure(w, c, runner, *outcome.failure);
+      SavedFailure const saved = record_failure(w, c, *outcome.failure);
       if (outcome.failure->kind == FailureKind::hang) {
         if (observer_.on_hang)
           observer_.on_hang(saved);  // outside the lock: it may end the
@@ -298,13 +329,49 @@ class StressRun {
     return st;
   }
 
-  /// Until every worker is done: calls observer.on_tick every tick_seconds.
+  /// The stall guard, from the calling thread, which never enters a runner: every worker whose
+  /// case finished no step for stall_seconds gets its case saved as a hang (we cannot tell the
+  /// worker that holds a stuck kernel from one blocked behind it, so each is saved), then
+  /// observer.on_hang ends the process. Called with `lock` (shared_.mutex) held; returns with it.
+  void report_stalls(std::unique_lock<std::mutex>& lock) {
+    std::int64_t const limit = static_cast<std::int64_t>(options_.stall_seconds * 1e9);
+    std::vector<std::pair<unsigned, StressCase>> stalled;
+    for (unsigned w = 0; w < options_.workers; ++w)
+      if (shared_.current[w] != nullptr && now_ns() - shared_.progress_ns[w] > limit)
+        stalled.emplace_back(w, *shared_.current[w]);  // a copy: the worker may yet resume
+    if (stalled.empty()) return;
+    lock.unlock();
+    std::vector<SavedFailure> saved;
+    for (auto const& [w, c] : stalled) {
+      Failure f;
+      f.kind    = FailureKind::hang;
+      f.check   = checks::kStall;
+      f.step    = static_cast<std::size_t>(shared_.steps_done[w].load());
+      f.message = "worker " + std::to_string(w) + " finished no step of this case for " +
+                  std::to_string(static_cast<long long>(options_.stall_seconds)) +
+                  " s (--stall-seconds) and does not answer: a call that never returns, e.g. a "
+                  "CUDA call waiting for the device behind a stuck kernel, where the watchdog "
+                  "cannot poll; " +
+                  std::to_string(stalled.size()) +
+                  " worker(s) stalled, one of them may only wait for another's kernel";
+      saved.push_back(record_failure(w, c, f));
+    }
+    if (observer_.on_hang) observer_.on_hang(saved.front());  // ends the process
+    lock.lock();
+  }
+
+  /// Until every worker is done: calls observer.on_tick every tick_seconds (and the stall guard
+  /// at least every second, when it is on).
   void wait_with_ticks() {
-    auto const tick = std::chrono::duration<double>(std::max(0.01, options_.tick_seconds));
-    auto next_tick  = Clock::now() + std::chrono::duration_cast<Clock::duration>(tick);
+    auto const tick  = std::chrono::duration<double>(std::max(0.01, options_.tick_seconds));
+    auto next_tick   = Clock::now() + std::chrono::duration_cast<Clock::duration>(tick);
+    bool const guard = options_.stall_seconds > 0;
     std::unique_lock<std::mutex> lock(shared_.mutex);
     while (shared_.running > 0) {
-      shared_.wake.wait_until(lock, next_tick);
+      auto const until =
+          guard ? std::min(next_tick, Clock::now() + std::chrono::seconds(1)) : next_tick;
+      shared_.wake.wait_until(lock, until);
+      if (guard && !shared_.hang) report_stalls(lock);
       if (Clock::now() >= next_tick) {
         next_tick += std::chrono::duration_cast<Clock::duration>(tick);
         if (observer_.on_tick) {
@@ -339,6 +406,10 @@ class StressRun {
   StressObserver const& observer_;
   Clock::time_point const start_;
   std::vector<std::unique_ptr<Runner>> runners_;
+  struct Names {
+    std::string device, runner;
+  };
+  std::vector<Names> names_;  // per worker: its runner's device_name() and name()
   StressShared shared_;
 };
 
@@ -351,6 +422,10 @@ StressResult run_stress(Family const& family,
   check_shard_options(options);
   HEAPLAB_EXPECTS(options.seconds >= 0, "the time budget must not be negative");
   HEAPLAB_EXPECTS(options.max_failures >= 1, "max_failures must be at least 1");
+  HEAPLAB_EXPECTS(options.stall_seconds >= 0, "the stall limit must not be negative");
+  HEAPLAB_EXPECTS(options.stall_seconds == 0 || observer.on_hang,
+                  "the stall guard needs StressObserver::on_hang to end the process (a stalled "
+                  "worker cannot be joined)");
   return StressRun(family, options, make_runner, observer).run();
 }
 

@@ -46,6 +46,13 @@ struct StressOptions {
   std::atomic<bool> const* interrupt = nullptr;
   std::filesystem::path out_dir      = "failures";
   double tick_seconds                = 1;  // how often StressObserver::on_tick is called
+  /// A worker that finishes no step of its case for this long is stalled: the calling thread
+  /// reports every stalled worker's case as a hang (check "stall", a failure file each) and calls
+  /// StressObserver::on_hang, which must end the process (a stalled thread cannot be joined). It
+  /// catches what a runner's own watchdog cannot: a thread blocked inside a call that never
+  /// returns, e.g. a CUDA call that waits for the whole device behind another worker's stuck
+  /// kernel, where the watchdog's polling itself blocks (docs/gpu-runner.md "Hangs"). 0: off.
+  double stall_seconds = 0;
 };
 
 /// The seed of case k of a run: schedule::mix(run_seed, k, salt).
@@ -120,10 +127,13 @@ using RunnerFactory = std::function<std::unique_ptr<Runner>(unsigned worker)>;
 /// tests and --dump; a time-budgeted run stops earlier). Throws for bad shard options.
 std::vector<std::uint64_t> cases_of_shard(StressOptions const& options, std::uint64_t limit);
 
-/// The failure file of a failed stress case.
+/// The failure file of a failed stress case on a runner named `runner_name` on `device_name`
+/// (Runner::name(), Runner::device_name(): the loop asks each runner once, up front, so that a
+/// worker's stall is saved without calling into its runner, which may be blocked).
 FailureFile failure_file_for(StressOptions const& options,
                              StressCase const& c,
-                             Runner const& runner,
+                             std::string const& device_name,
+                             std::string const& runner_name,
                              Failure const& failure);
 
 /// Runs the loop (see the top of this file) over `family`'s cases on runners of that family.
