@@ -426,8 +426,9 @@ TEST(Stress, AWorkerThatStopsAnsweringIsSavedAsAStallAndEndsTheRunThroughOnHang)
   TempDir dir;
   auto o          = options_in(dir);
   o.workers       = 1;
-  o.max_cases     = 3;
+  o.only_case     = 60;  // a case of more than four steps: the stall is in its fifth
   o.stall_seconds = 0.3;
+  ASSERT_GE(heap_case(o, 60).steps.size(), 5u);
   std::atomic<bool> release{false};
   std::vector<runner::SavedFailure> hangs;
   runner::StressObserver observer;
@@ -450,7 +451,7 @@ TEST(Stress, AWorkerThatStopsAnsweringIsSavedAsAStallAndEndsTheRunThroughOnHang)
   EXPECT_EQ(file.failure.kind, FailureKind::hang);
   EXPECT_EQ(file.failure.check, "stall");
   EXPECT_EQ(file.failure.step, 4u) << "the step in progress: four had finished";
-  EXPECT_EQ(file.origin.case_index, std::optional<std::uint64_t>(0));
+  EXPECT_EQ(file.origin.case_index, std::optional<std::uint64_t>(60));
   EXPECT_NE(file.failure.message.find("finished no step of this case for"), std::string::npos)
       << file.failure.message;
 }

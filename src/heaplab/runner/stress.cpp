@@ -344,9 +344,13 @@ class StressRun {
     std::vector<SavedFailure> saved;
     for (auto const& [w, c] : stalled) {
       Failure f;
-      f.kind    = FailureKind::hang;
-      f.check   = checks::kStall;
-      f.step    = static_cast<std::size_t>(shared_.steps_done[w].load());
+      f.kind  = FailureKind::hang;
+      f.check = checks::kStall;
+      // The step in progress; a worker stuck after its last step (in a runner's teardown) is
+      // blamed on that last step, so that the file names a step of its schedule.
+      std::size_t const steps = family_.steps(c.schedule);
+      f.step                  = std::min(static_cast<std::size_t>(shared_.steps_done[w].load()),
+                        steps > 0 ? steps - 1 : std::size_t{0});
       f.message = "worker " + std::to_string(w) + " finished no step of this case for " +
                   std::to_string(static_cast<long long>(options_.stall_seconds)) +
                   " s (--stall-seconds) and does not answer: a call that never returns, e.g. a "
