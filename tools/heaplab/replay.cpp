@@ -158,8 +158,11 @@ struct FileResult {
   std::vector<Side> sides;
   Verdict verdict = Verdict::error;
   std::string error;  // Verdict::error: the message
-  int status     = kExitUsage;
-  double seconds = 0;  // wall time of the file's replay
+  /// A side's runner is unusable after a failure that is no hang (a crash that lost the CUDA
+  /// context): the file gets its verdict from the sides that ran, then the process ends with it.
+  bool runner_lost = false;
+  int status       = kExitUsage;
+  double seconds   = 0;  // wall time of the file's replay
 };
 
 std::string side_summary(Side const& s) {
@@ -505,9 +508,13 @@ class SideReplay {
     }
     res_.sides.push_back(side);
     print_failed(side.name, f, file_.family().steps(file_.schedule), comparison, opt_, detailed_);
-    if (f.kind == runner::FailureKind::hang || !r.usable()) {
+    if (f.kind == runner::FailureKind::hang) {
       res_.verdict = Verdict::hang;
       res_.status  = kExitHang;
+      return false;
+    }
+    if (!r.usable()) {  // no other side may run in this process; the failure is what it is
+      res_.runner_lost = true;
       return false;
     }
     return true;
@@ -544,7 +551,13 @@ FileResult replay_file(std::string const& file, ReplayOptions const& opt, bool d
   auto const names = runners_for(opt, *loaded);
   SideReplay sides(res, *loaded, opt, detailed);
   for (auto const& name : names)
-    if (!sides.run(name)) return res;
+    if (!sides.run(name)) {
+      if (!res.runner_lost) return res;
+      std::printf(detailed ? "\n%s" : "  %s",
+                  "the runner cannot be used again in this process (e.g. a lost CUDA context): "
+                  "no further side runs\n");
+      break;
+    }
 
   res.status = worse(decide_verdict(res, failure_file), sides.explicit_status());
   bool const recorded_asked =
@@ -722,8 +735,8 @@ std::string replay_junit(std::vector<FileResult> const& results, std::size_t fil
     ++errors;
     cases += "    <testcase classname=\"heaplab.replay\" name=\"(file " + std::to_string(i + 1) +
              " of " + std::to_string(files) +
-             ")\" time=\"0.000\">\n      <error message=\"not replayed: a hang ended the "
-             "process before it\"/>\n    </testcase>\n";
+             ")\" time=\"0.000\">\n      <error message=\"not replayed: a hang or an unusable "
+             "runner ended the process before it\"/>\n    </testcase>\n";
   }
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"heaplab replay\">\n"
          "  <testsuite name=\"heaplab.replay\" tests=\"" +
@@ -776,14 +789,21 @@ FileResult timed_replay_file(std::string const& file, ReplayOptions const& opt, 
   return res;
 }
 
-[[noreturn]] void end_after_hang() {
-  std::printf(
-      "heaplab replay: a kernel hung or the device's context was lost; ending the process (exit "
-      "status %d)\n",
-      kExitHang);
+/// After a hang (status 3) or a runner left unusable by another failure (its file's status):
+/// nothing more may run in this process (a stuck kernel, a lost CUDA context), and static
+/// destructors could block on the context.
+[[noreturn]] void end_after_hang(int status = kExitHang) {
+  std::printf("heaplab replay: %s; ending the process (exit status %d)\n",
+              status == kExitHang ? "a kernel hung"
+                                  : "a runner cannot be used again (e.g. the "
+                                    "device's context was lost)",
+              status);
   std::fflush(stdout);
-  std::_Exit(kExitHang);
+  std::_Exit(status);
 }
+
+/// Whether the replay must end after this file (a hang, or a runner left unusable).
+bool ends_the_process(FileResult const& r) { return r.verdict == Verdict::hang || r.runner_lost; }
 
 int replay(ReplayOptions const& opt) {
   std::string const started = runner::utc_now_iso8601();
@@ -806,7 +826,7 @@ int replay(ReplayOptions const& opt) {
     }
     std::vector<FileResult> const one{timed_replay_file(opt.files.front(), opt, true)};
     int const status = write_summaries(opt, one, 1, started, one.front().status);
-    if (one.front().verdict == Verdict::hang) end_after_hang();
+    if (ends_the_process(one.front())) end_after_hang(status);
     return status;
   }
 
@@ -829,13 +849,13 @@ int replay(ReplayOptions const& opt) {
     std::fflush(stdout);
     status = worse(status, res.status);
     results.push_back(std::move(res));
-    if (results.back().verdict == Verdict::hang) {
+    if (ends_the_process(results.back())) {
       std::printf("\nheaplab replay: %zu of %zu files replayed; the rest are not:\n",
                   results.size(),
                   inputs.size());
       print_table(results);
-      (void)write_summaries(opt, results, inputs.size(), started, status);
-      end_after_hang();
+      int const final_status = write_summaries(opt, results, inputs.size(), started, status);
+      end_after_hang(results.back().verdict == Verdict::hang ? kExitHang : final_status);
     }
   }
   std::printf("\nheaplab replay: %zu files\n", results.size());

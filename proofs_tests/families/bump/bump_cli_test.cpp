@@ -161,6 +161,32 @@ TEST(BumpCli, ThePlantedRaceIsFoundReplayedMinimizedAndShown) {
   EXPECT_EQ(runner::parse_failure(json.output), f);
 }
 
+TEST(BumpCli, ARunnerLeftUnusableByACrashEndsTheReplayWithTheFilesVerdict) {
+  TempDir const d("lost");
+  BumpSchedule s;
+  s.arena = 64;
+  BumpAlloc a;
+  a.threads = 2;
+  s.steps   = {a};
+  std::ofstream(d / "a.json") << dump(s);
+  std::ofstream(d / "b.json") << dump(s);
+  // One file: it fails (exit 1, the crash's verdict, not a hang's 3); the model side never runs.
+  auto const one = run("replay --runner bump-cpu-lost --runner bump-model " + (d / "a.json"));
+  EXPECT_EQ(one.status, 1) << one.output;
+  EXPECT_TRUE(has(one, "cannot be used again in this process")) << one.output;
+  EXPECT_FALSE(has(one, "bump-model side")) << one.output;
+  EXPECT_TRUE(has(one, "ending the process (exit status 1)")) << one.output;
+  EXPECT_FALSE(has(one, "a kernel hung")) << one.output;
+  // A folder: the first file's replay ends the process; the second is not replayed.
+  auto const folder =
+      run("replay --runner bump-cpu-lost --junit " + (d / "r.xml") + " " + d.path().string());
+  EXPECT_EQ(folder.status, 1) << folder.output;
+  EXPECT_TRUE(has(folder, "1 of 2 files replayed")) << folder.output;
+  std::ifstream in(d / "r.xml");
+  std::string const xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(xml.find("not replayed: a hang or an unusable runner"), std::string::npos) << xml;
+}
+
 TEST(BumpCli, AMalformedBumpScheduleIsAPositionedUsageError) {
   TempDir const d("bad");
   BumpSchedule s;

@@ -38,6 +38,38 @@ class RacyBump final : public ConcurrentBump {
   std::atomic<std::uint64_t> top_{0};
 };
 
+/// PLANTED (test-only): a runner whose first step crashes in a way that leaves it unusable, as a
+/// GPU runner after a device fault that lost its CUDA context (usable() false after a failure that
+/// is no hang). Replay must give the file its verdict (a failure: exit 1, not a hang's 3) and end
+/// the process without running another side or file (bump_cli_test.cpp).
+class LostRunner final : public runner::Runner {
+ public:
+  [[nodiscard]] std::string name() const override { return "bump-cpu-lost"; }
+  [[nodiscard]] runner::Support supports(runner::AnySchedule const&) const override { return {}; }
+  [[nodiscard]] bool deterministic() const override { return true; }
+  [[nodiscard]] bool usable() const override { return usable_; }
+  runner::RunOutcome run(runner::AnySchedule const&, runner::StepCallback const&) override {
+    usable_ = false;
+    runner::Failure f;
+    f.kind    = runner::FailureKind::crash;
+    f.check   = runner::checks::kException;
+    f.message = "planted: the device's context was lost (test-only)";
+    runner::RunOutcome out;
+    out.failure = f;
+    return out;
+  }
+
+ private:
+  bool usable_ = true;
+};
+
+runner::RunnerRegistration const lost{runner::RunnerInfo(
+    "bump-cpu-lost",
+    "bump",
+    "PLANTED: crashes at step 0 and cannot be used again, as after a lost CUDA context "
+    "(test-only)",
+    [](runner::RunnerOptions const&) { return std::make_unique<LostRunner>(); })};
+
 runner::RunnerRegistration const planted{cpu_runner_info(
     "bump-cpu-planted",
     "PLANTED BUG: bump-cpu with a load/store bump pointer instead of a CAS (test-only)",

@@ -75,7 +75,9 @@ TEST(BumpRunners, AreRegisteredWithTheFamily) {
   EXPECT_EQ(registry.family_of_format("heaplab-bump-schedule"), &family());
   std::vector<std::string> names;
   for (auto const* r : registry.runners_of("bump")) names.push_back(r->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"bump-model", "bump-cpu", "bump-cpu-planted"}));
+  EXPECT_EQ(
+      names,
+      (std::vector<std::string>{"bump-model", "bump-cpu", "bump-cpu-lost", "bump-cpu-planted"}));
   EXPECT_TRUE(runner::make_runner("bump-model")->deterministic());
   EXPECT_FALSE(runner::make_runner("bump-cpu")->deterministic());
 }
