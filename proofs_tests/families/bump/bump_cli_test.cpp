@@ -161,15 +161,20 @@ TEST(BumpCli, ThePlantedRaceIsFoundReplayedMinimizedAndShown) {
   EXPECT_EQ(runner::parse_failure(json.output), f);
 }
 
-TEST(BumpCli, ARunnerLeftUnusableByACrashEndsTheReplayWithTheFilesVerdict) {
-  TempDir const d("lost");
+/// A valid bump schedule: one wave of two threads on a 64-byte arena.
+BumpSchedule one_wave() {
   BumpSchedule s;
   s.arena = 64;
   BumpAlloc a;
   a.threads = 2;
   s.steps   = {a};
-  std::ofstream(d / "a.json") << dump(s);
-  std::ofstream(d / "b.json") << dump(s);
+  return s;
+}
+
+TEST(BumpCli, ARunnerLeftUnusableByACrashEndsTheReplayWithTheFilesVerdict) {
+  TempDir const d("lost");
+  std::ofstream(d / "a.json") << dump(one_wave());
+  std::ofstream(d / "b.json") << dump(one_wave());
   // One file: it fails (exit 1, the crash's verdict, not a hang's 3); the model side never runs.
   auto const one = run("replay --runner bump-cpu-lost --runner bump-model " + (d / "a.json"));
   EXPECT_EQ(one.status, 1) << one.output;
@@ -189,12 +194,7 @@ TEST(BumpCli, ARunnerLeftUnusableByACrashEndsTheReplayWithTheFilesVerdict) {
 
 TEST(BumpCli, AMalformedBumpScheduleIsAPositionedUsageError) {
   TempDir const d("bad");
-  BumpSchedule s;
-  s.arena = 64;
-  BumpAlloc a;
-  a.threads        = 2;
-  s.steps          = {a};
-  std::string text = dump(s);
+  std::string text = dump(one_wave());
   text.replace(text.find("\"align\""), 7, "\"aling\"");
   std::ofstream(d / "bad.json") << text;
   for (char const* cmd : {"replay", "show", "minimize"}) {
