@@ -789,21 +789,22 @@ FileResult timed_replay_file(std::string const& file, ReplayOptions const& opt, 
   return res;
 }
 
-/// After a hang (status 3) or a runner left unusable by another failure (its file's status):
-/// nothing more may run in this process (a stuck kernel, a lost CUDA context), and static
-/// destructors could block on the context.
-[[noreturn]] void end_after_hang(int status = kExitHang) {
-  std::printf("heaplab replay: %s; ending the process (exit status %d)\n",
-              status == kExitHang ? "a kernel hung"
-                                  : "a runner cannot be used again (e.g. the "
-                                    "device's context was lost)",
-              status);
+/// Whether the replay must end after this file (a hang, or a runner left unusable).
+bool ends_the_process(FileResult const& r) { return r.verdict == Verdict::hang || r.runner_lost; }
+
+/// After `last` ended the replay (ends_the_process): nothing more may run in this process (a
+/// stuck kernel, a lost CUDA context), and static destructors could block on the context. Exit
+/// status 3 after a hang, else `status` (the files' verdicts so far).
+[[noreturn]] void end_the_process(FileResult const& last, int status) {
+  bool const hang = last.verdict == Verdict::hang;
+  if (hang) status = kExitHang;
+  std::printf(
+      "heaplab replay: %s; ending the process (exit status %d)\n",
+      hang ? "a kernel hung" : "a runner cannot be used again (e.g. the device's context was lost)",
+      status);
   std::fflush(stdout);
   std::_Exit(status);
 }
-
-/// Whether the replay must end after this file (a hang, or a runner left unusable).
-bool ends_the_process(FileResult const& r) { return r.verdict == Verdict::hang || r.runner_lost; }
 
 int replay(ReplayOptions const& opt) {
   std::string const started = runner::utc_now_iso8601();
@@ -826,7 +827,7 @@ int replay(ReplayOptions const& opt) {
     }
     std::vector<FileResult> const one{timed_replay_file(opt.files.front(), opt, true)};
     int const status = write_summaries(opt, one, 1, started, one.front().status);
-    if (ends_the_process(one.front())) end_after_hang(status);
+    if (ends_the_process(one.front())) end_the_process(one.front(), status);
     return status;
   }
 
@@ -854,8 +855,8 @@ int replay(ReplayOptions const& opt) {
                   results.size(),
                   inputs.size());
       print_table(results);
-      int const final_status = write_summaries(opt, results, inputs.size(), started, status);
-      end_after_hang(results.back().verdict == Verdict::hang ? kExitHang : final_status);
+      end_the_process(results.back(),
+                      write_summaries(opt, results, inputs.size(), started, status));
     }
   }
   std::printf("\nheaplab replay: %zu files\n", results.size());
