@@ -27,6 +27,7 @@
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/no_device.hpp"
+#include "gen_ca/dense_step.cuh"
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
@@ -161,28 +162,6 @@ __global__ void grid_states_kernel(World w, std::uint8_t* states) {
     std::uint8_t s = kDead;
     if (p != nullptr) s = p->index_ == i ? p->state_.get() : std::uint8_t{0xFF};
     states[i] = s;
-  }
-}
-
-/// The baseline: one generation of the dense grid.
-__global__ void baseline_step_kernel(Rule rule,
-                                     std::uint32_t width,
-                                     std::uint32_t height,
-                                     std::uint8_t const* cur,
-                                     std::uint8_t* next) {
-  std::uint64_t const n = std::uint64_t{width} * height;
-  for (std::uint64_t i = thread_index(); i < n; i += thread_stride()) {
-    std::uint32_t const x = static_cast<std::uint32_t>(i % width);
-    std::uint32_t const y = static_cast<std::uint32_t>(i / width);
-    std::uint32_t alive   = 0;
-    for (std::uint32_t dy = 0; dy < 3; ++dy)
-      for (std::uint32_t dx = 0; dx < 3; ++dx) {
-        if (dx == 1 && dy == 1) continue;
-        std::uint32_t const nx = (x + width + dx - 1u) % width;
-        std::uint32_t const ny = (y + height + dy - 1u) % height;
-        alive += cur[std::size_t{ny} * width + nx] == kAlive ? 1u : 0u;
-      }
-    next[i] = app_next<kMutantSkipDying>(rule, cur[i], alive);
   }
 }
 
@@ -448,7 +427,7 @@ double run_baseline(GenCaOptions const& o, Rule const& rule, Grid const& initial
   for (int g = 1; g <= o.iterations; ++g) {
     Phases p;
     p.update_ms = bench::time_once_ms([&] {
-      baseline_step_kernel<<<blocks_for(n), kThreads>>>(
+      dense_step_kernel<kMutantSkipDying><<<blocks_for(n), kThreads>>>(
           rule, initial.width, initial.height, cur.data(), next.data());
       HEAPLAB_CUDA_TRY(cudaGetLastError());
     });
