@@ -1,6 +1,6 @@
 // heaplab_apps: the papers' applications on soa::Heap (issue 12, docs/apps.md), one subcommand
-// per app. Built so far: gen-ca (the generational cellular automaton, CompactGpu Fig. 13), nbody
-// and collision (DynaSOAr Table 1, CompactGpu Fig. 11).
+// per app: gen-ca (the generational cellular automaton, CompactGpu Fig. 13), nbody and collision
+// (DynaSOAr Table 1, CompactGpu Fig. 11), wa-tor, structure and game-of-life (DynaSOAr Table 1).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 
 #include "common/cli.hpp"
 #include "common/no_device.hpp"
+#include "game_of_life/game_of_life.hpp"
 #include "gen_ca/gen_ca.hpp"
 #include "nbody/nbody.hpp"
 #include "program.hpp"
@@ -248,6 +249,43 @@ CLI::App* add_structure_command(CLI::App& app, st::StructureOptions& o) {
   return cmd;
 }
 
+namespace gl = heaplab::apps::game_of_life;
+
+CLI::App* add_game_of_life_command(CLI::App& app, gl::GameOfLifeOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "game-of-life",
+      "Conway's Game of Life in DynaSOAr's form (Table 1): alive cells and alive-candidates are "
+      "heap objects, O(alive) work per generation, on a W x H torus; with a static dense-grid "
+      "baseline and an exact --check against a CPU reference");
+  cmd->add_option("--width", o.width, "grid width (cells)")->check(CLI::Range(1u, 1u << 16));
+  cmd->add_option("--height", o.height, "grid height (cells)")->check(CLI::Range(1u, 1u << 16));
+  cmd->add_option("--iterations", o.iterations, "generations to run")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--seed", o.seed, "seed of the initial grid");
+  cmd->add_option("--rule",
+                  o.rule,
+                  "life (23/3/2) or a two-state rule S/B/2: survive digits, birth digits (no 0)");
+  cmd->add_option("--density", o.density, "fraction of cells alive at the start")
+      ->check(CLI::Range(0.0, 1.0));
+  auto* check = cmd->add_flag(
+      "--check",
+      o.check,
+      "every --check-every generations and after the last: the alive cells equal the CPU "
+      "reference's exactly, every dead cell with an alive neighbour holds a candidate, no stale "
+      "candidate, grid and heap name the same objects, live-object count, the invariant catalog "
+      "on a snapshot; exit 1 at the first violation");
+  cmd->add_option("--check-every", o.check_every, "K: generations between checks (needs --check)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->needs(check);
+  cmd->add_flag("--baseline",
+                o.baseline,
+                "also run the static dense-grid baseline (no allocation) in the same process");
+  cmd->add_option("--csv", o.csv, "per-generation CSV file (docs/apps.md \"game-of-life\")");
+  apps::add_heap_flags(cmd, o.heap, o.profile);
+  add_random_shape(cmd, o.random_shape);
+  return cmd;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -265,6 +303,8 @@ int main(int argc, char** argv) {
   auto* wa_tor_cmd = add_wa_tor_command(app, wa_tor);
   st::StructureOptions structure;
   auto* structure_cmd = add_structure_command(app, structure);
+  gl::GameOfLifeOptions game_of_life;
+  auto* game_of_life_cmd = add_game_of_life_command(app, game_of_life);
   heaplab::program::add_version_flag(app, "heaplab_apps");
   heaplab::program::check_every_number(app);
   heaplab::program::last_one_wins(app);
@@ -279,11 +319,14 @@ int main(int argc, char** argv) {
     apply_random_shape(wa_tor_cmd, wa_tor.random_shape, wa_tor, apps::draw_wa_tor_shape);
     apply_random_shape(
         structure_cmd, structure.random_shape, structure, apps::draw_structure_shape);
+    apply_random_shape(
+        game_of_life_cmd, game_of_life.random_shape, game_of_life, apps::draw_game_of_life_shape);
     if (gen_ca_cmd->parsed()) return ga::run_gen_ca(gen_ca);
     if (nbody_cmd->parsed()) return nb::run_nbody(nbody);
     if (collision_cmd->parsed()) return nb::run_nbody(collision);
     if (wa_tor_cmd->parsed()) return wt::run_wa_tor(wa_tor);
     if (structure_cmd->parsed()) return st::run_structure(structure);
+    if (game_of_life_cmd->parsed()) return gl::run_game_of_life(game_of_life);
   } catch (CLI::ParseError const& e) {
     // --help prints and exits 0; any other parse error is a usage error: one line, status 2.
     return heaplab::program::parse_error(app, e, "heaplab_apps");

@@ -97,6 +97,26 @@ std::string draw_gen_ca_shape(std::uint64_t seed, Given const& given, gen_ca::Ge
   return w.text();
 }
 
+std::string draw_game_of_life_shape(std::uint64_t seed,
+                                    Given const& given,
+                                    game_of_life::GameOfLifeOptions& o) {
+  Draw d(seed);
+  Words w(given);
+  // Two-state rules: Life, HighLife (births on 6 too), Seeds (no survival: everything dies each
+  // generation), Day & Night (dense births and survivals), Life without Death (nothing dies).
+  static char const* const kRules[] = {"life", "23/36/2", "/2/2", "34678/3678/2", "012345678/3/2"};
+  std::uint32_t const width         = d.side(R::kMinSide, R::kMaxSide);
+  std::uint32_t const height        = d.side(R::kMinSide, R::kMaxSide);
+  double const density              = d.log_uniform(R::kMinDensity, R::kMaxDensity);
+  char const* const rule            = kRules[d.uniform(0, sizeof kRules / sizeof kRules[0] - 1)];
+  w.set("--width", o.width, width);
+  w.set("--height", o.height, height);
+  w.set("--density", o.density, density);
+  w.set("--rule", o.rule, rule);
+  w.set("--seed", o.seed, d.next() % 1000000);
+  return w.text();
+}
+
 std::string draw_nbody_shape(std::uint64_t seed, Given const& given, nbody::NbodyOptions& o) {
   Draw d(seed);
   Words w(given);

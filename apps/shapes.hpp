@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "game_of_life/game_of_life.hpp"
 #include "gen_ca/gen_ca.hpp"
 #include "nbody/nbody.hpp"
 #include "structure/structure.hpp"
@@ -22,10 +23,10 @@ using Given = std::function<bool(std::string const& option)>;
 /// The documented ranges (docs/apps.md "Random shapes"). Grid sides are drawn uniformly, or with
 /// probability 1/4 as a prime, so non-square, odd and prime sides are all common.
 struct ShapeRanges {
-  static constexpr std::uint32_t kMinSide = 5, kMaxSide = 251;              // gen-ca, wa-tor
-  static constexpr std::uint32_t kMinBodies = 33, kMaxBodies = 3000;        // nbody, collision
-  static constexpr std::uint32_t kMinMeshSide = 4, kMaxMeshSide = 97;       // structure
-  static constexpr double kMinDensity = 0.02, kMaxDensity = 0.9;            // gen-ca, wa-tor fish
+  static constexpr std::uint32_t kMinSide = 5, kMaxSide = 251;  // gen-ca, wa-tor, game-of-life
+  static constexpr std::uint32_t kMinBodies = 33, kMaxBodies = 3000;   // nbody, collision
+  static constexpr std::uint32_t kMinMeshSide = 4, kMaxMeshSide = 97;  // structure
+  static constexpr double kMinDensity = 0.02, kMaxDensity = 0.9;       // gen-ca, game-of-life, fish
   static constexpr double kMinMergeRadius = 0.001, kMaxMergeRadius = 0.03;  // collision
 };
 
@@ -34,6 +35,9 @@ struct ShapeRanges {
 std::string draw_gen_ca_shape(std::uint64_t seed, Given const& given, gen_ca::GenCaOptions& o);
 std::string draw_nbody_shape(std::uint64_t seed, Given const& given, nbody::NbodyOptions& o);
 std::string draw_wa_tor_shape(std::uint64_t seed, Given const& given, wa_tor::WaTorOptions& o);
+std::string draw_game_of_life_shape(std::uint64_t seed,
+                                    Given const& given,
+                                    game_of_life::GameOfLifeOptions& o);
 std::string draw_structure_shape(std::uint64_t seed,
                                  Given const& given,
                                  structure::StructureOptions& o);

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "gen_ca/rule.hpp"
 #include "shapes.hpp"
 
 namespace heaplab::apps {
@@ -123,6 +124,22 @@ TEST(AppShapes, StructureDrawsBothScenariosWithTheirOwnParameters) {
   }
   EXPECT_GT(pull, 100);
   EXPECT_GT(shrink, 100);
+}
+
+TEST(AppShapes, GameOfLifeDrawsEveryTwoStateRuleAndNoOther) {
+  std::set<std::string> rules;
+  for (std::uint64_t seed = 1; seed <= 400; ++seed) {
+    game_of_life::GameOfLifeOptions o;
+    std::string const words = draw_game_of_life_shape(seed, kNothingGiven, o);
+    ASSERT_GE(o.width, ShapeRanges::kMinSide);
+    ASSERT_LE(o.height, ShapeRanges::kMaxSide);
+    ASSERT_GE(o.density, ShapeRanges::kMinDensity);
+    ASSERT_LE(o.density, ShapeRanges::kMaxDensity);
+    ASSERT_EQ(gen_ca::parse_rule(o.rule).generations, 2u) << words;  // the app refuses others
+    ASSERT_TRUE(has_word(words, "--rule", o.rule)) << words;
+    rules.insert(o.rule);
+  }
+  EXPECT_EQ(rules.size(), 5u);
 }
 
 }  // namespace

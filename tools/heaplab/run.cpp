@@ -64,6 +64,9 @@ constexpr AppSmokeRun kAppSmokeRuns[] = {
     {"structure",
      "structure --width 64 --height 32 --iterations 60 --shrink 0.002 --check --check-every 5 "
      "--baseline --defrag-every 10 --defrag-n 2"},
+    {"game-of-life",
+     "game-of-life --width 160 --height 96 --iterations 100 --density 0.3 --check --check-every 5 "
+     "--baseline --defrag-every 10 --defrag-n 2"},
 };
 /// The same apps on random shapes (`--random-shape`, docs/apps.md "Random shapes"): no shape
 /// options, so that heaplab_apps draws grid sides, densities, body counts, rules and scenarios.
@@ -75,6 +78,8 @@ constexpr AppSmokeRun kAppRandomRuns[] = {
     {"wa-tor", "wa-tor --iterations 60 --check --check-every 10 --defrag-after 5% --defrag-n 4"},
     {"structure",
      "structure --iterations 60 --check --check-every 5 --defrag-every 10 --defrag-n 2"},
+    {"game-of-life",
+     "game-of-life --iterations 60 --check --check-every 5 --defrag-every 10 --defrag-n 2"},
 };
 
 struct SuiteRow {

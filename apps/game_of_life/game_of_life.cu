@@ -1,0 +1,602 @@
+// `heaplab_apps game-of-life` (game_of_life.hpp; docs/apps.md "game-of-life"): Conway's Game of
+// Life in DynaSOAr's form (Table 1 "game-of-life"): a cell is dead, alive or an alive-candidate
+// (a dead cell that may be born next); alive cells (Alive) and candidates (Candidate), both
+// subclasses of the abstract Agent, are soa::Heap objects, and a dense grid holds every cell's
+// object pointer (nullptr: a dead cell that is no candidate; the external root array for
+// compact::Compactor). Only objects are visited, so a generation costs O(alive cells). One
+// generation is four parallel do-alls on the heap's stream (Table 1: "4 / iteration"):
+//
+//   Alive::prepare       every alive cell counts its alive neighbours and marks itself to die
+//                        when the rule does not let it survive;
+//   Candidate::prepare   every candidate counts its alive neighbours: none, it is dropped
+//                        (destroys itself, its cell becomes empty); a count in the birth set
+//                        marks it to be born;
+//   Candidate::update    a candidate marked to be born becomes a new Alive (heap.make, the grid
+//                        pointer replaced, the candidate destroyed);
+//   Alive::update        an alive cell marked to die becomes a Candidate (it may be born again);
+//                        a new alive cell gives each empty neighbour a Candidate.
+//
+// The invariants this keeps (reference.hpp I1-I4; --check tests them on the GPU's state) and a
+// sequential model of the same phases (reference.hpp Model, tested on the CPU) are in
+// reference.hpp. Why the result equals the dense reference: the two prepare phases read only the
+// state S_g (the grid's Alive pointers, which neither prepare phase changes; Candidate::prepare
+// only turns Candidate pointers into nullptr, and both read as "not alive"), so every decision is
+// the rule applied to S_g; by I2 every cell that the rule lets be born holds a candidate.
+//
+// Memory orders. Within a phase: Alive::prepare and Candidate::prepare read neighbours' pointers
+// with plain aligned 64-bit loads (a concurrent write in Candidate::prepare changes a Candidate
+// pointer to nullptr; either value reads as "not alive"); Alive::update claims an empty cell for
+// a candidate with a relaxed device-scope compare-and-swap from nullptr to kClaimed (the one
+// claimant makes the object), then stores the object's pointer with a relaxed exchange; no thread
+// reads a pointer's target in that phase. Between phases: separate kernels on one stream, so a
+// kernel boundary orders every write of a phase before the next phase reads it (linearization
+// point of generation g: the end of its Alive::update).
+//
+// The baseline: the dense grid of states, double-buffered, one thread per cell
+// (gen_ca/dense_step.cuh), no allocation; --check compares both with gen-ca's CPU reference.
+#include "common/defrag_loop.cuh"
+#include "common/grid.cuh"
+#include "common/no_device.hpp"
+#include "gen_ca/dense_step.cuh"
+#include "heaplab/soa/heap.cuh"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "game_of_life.hpp"
+#include "heaplab/check/invariants.hpp"
+#include "heaplab/core/object_pointer.hpp"
+#include "heaplab/cuda/copy.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
+#include "heaplab/cuda/device_info.hpp"
+#include "heaplab/cuda/error.hpp"
+#include "heaplab/cuda/grid.hpp"
+#include "heaplab/soa/field.hpp"
+#include "heaplab/soa/heap_types.hpp"
+#include "reference.hpp"
+#include "timing.hpp"
+
+namespace heaplab::apps::game_of_life {
+
+/// The app's planted bugs (docs/mutants.md "Applications", docs/apps.md "game-of-life"): a new
+/// alive cell gives candidates only to its four orthogonal neighbours (a diagonal neighbour that
+/// no other new cell touches is never a candidate, so it can never be born); a new alive cell
+/// tests a neighbour for emptiness and then stores its candidate without a compare-and-swap (two
+/// new cells that see the same empty cell both make one; the later store hides the other, a
+/// leaked object).
+inline constexpr bool kMutantOrthogonalCandidates =
+    core::mutant::game_of_life_orthogonal_candidates;
+inline constexpr bool kMutantCandidateWithoutCas = core::mutant::game_of_life_candidate_without_cas;
+
+struct Types;
+struct Board;
+
+/// A cell with an object: alive, or an alive-candidate.
+class Agent {
+ public:
+  HEAPLAB_SOA_ABSTRACT(Agent);
+  HEAPLAB_SOA_FIELDS(Agent,
+                     (std::uint32_t, cell_),  // the cell it is in
+                     (std::uint8_t, acts_));  // prepare's decision: Alive dies, Candidate is born
+
+  HEAPLAB_HD explicit Agent(std::uint32_t cell) : cell_(cell), acts_(std::uint8_t{0}) {}
+
+  __device__ void export_view(ObjectView* out, unsigned long long capacity, unsigned long long* n);
+  __device__ void census(unsigned long long* counts);
+};
+
+class Alive : public Agent {
+ public:
+  HEAPLAB_SOA_DERIVED_FIELDS(Alive, Agent, (std::uint8_t, is_new_));  // born this generation
+  HEAPLAB_HD explicit Alive(std::uint32_t cell) : Agent(cell), is_new_(std::uint8_t{1}) {}
+  __device__ void prepare(Board w);
+  __device__ void update(soa::HeapRef<Types> heap, Board w);
+};
+
+class Candidate : public Agent {
+ public:
+  HEAPLAB_SOA_DERIVED_FIELDS(Candidate, Agent);
+  HEAPLAB_HD explicit Candidate(std::uint32_t cell) : Agent(cell) {}
+  __device__ void prepare(soa::HeapRef<Types> heap, Board w);
+  __device__ void update(soa::HeapRef<Types> heap, Board w);
+};
+
+struct Types : soa::HeapTypes<Agent, Alive, Candidate> {};
+
+namespace {
+/// A grid entry claimed by Alive::update for the candidate it is about to make (never a valid
+/// object pointer: its type bits name no type; it does not outlive the kernel).
+constexpr unsigned long long kClaimed = ~0ull;
+
+__device__ Kind kind_of(Agent const* a) {
+  if (a == nullptr) return Kind::kEmpty;
+  auto const t = core::pointer_type(reinterpret_cast<std::uint64_t>(a));
+  if (t == Types::type_id<Alive>) return Kind::kAlive;
+  if (t == Types::type_id<Candidate>) return Kind::kCandidate;
+  return static_cast<Kind>(0xFF);  // no object of this heap: the checker reports it
+}
+}  // namespace
+
+/// The device view of the board (trivially copyable, passed by value).
+struct Board {
+  std::uint32_t width  = 0;
+  std::uint32_t height = 0;
+  Rule rule;
+  Agent** cells                     = nullptr;  // W * H object pointers; nullptr: empty
+  unsigned long long* failed_allocs = nullptr;  // heap.make answered nullptr
+
+  [[nodiscard]] __device__ std::uint32_t neighbour(std::uint32_t index, int dx, int dy) const {
+    return gen_ca::app_neighbour<false>(width, height, index, dx, dy);
+  }
+  [[nodiscard]] __device__ std::uint32_t alive_neighbours(std::uint32_t self) const {
+    std::uint32_t n = 0;
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx)
+        if (dx != 0 || dy != 0) n += kind_of(cells[neighbour(self, dx, dy)]) == Kind::kAlive;
+    return n;
+  }
+  __device__ void failed() const {
+    // order: relaxed (a count, read by the host after the kernel)
+    atomicAdd(failed_allocs, 1ull);
+  }
+  /// A Candidate for the empty cell j, made by the one thread that claims it.
+  __device__ void give_candidate(soa::HeapRef<Types> heap, std::uint32_t j) const {
+    auto* const slot = reinterpret_cast<unsigned long long*>(&cells[j]);
+    if constexpr (kMutantCandidateWithoutCas) {
+      // MUTANT game_of_life_candidate_without_cas: test, then store; two threads can both pass.
+      // order: relaxed (the planted bug's test of the cell; a plain load would do the same)
+      if (*reinterpret_cast<unsigned long long volatile*>(slot) != 0ull) return;
+    } else {
+      // order: relaxed (the claim decides the one maker of cell j's candidate; nothing is read
+      // through the pointer in this kernel)
+      if (atomicCAS(slot, 0ull, kClaimed) != 0ull) return;
+    }
+    Candidate* const c = heap.make<Candidate>(j);
+    if (c == nullptr) failed();
+    // order: relaxed (replaces the claim; read by later kernels only)
+    atomicExch(slot, static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(c)));
+  }
+};
+
+__device__ void Agent::export_view(ObjectView* out,
+                                   unsigned long long capacity,
+                                   unsigned long long* n) {
+  // order: relaxed (a unique output index; the output is read after the kernel)
+  unsigned long long const k = atomicAdd(n, 1ull);
+  if (k >= capacity) return;  // the host sees n > capacity and reports it
+  ObjectView v;
+  v.handle = reinterpret_cast<std::uint64_t>(this);
+  v.kind   = kind_of(this);
+  v.cell   = cell_;
+  out[k]   = v;
+}
+
+__device__ void Agent::census(unsigned long long* counts) {
+  // order: relaxed (a count, read by the host after the kernel)
+  atomicAdd(&counts[kind_of(this) == Kind::kAlive ? 0 : 1], 1ull);
+}
+
+__device__ void Alive::prepare(Board w) {
+  acts_ = w.rule.next(kAlive, w.alive_neighbours(cell_)) != kAlive ? 1 : 0;
+}
+
+__device__ void Alive::update(soa::HeapRef<Types> heap, Board w) {
+  std::uint32_t const self = cell_;
+  if (acts_ != 0) {  // dies; its cell stays a candidate (I3: it was alive a generation ago)
+    Candidate* const c = heap.make<Candidate>(self);
+    if (c == nullptr) w.failed();
+    w.cells[self] = c;  // only this thread writes an alive cell's entry in this phase
+    heap.destroy(this);
+    return;
+  }
+  if (is_new_ == 0) return;  // an old cell's empty neighbours got candidates when it was new
+  is_new_ = std::uint8_t{0};
+  for (int dy = -1; dy <= 1; ++dy)
+    for (int dx = -1; dx <= 1; ++dx) {
+      if (dx == 0 && dy == 0) continue;
+      // MUTANT game_of_life_orthogonal_candidates: the diagonal neighbours are skipped.
+      if (kMutantOrthogonalCandidates && dx != 0 && dy != 0) continue;
+      std::uint32_t const j = w.neighbour(self, dx, dy);
+      if (w.cells[j] == nullptr) w.give_candidate(heap, j);  // a hint; the claim decides
+    }
+}
+
+__device__ void Candidate::prepare(soa::HeapRef<Types> heap, Board w) {
+  std::uint32_t const self = cell_;
+  std::uint32_t const n    = w.alive_neighbours(self);
+  if (n == 0) {  // no reason to stay a candidate (dropped one generation late, I3)
+    w.cells[self] = nullptr;
+    heap.destroy(this);
+    return;
+  }
+  acts_ = w.rule.next(kDead, n) == kAlive ? 1 : 0;
+}
+
+__device__ void Candidate::update(soa::HeapRef<Types> heap, Board w) {
+  if (acts_ == 0) return;
+  std::uint32_t const self = cell_;
+  Alive* const a           = heap.make<Alive>(self);
+  if (a == nullptr) w.failed();
+  w.cells[self] = a;
+  heap.destroy(this);
+}
+
+namespace {
+
+using Heap = soa::Heap<Types>;
+using Ref  = soa::HeapRef<Types>;
+
+/// The initial population: an Alive (new) for every alive cell of `initial`.
+__global__ void populate_kernel(Ref heap, Board w, std::uint8_t const* initial) {
+  std::uint64_t const n = std::uint64_t{w.width} * w.height;
+  for (std::uint64_t i = thread_index(); i < n; i += thread_stride()) {
+    Agent* p = nullptr;
+    if (initial[i] == kAlive) {
+      p = heap.make<Alive>(static_cast<std::uint32_t>(i));
+      if (p == nullptr) w.failed();
+    }
+    w.cells[i] = p;
+  }
+}
+
+/// The grid as the checker sees it: per cell the pointer and the kind its type bits name.
+__global__ void grid_view_kernel(Board w, std::uint64_t* handles, std::uint8_t* kinds) {
+  std::uint64_t const n = std::uint64_t{w.width} * w.height;
+  for (std::uint64_t i = thread_index(); i < n; i += thread_stride()) {
+    Agent* const p = w.cells[i];
+    handles[i]     = reinterpret_cast<std::uint64_t>(p);
+    kinds[i]       = static_cast<std::uint8_t>(kind_of(p));
+  }
+}
+
+struct Phases {
+  double prepare_ms = 0;  // Alive::prepare + Candidate::prepare
+  double update_ms  = 0;  // Candidate::update + Alive::update
+  [[nodiscard]] double total() const { return prepare_ms + update_ms; }
+};
+
+struct Census {
+  std::uint64_t alive      = 0;
+  std::uint64_t candidates = 0;
+};
+
+class HeapApp {
+ public:
+  HeapApp(GameOfLifeOptions const& o, Rule const& rule, Grid const& initial)
+      : cells_(initial.cells.size(), "game-of-life cell pointers"),
+        failed_(1, "game-of-life failed allocations"),
+        counts_(2, "game-of-life census"),
+        states_(initial.cells.size(), "game-of-life initial states"),
+        heap_(Heap::with_blocks(heap_blocks(o, initial), heap_options(o.heap))),
+        defrag_(heap_, o.heap, {Types::type_id<Alive>, Types::type_id<Candidate>}) {
+    w_.width         = initial.width;
+    w_.height        = initial.height;
+    w_.rule          = rule;
+    w_.cells         = cells_.data();
+    w_.failed_allocs = failed_.data();
+    auto const s     = heap_.stream();
+    failed_.set_zero_async(s);
+    cudart::copy_to_device_async(states_.data(), initial.cells.data(), initial.cells.size(), s);
+    populate_kernel<<<blocks_for(initial.cells.size()), kThreads, 0, s>>>(
+        heap_.ref(), w_, states_.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    heap_.parallel_do<Alive, &Alive::update>(heap_.ref(), w_);  // the first candidates
+    throw_on_failed_allocations(0);
+    // The grid is the only place that points at objects: a defragmentation rewrites it.
+    defrag_.compactor().add_roots(
+        {reinterpret_cast<std::uint64_t*>(cells_.data()), cells_.size(), Types::type_id<Agent>});
+  }
+
+  [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
+
+  Phases step() {
+    Phases p;
+    p.prepare_ms = bench::time_once_ms([&] {
+      heap_.parallel_do<Alive, &Alive::prepare>(w_);
+      heap_.parallel_do<Candidate, &Candidate::prepare>(heap_.ref(), w_);
+    });
+    p.update_ms  = bench::time_once_ms([&] {
+      heap_.parallel_do<Candidate, &Candidate::update>(heap_.ref(), w_);
+      heap_.parallel_do<Alive, &Alive::update>(heap_.ref(), w_);
+    });
+    return p;
+  }
+
+  void throw_on_failed_allocations(int generation) {
+    auto const failed = cudart::value_to_host(failed_.data(), heap_.stream());
+    if (failed != 0)
+      throw std::runtime_error("game-of-life: generation " + std::to_string(generation) + ": " +
+                               std::to_string(failed) +
+                               " allocations found the heap full; raise --heap-blocks (now " +
+                               std::to_string(num_blocks()) + ")");
+  }
+
+  Census census() {
+    counts_.set_zero_async(heap_.stream());
+    heap_.parallel_do<Agent, &Agent::census>(counts_.data());
+    std::vector<unsigned long long> c(2);
+    cudart::copy_to_host(c.data(), counts_.data(), 2, heap_.stream());
+    return {c[0], c[1]};
+  }
+
+  /// The state for check_world: the grid's pointers and kinds, the heap's live objects.
+  World world() {
+    auto const s        = heap_.stream();
+    std::size_t const n = cells_.size();
+    World out;
+    out.width  = w_.width;
+    out.height = w_.height;
+    cudart::device_buffer<std::uint64_t> handles(n, "game-of-life check: grid pointers");
+    cudart::device_buffer<std::uint8_t> kinds(n, "game-of-life check: grid kinds");
+    grid_view_kernel<<<blocks_for(n), kThreads, 0, s>>>(w_, handles.data(), kinds.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    out.handle.resize(n);
+    cudart::copy_to_host(out.handle.data(), handles.data(), n, s);
+    std::vector<std::uint8_t> k(n);
+    cudart::copy_to_host(k.data(), kinds.data(), n, s);
+    out.kind.resize(n);
+    for (std::size_t i = 0; i < n; ++i) out.kind[i] = static_cast<Kind>(k[i]);
+    // The objects: as many as the heap says are live (plus room to see more).
+    unsigned long long const capacity = heap_.statistics().used_slots + 64;
+    cudart::device_buffer<ObjectView> objects(capacity, "game-of-life check: objects");
+    cudart::device_buffer<unsigned long long> count(1, "game-of-life check: object count");
+    count.set_zero_async(s);
+    heap_.parallel_do<Agent, &Agent::export_view>(objects.data(), capacity, count.data());
+    auto const exported = cudart::value_to_host(count.data(), s);
+    if (exported > capacity)
+      throw std::runtime_error("game-of-life --check: the heap enumerated " +
+                               std::to_string(exported) + " objects, its statistics say " +
+                               std::to_string(capacity - 64));
+    out.objects.resize(exported);
+    cudart::copy_to_host(out.objects.data(), objects.data(), exported, s);
+    return out;
+  }
+
+  void end_of_generation(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
+  [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
+  [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
+  soa::HeapStatistics statistics() const { return heap_.statistics(); }
+  check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
+
+ private:
+  static std::uint32_t heap_blocks(GameOfLifeOptions const& o, Grid const& g) {
+    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
+    constexpr std::uint64_t cap = std::min(Types::capacity<Alive>, Types::capacity<Candidate>);
+    std::uint64_t const b       = 4 * ((g.cells.size() + cap - 1) / cap) + 64;
+    if (b > 0xFFFFFFFFull) throw std::invalid_argument("game-of-life: grid too large");
+    return static_cast<std::uint32_t>(b);
+  }
+
+  cudart::device_buffer<Agent*> cells_;
+  cudart::device_buffer<unsigned long long> failed_;
+  cudart::device_buffer<unsigned long long> counts_;
+  cudart::device_buffer<std::uint8_t> states_;
+  Heap heap_;
+  DefragLoop<Types> defrag_;
+  Board w_;
+};
+
+struct CsvRow {
+  char const* variant;
+  int iteration;
+  Census census;
+  std::uint64_t live_objects;
+  std::uint64_t allocated_blocks;
+  double fragmentation;
+  Phases phases;
+};
+
+void write_row(std::FILE* csv, CsvRow const& r) {
+  if (csv == nullptr) return;
+  std::fprintf(csv,
+               "%s,%d,%llu,%llu,%llu,%llu,%.6f,%.4f,%.4f\n",
+               r.variant,
+               r.iteration,
+               static_cast<unsigned long long>(r.census.alive),
+               static_cast<unsigned long long>(r.census.candidates),
+               static_cast<unsigned long long>(r.live_objects),
+               static_cast<unsigned long long>(r.allocated_blocks),
+               r.fragmentation,
+               r.phases.prepare_ms,
+               r.phases.update_ms);
+}
+
+/// --check of the heap app after `generation`: I1-I4 (reference.hpp check_world) against the
+/// reference's current and previous states, the heap's live-object count, and the invariant
+/// catalog on a snapshot. Prints the first problem; false when there is one.
+bool check_heap(HeapApp& app, Grid const& current, Grid const& previous, int generation) {
+  auto const fail = [&](std::string const& what) {
+    std::printf("game-of-life --check FAILED at generation %d: %s\n", generation, what.c_str());
+    return false;
+  };
+  World const world = app.world();
+  if (auto v = check_world(world, current, previous)) return fail(*v);
+  auto const stats = app.statistics();
+  if (stats.used_slots != world.objects.size())
+    return fail("the heap's statistics count " + std::to_string(stats.used_slots) +
+                " live objects, its enumeration " + std::to_string(world.objects.size()));
+  auto const violations = check::check_all(app.snapshot());
+  if (!violations.empty())
+    return fail("invariant catalog: " + std::to_string(violations.size()) +
+                " violations, first: " + violations.front().to_string());
+  return true;
+}
+
+bool check_due(GameOfLifeOptions const& o, int generation) {
+  return o.check && (generation % o.check_every == 0 || generation == o.iterations);
+}
+
+/// The heap app; returns the total step time (ms) or a negative value when --check failed.
+double run_heap(GameOfLifeOptions const& o,
+                Rule const& rule,
+                Grid const& initial,
+                std::FILE* csv,
+                ProfileCsv& profile) {
+  HeapApp app(o, rule, initial);
+  std::printf("heap: %u blocks of %u bytes, %u Alive or %u Candidate objects per block\n",
+              app.num_blocks(),
+              static_cast<unsigned>(Types::block_bytes),
+              static_cast<unsigned>(Types::capacity<Alive>),
+              static_cast<unsigned>(Types::capacity<Candidate>));
+  Grid previous = initial, current = initial;
+  if (o.check && !check_heap(app, current, previous, 0)) return -1;
+  (void)app.census();  // untimed: the first parallel_do of Agent allocates its scratch
+  Phases total;
+  for (int g = 1; g <= o.iterations; ++g) {
+    Phases const p = app.step();
+    app.throw_on_failed_allocations(g);
+    IterationCost cost;
+    cost.app_ms = p.total();
+    app.end_of_generation(cost);
+    total.prepare_ms += p.prepare_ms;
+    total.update_ms += p.update_ms;
+    if (o.check) {
+      previous = std::move(current);
+      current  = gen_ca::step(previous, rule);
+    }
+    if (check_due(o, g) && !check_heap(app, current, previous, g)) return -1;
+    if (profile.enabled()) profile.write("heap", g, app.statistics(), cost);
+    if (csv != nullptr) {
+      auto const stats = app.statistics();
+      write_row(csv,
+                {"heap",
+                 g,
+                 app.census(),
+                 stats.used_slots,
+                 stats.allocated_blocks,
+                 stats.fragmentation,
+                 p});
+    }
+  }
+  auto const c     = app.census();
+  auto const stats = app.statistics();
+  std::printf("heap:     %d generations, prepare %.3f ms, update %.3f ms, total %.3f ms\n",
+              o.iterations,
+              total.prepare_ms,
+              total.update_ms,
+              total.total());
+  if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
+    std::printf("heap:     defragmentation %s, %.1f%% of the generations' time\n",
+                app.defrag_summary().c_str(),
+                100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
+  std::printf(
+      "heap:     final population alive %llu, candidates %llu; live objects %llu in %llu "
+      "blocks, F %.4f\n",
+      static_cast<unsigned long long>(c.alive),
+      static_cast<unsigned long long>(c.candidates),
+      static_cast<unsigned long long>(stats.used_slots),
+      static_cast<unsigned long long>(stats.allocated_blocks),
+      stats.fragmentation);
+  return total.total() + app.defrag_total().defrag_ms;
+}
+
+/// The static dense-grid baseline; returns the total step time (ms), negative when --check failed.
+double run_baseline(GameOfLifeOptions const& o,
+                    Rule const& rule,
+                    Grid const& initial,
+                    std::FILE* csv) {
+  std::size_t const n = initial.cells.size();
+  cudart::device_buffer<std::uint8_t> cur(n, "game-of-life baseline grid");
+  cudart::device_buffer<std::uint8_t> next(n, "game-of-life baseline grid");
+  cudart::copy_to_device_async(cur.data(), initial.cells.data(), n, nullptr);
+  Grid reference = initial;
+  Grid host(initial.width, initial.height);
+  double total = 0;
+  for (int g = 1; g <= o.iterations; ++g) {
+    Phases p;
+    p.update_ms = bench::time_once_ms([&] {
+      gen_ca::dense_step_kernel<false><<<blocks_for(n), kThreads>>>(
+          rule, initial.width, initial.height, cur.data(), next.data());
+      HEAPLAB_CUDA_TRY(cudaGetLastError());
+    });
+    total += p.update_ms;
+    cur.swap(next);
+    if (o.check) reference = gen_ca::step(reference, rule);
+    bool const need_host = check_due(o, g) || csv != nullptr || g == o.iterations;
+    if (!need_host) continue;
+    cudart::copy_to_host(host.cells.data(), cur.data(), n);
+    if (check_due(o, g))
+      if (auto d = gen_ca::first_difference(reference, host)) {
+        std::printf(
+            "game-of-life --check FAILED at generation %d: baseline grid differs from the CPU "
+            "reference at %s\n",
+            g,
+            d->to_string().c_str());
+        return -1;
+      }
+    auto const pop = gen_ca::population(host);
+    write_row(csv, {"baseline", g, {pop.alive, 0}, 0, 0, 0.0, p});
+    if (g == o.iterations) {
+      std::printf("baseline: %d generations, step %.3f ms\n", o.iterations, total);
+      std::printf("baseline: final population alive %llu\n",
+                  static_cast<unsigned long long>(pop.alive));
+    }
+  }
+  return total;
+}
+
+void validate(GameOfLifeOptions const& o, Rule const& rule) {
+  if (o.width == 0 || o.height == 0)
+    throw std::invalid_argument("game-of-life: --width and --height must be >= 1");
+  if (std::uint64_t{o.width} * o.height > (std::uint64_t{1} << 31))
+    throw std::invalid_argument("game-of-life: at most 2^31 cells");
+  if (o.iterations < 0) throw std::invalid_argument("game-of-life: --iterations must be >= 0");
+  if (o.check_every < 1) throw std::invalid_argument("game-of-life: --check-every must be >= 1");
+  if (rule.generations != 2)
+    throw std::invalid_argument("game-of-life: rule '" + o.rule + "' has " +
+                                std::to_string(rule.generations) +
+                                " states; game-of-life takes two-state rules S/B/2 (gen-ca runs "
+                                "rules with dying states)");
+  apps::validate(o.heap);
+}
+
+}  // namespace
+
+int run_game_of_life(GameOfLifeOptions const& o) {
+  Rule const rule = gen_ca::parse_rule(o.rule);
+  validate(o, rule);
+  Grid const initial = gen_ca::initial_grid(o.width, o.height, o.seed, o.density);
+  auto const d       = cudart::probe_device();
+  if (!d.available) throw NoDevice(d.reason);
+  std::printf("%s\n", cudart::device_line(d).c_str());
+  std::printf(
+      "game-of-life: %ux%u torus, rule %s (S mask 0x%x, B mask 0x%x), density %.3f, seed %llu, "
+      "%d generations%s%s\n"
+      "game-of-life: heap: %s\n",
+      o.width,
+      o.height,
+      o.rule.c_str(),
+      rule.survive,
+      rule.birth,
+      o.density,
+      static_cast<unsigned long long>(o.seed),
+      o.iterations,
+      o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
+      planted_bug_note(core::mutant::kPlanted).c_str(),
+      describe(o.heap).c_str());
+  CsvFile const csv = open_csv(o.csv,
+                               "game-of-life",
+                               "variant,iteration,alive,candidates,live_objects,allocated_blocks,"
+                               "fragmentation,prepare_ms,update_ms");
+  ProfileCsv profile;
+  if (!o.profile.empty()) profile = ProfileCsv(o.profile, "game-of-life", Types::block_bytes);
+  double const heap_ms = run_heap(o, rule, initial, csv.get(), profile);
+  if (heap_ms < 0) return 1;
+  if (!o.baseline) {
+    if (o.check) std::printf("game-of-life --check passed\n");
+    return 0;
+  }
+  double const base_ms = run_baseline(o, rule, initial, csv.get());
+  if (base_ms < 0) return 1;
+  if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
+  if (o.check) std::printf("game-of-life --check passed\n");
+  return 0;
+}
+
+}  // namespace heaplab::apps::game_of_life
