@@ -103,7 +103,8 @@
   X(wa_tor_north_wrap_uses_width)       \
   X(nbody_force_skips_tail_tile)        \
   X(game_of_life_orthogonal_candidates) \
-  X(game_of_life_candidate_without_cas)
+  X(game_of_life_candidate_without_cas) \
+  X(sugarscape_father_does_not_pay)
 
 namespace heaplab::core::mutant {
 namespace detail {
