@@ -1,6 +1,7 @@
 // heaplab_apps: the papers' applications on soa::Heap (issue 12, docs/apps.md), one subcommand
 // per app: gen-ca (the generational cellular automaton, CompactGpu Fig. 13), nbody and collision
-// (DynaSOAr Table 1, CompactGpu Fig. 11), wa-tor, structure and game-of-life (DynaSOAr Table 1).
+// (DynaSOAr Table 1, CompactGpu Fig. 11), wa-tor, structure, game-of-life and sugarscape (DynaSOAr
+// Table 1).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "program.hpp"
 #include "shapes.hpp"
 #include "structure/structure.hpp"
+#include "sugarscape/sugarscape.hpp"
 #include "wa_tor/wa_tor.hpp"
 
 namespace {
@@ -286,6 +288,40 @@ CLI::App* add_game_of_life_command(CLI::App& app, gl::GameOfLifeOptions& o) {
   return cmd;
 }
 
+namespace sg = heaplab::apps::sugarscape;
+
+CLI::App* add_sugarscape_command(CLI::App& app, sg::SugarscapeOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "sugarscape",
+      "agents on a W x H torus of sugar (DynaSOAr Table 1): they move toward sugar, eat, age, "
+      "starve, mate and are born; Male and Female heap objects, with the static SOA baseline "
+      "(agents merged into the cells) and an exact --check against a CPU reference");
+  cmd->add_option("--width", o.width, "grid width (cells)")->check(CLI::Range(3u, 1u << 15));
+  cmd->add_option("--height", o.height, "grid height (cells)")->check(CLI::Range(3u, 1u << 15));
+  cmd->add_option("--iterations", o.iterations, "iterations to run")->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--seed", o.seed, "seed of the counter-based generator (world, choices)");
+  cmd->add_option("--density", o.density, "fraction of cells with an agent at the start")
+      ->check(CLI::Range(0.0, 1.0));
+  auto* check = cmd->add_flag(
+      "--check",
+      o.check,
+      "every --check-every iterations and after the last, each variant: every cell's sugar and "
+      "every agent's kind, sugar, age, metabolism and vision equal the CPU reference's exactly; "
+      "heap: grid and objects name each other, live-object count, the invariant catalog; exit 1 "
+      "at the first difference");
+  cmd->add_option("--check-every", o.check_every, "K: iterations between checks (needs --check)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->needs(check);
+  cmd->add_flag(
+      "--baseline",
+      o.baseline,
+      "also run the static SOA baseline (agent fields in dense cell arrays, no allocation)");
+  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"sugarscape\")");
+  apps::add_heap_flags(cmd, o.heap, o.profile);
+  add_random_shape(cmd, o.random_shape);
+  return cmd;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -305,6 +341,8 @@ int main(int argc, char** argv) {
   auto* structure_cmd = add_structure_command(app, structure);
   gl::GameOfLifeOptions game_of_life;
   auto* game_of_life_cmd = add_game_of_life_command(app, game_of_life);
+  sg::SugarscapeOptions sugarscape;
+  auto* sugarscape_cmd = add_sugarscape_command(app, sugarscape);
   heaplab::program::add_version_flag(app, "heaplab_apps");
   heaplab::program::check_every_number(app);
   heaplab::program::last_one_wins(app);
@@ -321,12 +359,15 @@ int main(int argc, char** argv) {
         structure_cmd, structure.random_shape, structure, apps::draw_structure_shape);
     apply_random_shape(
         game_of_life_cmd, game_of_life.random_shape, game_of_life, apps::draw_game_of_life_shape);
+    apply_random_shape(
+        sugarscape_cmd, sugarscape.random_shape, sugarscape, apps::draw_sugarscape_shape);
     if (gen_ca_cmd->parsed()) return ga::run_gen_ca(gen_ca);
     if (nbody_cmd->parsed()) return nb::run_nbody(nbody);
     if (collision_cmd->parsed()) return nb::run_nbody(collision);
     if (wa_tor_cmd->parsed()) return wt::run_wa_tor(wa_tor);
     if (structure_cmd->parsed()) return st::run_structure(structure);
     if (game_of_life_cmd->parsed()) return gl::run_game_of_life(game_of_life);
+    if (sugarscape_cmd->parsed()) return sg::run_sugarscape(sugarscape);
   } catch (CLI::ParseError const& e) {
     // --help prints and exits 0; any other parse error is a usage error: one line, status 2.
     return heaplab::program::parse_error(app, e, "heaplab_apps");

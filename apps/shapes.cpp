@@ -117,6 +117,21 @@ std::string draw_game_of_life_shape(std::uint64_t seed,
   return w.text();
 }
 
+std::string draw_sugarscape_shape(std::uint64_t seed,
+                                  Given const& given,
+                                  sugarscape::SugarscapeOptions& o) {
+  Draw d(seed);
+  Words w(given);
+  std::uint32_t const width  = d.side(R::kMinSide, R::kMaxSide);
+  std::uint32_t const height = d.side(R::kMinSide, R::kMaxSide);
+  double const density       = d.log_uniform(R::kMinDensity, R::kMaxDensity);
+  w.set("--width", o.width, width);
+  w.set("--height", o.height, height);
+  w.set("--density", o.density, density);
+  w.set("--seed", o.seed, d.next() % 1000000);
+  return w.text();
+}
+
 std::string draw_nbody_shape(std::uint64_t seed, Given const& given, nbody::NbodyOptions& o) {
   Draw d(seed);
   Words w(given);

@@ -13,6 +13,7 @@
 #include "gen_ca/gen_ca.hpp"
 #include "nbody/nbody.hpp"
 #include "structure/structure.hpp"
+#include "sugarscape/sugarscape.hpp"
 #include "wa_tor/wa_tor.hpp"
 
 namespace heaplab::apps {
@@ -23,7 +24,7 @@ using Given = std::function<bool(std::string const& option)>;
 /// The documented ranges (docs/apps.md "Random shapes"). Grid sides are drawn uniformly, or with
 /// probability 1/4 as a prime, so non-square, odd and prime sides are all common.
 struct ShapeRanges {
-  static constexpr std::uint32_t kMinSide = 5, kMaxSide = 251;  // gen-ca, wa-tor, game-of-life
+  static constexpr std::uint32_t kMinSide = 5, kMaxSide = 251;         // the grid apps
   static constexpr std::uint32_t kMinBodies = 33, kMaxBodies = 3000;   // nbody, collision
   static constexpr std::uint32_t kMinMeshSide = 4, kMaxMeshSide = 97;  // structure
   static constexpr double kMinDensity = 0.02, kMaxDensity = 0.9;       // gen-ca, game-of-life, fish
@@ -38,6 +39,9 @@ std::string draw_wa_tor_shape(std::uint64_t seed, Given const& given, wa_tor::Wa
 std::string draw_game_of_life_shape(std::uint64_t seed,
                                     Given const& given,
                                     game_of_life::GameOfLifeOptions& o);
+std::string draw_sugarscape_shape(std::uint64_t seed,
+                                  Given const& given,
+                                  sugarscape::SugarscapeOptions& o);
 std::string draw_structure_shape(std::uint64_t seed,
                                  Given const& given,
                                  structure::StructureOptions& o);

@@ -142,5 +142,19 @@ TEST(AppShapes, GameOfLifeDrawsEveryTwoStateRuleAndNoOther) {
   EXPECT_EQ(rules.size(), 5u);
 }
 
+TEST(AppShapes, SugarscapeDrawsSidesAndDensitiesWithinTheRanges) {
+  int non_square = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    sugarscape::SugarscapeOptions o;
+    std::string const words = draw_sugarscape_shape(seed, kNothingGiven, o);
+    ASSERT_GE(o.width, ShapeRanges::kMinSide) << words;
+    ASSERT_LE(o.height, ShapeRanges::kMaxSide) << words;
+    ASSERT_GE(o.density, ShapeRanges::kMinDensity) << words;
+    ASSERT_LE(o.density, ShapeRanges::kMaxDensity) << words;
+    non_square += o.width != o.height;
+  }
+  EXPECT_GT(non_square, 150);
+}
+
 }  // namespace
 }  // namespace heaplab::apps

@@ -67,6 +67,9 @@ constexpr AppSmokeRun kAppSmokeRuns[] = {
     {"game-of-life",
      "game-of-life --width 160 --height 96 --iterations 100 --density 0.3 --check --check-every 5 "
      "--baseline --defrag-every 10 --defrag-n 2"},
+    {"sugarscape",
+     "sugarscape --width 128 --height 96 --iterations 60 --check --check-every 5 --baseline "
+     "--defrag-every 10 --defrag-n 2"},
 };
 /// The same apps on random shapes (`--random-shape`, docs/apps.md "Random shapes"): no shape
 /// options, so that heaplab_apps draws grid sides, densities, body counts, rules and scenarios.
@@ -80,6 +83,8 @@ constexpr AppSmokeRun kAppRandomRuns[] = {
      "structure --iterations 60 --check --check-every 5 --defrag-every 10 --defrag-n 2"},
     {"game-of-life",
      "game-of-life --iterations 60 --check --check-every 5 --defrag-every 10 --defrag-n 2"},
+    {"sugarscape",
+     "sugarscape --iterations 40 --check --check-every 5 --defrag-every 10 --defrag-n 2"},
 };
 
 struct SuiteRow {

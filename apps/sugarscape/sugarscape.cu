@@ -1,0 +1,742 @@
+// `heaplab_apps sugarscape` (sugarscape.hpp; docs/apps.md "sugarscape"): two variants measured in
+// one process, both checked against the CPU reference (reference.hpp):
+//
+//   heap:      Male and Female (subclasses of the abstract Agent) are soa::Heap objects; the cells
+//              are dense arrays of sugar and capacity plus an Agent* per cell (the compactor's
+//              root array). Deaths: heap.destroy of itself in parallel_do<Agent>; births:
+//              heap.make in parallel_do<Female> (another type, DynaSOAr sec. 2.1).
+//   baseline:  the static SOA baseline (DynaSOAr sec. 6, category 3): the agents' fields merged
+//              into per-cell arrays (dense.hpp), one kernel per phase, one thread per cell.
+//
+// One iteration is rules.hpp's nine phases. The heap variant runs them as
+//   live      a kernel over the cells (regrow sugar, clear the minima) and parallel_do<Agent>
+//             (age, burn metabolism, die: the cell's pointer cleared, the object destroyed);
+//   move      parallel_do<Agent> decide (relaxed atomicMin of its key on the target's request),
+//             then parallel_do<Agent> move (the winner writes the target's pointer and clears its
+//             old one: phases 3 and 4 at once, since an object moves instead of being copied);
+//   harvest   parallel_do<Agent>;
+//   mate      parallel_do<Male> propose, parallel_do<Female> choose, parallel_do<Female> birth
+//             (the mother makes the child, writes the child cell's pointer and takes kMateCost
+//             from herself and from the father: phases 8 and 9 at once).
+// Within a phase every object writes only its own fields, its own cell's pointer, or a pointer or
+// father that one winner owns (the minimum of the keys decides; relaxed atomicMin, whose result
+// does not depend on order); reads of other cells and objects see only what no thread of the phase
+// writes. Phases are separate kernels on one stream: a kernel boundary orders every write of a
+// phase before the next reads it (linearization point of an iteration: the end of its birth
+// kernel). Hence the heap variant computes exactly the reference's world (same rules.hpp code).
+#include "heaplab/soa/heap.cuh"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/defrag_loop.cuh"
+#include "common/grid.cuh"
+#include "common/no_device.hpp"
+#include "heaplab/check/invariants.hpp"
+#include "heaplab/core/object_pointer.hpp"
+#include "heaplab/cuda/copy.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
+#include "heaplab/cuda/device_info.hpp"
+#include "heaplab/cuda/error.hpp"
+#include "heaplab/cuda/grid.hpp"
+#include "heaplab/soa/field.hpp"
+#include "heaplab/soa/heap_types.hpp"
+#include "reference.hpp"
+#include "sugarscape.hpp"
+#include "timing.hpp"
+
+namespace heaplab::apps::sugarscape {
+
+struct Types;
+struct Board;
+
+/// An agent (DynaSOAr Table 1: the abstract Agent with the concrete Male and Female).
+class Agent {
+ public:
+  HEAPLAB_SOA_ABSTRACT(Agent);
+  HEAPLAB_SOA_FIELDS(Agent,
+                     (std::uint32_t, cell_),
+                     (std::uint32_t, sugar_),
+                     (std::uint32_t, age_),
+                     (std::uint32_t, max_age_),
+                     (std::uint32_t, metabolism_),
+                     (std::uint32_t, vision_),
+                     (std::uint32_t, target_));  // this iteration's choice, or kNone
+
+  HEAPLAB_HD Agent(std::uint32_t cell, Traits const& t)
+      : cell_(cell),
+        sugar_(t.sugar),
+        age_(t.age),
+        max_age_(t.max_age),
+        metabolism_(t.metabolism),
+        vision_(t.vision),
+        target_(std::uint32_t{kNone}) {}
+
+  __device__ Traits traits();
+  __device__ void live(soa::HeapRef<Types> heap, Board b);
+  __device__ void decide(Board b);
+  __device__ void move(Board b);
+  __device__ void harvest(Board b);
+  __device__ void export_view(AgentView* out, unsigned long long capacity, unsigned long long* n);
+  __device__ void census(unsigned long long* counts);
+};
+
+class Male : public Agent {
+ public:
+  HEAPLAB_SOA_DERIVED_FIELDS(Male, Agent);
+  HEAPLAB_HD Male(std::uint32_t cell, Traits const& t) : Agent(cell, t) {}
+  __device__ void propose(Board b);
+};
+
+class Female : public Agent {
+ public:
+  HEAPLAB_SOA_DERIVED_FIELDS(Female, Agent);
+  HEAPLAB_HD Female(std::uint32_t cell, Traits const& t) : Agent(cell, t) {}
+  __device__ void choose(Board b);
+  __device__ void give_birth(soa::HeapRef<Types> heap, Board b);
+};
+
+struct Types : soa::HeapTypes<Agent, Male, Female> {};
+
+namespace {
+__device__ std::uint8_t kind_of(Agent const* a) {
+  if (a == nullptr) return kEmpty;
+  auto const t = core::pointer_type(reinterpret_cast<std::uint64_t>(a));
+  if (t == Types::type_id<Male>) return kMale;
+  if (t == Types::type_id<Female>) return kFemale;
+  return 0xFF;  // no object of this heap: the checker reports it
+}
+}  // namespace
+
+/// The device view of the heap variant's cells (trivially copyable, passed by value).
+struct Board {
+  Params p;
+  std::uint32_t it                  = 0;
+  Agent** cells                     = nullptr;  // W * H; nullptr: no agent
+  std::uint32_t* sugar              = nullptr;
+  std::uint32_t const* capacity     = nullptr;
+  std::uint64_t* requests           = nullptr;  // the phases' minima (dense.hpp)
+  std::uint64_t* proposals          = nullptr;
+  std::uint64_t* births             = nullptr;
+  unsigned long long* failed_allocs = nullptr;
+
+  [[nodiscard]] __device__ bool empty(std::uint32_t j) const { return cells[j] == nullptr; }
+  [[nodiscard]] __device__ Traits traits_at(std::uint32_t j) const {
+    Agent* const a = cells[j];
+    return a == nullptr ? Traits{} : a->traits();
+  }
+};
+
+__device__ Traits Agent::traits() {
+  Traits t;
+  t.kind       = kind_of(this);
+  t.sugar      = sugar_;
+  t.age        = age_;
+  t.max_age    = max_age_;
+  t.metabolism = metabolism_;
+  t.vision     = vision_;
+  return t;
+}
+
+__device__ void Agent::live(soa::HeapRef<Types> heap, Board b) {
+  Traits t = traits();
+  target_  = kNone;
+  if (!live_agent(t)) {
+    b.cells[cell_] = nullptr;  // only this agent writes its cell in this phase
+    heap.destroy(this);
+    return;
+  }
+  age_   = t.age;
+  sugar_ = t.sugar;
+}
+
+__device__ void Agent::decide(Board b) {
+  std::uint32_t const c = cell_;
+  std::uint32_t const t = choose_move(
+      b.p,
+      b.it,
+      c,
+      vision_,
+      [&](std::uint32_t j) { return b.empty(j); },
+      [&](std::uint32_t j) { return b.sugar[j]; });
+  target_ = t;
+  if (t != kNone) min_into(&b.requests[t], key(b.p, b.it, c, kMovePriority));
+}
+
+__device__ void Agent::move(Board b) {
+  std::uint32_t const c = cell_;
+  std::uint32_t const t = target_;
+  if (t == kNone || b.requests[t] != key(b.p, b.it, c, kMovePriority)) return;
+  b.cells[t] = this;  // the one winner of t writes it; nobody asked for c (it was occupied)
+  b.cells[c] = nullptr;
+  cell_      = t;
+}
+
+__device__ void Agent::harvest(Board b) {
+  std::uint32_t const c = cell_;
+  sugar_                = sugar_ + b.sugar[c];
+  b.sugar[c]            = 0;
+  target_               = kNone;
+}
+
+__device__ void Male::propose(Board b) {
+  if (!fertile(traits())) return;
+  std::uint32_t const c = cell_;
+  std::uint32_t const f =
+      choose_partner(b.p, b.it, c, [&](std::uint32_t j) { return b.traits_at(j); });
+  target_ = f;
+  if (f != kNone) min_into(&b.proposals[f], key(b.p, b.it, c, kProposePriority));
+}
+
+__device__ void Female::choose(Board b) {
+  std::uint32_t const c = cell_;
+  if (b.proposals[c] == kNoKey || !fertile(traits())) return;
+  std::uint32_t const e =
+      choose_child_cell(b.p, b.it, c, [&](std::uint32_t j) { return b.empty(j); });
+  target_ = e;
+  if (e != kNone) min_into(&b.births[e], key(b.p, b.it, c, kBirthPriority));
+}
+
+__device__ void Female::give_birth(soa::HeapRef<Types> heap, Board b) {
+  std::uint32_t const c = cell_;
+  std::uint32_t const e = target_;
+  if (e == kNone || b.births[e] != key(b.p, b.it, c, kBirthPriority)) return;
+  // The father won this mother's proposal; he proposed to her alone, so only this thread
+  // touches him in this phase.
+  Agent* const father = b.cells[key_cell(b.proposals[c])];
+  Traits const t      = child(b.p, b.it, e, traits(), father->traits());
+  Agent* a            = nullptr;
+  if (t.kind == kMale)
+    a = heap.make<Male>(e, t);
+  else
+    a = heap.make<Female>(e, t);
+  if (a == nullptr) {
+    // order: relaxed (a count, read by the host after the kernel)
+    atomicAdd(b.failed_allocs, 1ull);
+  }
+  b.cells[e] = a;  // the one winner of e writes it
+  sugar_     = sugar_ - kMateCost;
+  // MUTANT sugarscape_father_does_not_pay: the father keeps his share of the endowment.
+  if constexpr (!kMutantFatherDoesNotPay) father->sugar_ = father->sugar_ - kMateCost;
+}
+
+__device__ void Agent::export_view(AgentView* out,
+                                   unsigned long long capacity,
+                                   unsigned long long* n) {
+  // order: relaxed (a unique output index; the output is read after the kernel)
+  unsigned long long const k = atomicAdd(n, 1ull);
+  if (k >= capacity) return;  // the host sees n > capacity and reports it
+  AgentView v;
+  v.handle = reinterpret_cast<std::uint64_t>(this);
+  v.cell   = cell_;
+  v.traits = traits();
+  out[k]   = v;
+}
+
+__device__ void Agent::census(unsigned long long* counts) {
+  // order: relaxed (a count, read by the host after the kernel)
+  atomicAdd(&counts[kind_of(this) == kMale ? 0 : 1], 1ull);
+}
+
+namespace {
+
+using Heap = soa::Heap<Types>;
+using Ref  = soa::HeapRef<Types>;
+
+__global__ void populate_kernel(Ref heap, Board b) {
+  for (std::uint64_t i = thread_index(); i < b.p.cells(); i += thread_stride()) {
+    auto const c   = static_cast<std::uint32_t>(i);
+    Traits const t = initial_agent(b.p, c);
+    Agent* a       = nullptr;
+    if (t.kind == kMale) a = heap.make<Male>(c, t);
+    if (t.kind == kFemale) a = heap.make<Female>(c, t);
+    // order: relaxed (a count, read by the host after the kernel)
+    if (t.kind != kEmpty && a == nullptr) atomicAdd(b.failed_allocs, 1ull);
+    b.cells[c] = a;
+  }
+}
+
+/// Phase 1's cell part: regrow, clear the minima.
+__global__ void regrow_kernel(Board b) {
+  for (std::uint64_t i = thread_index(); i < b.p.cells(); i += thread_stride()) {
+    b.sugar[i]    = regrown(b.sugar[i], b.capacity[i]);
+    b.requests[i] = b.proposals[i] = b.births[i] = kNoKey;
+  }
+}
+
+__global__ void grid_view_kernel(Board b, std::uint64_t* handles, std::uint8_t* kinds) {
+  for (std::uint64_t i = thread_index(); i < b.p.cells(); i += thread_stride()) {
+    Agent* const a = b.cells[i];
+    handles[i]     = reinterpret_cast<std::uint64_t>(a);
+    kinds[i]       = kind_of(a);
+  }
+}
+
+/// The baseline: one dense.hpp phase over every cell.
+enum DensePhase : int { kLive, kDecide, kPull, kLeave, kHarvest, kPropose, kChoose, kBorn, kPay };
+__global__ void dense_kernel(Dense d, std::uint32_t const* capacity, std::uint32_t it, int phase) {
+  for (std::uint64_t i = thread_index(); i < d.p.cells(); i += thread_stride()) {
+    auto const c = static_cast<std::uint32_t>(i);
+    switch (phase) {
+      case kLive:
+        d.live(c, capacity[c]);
+        break;
+      case kDecide:
+        d.decide(it, c);
+        break;
+      case kPull:
+        d.pull(c);
+        break;
+      case kLeave:
+        d.leave(it, c);
+        break;
+      case kHarvest:
+        d.harvest(c);
+        break;
+      case kPropose:
+        d.propose(it, c);
+        break;
+      case kChoose:
+        d.choose(it, c);
+        break;
+      case kBorn:
+        d.born(it, c);
+        break;
+      default:
+        d.pay(it, c);
+        break;
+    }
+  }
+}
+
+struct Phases {
+  double live_ms = 0, move_ms = 0, harvest_ms = 0, mate_ms = 0;
+  [[nodiscard]] double total() const { return live_ms + move_ms + harvest_ms + mate_ms; }
+  void add(Phases const& o) {
+    live_ms += o.live_ms;
+    move_ms += o.move_ms;
+    harvest_ms += o.harvest_ms;
+    mate_ms += o.mate_ms;
+  }
+};
+
+template <class T>
+using Buffer = cudart::device_buffer<T>;
+
+class HeapApp {
+ public:
+  HeapApp(SugarscapeOptions const& o, World const& initial)
+      : n_(initial.kind.size()),
+        cells_(n_, "sugarscape agent pointers"),
+        sugar_(n_, "sugarscape sugar"),
+        capacity_(n_, "sugarscape capacity"),
+        requests_(n_, "sugarscape requests"),
+        proposals_(n_, "sugarscape proposals"),
+        births_(n_, "sugarscape births"),
+        failed_(1, "sugarscape failed allocations"),
+        counts_(2, "sugarscape census"),
+        heap_(Heap::with_blocks(heap_blocks(o, n_), heap_options(o.heap))),
+        defrag_(heap_, o.heap, {Types::type_id<Male>, Types::type_id<Female>}) {
+    auto const s     = heap_.stream();
+    b_.p             = initial.params;
+    b_.cells         = cells_.data();
+    b_.sugar         = sugar_.data();
+    b_.capacity      = capacity_.data();
+    b_.requests      = requests_.data();
+    b_.proposals     = proposals_.data();
+    b_.births        = births_.data();
+    b_.failed_allocs = failed_.data();
+    failed_.set_zero_async(s);
+    cudart::copy_to_device_async(sugar_.data(), initial.sugar.data(), n_, s);
+    cudart::copy_to_device_async(capacity_.data(), initial.capacity.data(), n_, s);
+    populate_kernel<<<blocks_for(n_), kThreads, 0, s>>>(heap_.ref(), b_);
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    throw_on_failed_allocations(0);
+    defrag_.compactor().add_roots(
+        {reinterpret_cast<std::uint64_t*>(cells_.data()), n_, Types::type_id<Agent>});
+    (void)census();  // untimed: the first parallel_do allocates its scratch
+  }
+
+  [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
+
+  Phases step(std::uint32_t it) {
+    b_.it        = it;
+    auto const s = heap_.stream();
+    Phases p;
+    p.live_ms    = bench::time_once_ms([&] {
+      regrow_kernel<<<blocks_for(n_), kThreads, 0, s>>>(b_);
+      HEAPLAB_CUDA_TRY(cudaGetLastError());
+      heap_.parallel_do<Agent, &Agent::live>(heap_.ref(), b_);
+    });
+    p.move_ms    = bench::time_once_ms([&] {
+      heap_.parallel_do<Agent, &Agent::decide>(b_);
+      heap_.parallel_do<Agent, &Agent::move>(b_);
+    });
+    p.harvest_ms = bench::time_once_ms([&] { heap_.parallel_do<Agent, &Agent::harvest>(b_); });
+    p.mate_ms    = bench::time_once_ms([&] {
+      heap_.parallel_do<Male, &Male::propose>(b_);
+      heap_.parallel_do<Female, &Female::choose>(b_);
+      heap_.parallel_do<Female, &Female::give_birth>(heap_.ref(), b_);
+    });
+    return p;
+  }
+
+  void throw_on_failed_allocations(int iteration) {
+    auto const failed = cudart::value_to_host(failed_.data(), heap_.stream());
+    if (failed != 0)
+      throw std::runtime_error("sugarscape: iteration " + std::to_string(iteration) + ": " +
+                               std::to_string(failed) +
+                               " births found the heap full; raise --heap-blocks (now " +
+                               std::to_string(num_blocks()) + ")");
+  }
+
+  std::pair<std::uint64_t, std::uint64_t> census() {
+    counts_.set_zero_async(heap_.stream());
+    heap_.parallel_do<Agent, &Agent::census>(counts_.data());
+    std::vector<unsigned long long> c(2);
+    cudart::copy_to_host(c.data(), counts_.data(), 2, heap_.stream());
+    return {c[0], c[1]};
+  }
+
+  /// The state for check_state.
+  StateView view() {
+    auto const s = heap_.stream();
+    StateView out;
+    out.sugar.resize(n_);
+    cudart::copy_to_host(out.sugar.data(), sugar_.data(), n_, s);
+    Buffer<std::uint64_t> handles(n_, "sugarscape check: grid pointers");
+    Buffer<std::uint8_t> kinds(n_, "sugarscape check: grid kinds");
+    grid_view_kernel<<<blocks_for(n_), kThreads, 0, s>>>(b_, handles.data(), kinds.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    out.handle.resize(n_);
+    out.kind.resize(n_);
+    cudart::copy_to_host(out.handle.data(), handles.data(), n_, s);
+    cudart::copy_to_host(out.kind.data(), kinds.data(), n_, s);
+    unsigned long long const capacity = heap_.statistics().used_slots + 64;
+    Buffer<AgentView> agents(capacity, "sugarscape check: agents");
+    Buffer<unsigned long long> count(1, "sugarscape check: agent count");
+    count.set_zero_async(s);
+    heap_.parallel_do<Agent, &Agent::export_view>(agents.data(), capacity, count.data());
+    auto const exported = cudart::value_to_host(count.data(), s);
+    if (exported > capacity)
+      throw std::runtime_error("sugarscape --check: the heap enumerated " +
+                               std::to_string(exported) + " agents, its statistics say " +
+                               std::to_string(capacity - 64));
+    out.agents.resize(exported);
+    cudart::copy_to_host(out.agents.data(), agents.data(), exported, s);
+    return out;
+  }
+
+  void end_of_iteration(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
+  [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
+  [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
+  soa::HeapStatistics statistics() const { return heap_.statistics(); }
+  check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
+
+ private:
+  static std::uint32_t heap_blocks(SugarscapeOptions const& o, std::uint64_t n) {
+    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
+    std::uint64_t const b = 2 * ((n + Types::capacity<Male> - 1) / Types::capacity<Male> +
+                                 (n + Types::capacity<Female> - 1) / Types::capacity<Female>)+64;
+    if (b > 0xFFFFFFFFull) throw std::invalid_argument("sugarscape: grid too large");
+    return static_cast<std::uint32_t>(b);
+  }
+
+  std::size_t n_;
+  Buffer<Agent*> cells_;
+  Buffer<std::uint32_t> sugar_, capacity_;
+  Buffer<std::uint64_t> requests_, proposals_, births_;
+  Buffer<unsigned long long> failed_, counts_;
+  Heap heap_;
+  DefragLoop<Types> defrag_;
+  Board b_;
+};
+
+/// The baseline's device arrays (dense.hpp's layout).
+class BaselineApp {
+ public:
+  explicit BaselineApp(World const& w)
+      : n_(w.kind.size()),
+        capacity_(n_, "sugarscape baseline capacity"),
+        u32_(7 * n_, "sugarscape baseline fields"),
+        kind_(n_, "sugarscape baseline kinds"),
+        u64_(3 * n_, "sugarscape baseline minima") {
+    d_.p          = w.params;
+    d_.sugar      = u32_.data();
+    d_.a_sugar    = u32_.data() + n_;
+    d_.age        = u32_.data() + 2 * n_;
+    d_.max_age    = u32_.data() + 3 * n_;
+    d_.metabolism = u32_.data() + 4 * n_;
+    d_.vision     = u32_.data() + 5 * n_;
+    d_.target     = u32_.data() + 6 * n_;
+    d_.kind       = kind_.data();
+    d_.requests   = u64_.data();
+    d_.proposals  = u64_.data() + n_;
+    d_.births     = u64_.data() + 2 * n_;
+    upload(w);
+  }
+
+  Phases step(std::uint32_t it) {
+    Phases p;
+    auto run = [&](std::initializer_list<DensePhase> phases) {
+      return bench::time_once_ms([&] {
+        for (DensePhase ph : phases) {
+          dense_kernel<<<blocks_for(n_), kThreads>>>(d_, capacity_.data(), it, ph);
+          HEAPLAB_CUDA_TRY(cudaGetLastError());
+        }
+      });
+    };
+    p.live_ms    = run({kLive});
+    p.move_ms    = run({kDecide, kPull, kLeave});
+    p.harvest_ms = run({kHarvest});
+    p.mate_ms    = run({kPropose, kChoose, kBorn, kPay});
+    return p;
+  }
+
+  World download(Params const& p) {
+    World w;
+    w.params = p;
+    auto get = [&](std::vector<std::uint32_t>& v, std::uint32_t const* from) {
+      v.resize(n_);
+      cudart::copy_to_host(v.data(), from, n_);
+    };
+    get(w.sugar, d_.sugar);
+    get(w.a_sugar, d_.a_sugar);
+    get(w.age, d_.age);
+    get(w.max_age, d_.max_age);
+    get(w.metabolism, d_.metabolism);
+    get(w.vision, d_.vision);
+    get(w.target, d_.target);
+    w.kind.resize(n_);
+    cudart::copy_to_host(w.kind.data(), d_.kind, n_);
+    return w;
+  }
+
+ private:
+  void upload(World const& w) {
+    auto put = [&](std::uint32_t* to, std::vector<std::uint32_t> const& v) {
+      cudart::copy_to_device_async(to, v.data(), n_, nullptr);
+    };
+    put(capacity_.data(), w.capacity);
+    put(d_.sugar, w.sugar);
+    put(d_.a_sugar, w.a_sugar);
+    put(d_.age, w.age);
+    put(d_.max_age, w.max_age);
+    put(d_.metabolism, w.metabolism);
+    put(d_.vision, w.vision);
+    put(d_.target, w.target);
+    cudart::copy_to_device_async(d_.kind, w.kind.data(), n_, nullptr);
+    cudart::copy_to_device_async(d_.requests, w.requests.data(), n_, nullptr);
+    cudart::copy_to_device_async(d_.proposals, w.proposals.data(), n_, nullptr);
+    cudart::copy_to_device_async(d_.births, w.births.data(), n_, nullptr);
+    HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
+  }
+
+  std::size_t n_;
+  Buffer<std::uint32_t> capacity_;
+  Buffer<std::uint32_t> u32_;
+  Buffer<std::uint8_t> kind_;
+  Buffer<std::uint64_t> u64_;
+  Dense d_;
+};
+
+struct CsvRow {
+  char const* variant;
+  int iteration;
+  std::uint64_t males, females, live_objects, allocated_blocks;
+  double fragmentation;
+  Phases phases;
+};
+
+void write_row(std::FILE* csv, CsvRow const& r) {
+  if (csv == nullptr) return;
+  std::fprintf(csv,
+               "%s,%d,%llu,%llu,%llu,%llu,%.6f,%.4f,%.4f,%.4f,%.4f\n",
+               r.variant,
+               r.iteration,
+               static_cast<unsigned long long>(r.males),
+               static_cast<unsigned long long>(r.females),
+               static_cast<unsigned long long>(r.live_objects),
+               static_cast<unsigned long long>(r.allocated_blocks),
+               r.fragmentation,
+               r.phases.live_ms,
+               r.phases.move_ms,
+               r.phases.harvest_ms,
+               r.phases.mate_ms);
+}
+
+bool check_due(SugarscapeOptions const& o, int it) {
+  return o.check && (it % o.check_every == 0 || it == o.iterations);
+}
+
+bool check_heap(HeapApp& app, World const& reference, int it) {
+  auto const fail = [&](std::string const& what) {
+    std::printf("sugarscape --check FAILED at iteration %d (heap): %s\n", it, what.c_str());
+    return false;
+  };
+  StateView const s = app.view();
+  if (auto v = check_state(s, reference)) return fail(*v);
+  auto const stats = app.statistics();
+  if (stats.used_slots != s.agents.size())
+    return fail("the heap's statistics count " + std::to_string(stats.used_slots) +
+                " live objects, its enumeration " + std::to_string(s.agents.size()));
+  auto const violations = check::check_all(app.snapshot());
+  if (!violations.empty())
+    return fail("invariant catalog: " + std::to_string(violations.size()) +
+                " violations, first: " + violations.front().to_string());
+  return true;
+}
+
+void print_summary(char const* variant, int iterations, Phases const& t) {
+  std::printf(
+      "%-9s %d iterations, live %.3f ms, move %.3f ms, harvest %.3f ms, mate %.3f ms, total %.3f "
+      "ms\n",
+      variant,
+      iterations,
+      t.live_ms,
+      t.move_ms,
+      t.harvest_ms,
+      t.mate_ms,
+      t.total());
+}
+
+double run_heap(SugarscapeOptions const& o,
+                World const& initial,
+                std::FILE* csv,
+                ProfileCsv& profile) {
+  HeapApp app(o, initial);
+  std::printf("heap: %u blocks of %u bytes, %u Male or %u Female objects per block\n",
+              app.num_blocks(),
+              static_cast<unsigned>(Types::block_bytes),
+              static_cast<unsigned>(Types::capacity<Male>),
+              static_cast<unsigned>(Types::capacity<Female>));
+  World reference = initial;
+  if (o.check && !check_heap(app, reference, 0)) return -1;
+  Phases total;
+  for (int it = 1; it <= o.iterations; ++it) {
+    Phases const p = app.step(static_cast<std::uint32_t>(it));
+    app.throw_on_failed_allocations(it);
+    IterationCost cost;
+    cost.app_ms = p.total();
+    app.end_of_iteration(cost);
+    total.add(p);
+    if (o.check) step(reference, static_cast<std::uint32_t>(it));
+    if (check_due(o, it) && !check_heap(app, reference, it)) return -1;
+    if (profile.enabled()) profile.write("heap", it, app.statistics(), cost);
+    if (csv != nullptr) {
+      auto const [m, f] = app.census();
+      auto const stats  = app.statistics();
+      write_row(
+          csv,
+          {"heap", it, m, f, stats.used_slots, stats.allocated_blocks, stats.fragmentation, p});
+    }
+  }
+  print_summary("heap:", o.iterations, total);
+  if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
+    std::printf("heap:     defragmentation %s, %.1f%% of the iterations' time\n",
+                app.defrag_summary().c_str(),
+                100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
+  auto const [m, f] = app.census();
+  auto const stats  = app.statistics();
+  std::printf(
+      "heap:     final population %llu males, %llu females; live objects %llu in %llu "
+      "blocks, F %.4f\n",
+      static_cast<unsigned long long>(m),
+      static_cast<unsigned long long>(f),
+      static_cast<unsigned long long>(stats.used_slots),
+      static_cast<unsigned long long>(stats.allocated_blocks),
+      stats.fragmentation);
+  return total.total() + app.defrag_total().defrag_ms;
+}
+
+double run_baseline(SugarscapeOptions const& o, World const& initial, std::FILE* csv) {
+  BaselineApp app(initial);
+  World reference = initial;
+  Phases total;
+  for (int it = 1; it <= o.iterations; ++it) {
+    Phases const p = app.step(static_cast<std::uint32_t>(it));
+    total.add(p);
+    if (o.check) step(reference, static_cast<std::uint32_t>(it));
+    bool const need_host = check_due(o, it) || csv != nullptr || it == o.iterations;
+    if (!need_host) continue;
+    World const w = app.download(initial.params);
+    if (check_due(o, it))
+      if (auto v = check_state(view_of(w), reference)) {
+        std::printf("sugarscape --check FAILED at iteration %d (baseline): %s\n", it, v->c_str());
+        return -1;
+      }
+    auto const pop = population(w);
+    write_row(csv, {"baseline", it, pop.males, pop.females, 0, 0, 0.0, p});
+    if (it == o.iterations) {
+      print_summary("baseline:", o.iterations, total);
+      std::printf("baseline: final population %llu males, %llu females\n",
+                  static_cast<unsigned long long>(pop.males),
+                  static_cast<unsigned long long>(pop.females));
+    }
+  }
+  return total.total();
+}
+
+void validate(SugarscapeOptions const& o) {
+  Params p;
+  p.width   = o.width;
+  p.height  = o.height;
+  p.density = o.density;
+  sugarscape::validate(p);
+  if (o.iterations < 0) throw std::invalid_argument("sugarscape: --iterations must be >= 0");
+  if (o.check_every < 1) throw std::invalid_argument("sugarscape: --check-every must be >= 1");
+  apps::validate(o.heap);
+}
+
+}  // namespace
+
+int run_sugarscape(SugarscapeOptions const& o) {
+  validate(o);
+  Params p;
+  p.width             = o.width;
+  p.height            = o.height;
+  p.seed              = o.seed;
+  p.density           = o.density;
+  World const initial = initial_world(p);
+  auto const d        = cudart::probe_device();
+  if (!d.available) throw NoDevice(d.reason);
+  std::printf("%s\n", cudart::device_line(d).c_str());
+  auto const pop0 = population(initial);
+  std::printf(
+      "sugarscape: %ux%u torus, density %.3f (%llu males, %llu females), seed %llu, %d "
+      "iterations%s%s\n"
+      "sugarscape: heap: %s\n",
+      o.width,
+      o.height,
+      o.density,
+      static_cast<unsigned long long>(pop0.males),
+      static_cast<unsigned long long>(pop0.females),
+      static_cast<unsigned long long>(o.seed),
+      o.iterations,
+      o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
+      planted_bug_note(core::mutant::kPlanted).c_str(),
+      describe(o.heap).c_str());
+  CsvFile const csv = open_csv(o.csv,
+                               "sugarscape",
+                               "variant,iteration,males,females,live_objects,allocated_blocks,"
+                               "fragmentation,live_ms,move_ms,harvest_ms,mate_ms");
+  ProfileCsv profile;
+  if (!o.profile.empty()) profile = ProfileCsv(o.profile, "sugarscape", Types::block_bytes);
+  double const heap_ms = run_heap(o, initial, csv.get(), profile);
+  if (heap_ms < 0) return 1;
+  if (o.baseline) {
+    double const base_ms = run_baseline(o, initial, csv.get());
+    if (base_ms < 0) return 1;
+    if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
+  }
+  if (o.check) std::printf("sugarscape --check passed\n");
+  return 0;
+}
+
+}  // namespace heaplab::apps::sugarscape
