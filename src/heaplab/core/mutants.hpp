@@ -104,7 +104,8 @@
   X(nbody_force_skips_tail_tile)        \
   X(game_of_life_orthogonal_candidates) \
   X(game_of_life_candidate_without_cas) \
-  X(sugarscape_father_does_not_pay)
+  X(sugarscape_father_does_not_pay)     \
+  X(traffic_merge_without_claim)
 
 namespace heaplab::core::mutant {
 namespace detail {
