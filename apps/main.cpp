@@ -1,7 +1,7 @@
 // heaplab_apps: the papers' applications on soa::Heap (issue 12, docs/apps.md), one subcommand
 // per app: gen-ca (the generational cellular automaton, CompactGpu Fig. 13), nbody and collision
-// (DynaSOAr Table 1, CompactGpu Fig. 11), wa-tor, structure, game-of-life and sugarscape (DynaSOAr
-// Table 1).
+// (DynaSOAr Table 1, CompactGpu Fig. 11), wa-tor, structure, game-of-life, sugarscape and traffic
+// (DynaSOAr Table 1).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include "shapes.hpp"
 #include "structure/structure.hpp"
 #include "sugarscape/sugarscape.hpp"
+#include "traffic/traffic.hpp"
 #include "wa_tor/wa_tor.hpp"
 
 namespace {
@@ -322,6 +323,41 @@ CLI::App* add_sugarscape_command(CLI::App& app, sg::SugarscapeOptions& o) {
   return cmd;
 }
 
+namespace tf = heaplab::apps::traffic;
+
+CLI::App* add_traffic_command(CLI::App& app, tf::TrafficOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "traffic",
+      "Nagel-Schreckenberg traffic on a street network (DynaSOAr Table 1): cars appear at "
+      "producer cells, drive their trip through W x H intersections and leave; Car heap objects, "
+      "with the static SOA baseline (cars merged into the cells) and an exact --check against a "
+      "CPU reference");
+  cmd->add_option("--width", o.width, "intersections per row")->check(CLI::Range(1u, 2048u));
+  cmd->add_option("--height", o.height, "rows of intersections")->check(CLI::Range(1u, 2048u));
+  cmd->add_option("--iterations", o.iterations, "iterations to run")->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--seed", o.seed, "seed of the network and of the counter-based generator");
+  cmd->add_option("--spawn-rate", o.spawn_rate, "a producer's chance of a new car per iteration")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--slow", o.slow, "Nagel-Schreckenberg's p: a car's chance to slow by one")
+      ->check(CLI::Range(0.0, 1.0));
+  auto* check = cmd->add_flag(
+      "--check",
+      o.check,
+      "every --check-every iterations and after the last, each variant: a car exactly where the "
+      "CPU reference has one, with its id, velocity, speed limit and trip; heap: grid and objects "
+      "name each other, live-object count, the invariant catalog; exit 1 at the first difference");
+  cmd->add_option("--check-every", o.check_every, "K: iterations between checks (needs --check)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->needs(check);
+  cmd->add_flag("--baseline",
+                o.baseline,
+                "also run the static SOA baseline (car fields in dense cell arrays)");
+  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"traffic\")");
+  apps::add_heap_flags(cmd, o.heap, o.profile);
+  add_random_shape(cmd, o.random_shape);
+  return cmd;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -343,6 +379,8 @@ int main(int argc, char** argv) {
   auto* game_of_life_cmd = add_game_of_life_command(app, game_of_life);
   sg::SugarscapeOptions sugarscape;
   auto* sugarscape_cmd = add_sugarscape_command(app, sugarscape);
+  tf::TrafficOptions traffic;
+  auto* traffic_cmd = add_traffic_command(app, traffic);
   heaplab::program::add_version_flag(app, "heaplab_apps");
   heaplab::program::check_every_number(app);
   heaplab::program::last_one_wins(app);
@@ -361,6 +399,7 @@ int main(int argc, char** argv) {
         game_of_life_cmd, game_of_life.random_shape, game_of_life, apps::draw_game_of_life_shape);
     apply_random_shape(
         sugarscape_cmd, sugarscape.random_shape, sugarscape, apps::draw_sugarscape_shape);
+    apply_random_shape(traffic_cmd, traffic.random_shape, traffic, apps::draw_traffic_shape);
     if (gen_ca_cmd->parsed()) return ga::run_gen_ca(gen_ca);
     if (nbody_cmd->parsed()) return nb::run_nbody(nbody);
     if (collision_cmd->parsed()) return nb::run_nbody(collision);
@@ -368,6 +407,7 @@ int main(int argc, char** argv) {
     if (structure_cmd->parsed()) return st::run_structure(structure);
     if (game_of_life_cmd->parsed()) return gl::run_game_of_life(game_of_life);
     if (sugarscape_cmd->parsed()) return sg::run_sugarscape(sugarscape);
+    if (traffic_cmd->parsed()) return tf::run_traffic(traffic);
   } catch (CLI::ParseError const& e) {
     // --help prints and exits 0; any other parse error is a usage error: one line, status 2.
     return heaplab::program::parse_error(app, e, "heaplab_apps");

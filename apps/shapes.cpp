@@ -132,6 +132,21 @@ std::string draw_sugarscape_shape(std::uint64_t seed,
   return w.text();
 }
 
+std::string draw_traffic_shape(std::uint64_t seed, Given const& given, traffic::TrafficOptions& o) {
+  Draw d(seed);
+  Words w(given);
+  std::uint32_t const width  = d.side(R::kMinJunctions, R::kMaxJunctions);
+  std::uint32_t const height = d.side(R::kMinJunctions, R::kMaxJunctions);
+  double const spawn         = d.log_uniform(R::kMinSpawnRate, R::kMaxSpawnRate);
+  double const slow          = d.log_uniform(0.01, 0.5);
+  w.set("--width", o.width, width);
+  w.set("--height", o.height, height);
+  w.set("--spawn-rate", o.spawn_rate, spawn);
+  w.set("--slow", o.slow, slow);
+  w.set("--seed", o.seed, d.next() % 1000000);
+  return w.text();
+}
+
 std::string draw_nbody_shape(std::uint64_t seed, Given const& given, nbody::NbodyOptions& o) {
   Draw d(seed);
   Words w(given);

@@ -14,6 +14,7 @@
 #include "nbody/nbody.hpp"
 #include "structure/structure.hpp"
 #include "sugarscape/sugarscape.hpp"
+#include "traffic/traffic.hpp"
 #include "wa_tor/wa_tor.hpp"
 
 namespace heaplab::apps {
@@ -29,6 +30,8 @@ struct ShapeRanges {
   static constexpr std::uint32_t kMinMeshSide = 4, kMaxMeshSide = 97;  // structure
   static constexpr double kMinDensity = 0.02, kMaxDensity = 0.9;       // gen-ca, game-of-life, fish
   static constexpr double kMinMergeRadius = 0.001, kMaxMergeRadius = 0.03;  // collision
+  static constexpr std::uint32_t kMinJunctions = 1, kMaxJunctions = 40;     // traffic
+  static constexpr double kMinSpawnRate = 0.005, kMaxSpawnRate = 0.3;       // traffic
 };
 
 /// Each draws the options of its app that `given` says were not on the command line and returns
@@ -42,6 +45,7 @@ std::string draw_game_of_life_shape(std::uint64_t seed,
 std::string draw_sugarscape_shape(std::uint64_t seed,
                                   Given const& given,
                                   sugarscape::SugarscapeOptions& o);
+std::string draw_traffic_shape(std::uint64_t seed, Given const& given, traffic::TrafficOptions& o);
 std::string draw_structure_shape(std::uint64_t seed,
                                  Given const& given,
                                  structure::StructureOptions& o);

@@ -156,5 +156,24 @@ TEST(AppShapes, SugarscapeDrawsSidesAndDensitiesWithinTheRanges) {
   EXPECT_GT(non_square, 150);
 }
 
+TEST(AppShapes, TrafficDrawsNetworksFromOneJunctionAndSparseToJammedRates) {
+  int tiny = 0, jammed = 0, sparse = 0;
+  for (std::uint64_t seed = 1; seed <= 400; ++seed) {
+    traffic::TrafficOptions o;
+    std::string const words = draw_traffic_shape(seed, kNothingGiven, o);
+    ASSERT_GE(o.width, ShapeRanges::kMinJunctions) << words;
+    ASSERT_LE(o.height, ShapeRanges::kMaxJunctions) << words;
+    ASSERT_GE(o.spawn_rate, ShapeRanges::kMinSpawnRate) << words;
+    ASSERT_LE(o.spawn_rate, ShapeRanges::kMaxSpawnRate) << words;
+    ASSERT_TRUE(o.slow > 0.0 && o.slow < 1.0) << words;
+    tiny += o.width <= 2 || o.height <= 2;
+    jammed += o.spawn_rate > 0.15;
+    sparse += o.spawn_rate < 0.02;
+  }
+  EXPECT_GT(tiny, 5);
+  EXPECT_GT(jammed, 20);
+  EXPECT_GT(sparse, 20);
+}
+
 }  // namespace
 }  // namespace heaplab::apps

@@ -70,6 +70,9 @@ constexpr AppSmokeRun kAppSmokeRuns[] = {
     {"sugarscape",
      "sugarscape --width 128 --height 96 --iterations 60 --check --check-every 5 --baseline "
      "--defrag-every 10 --defrag-n 2"},
+    {"traffic",
+     "traffic --width 12 --height 9 --iterations 150 --check --check-every 10 --baseline "
+     "--defrag-every 20 --defrag-n 2"},
 };
 /// The same apps on random shapes (`--random-shape`, docs/apps.md "Random shapes"): no shape
 /// options, so that heaplab_apps draws grid sides, densities, body counts, rules and scenarios.

@@ -1,0 +1,644 @@
+// `heaplab_apps traffic` (traffic.hpp; docs/apps.md "traffic"): two variants measured in one
+// process, both checked against the CPU reference (reference.hpp):
+//
+//   heap:      every vehicle is a Car on soa::Heap, made at a producer cell (a kernel over the
+//              producers) and destroyed at the end of its trip (by itself, in parallel_do<Car>);
+//              the cells are the network's arrays plus a Car* per cell (the compactor's root
+//              array).
+//   baseline:  the static SOA baseline (DynaSOAr sec. 6, category 3): the vehicles' fields merged
+//              into per-cell arrays (dense.hpp), one kernel per phase, one thread per cell.
+//
+// One iteration (rules.hpp): claims reset (cudaMemsetAsync), parallel_do<Car> decide (plan; a
+// relaxed atomicMin of its key on the claim of the street it enters), parallel_do<Car> move
+// (resolve the claim; the car writes its target's pointer and clears its old one, or leaves), the
+// spawn kernel over the producers. Within a phase every car writes only its own fields, its own
+// cell's pointer and its target's pointer, and targets are distinct (rules.hpp says why); reads of
+// other cells see only what no thread of the phase writes (decide reads pointers, move writes
+// them). Phases are separate kernels on one stream: a kernel boundary orders every write of a
+// phase before the next reads it (linearization point of an iteration: the end of its spawn
+// kernel). Hence the heap variant computes exactly the reference's world.
+#include "heaplab/soa/heap.cuh"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/defrag_loop.cuh"
+#include "common/grid.cuh"
+#include "common/no_device.hpp"
+#include "heaplab/check/invariants.hpp"
+#include "heaplab/core/object_pointer.hpp"
+#include "heaplab/cuda/copy.hpp"
+#include "heaplab/cuda/device_buffer.hpp"
+#include "heaplab/cuda/device_info.hpp"
+#include "heaplab/cuda/error.hpp"
+#include "heaplab/cuda/grid.hpp"
+#include "heaplab/soa/field.hpp"
+#include "heaplab/soa/heap_types.hpp"
+#include "reference.hpp"
+#include "timing.hpp"
+#include "traffic.hpp"
+
+namespace heaplab::apps::traffic {
+
+struct Types;
+struct Board;
+
+/// A vehicle (DynaSOAr Table 1 "traffic": the one dynamic class).
+class Car {
+ public:
+  HEAPLAB_SOA_FIELDS(Car,
+                     (std::uint64_t, id_),
+                     (std::uint32_t, cell_),
+                     (std::uint32_t, velocity_),
+                     (std::uint32_t, max_velocity_),
+                     (std::uint32_t, trip_),
+                     (std::uint32_t, target_),  // decide's plan (rules.hpp Plan)
+                     (std::uint32_t, next_velocity_),
+                     (std::uint32_t, claim_),
+                     (std::uint32_t, stop_),
+                     (std::uint32_t, stop_velocity_));
+
+  HEAPLAB_HD Car(std::uint32_t cell, Vehicle const& v)
+      : id_(v.id),
+        cell_(cell),
+        velocity_(v.velocity),
+        max_velocity_(v.max_velocity),
+        trip_(v.trip),
+        target_(std::uint32_t{kNone}),
+        next_velocity_(0u),
+        claim_(std::uint32_t{kNone}),
+        stop_(std::uint32_t{kNone}),
+        stop_velocity_(0u) {}
+
+  __device__ Vehicle vehicle() {
+    Vehicle v;
+    v.present      = true;
+    v.id           = id_;
+    v.velocity     = velocity_;
+    v.max_velocity = max_velocity_;
+    v.trip         = trip_;
+    return v;
+  }
+  __device__ void decide(Board b);
+  __device__ void move(soa::HeapRef<Types> heap, Board b);
+  __device__ void export_view(CarView* out, unsigned long long capacity, unsigned long long* n);
+  __device__ void count_moving(unsigned long long* moving);
+};
+
+struct Types : soa::HeapTypes<Car> {};
+
+/// The device view of the heap variant (trivially copyable, passed by value).
+struct Board {
+  Params p;
+  Net net;  // device pointers
+  std::uint32_t it                  = 0;
+  Car** cells                       = nullptr;
+  std::uint64_t* claims             = nullptr;  // per street
+  std::uint32_t const* producers    = nullptr;
+  std::uint32_t num_producers       = 0;
+  unsigned long long* failed_allocs = nullptr;
+};
+
+__device__ void Car::decide(Board b) {
+  std::uint32_t const c = cell_;
+  Plan const plan       = plan_move(
+      b.p, b.net, b.it, c, vehicle(), [&](std::uint32_t j) { return b.cells[j] != nullptr; });
+  target_        = plan.target;
+  next_velocity_ = plan.velocity;
+  claim_         = plan.claim;
+  stop_          = plan.stop;
+  stop_velocity_ = plan.stop_velocity;
+  if (plan.claim != kNone) min_into(&b.claims[plan.claim], key(b.p, b.it, c));
+}
+
+__device__ void Car::move(soa::HeapRef<Types> heap, Board b) {
+  std::uint32_t const c = cell_;
+  Plan plan;
+  plan.target        = target_;
+  plan.velocity      = next_velocity_;
+  plan.claim         = claim_;
+  plan.stop          = stop_;
+  plan.stop_velocity = stop_velocity_;
+  // MUTANT traffic_merge_without_claim: a car that lost its street's claim enters anyway.
+  Plan const r = resolve(plan,
+                         plan.claim == kNone ? kNoKey : b.claims[plan.claim],
+                         key(b.p, b.it, c),
+                         kMutantMergeWithoutClaim);
+  if (r.target == kGone) {  // the end of its trip: it leaves the network
+    b.cells[c] = nullptr;   // only this car writes its cell in this phase
+    heap.destroy(this);
+    return;
+  }
+  if (r.target != c) {
+    b.cells[r.target] = this;  // its target is no other car's (rules.hpp)
+    b.cells[c]        = nullptr;
+    cell_             = r.target;
+  }
+  velocity_ = r.velocity;
+  trip_     = trip_ - r.velocity;
+}
+
+__device__ void Car::export_view(CarView* out, unsigned long long capacity, unsigned long long* n) {
+  // order: relaxed (a unique output index; the output is read after the kernel)
+  unsigned long long const k = atomicAdd(n, 1ull);
+  if (k >= capacity) return;  // the host sees n > capacity and reports it
+  CarView v;
+  v.handle  = reinterpret_cast<std::uint64_t>(this);
+  v.cell    = cell_;
+  v.vehicle = vehicle();
+  out[k]    = v;
+}
+
+__device__ void Car::count_moving(unsigned long long* moving) {
+  // order: relaxed (a count, read by the host after the kernel)
+  if (velocity_ > 0) atomicAdd(moving, 1ull);
+}
+
+namespace {
+
+using Heap = soa::Heap<Types>;
+using Ref  = soa::HeapRef<Types>;
+
+__global__ void spawn_kernel(Ref heap, Board b) {
+  for (std::uint64_t i = thread_index(); i < b.num_producers; i += thread_stride()) {
+    std::uint32_t const c = b.producers[i];
+    if (b.cells[c] != nullptr) continue;
+    Vehicle const v = spawned(b.p, b.net.cells, b.it, c);
+    if (!v.present) continue;
+    Car* const car = heap.make<Car>(c, v);
+    // order: relaxed (a count, read by the host after the kernel)
+    if (car == nullptr) atomicAdd(b.failed_allocs, 1ull);
+    b.cells[c] = car;
+  }
+}
+
+__global__ void grid_view_kernel(Board b, std::uint64_t* handles, std::uint8_t* is_car) {
+  for (std::uint64_t i = thread_index(); i < b.net.cells; i += thread_stride()) {
+    Car* const a = b.cells[i];
+    handles[i]   = reinterpret_cast<std::uint64_t>(a);
+    is_car[i]    = a != nullptr &&
+                core::pointer_type(reinterpret_cast<std::uint64_t>(a)) == Types::type_id<Car>;
+  }
+}
+
+enum DensePhase : int { kDecide, kResolve, kPull, kLeave, kSpawnPhase };
+__global__ void dense_kernel(Dense d, std::uint32_t it, int phase) {
+  for (std::uint64_t i = thread_index(); i < d.net.cells; i += thread_stride()) {
+    auto const c = static_cast<std::uint32_t>(i);
+    switch (phase) {
+      case kDecide:
+        d.decide(it, c);
+        break;
+      case kResolve:
+        d.resolve_move(it, c);
+        break;
+      case kPull:
+        d.pull(c);
+        break;
+      case kLeave:
+        d.leave(c);
+        break;
+      default:
+        d.spawn(it, c);
+        break;
+    }
+  }
+}
+
+template <class T>
+using Buffer = cudart::device_buffer<T>;
+
+/// The network's arrays on the device.
+class DeviceNet {
+ public:
+  explicit DeviceNet(Network const& n)
+      : cell_street_(n.cells(), "traffic cell streets"),
+        cell_next_(n.cells(), "traffic cell successors"),
+        cell_producer_(n.cells(), "traffic producer flags"),
+        street_first_(n.streets(), "traffic street starts"),
+        street_limit_(n.streets(), "traffic speed limits"),
+        street_turns_(3 * std::size_t{n.streets()}, "traffic turns"),
+        producers_(std::max<std::size_t>(n.producers.size(), 1), "traffic producers"),
+        num_producers_(static_cast<std::uint32_t>(n.producers.size())) {
+    cudart::copy_to_device_async(cell_street_.data(), n.cell_street.data(), n.cells(), nullptr);
+    cudart::copy_to_device_async(cell_next_.data(), n.cell_next.data(), n.cells(), nullptr);
+    cudart::copy_to_device_async(cell_producer_.data(), n.cell_producer.data(), n.cells(), nullptr);
+    cudart::copy_to_device_async(street_first_.data(), n.street_first.data(), n.streets(), nullptr);
+    cudart::copy_to_device_async(street_limit_.data(), n.street_limit.data(), n.streets(), nullptr);
+    cudart::copy_to_device_async(
+        street_turns_.data(), n.street_turns.data(), n.street_turns.size(), nullptr);
+    cudart::copy_to_device_async(
+        producers_.data(), n.producers.data(), n.producers.size(), nullptr);
+    HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
+    net_.cells         = n.cells();
+    net_.streets       = n.streets();
+    net_.cell_street   = cell_street_.data();
+    net_.cell_next     = cell_next_.data();
+    net_.cell_producer = cell_producer_.data();
+    net_.street_first  = street_first_.data();
+    net_.street_limit  = street_limit_.data();
+    net_.street_turns  = street_turns_.data();
+  }
+  [[nodiscard]] Net const& net() const { return net_; }
+  [[nodiscard]] std::uint32_t const* producers() const { return producers_.data(); }
+  [[nodiscard]] std::uint32_t num_producers() const { return num_producers_; }
+
+ private:
+  Buffer<std::uint32_t> cell_street_, cell_next_;
+  Buffer<std::uint8_t> cell_producer_;
+  Buffer<std::uint32_t> street_first_, street_limit_, street_turns_, producers_;
+  std::uint32_t num_producers_;
+  Net net_;
+};
+
+struct Phases {
+  double decide_ms = 0, move_ms = 0, spawn_ms = 0;
+  [[nodiscard]] double total() const { return decide_ms + move_ms + spawn_ms; }
+  void add(Phases const& o) {
+    decide_ms += o.decide_ms;
+    move_ms += o.move_ms;
+    spawn_ms += o.spawn_ms;
+  }
+};
+
+class HeapApp {
+ public:
+  HeapApp(TrafficOptions const& o, Params const& p, Network const& network, DeviceNet const& dn)
+      : n_(network.cells()),
+        cells_(n_, "traffic car pointers"),
+        claims_(network.streets(), "traffic claims"),
+        failed_(1, "traffic failed allocations"),
+        counts_(1, "traffic census"),
+        heap_(Heap::with_blocks(heap_blocks(o, n_), heap_options(o.heap))),
+        defrag_(heap_, o.heap, {Types::type_id<Car>}) {
+    auto const s     = heap_.stream();
+    b_.p             = p;
+    b_.net           = dn.net();
+    b_.cells         = cells_.data();
+    b_.claims        = claims_.data();
+    b_.producers     = dn.producers();
+    b_.num_producers = dn.num_producers();
+    b_.failed_allocs = failed_.data();
+    cells_.set_zero_async(s);
+    failed_.set_zero_async(s);
+    defrag_.compactor().add_roots(
+        {reinterpret_cast<std::uint64_t*>(cells_.data()), n_, Types::type_id<Car>});
+    heap_.parallel_do<Car, &Car::count_moving>(counts_.data());  // untimed: parallel_do scratch
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(s));
+  }
+
+  [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
+
+  Phases step(std::uint32_t it) {
+    b_.it        = it;
+    auto const s = heap_.stream();
+    Phases p;
+    p.decide_ms = bench::time_once_ms([&] {
+      HEAPLAB_CUDA_TRY(
+          cudaMemsetAsync(claims_.data(), 0xFF, claims_.size() * sizeof(std::uint64_t), s));
+      heap_.parallel_do<Car, &Car::decide>(b_);
+    });
+    p.move_ms   = bench::time_once_ms([&] { heap_.parallel_do<Car, &Car::move>(heap_.ref(), b_); });
+    p.spawn_ms  = bench::time_once_ms([&] {
+      spawn_kernel<<<blocks_for(b_.num_producers), kThreads, 0, s>>>(heap_.ref(), b_);
+      HEAPLAB_CUDA_TRY(cudaGetLastError());
+    });
+    return p;
+  }
+
+  void throw_on_failed_allocations(int iteration) {
+    auto const failed = cudart::value_to_host(failed_.data(), heap_.stream());
+    if (failed != 0)
+      throw std::runtime_error("traffic: iteration " + std::to_string(iteration) + ": " +
+                               std::to_string(failed) +
+                               " new cars found the heap full; raise --heap-blocks (now " +
+                               std::to_string(num_blocks()) + ")");
+  }
+
+  std::uint64_t moving() {
+    counts_.set_zero_async(heap_.stream());
+    heap_.parallel_do<Car, &Car::count_moving>(counts_.data());
+    return cudart::value_to_host(counts_.data(), heap_.stream());
+  }
+
+  StateView view() {
+    auto const s = heap_.stream();
+    StateView out;
+    Buffer<std::uint64_t> handles(n_, "traffic check: grid pointers");
+    Buffer<std::uint8_t> is_car(n_, "traffic check: grid kinds");
+    grid_view_kernel<<<blocks_for(n_), kThreads, 0, s>>>(b_, handles.data(), is_car.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    out.handle.resize(n_);
+    out.is_car.resize(n_);
+    cudart::copy_to_host(out.handle.data(), handles.data(), n_, s);
+    cudart::copy_to_host(out.is_car.data(), is_car.data(), n_, s);
+    unsigned long long const capacity = heap_.statistics().used_slots + 64;
+    Buffer<CarView> cars(capacity, "traffic check: cars");
+    Buffer<unsigned long long> count(1, "traffic check: car count");
+    count.set_zero_async(s);
+    heap_.parallel_do<Car, &Car::export_view>(cars.data(), capacity, count.data());
+    auto const exported = cudart::value_to_host(count.data(), s);
+    if (exported > capacity)
+      throw std::runtime_error("traffic --check: the heap enumerated " + std::to_string(exported) +
+                               " cars, its statistics say " + std::to_string(capacity - 64));
+    out.cars.resize(exported);
+    cudart::copy_to_host(out.cars.data(), cars.data(), exported, s);
+    return out;
+  }
+
+  void end_of_iteration(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
+  [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
+  [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
+  soa::HeapStatistics statistics() const { return heap_.statistics(); }
+  check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
+
+ private:
+  static std::uint32_t heap_blocks(TrafficOptions const& o, std::uint64_t n) {
+    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
+    std::uint64_t const b = 2 * ((n + Types::capacity<Car> - 1) / Types::capacity<Car>)+64;
+    if (b > 0xFFFFFFFFull) throw std::invalid_argument("traffic: network too large");
+    return static_cast<std::uint32_t>(b);
+  }
+
+  std::size_t n_;
+  Buffer<Car*> cells_;
+  Buffer<std::uint64_t> claims_;
+  Buffer<unsigned long long> failed_, counts_;
+  Heap heap_;
+  DefragLoop<Types> defrag_;
+  Board b_;
+};
+
+/// The baseline's device arrays (dense.hpp's layout).
+class BaselineApp {
+ public:
+  BaselineApp(Params const& p, Network const& network, DeviceNet const& dn)
+      : n_(network.cells()),
+        streets_(network.streets()),
+        present_(n_, "traffic baseline presence"),
+        u64_(n_, "traffic baseline ids"),
+        u32_(10 * n_, "traffic baseline fields"),
+        claims_(streets_, "traffic baseline claims") {
+    d_.p             = p;
+    d_.net           = dn.net();
+    d_.present       = present_.data();
+    d_.id            = u64_.data();
+    d_.velocity      = u32_.data();
+    d_.max_velocity  = u32_.data() + n_;
+    d_.trip          = u32_.data() + 2 * n_;
+    d_.target        = u32_.data() + 3 * n_;
+    d_.next_velocity = u32_.data() + 4 * n_;
+    d_.claim         = u32_.data() + 5 * n_;
+    d_.stop          = u32_.data() + 6 * n_;
+    d_.stop_velocity = u32_.data() + 7 * n_;
+    d_.incoming      = u32_.data() + 8 * n_;
+    d_.claims        = claims_.data();
+    present_.set_zero_async(nullptr);
+    u64_.set_zero_async(nullptr);
+    u32_.set_zero_async(nullptr);
+    HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
+  }
+
+  Phases step(std::uint32_t it) {
+    auto run = [&](std::initializer_list<DensePhase> phases) {
+      return bench::time_once_ms([&] {
+        for (DensePhase ph : phases) {
+          dense_kernel<<<blocks_for(n_), kThreads>>>(d_, it, ph);
+          HEAPLAB_CUDA_TRY(cudaGetLastError());
+        }
+      });
+    };
+    Phases p;
+    p.decide_ms = bench::time_once_ms([&] {
+      HEAPLAB_CUDA_TRY(cudaMemsetAsync(d_.claims, 0xFF, streets_ * sizeof(std::uint64_t), nullptr));
+      HEAPLAB_CUDA_TRY(cudaMemsetAsync(d_.incoming, 0xFF, n_ * sizeof(std::uint32_t), nullptr));
+      for (DensePhase ph : {kDecide}) {
+        dense_kernel<<<blocks_for(n_), kThreads>>>(d_, it, ph);
+        HEAPLAB_CUDA_TRY(cudaGetLastError());
+      }
+    });
+    p.move_ms   = run({kResolve, kPull, kLeave});
+    p.spawn_ms  = run({kSpawnPhase});
+    return p;
+  }
+
+  World download(Params const& p, Network const& network) {
+    World w = initial_world(p, network);
+    cudart::copy_to_host(w.present.data(), d_.present, n_);
+    cudart::copy_to_host(w.id.data(), d_.id, n_);
+    cudart::copy_to_host(w.velocity.data(), d_.velocity, n_);
+    cudart::copy_to_host(w.max_velocity.data(), d_.max_velocity, n_);
+    cudart::copy_to_host(w.trip.data(), d_.trip, n_);
+    return w;
+  }
+
+ private:
+  std::size_t n_, streets_;
+  Buffer<std::uint8_t> present_;
+  Buffer<std::uint64_t> u64_;
+  Buffer<std::uint32_t> u32_;
+  Buffer<std::uint64_t> claims_;
+  Dense d_;
+};
+
+struct CsvRow {
+  char const* variant;
+  int iteration;
+  std::uint64_t cars, moving, live_objects, allocated_blocks;
+  double fragmentation;
+  Phases phases;
+};
+
+void write_row(std::FILE* csv, CsvRow const& r) {
+  if (csv == nullptr) return;
+  std::fprintf(csv,
+               "%s,%d,%llu,%llu,%llu,%llu,%.6f,%.4f,%.4f,%.4f\n",
+               r.variant,
+               r.iteration,
+               static_cast<unsigned long long>(r.cars),
+               static_cast<unsigned long long>(r.moving),
+               static_cast<unsigned long long>(r.live_objects),
+               static_cast<unsigned long long>(r.allocated_blocks),
+               r.fragmentation,
+               r.phases.decide_ms,
+               r.phases.move_ms,
+               r.phases.spawn_ms);
+}
+
+bool check_due(TrafficOptions const& o, int it) {
+  return o.check && (it % o.check_every == 0 || it == o.iterations);
+}
+
+bool check_heap(HeapApp& app, World const& reference, int it) {
+  auto const fail = [&](std::string const& what) {
+    std::printf("traffic --check FAILED at iteration %d (heap): %s\n", it, what.c_str());
+    return false;
+  };
+  StateView const s = app.view();
+  if (auto v = check_state(s, reference)) return fail(*v);
+  auto const stats = app.statistics();
+  if (stats.used_slots != s.cars.size())
+    return fail("the heap's statistics count " + std::to_string(stats.used_slots) +
+                " live objects, its enumeration " + std::to_string(s.cars.size()));
+  auto const violations = check::check_all(app.snapshot());
+  if (!violations.empty())
+    return fail("invariant catalog: " + std::to_string(violations.size()) +
+                " violations, first: " + violations.front().to_string());
+  return true;
+}
+
+void print_summary(char const* variant, int iterations, Phases const& t) {
+  std::printf("%-9s %d iterations, decide %.3f ms, move %.3f ms, spawn %.3f ms, total %.3f ms\n",
+              variant,
+              iterations,
+              t.decide_ms,
+              t.move_ms,
+              t.spawn_ms,
+              t.total());
+}
+
+double run_heap(TrafficOptions const& o,
+                Params const& p,
+                Network const& network,
+                DeviceNet const& dn,
+                std::FILE* csv,
+                ProfileCsv& profile) {
+  HeapApp app(o, p, network, dn);
+  std::printf("heap: %u blocks of %u bytes, %u Car objects per block\n",
+              app.num_blocks(),
+              static_cast<unsigned>(Types::block_bytes),
+              static_cast<unsigned>(Types::capacity<Car>));
+  World reference = initial_world(p, network);
+  Phases total;
+  for (int it = 1; it <= o.iterations; ++it) {
+    Phases const ph = app.step(static_cast<std::uint32_t>(it));
+    app.throw_on_failed_allocations(it);
+    IterationCost cost;
+    cost.app_ms = ph.total();
+    app.end_of_iteration(cost);
+    total.add(ph);
+    if (o.check) step(reference, static_cast<std::uint32_t>(it));
+    if (check_due(o, it) && !check_heap(app, reference, it)) return -1;
+    if (profile.enabled()) profile.write("heap", it, app.statistics(), cost);
+    if (csv != nullptr) {
+      auto const stats = app.statistics();
+      write_row(csv,
+                {"heap",
+                 it,
+                 stats.used_slots,
+                 app.moving(),
+                 stats.used_slots,
+                 stats.allocated_blocks,
+                 stats.fragmentation,
+                 ph});
+    }
+  }
+  print_summary("heap:", o.iterations, total);
+  if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
+    std::printf("heap:     defragmentation %s, %.1f%% of the iterations' time\n",
+                app.defrag_summary().c_str(),
+                100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
+  auto const stats = app.statistics();
+  std::printf("heap:     final %llu cars (%llu moving) in %llu blocks, F %.4f\n",
+              static_cast<unsigned long long>(stats.used_slots),
+              static_cast<unsigned long long>(app.moving()),
+              static_cast<unsigned long long>(stats.allocated_blocks),
+              stats.fragmentation);
+  return total.total() + app.defrag_total().defrag_ms;
+}
+
+double run_baseline(TrafficOptions const& o,
+                    Params const& p,
+                    Network const& network,
+                    DeviceNet const& dn,
+                    std::FILE* csv) {
+  BaselineApp app(p, network, dn);
+  World reference = initial_world(p, network);
+  Phases total;
+  for (int it = 1; it <= o.iterations; ++it) {
+    Phases const ph = app.step(static_cast<std::uint32_t>(it));
+    total.add(ph);
+    if (o.check) step(reference, static_cast<std::uint32_t>(it));
+    bool const need_host = check_due(o, it) || csv != nullptr || it == o.iterations;
+    if (!need_host) continue;
+    World const w = app.download(p, network);
+    if (check_due(o, it))
+      if (auto v = check_state(view_of(w), reference)) {
+        std::printf("traffic --check FAILED at iteration %d (baseline): %s\n", it, v->c_str());
+        return -1;
+      }
+    auto const pop = population(w);
+    write_row(csv, {"baseline", it, pop.cars, pop.moving, 0, 0, 0.0, ph});
+    if (it == o.iterations) {
+      print_summary("baseline:", o.iterations, total);
+      std::printf("baseline: final %llu cars (%llu moving)\n",
+                  static_cast<unsigned long long>(pop.cars),
+                  static_cast<unsigned long long>(pop.moving));
+    }
+  }
+  return total.total();
+}
+
+std::uint32_t per_mille(double rate, char const* option) {
+  if (!(rate >= 0.0 && rate <= 1.0))
+    throw std::invalid_argument(std::string("traffic: ") + option + " must be in [0, 1]");
+  return static_cast<std::uint32_t>(rate * 1000.0 + 0.5);
+}
+
+}  // namespace
+
+int run_traffic(TrafficOptions const& o) {
+  if (o.iterations < 0) throw std::invalid_argument("traffic: --iterations must be >= 0");
+  if (o.check_every < 1) throw std::invalid_argument("traffic: --check-every must be >= 1");
+  apps::validate(o.heap);
+  Params p;
+  p.width           = o.width;
+  p.height          = o.height;
+  p.seed            = o.seed;
+  p.spawn_per_mille = per_mille(o.spawn_rate, "--spawn-rate");
+  p.slow_per_mille  = per_mille(o.slow, "--slow");
+  Network const network(p);
+  auto const d = cudart::probe_device();
+  if (!d.available) throw NoDevice(d.reason);
+  std::printf("%s\n", cudart::device_line(d).c_str());
+  std::printf(
+      "traffic: %ux%u intersections, %u streets, %u cells, %zu producers, spawn rate %.3f, slow "
+      "%.3f, seed %llu, %d iterations%s%s\n"
+      "traffic: heap: %s\n",
+      o.width,
+      o.height,
+      network.streets(),
+      network.cells(),
+      network.producers.size(),
+      p.spawn_per_mille / 1000.0,
+      p.slow_per_mille / 1000.0,
+      static_cast<unsigned long long>(o.seed),
+      o.iterations,
+      o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
+      planted_bug_note(core::mutant::kPlanted).c_str(),
+      describe(o.heap).c_str());
+  DeviceNet const dn(network);
+  CsvFile const csv = open_csv(o.csv,
+                               "traffic",
+                               "variant,iteration,cars,moving,live_objects,allocated_blocks,"
+                               "fragmentation,decide_ms,move_ms,spawn_ms");
+  ProfileCsv profile;
+  if (!o.profile.empty()) profile = ProfileCsv(o.profile, "traffic", Types::block_bytes);
+  double const heap_ms = run_heap(o, p, network, dn, csv.get(), profile);
+  if (heap_ms < 0) return 1;
+  if (o.baseline) {
+    double const base_ms = run_baseline(o, p, network, dn, csv.get());
+    if (base_ms < 0) return 1;
+    if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
+  }
+  if (o.check) std::printf("traffic --check passed\n");
+  return 0;
+}
+
+}  // namespace heaplab::apps::traffic
