@@ -36,6 +36,7 @@
 // (gen_ca/dense_step.cuh), no allocation; --check compares both with gen-ca's CPU reference.
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
+#include "common/heap_check.cuh"
 #include "common/no_device.hpp"
 #include "gen_ca/dense_step.cuh"
 #include "heaplab/soa/heap.cuh"
@@ -87,7 +88,7 @@ class Agent {
 
   HEAPLAB_HD explicit Agent(std::uint32_t cell) : cell_(cell), acts_(std::uint8_t{0}) {}
 
-  __device__ void export_view(ObjectView* out, unsigned long long capacity, unsigned long long* n);
+  __device__ void export_view(ExportSink<ObjectView> out);
   __device__ void census(unsigned long long* counts);
 };
 
@@ -164,17 +165,12 @@ struct Board {
   }
 };
 
-__device__ void Agent::export_view(ObjectView* out,
-                                   unsigned long long capacity,
-                                   unsigned long long* n) {
-  // order: relaxed (a unique output index; the output is read after the kernel)
-  unsigned long long const k = atomicAdd(n, 1ull);
-  if (k >= capacity) return;  // the host sees n > capacity and reports it
-  ObjectView v;
-  v.handle = reinterpret_cast<std::uint64_t>(this);
-  v.kind   = kind_of(this);
-  v.cell   = cell_;
-  out[k]   = v;
+__device__ void Agent::export_view(ExportSink<ObjectView> out) {
+  if (ObjectView* v = out.slot()) {
+    v->handle = reinterpret_cast<std::uint64_t>(this);
+    v->kind   = kind_of(this);
+    v->cell   = cell_;
+  }
 }
 
 __device__ void Agent::census(unsigned long long* counts) {
@@ -342,19 +338,7 @@ class HeapApp {
     cudart::copy_to_host(k.data(), kinds.data(), n, s);
     out.kind.resize(n);
     for (std::size_t i = 0; i < n; ++i) out.kind[i] = static_cast<Kind>(k[i]);
-    // The objects: as many as the heap says are live (plus room to see more).
-    unsigned long long const capacity = heap_.statistics().used_slots + 64;
-    cudart::device_buffer<ObjectView> objects(capacity, "game-of-life check: objects");
-    cudart::device_buffer<unsigned long long> count(1, "game-of-life check: object count");
-    count.set_zero_async(s);
-    heap_.parallel_do<Agent, &Agent::export_view>(objects.data(), capacity, count.data());
-    auto const exported = cudart::value_to_host(count.data(), s);
-    if (exported > capacity)
-      throw std::runtime_error("game-of-life --check: the heap enumerated " +
-                               std::to_string(exported) + " objects, its statistics say " +
-                               std::to_string(capacity - 64));
-    out.objects.resize(exported);
-    cudart::copy_to_host(out.objects.data(), objects.data(), exported, s);
+    out.objects = export_objects<Agent, &Agent::export_view, ObjectView>(heap_, "game-of-life");
     return out;
   }
 
@@ -362,7 +346,7 @@ class HeapApp {
   [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
   [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
   soa::HeapStatistics statistics() const { return heap_.statistics(); }
-  check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
+  [[nodiscard]] Heap const& heap() const { return heap_; }
 
  private:
   static std::uint32_t heap_blocks(GameOfLifeOptions const& o, Grid const& g) {
@@ -417,14 +401,7 @@ bool check_heap(HeapApp& app, Grid const& current, Grid const& previous, int gen
   };
   World const world = app.world();
   if (auto v = check_world(world, current, previous)) return fail(*v);
-  auto const stats = app.statistics();
-  if (stats.used_slots != world.objects.size())
-    return fail("the heap's statistics count " + std::to_string(stats.used_slots) +
-                " live objects, its enumeration " + std::to_string(world.objects.size()));
-  auto const violations = check::check_all(app.snapshot());
-  if (!violations.empty())
-    return fail("invariant catalog: " + std::to_string(violations.size()) +
-                " violations, first: " + violations.front().to_string());
+  if (auto v = heap_problem(app.heap(), world.objects.size())) return fail(*v);
   return true;
 }
 

@@ -37,6 +37,7 @@
 
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
+#include "common/heap_check.cuh"
 #include "common/no_device.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/core/object_pointer.hpp"
@@ -83,7 +84,7 @@ class Agent {
   __device__ void decide(Board b);
   __device__ void move(Board b);
   __device__ void harvest(Board b);
-  __device__ void export_view(AgentView* out, unsigned long long capacity, unsigned long long* n);
+  __device__ void export_view(ExportSink<AgentView> out);
   __device__ void census(unsigned long long* counts);
 };
 
@@ -226,17 +227,12 @@ __device__ void Female::give_birth(soa::HeapRef<Types> heap, Board b) {
   if constexpr (!kMutantFatherDoesNotPay) father->sugar_ = father->sugar_ - kMateCost;
 }
 
-__device__ void Agent::export_view(AgentView* out,
-                                   unsigned long long capacity,
-                                   unsigned long long* n) {
-  // order: relaxed (a unique output index; the output is read after the kernel)
-  unsigned long long const k = atomicAdd(n, 1ull);
-  if (k >= capacity) return;  // the host sees n > capacity and reports it
-  AgentView v;
-  v.handle = reinterpret_cast<std::uint64_t>(this);
-  v.cell   = cell_;
-  v.traits = traits();
-  out[k]   = v;
+__device__ void Agent::export_view(ExportSink<AgentView> out) {
+  if (AgentView* v = out.slot()) {
+    v->handle = reinterpret_cast<std::uint64_t>(this);
+    v->cell   = cell_;
+    v->traits = traits();
+  }
 }
 
 __device__ void Agent::census(unsigned long long* counts) {
@@ -418,18 +414,7 @@ class HeapApp {
     out.kind.resize(n_);
     cudart::copy_to_host(out.handle.data(), handles.data(), n_, s);
     cudart::copy_to_host(out.kind.data(), kinds.data(), n_, s);
-    unsigned long long const capacity = heap_.statistics().used_slots + 64;
-    Buffer<AgentView> agents(capacity, "sugarscape check: agents");
-    Buffer<unsigned long long> count(1, "sugarscape check: agent count");
-    count.set_zero_async(s);
-    heap_.parallel_do<Agent, &Agent::export_view>(agents.data(), capacity, count.data());
-    auto const exported = cudart::value_to_host(count.data(), s);
-    if (exported > capacity)
-      throw std::runtime_error("sugarscape --check: the heap enumerated " +
-                               std::to_string(exported) + " agents, its statistics say " +
-                               std::to_string(capacity - 64));
-    out.agents.resize(exported);
-    cudart::copy_to_host(out.agents.data(), agents.data(), exported, s);
+    out.agents = export_objects<Agent, &Agent::export_view, AgentView>(heap_, "sugarscape");
     return out;
   }
 
@@ -437,7 +422,7 @@ class HeapApp {
   [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
   [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
   soa::HeapStatistics statistics() const { return heap_.statistics(); }
-  check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
+  [[nodiscard]] Heap const& heap() const { return heap_; }
 
  private:
   static std::uint32_t heap_blocks(SugarscapeOptions const& o, std::uint64_t n) {
@@ -582,14 +567,7 @@ bool check_heap(HeapApp& app, World const& reference, int it) {
   };
   StateView const s = app.view();
   if (auto v = check_state(s, reference)) return fail(*v);
-  auto const stats = app.statistics();
-  if (stats.used_slots != s.agents.size())
-    return fail("the heap's statistics count " + std::to_string(stats.used_slots) +
-                " live objects, its enumeration " + std::to_string(s.agents.size()));
-  auto const violations = check::check_all(app.snapshot());
-  if (!violations.empty())
-    return fail("invariant catalog: " + std::to_string(violations.size()) +
-                " violations, first: " + violations.front().to_string());
+  if (auto v = heap_problem(app.heap(), s.agents.size())) return fail(*v);
   return true;
 }
 

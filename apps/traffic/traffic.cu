@@ -30,6 +30,7 @@
 
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
+#include "common/heap_check.cuh"
 #include "common/no_device.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/core/object_pointer.hpp"
@@ -87,7 +88,7 @@ class Car {
   }
   __device__ void decide(Board b);
   __device__ void move(soa::HeapRef<Types> heap, Board b);
-  __device__ void export_view(CarView* out, unsigned long long capacity, unsigned long long* n);
+  __device__ void export_view(ExportSink<CarView> out);
   __device__ void count_moving(unsigned long long* moving);
 };
 
@@ -144,15 +145,12 @@ __device__ void Car::move(soa::HeapRef<Types> heap, Board b) {
   trip_     = trip_ - r.velocity;
 }
 
-__device__ void Car::export_view(CarView* out, unsigned long long capacity, unsigned long long* n) {
-  // order: relaxed (a unique output index; the output is read after the kernel)
-  unsigned long long const k = atomicAdd(n, 1ull);
-  if (k >= capacity) return;  // the host sees n > capacity and reports it
-  CarView v;
-  v.handle  = reinterpret_cast<std::uint64_t>(this);
-  v.cell    = cell_;
-  v.vehicle = vehicle();
-  out[k]    = v;
+__device__ void Car::export_view(ExportSink<CarView> out) {
+  if (CarView* v = out.slot()) {
+    v->handle  = reinterpret_cast<std::uint64_t>(this);
+    v->cell    = cell_;
+    v->vehicle = vehicle();
+  }
 }
 
 __device__ void Car::count_moving(unsigned long long* moving) {
@@ -338,17 +336,7 @@ class HeapApp {
     out.is_car.resize(n_);
     cudart::copy_to_host(out.handle.data(), handles.data(), n_, s);
     cudart::copy_to_host(out.is_car.data(), is_car.data(), n_, s);
-    unsigned long long const capacity = heap_.statistics().used_slots + 64;
-    Buffer<CarView> cars(capacity, "traffic check: cars");
-    Buffer<unsigned long long> count(1, "traffic check: car count");
-    count.set_zero_async(s);
-    heap_.parallel_do<Car, &Car::export_view>(cars.data(), capacity, count.data());
-    auto const exported = cudart::value_to_host(count.data(), s);
-    if (exported > capacity)
-      throw std::runtime_error("traffic --check: the heap enumerated " + std::to_string(exported) +
-                               " cars, its statistics say " + std::to_string(capacity - 64));
-    out.cars.resize(exported);
-    cudart::copy_to_host(out.cars.data(), cars.data(), exported, s);
+    out.cars = export_objects<Car, &Car::export_view, CarView>(heap_, "traffic");
     return out;
   }
 
@@ -356,7 +344,7 @@ class HeapApp {
   [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
   [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
   soa::HeapStatistics statistics() const { return heap_.statistics(); }
-  check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
+  [[nodiscard]] Heap const& heap() const { return heap_; }
 
  private:
   static std::uint32_t heap_blocks(TrafficOptions const& o, std::uint64_t n) {
@@ -482,14 +470,7 @@ bool check_heap(HeapApp& app, World const& reference, int it) {
   };
   StateView const s = app.view();
   if (auto v = check_state(s, reference)) return fail(*v);
-  auto const stats = app.statistics();
-  if (stats.used_slots != s.cars.size())
-    return fail("the heap's statistics count " + std::to_string(stats.used_slots) +
-                " live objects, its enumeration " + std::to_string(s.cars.size()));
-  auto const violations = check::check_all(app.snapshot());
-  if (!violations.empty())
-    return fail("invariant catalog: " + std::to_string(violations.size()) +
-                " violations, first: " + violations.front().to_string());
+  if (auto v = heap_problem(app.heap(), s.cars.size())) return fail(*v);
   return true;
 }
 
