@@ -105,7 +105,8 @@
   X(game_of_life_orthogonal_candidates) \
   X(game_of_life_candidate_without_cas) \
   X(sugarscape_father_does_not_pay)     \
-  X(traffic_merge_without_claim)
+  X(traffic_merge_without_claim)        \
+  X(barnes_hut_quadrant_swaps_axes)
 
 namespace heaplab::core::mutant {
 namespace detail {
