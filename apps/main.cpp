@@ -1,7 +1,7 @@
 // heaplab_apps: the papers' applications on soa::Heap (issue 12, docs/apps.md), one subcommand
 // per app: gen-ca (the generational cellular automaton, CompactGpu Fig. 13), nbody and collision
-// (DynaSOAr Table 1, CompactGpu Fig. 11), wa-tor, structure, game-of-life, sugarscape and traffic
-// (DynaSOAr Table 1).
+// (DynaSOAr Table 1, CompactGpu Fig. 11), wa-tor, structure, game-of-life, sugarscape, traffic and
+// barnes-hut (DynaSOAr Table 1).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <exception>
 #include <string>
 
+#include "barnes_hut/barnes_hut.hpp"
 #include "common/cli.hpp"
 #include "common/no_device.hpp"
 #include "game_of_life/game_of_life.hpp"
@@ -358,6 +359,43 @@ CLI::App* add_traffic_command(CLI::App& app, tf::TrafficOptions& o) {
   return cmd;
 }
 
+namespace bh = heaplab::apps::barnes_hut;
+
+CLI::App* add_barnes_hut_command(CLI::App& app, bh::BarnesHutOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "barnes-hut",
+      "Barnes-Hut n-body in 2D (DynaSOAr Table 1): bodies in a quad tree of heap nodes deleted and "
+      "built again every iteration by parallel top-down and bottom-up passes; --check: the tree's "
+      "invariants and the forces against the CPU (no static baseline: category 4)");
+  cmd->add_option("--bodies", o.bodies, "number of bodies")->check(CLI::Range(1u, 1u << 24));
+  cmd->add_option("--iterations", o.iterations, "time steps")->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--seed", o.seed, "seed of the initial bodies");
+  cmd->add_option(
+         "--theta", o.theta, "opening criterion: a node is one mass when size / distance < theta")
+      ->check(CLI::Range(0.0f, 2.0f));
+  cmd->add_option("--dt", o.dt, "time step")->check(CLI::PositiveNumber);
+  auto* check = cmd->add_flag(
+      "--check",
+      o.check,
+      "at iteration 1, every --check-every iterations and after the last: the quad tree's "
+      "invariants (boxes, counts, lists, masses, no leaked node), every force against a CPU walk "
+      "of the same tree and, over --direct-sample bodies, against the direct sum; the live-object "
+      "count and the invariant catalog; exit 1 at the first violation");
+  cmd->add_option("--check-every", o.check_every, "K: iterations between checks (needs --check)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->needs(check);
+  cmd->add_option("--direct-sample", o.direct_sample, "bodies whose forces --check sums directly")
+      ->needs(check);
+  cmd->add_option("--max-direct-error",
+                  o.max_direct_error,
+                  "the mean relative force error allowed against the direct sum (needs --check)")
+      ->needs(check);
+  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"barnes-hut\")");
+  apps::add_heap_flags(cmd, o.heap, o.profile);
+  add_random_shape(cmd, o.random_shape);
+  return cmd;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -381,6 +419,8 @@ int main(int argc, char** argv) {
   auto* sugarscape_cmd = add_sugarscape_command(app, sugarscape);
   tf::TrafficOptions traffic;
   auto* traffic_cmd = add_traffic_command(app, traffic);
+  bh::BarnesHutOptions barnes_hut;
+  auto* barnes_hut_cmd = add_barnes_hut_command(app, barnes_hut);
   heaplab::program::add_version_flag(app, "heaplab_apps");
   heaplab::program::check_every_number(app);
   heaplab::program::last_one_wins(app);
@@ -400,6 +440,8 @@ int main(int argc, char** argv) {
     apply_random_shape(
         sugarscape_cmd, sugarscape.random_shape, sugarscape, apps::draw_sugarscape_shape);
     apply_random_shape(traffic_cmd, traffic.random_shape, traffic, apps::draw_traffic_shape);
+    apply_random_shape(
+        barnes_hut_cmd, barnes_hut.random_shape, barnes_hut, apps::draw_barnes_hut_shape);
     if (gen_ca_cmd->parsed()) return ga::run_gen_ca(gen_ca);
     if (nbody_cmd->parsed()) return nb::run_nbody(nbody);
     if (collision_cmd->parsed()) return nb::run_nbody(collision);
@@ -408,6 +450,7 @@ int main(int argc, char** argv) {
     if (game_of_life_cmd->parsed()) return gl::run_game_of_life(game_of_life);
     if (sugarscape_cmd->parsed()) return sg::run_sugarscape(sugarscape);
     if (traffic_cmd->parsed()) return tf::run_traffic(traffic);
+    if (barnes_hut_cmd->parsed()) return bh::run_barnes_hut(barnes_hut);
   } catch (CLI::ParseError const& e) {
     // --help prints and exits 0; any other parse error is a usage error: one line, status 2.
     return heaplab::program::parse_error(app, e, "heaplab_apps");

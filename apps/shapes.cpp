@@ -147,6 +147,19 @@ std::string draw_traffic_shape(std::uint64_t seed, Given const& given, traffic::
   return w.text();
 }
 
+std::string draw_barnes_hut_shape(std::uint64_t seed,
+                                  Given const& given,
+                                  barnes_hut::BarnesHutOptions& o) {
+  Draw d(seed);
+  Words w(given);
+  std::uint32_t const bodies = d.uniform(R::kMinBodies, R::kMaxBodies);
+  double const theta         = d.uniform(0, 8) / 10.0;  // 0 (the direct sum) .. 0.8
+  w.set("--bodies", o.bodies, bodies);
+  w.set("--theta", o.theta, theta);
+  w.set("--seed", o.seed, d.next() % 1000000);
+  return w.text();
+}
+
 std::string draw_nbody_shape(std::uint64_t seed, Given const& given, nbody::NbodyOptions& o) {
   Draw d(seed);
   Words w(given);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "barnes_hut/barnes_hut.hpp"
 #include "game_of_life/game_of_life.hpp"
 #include "gen_ca/gen_ca.hpp"
 #include "nbody/nbody.hpp"
@@ -46,6 +47,9 @@ std::string draw_sugarscape_shape(std::uint64_t seed,
                                   Given const& given,
                                   sugarscape::SugarscapeOptions& o);
 std::string draw_traffic_shape(std::uint64_t seed, Given const& given, traffic::TrafficOptions& o);
+std::string draw_barnes_hut_shape(std::uint64_t seed,
+                                  Given const& given,
+                                  barnes_hut::BarnesHutOptions& o);
 std::string draw_structure_shape(std::uint64_t seed,
                                  Given const& given,
                                  structure::StructureOptions& o);

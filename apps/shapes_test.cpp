@@ -175,5 +175,19 @@ TEST(AppShapes, TrafficDrawsNetworksFromOneJunctionAndSparseToJammedRates) {
   EXPECT_GT(sparse, 20);
 }
 
+TEST(AppShapes, BarnesHutDrawsBodyCountsAndThetasFromTheDirectSumUp) {
+  std::set<double> thetas;
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    barnes_hut::BarnesHutOptions o;
+    std::string const words = draw_barnes_hut_shape(seed, kNothingGiven, o);
+    ASSERT_GE(o.bodies, ShapeRanges::kMinBodies) << words;
+    ASSERT_LE(o.bodies, ShapeRanges::kMaxBodies) << words;
+    ASSERT_GE(o.theta, 0.0f) << words;
+    ASSERT_LE(o.theta, 0.8f + 1e-6f) << words;
+    thetas.insert(static_cast<int>(o.theta * 10 + 0.5) / 10.0);
+  }
+  EXPECT_EQ(thetas.size(), 9u);  // 0, 0.1, ..., 0.8: theta 0 (the direct sum) among them
+}
+
 }  // namespace
 }  // namespace heaplab::apps

@@ -73,6 +73,7 @@ constexpr AppSmokeRun kAppSmokeRuns[] = {
     {"traffic",
      "traffic --width 12 --height 9 --iterations 150 --check --check-every 10 --baseline "
      "--defrag-every 20 --defrag-n 2"},
+    {"barnes-hut", "barnes-hut --bodies 2000 --iterations 30 --check --check-every 10"},
 };
 /// The same apps on random shapes (`--random-shape`, docs/apps.md "Random shapes"): no shape
 /// options, so that heaplab_apps draws grid sides, densities, body counts, rules and scenarios.
