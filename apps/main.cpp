@@ -36,6 +36,24 @@ void add_random_shape(CLI::App* cmd, std::uint64_t& seed) {
                   "shapes\"; prints them as the options that replay the run");
 }
 
+/// --check (with the app's own description), --check-every K and --csv FILE, which every app has;
+/// `unit` is "iteration" or "generation". Returns --check, which the app's other check options
+/// need.
+CLI::Option* add_check_options(CLI::App* cmd,
+                               bool& check,
+                               int& check_every,
+                               std::string& csv,
+                               std::string const& what,
+                               std::string const& unit,
+                               std::string const& section) {
+  auto* flag = cmd->add_flag("--check", check, what);
+  cmd->add_option("--check-every", check_every, "K: " + unit + "s between checks (needs --check)")
+      ->check(CLI::Range(1, 1 << 24))
+      ->needs(flag);
+  cmd->add_option("--csv", csv, "per-" + unit + " CSV file (docs/apps.md \"" + section + "\")");
+  return flag;
+}
+
 /// Applies --random-shape when it was given: draws, prints the drawn options.
 template <class Options, class Draw>
 void apply_random_shape(CLI::App const* cmd, std::uint64_t seed, Options& o, Draw draw) {
@@ -65,19 +83,18 @@ CLI::App* add_gen_ca_command(CLI::App& app, ga::GenCaOptions& o) {
                   "birth digits, number of states C in 2..256");
   cmd->add_option("--density", o.density, "fraction of cells alive at the start")
       ->check(CLI::Range(0.0, 1.0));
-  auto* check =
-      cmd->add_flag("--check",
+  add_check_options(cmd,
                     o.check,
+                    o.check_every,
+                    o.csv,
                     "compare the heap (objects, pointer grid, live-object count) with the CPU "
                     "reference exactly and run the invariant catalog on a snapshot every "
-                    "--check-every generations and after the last; exit 1 at the first difference");
-  cmd->add_option("--check-every", o.check_every, "K: generations between checks (needs --check)")
-      ->check(CLI::Range(1, 1 << 20))
-      ->needs(check);
+                    "--check-every generations and after the last; exit 1 at the first difference",
+                    "generation",
+                    "gen-ca");
   cmd->add_flag("--baseline",
                 o.baseline,
                 "also run the static dense-grid baseline (no allocation) in the same process");
-  cmd->add_option("--csv", o.csv, "per-generation CSV file (docs/apps.md \"Reading the CSV\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);
   add_random_shape(cmd, o.random_shape);
   return cmd;
@@ -104,17 +121,18 @@ CLI::App* add_nbody_command(CLI::App& app, nb::NbodyOptions& o, bool collision) 
   if (collision)
     cmd->add_option("--merge-radius", o.merge_radius, "bodies closer than this may merge");
   cmd->add_option("--initial-speed", o.initial_speed, "initial velocities uniform in [-v, v]^2");
-  auto* check = cmd->add_flag(
-      "--check",
+  auto* check = add_check_options(
+      cmd,
       o.check,
+      o.check_every,
+      o.csv,
       "every --check-every iterations and after the last: body count = initial - merges = heap "
       "live objects, masses > 0 and no NaN, total mass (nbody: exact; collision: "
       "--mass-tolerance), total momentum (--momentum-tolerance), the invariant catalog on a "
       "snapshot, and the CPU reference for the first --reference-steps iterations; exit 1 at the "
-      "first violation");
-  cmd->add_option("--check-every", o.check_every, "K: iterations between checks (needs --check)")
-      ->check(CLI::Range(1, 1 << 24))
-      ->needs(check);
+      "first violation",
+      "iteration",
+      "nbody");
   cmd->add_option("--reference-steps",
                   o.reference_steps,
                   "iterations the CPU reference (double, index order) follows; only up to 4096 "
@@ -133,7 +151,6 @@ CLI::App* add_nbody_command(CLI::App& app, nb::NbodyOptions& o, bool collision) 
       "--baseline",
       o.baseline,
       "also run the static SOA baseline (alive flags, no allocation) in the same process");
-  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"nbody\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);
   add_random_shape(cmd, o.random_shape);
   return cmd;
@@ -168,18 +185,18 @@ CLI::App* add_wa_tor_command(CLI::App& app, wt::WaTorOptions& o) {
       ->check(CLI::Range(0u, 1u << 20));
   cmd->add_option("--max-energy", o.max_energy, "cap of a shark's energy (>= --shark-energy)")
       ->check(CLI::Range(1u, 1u << 20));
-  auto* check = cmd->add_flag(
-      "--check",
+  add_check_options(
+      cmd,
       o.check,
+      o.check_every,
+      o.csv,
       "every variant: births/deaths equal the CPU reference's every iteration; every K "
       "iterations "
       "and after the last: each agent in exactly one cell, each cell at most one agent, objects "
       "and cells agree, population = previous + births - deaths, timers/energies in range, the "
-      "invariant catalog on a heap snapshot; exit 1 at the first violation");
-  cmd->add_option(
-         "--check-every", o.check_every, "K: iterations between full checks (needs --check)")
-      ->check(CLI::Range(1, 1 << 20))
-      ->needs(check);
+      "invariant catalog on a heap snapshot; exit 1 at the first violation",
+      "iteration",
+      "wa-tor");
   cmd->add_flag(
       "--baseline",
       o.baseline,
@@ -193,7 +210,6 @@ CLI::App* add_wa_tor_command(CLI::App& app, wt::WaTorOptions& o) {
                   "the ratio is per iteration")
       ->check(CLI::Range(0, 1 << 20))
       ->needs(cm);
-  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"wa-tor\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);  // --heap-blocks default: docs/apps.md "wa-tor"
   add_random_shape(cmd, o.random_shape);
   return cmd;
@@ -236,18 +252,18 @@ CLI::App* add_structure_command(CLI::App& app, st::StructureOptions& o) {
                   "shrink: rest lengths stop shrinking at this fraction of the initial ones")
       ->check(CLI::Range(0.001f, 1.0f))
       ->capture_default_str();
-  auto* check = cmd->add_flag(
-      "--check",
+  add_check_options(
+      cmd,
       o.check,
+      o.check_every,
+      o.csv,
       "every --check-every iterations and after the last: download the graph and check no broken "
       "spring, no spring to a dead node, no isolated node survives, counts = initial - removed, "
       "live objects per type, the invariant catalog; with --baseline also equal heap and "
-      "baseline counts; exit 1 at the first violation");
-  cmd->add_option("--check-every", o.check_every, "K: iterations between checks (needs --check)")
-      ->check(CLI::Range(1, 1 << 20))
-      ->needs(check);
+      "baseline counts; exit 1 at the first violation",
+      "iteration",
+      "structure");
   cmd->add_flag("--baseline", o.baseline, "also run the static SOA baseline in the same process");
-  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"structure\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);
   add_random_shape(cmd, o.random_shape);
   return cmd;
@@ -271,20 +287,20 @@ CLI::App* add_game_of_life_command(CLI::App& app, gl::GameOfLifeOptions& o) {
                   "life (23/3/2) or a two-state rule S/B/2: survive digits, birth digits (no 0)");
   cmd->add_option("--density", o.density, "fraction of cells alive at the start")
       ->check(CLI::Range(0.0, 1.0));
-  auto* check = cmd->add_flag(
-      "--check",
+  add_check_options(
+      cmd,
       o.check,
+      o.check_every,
+      o.csv,
       "every --check-every generations and after the last: the alive cells equal the CPU "
       "reference's exactly, every dead cell with an alive neighbour holds a candidate, no stale "
       "candidate, grid and heap name the same objects, live-object count, the invariant catalog "
-      "on a snapshot; exit 1 at the first violation");
-  cmd->add_option("--check-every", o.check_every, "K: generations between checks (needs --check)")
-      ->check(CLI::Range(1, 1 << 20))
-      ->needs(check);
+      "on a snapshot; exit 1 at the first violation",
+      "generation",
+      "game-of-life");
   cmd->add_flag("--baseline",
                 o.baseline,
                 "also run the static dense-grid baseline (no allocation) in the same process");
-  cmd->add_option("--csv", o.csv, "per-generation CSV file (docs/apps.md \"game-of-life\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);
   add_random_shape(cmd, o.random_shape);
   return cmd;
@@ -304,21 +320,21 @@ CLI::App* add_sugarscape_command(CLI::App& app, sg::SugarscapeOptions& o) {
   cmd->add_option("--seed", o.seed, "seed of the counter-based generator (world, choices)");
   cmd->add_option("--density", o.density, "fraction of cells with an agent at the start")
       ->check(CLI::Range(0.0, 1.0));
-  auto* check = cmd->add_flag(
-      "--check",
+  add_check_options(
+      cmd,
       o.check,
+      o.check_every,
+      o.csv,
       "every --check-every iterations and after the last, each variant: every cell's sugar and "
       "every agent's kind, sugar, age, metabolism and vision equal the CPU reference's exactly; "
       "heap: grid and objects name each other, live-object count, the invariant catalog; exit 1 "
-      "at the first difference");
-  cmd->add_option("--check-every", o.check_every, "K: iterations between checks (needs --check)")
-      ->check(CLI::Range(1, 1 << 20))
-      ->needs(check);
+      "at the first difference",
+      "iteration",
+      "sugarscape");
   cmd->add_flag(
       "--baseline",
       o.baseline,
       "also run the static SOA baseline (agent fields in dense cell arrays, no allocation)");
-  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"sugarscape\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);
   add_random_shape(cmd, o.random_shape);
   return cmd;
@@ -341,19 +357,19 @@ CLI::App* add_traffic_command(CLI::App& app, tf::TrafficOptions& o) {
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--slow", o.slow, "Nagel-Schreckenberg's p: a car's chance to slow by one")
       ->check(CLI::Range(0.0, 1.0));
-  auto* check = cmd->add_flag(
-      "--check",
+  add_check_options(
+      cmd,
       o.check,
+      o.check_every,
+      o.csv,
       "every --check-every iterations and after the last, each variant: a car exactly where the "
       "CPU reference has one, with its id, velocity, speed limit and trip; heap: grid and objects "
-      "name each other, live-object count, the invariant catalog; exit 1 at the first difference");
-  cmd->add_option("--check-every", o.check_every, "K: iterations between checks (needs --check)")
-      ->check(CLI::Range(1, 1 << 20))
-      ->needs(check);
+      "name each other, live-object count, the invariant catalog; exit 1 at the first difference",
+      "iteration",
+      "traffic");
   cmd->add_flag("--baseline",
                 o.baseline,
                 "also run the static SOA baseline (car fields in dense cell arrays)");
-  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"traffic\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);
   add_random_shape(cmd, o.random_shape);
   return cmd;
@@ -374,23 +390,23 @@ CLI::App* add_barnes_hut_command(CLI::App& app, bh::BarnesHutOptions& o) {
          "--theta", o.theta, "opening criterion: a node is one mass when size / distance < theta")
       ->check(CLI::Range(0.0f, 2.0f));
   cmd->add_option("--dt", o.dt, "time step")->check(CLI::PositiveNumber);
-  auto* check = cmd->add_flag(
-      "--check",
+  auto* check = add_check_options(
+      cmd,
       o.check,
+      o.check_every,
+      o.csv,
       "at iteration 1, every --check-every iterations and after the last: the quad tree's "
       "invariants (boxes, counts, lists, masses, no leaked node), every force against a CPU walk "
       "of the same tree and, over --direct-sample bodies, against the direct sum; the live-object "
-      "count and the invariant catalog; exit 1 at the first violation");
-  cmd->add_option("--check-every", o.check_every, "K: iterations between checks (needs --check)")
-      ->check(CLI::Range(1, 1 << 20))
-      ->needs(check);
+      "count and the invariant catalog; exit 1 at the first violation",
+      "iteration",
+      "barnes-hut");
   cmd->add_option("--direct-sample", o.direct_sample, "bodies whose forces --check sums directly")
       ->needs(check);
   cmd->add_option("--max-direct-error",
                   o.max_direct_error,
                   "the mean relative force error allowed against the direct sum (needs --check)")
       ->needs(check);
-  cmd->add_option("--csv", o.csv, "per-iteration CSV file (docs/apps.md \"barnes-hut\")");
   apps::add_heap_flags(cmd, o.heap, o.profile);
   add_random_shape(cmd, o.random_shape);
   return cmd;
