@@ -48,16 +48,93 @@ std::vector<BodyInit> initial_bodies(Params const& p) {
   return out;
 }
 
-std::optional<std::string> check_tree(std::vector<BodyView> const& bodies,
-                                      std::vector<NodeView> const& nodes) {
+namespace {
+
+/// What check_tree's walk knows: the handles' indices and which bodies were seen in a list.
+struct TreeIndex {
+  std::vector<BodyView> const& bodies;
+  std::vector<NodeView> const& nodes;
   std::unordered_map<std::uint64_t, std::size_t> node_at, body_at;
-  for (std::size_t k = 0; k < nodes.size(); ++k)
-    if (!node_at.emplace(nodes[k].handle, k).second)
-      return "node " + hex(nodes[k].handle) + " is reported twice";
-  for (std::size_t k = 0; k < bodies.size(); ++k)
-    if (!body_at.emplace(bodies[k].handle, k).second)
-      return "body " + hex(bodies[k].handle) + " is reported twice";
-  std::size_t root = nodes.size();
+  std::vector<bool> seen_body;
+};
+
+/// The sums of a node's contents (its list's bodies or its children).
+struct Contents {
+  std::uint64_t count = 0;
+  double mass = 0, mx = 0, my = 0;
+};
+
+std::string node_name(NodeView const& n) {
+  return "node " + hex(n.handle) + " (depth " + std::to_string(n.depth) + ")";
+}
+
+/// A leaf: its list (each body once, naming the leaf, inside its box), count and capacity.
+std::optional<std::string> check_leaf(NodeView const& n, TreeIndex& t, Contents& sum) {
+  std::string const name = node_name(n);
+  for (std::uint32_t q = 1; q < 4; ++q)
+    if (n.child[q] != 0) return name + " has some children but not all four";
+  for (std::uint64_t h = n.first; h != 0;) {
+    auto const it = t.body_at.find(h);
+    if (it == t.body_at.end()) return name + "'s list names " + hex(h) + ", which is no body";
+    BodyView const& b = t.bodies[it->second];
+    if (t.seen_body[it->second]) return "body " + hex(h) + " is in two lists (or a list loops)";
+    t.seen_body[it->second] = true;
+    if (b.leaf != n.handle)
+      return "body " + hex(h) + " is in the list of " + name + " but names " + hex(b.leaf) +
+             " as its leaf";
+    float const e = 1e-6f;
+    if (!(b.x >= n.cx - n.half - e && b.x < n.cx + n.half + e && b.y >= n.cy - n.half - e &&
+          b.y < n.cy + n.half + e))
+      return "body " + hex(h) + " at (" + std::to_string(b.x) + ", " + std::to_string(b.y) +
+             ") is outside its leaf's box, " + name + " centred at (" + std::to_string(n.cx) +
+             ", " + std::to_string(n.cy) + ") half " + std::to_string(n.half);
+    ++sum.count;
+    sum.mass += b.mass;
+    sum.mx += double(b.mass) * b.x;
+    sum.my += double(b.mass) * b.y;
+    h = b.next;
+  }
+  if (sum.count != n.count)
+    return name + " counts " + std::to_string(n.count) + " bodies, its list holds " +
+           std::to_string(sum.count);
+  if (n.count > kLeafCapacity && n.depth < kMaxDepth)
+    return name + " is a leaf with " + std::to_string(n.count) + " bodies (more than " +
+           std::to_string(kLeafCapacity) + ")";
+  return std::nullopt;
+}
+
+/// An inner node: no list, four children that are its quadrants (queued in `todo`), its count.
+std::optional<std::string> check_inner(NodeView const& n,
+                                       TreeIndex const& t,
+                                       Contents& sum,
+                                       std::vector<std::size_t>& todo) {
+  std::string const name = node_name(n);
+  if (n.first != 0) return name + " has children and a list of bodies";
+  for (std::uint32_t q = 0; q < 4; ++q) {
+    auto const it = t.node_at.find(n.child[q]);
+    if (it == t.node_at.end())
+      return name + "'s child " + std::to_string(q) + " " + hex(n.child[q]) + " is no node";
+    NodeView const& c = t.nodes[it->second];
+    if (c.parent != n.handle || c.depth != n.depth + 1 || c.half != 0.5f * n.half ||
+        c.cx != child_cx(n.cx, n.half, q) || c.cy != child_cy(n.cy, n.half, q))
+      return name + "'s child " + std::to_string(q) + " is not its quadrant (parent, depth or box)";
+    sum.count += c.count;
+    sum.mass += c.mass;
+    sum.mx += c.mx;
+    sum.my += c.my;
+    todo.push_back(it->second);
+  }
+  if (sum.count != n.count)
+    return name + " counts " + std::to_string(n.count) + " bodies, its children " +
+           std::to_string(sum.count);
+  if (n.count <= kLeafCapacity)
+    return name + " was split with only " + std::to_string(n.count) + " bodies";
+  return std::nullopt;
+}
+
+/// The index of the one root, or a problem.
+std::optional<std::string> find_root(std::vector<NodeView> const& nodes, std::size_t& root) {
+  root = nodes.size();
   for (std::size_t k = 0; k < nodes.size(); ++k)
     if (nodes[k].depth == 0) {
       if (root != nodes.size())
@@ -68,84 +145,45 @@ std::optional<std::string> check_tree(std::vector<BodyView> const& bodies,
   NodeView const& r = nodes[root];
   if (r.parent != 0 || r.cx != 0.0f || r.cy != 0.0f || r.half != kHalf)
     return "the root " + hex(r.handle) + " is not the [-1, 1)^2 box without a parent";
-  std::vector<bool> seen_body(bodies.size(), false);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> check_tree(std::vector<BodyView> const& bodies,
+                                      std::vector<NodeView> const& nodes) {
+  TreeIndex t{bodies, nodes, {}, {}, std::vector<bool>(bodies.size(), false)};
+  for (std::size_t k = 0; k < nodes.size(); ++k)
+    if (!t.node_at.emplace(nodes[k].handle, k).second)
+      return "node " + hex(nodes[k].handle) + " is reported twice";
+  for (std::size_t k = 0; k < bodies.size(); ++k)
+    if (!t.body_at.emplace(bodies[k].handle, k).second)
+      return "body " + hex(bodies[k].handle) + " is reported twice";
+  std::size_t root = 0;
+  if (auto v = find_root(nodes, root)) return v;
   std::vector<std::size_t> todo{root};
   std::size_t reached = 0;
   while (!todo.empty()) {
-    std::size_t const k = todo.back();
+    NodeView const& n = nodes[todo.back()];
     todo.pop_back();
     ++reached;
-    NodeView const& n      = nodes[k];
-    std::string const name = "node " + hex(n.handle) + " (depth " + std::to_string(n.depth) + ")";
-    bool const leaf        = n.child[0] == 0;
-    double mass = 0, mx = 0, my = 0;
-    std::uint64_t count = 0;
-    if (leaf) {
-      for (std::uint32_t q = 1; q < 4; ++q)
-        if (n.child[q] != 0) return name + " has some children but not all four";
-      for (std::uint64_t h = n.first; h != 0;) {
-        auto const it = body_at.find(h);
-        if (it == body_at.end()) return name + "'s list names " + hex(h) + ", which is no body";
-        BodyView const& b = bodies[it->second];
-        if (seen_body[it->second]) return "body " + hex(h) + " is in two lists (or a list loops)";
-        seen_body[it->second] = true;
-        if (b.leaf != n.handle)
-          return "body " + hex(h) + " is in the list of " + name + " but names " + hex(b.leaf) +
-                 " as its leaf";
-        float const e = 1e-6f;
-        if (!(b.x >= n.cx - n.half - e && b.x < n.cx + n.half + e && b.y >= n.cy - n.half - e &&
-              b.y < n.cy + n.half + e))
-          return "body " + hex(h) + " at (" + std::to_string(b.x) + ", " + std::to_string(b.y) +
-                 ") is outside its leaf's box, " + name + " centred at (" + std::to_string(n.cx) +
-                 ", " + std::to_string(n.cy) + ") half " + std::to_string(n.half);
-        ++count;
-        mass += b.mass;
-        mx += double(b.mass) * b.x;
-        my += double(b.mass) * b.y;
-        h = b.next;
-      }
-      if (count != n.count)
-        return name + " counts " + std::to_string(n.count) + " bodies, its list holds " +
-               std::to_string(count);
-      if (n.count > kLeafCapacity && n.depth < kMaxDepth)
-        return name + " is a leaf with " + std::to_string(n.count) + " bodies (more than " +
-               std::to_string(kLeafCapacity) + ")";
-    } else {
-      if (n.first != 0) return name + " has children and a list of bodies";
-      for (std::uint32_t q = 0; q < 4; ++q) {
-        auto const it = node_at.find(n.child[q]);
-        if (it == node_at.end())
-          return name + "'s child " + std::to_string(q) + " " + hex(n.child[q]) + " is no node";
-        NodeView const& c = nodes[it->second];
-        if (c.parent != n.handle || c.depth != n.depth + 1 || c.half != 0.5f * n.half ||
-            c.cx != child_cx(n.cx, n.half, q) || c.cy != child_cy(n.cy, n.half, q))
-          return name + "'s child " + std::to_string(q) +
-                 " is not its quadrant (parent, depth or box)";
-        count += c.count;
-        mass += c.mass;
-        mx += c.mx;
-        my += c.my;
-        todo.push_back(it->second);
-      }
-      if (count != n.count)
-        return name + " counts " + std::to_string(n.count) + " bodies, its children " +
-               std::to_string(count);
-      if (n.count <= kLeafCapacity)
-        return name + " was split with only " + std::to_string(n.count) + " bodies";
-    }
+    Contents sum;
+    auto const v = n.child[0] == 0 ? check_leaf(n, t, sum) : check_inner(n, t, sum, todo);
+    if (v) return v;
     // Moments are compared against the mass (|x|, |y| < 1), since they may cancel out to ~0.
-    double const moment_tolerance = 1e-4 * (std::fabs(mass) + std::fabs(n.mass)) + 1e-12;
-    if (!near(mass, n.mass, 1e-4) || std::fabs(mx - n.mx) > moment_tolerance ||
-        std::fabs(my - n.my) > moment_tolerance)
-      return name + " holds mass " + std::to_string(n.mass) + ", moments (" + std::to_string(n.mx) +
-             ", " + std::to_string(n.my) + "); its contents sum to " + std::to_string(mass) +
-             ", (" + std::to_string(mx) + ", " + std::to_string(my) + ")";
+    double const moment_tolerance = 1e-4 * (std::fabs(sum.mass) + std::fabs(n.mass)) + 1e-12;
+    if (!near(sum.mass, n.mass, 1e-4) || std::fabs(sum.mx - n.mx) > moment_tolerance ||
+        std::fabs(sum.my - n.my) > moment_tolerance)
+      return node_name(n) + " holds mass " + std::to_string(n.mass) + ", moments (" +
+             std::to_string(n.mx) + ", " + std::to_string(n.my) + "); its contents sum to " +
+             std::to_string(sum.mass) + ", (" + std::to_string(sum.mx) + ", " +
+             std::to_string(sum.my) + ")";
   }
   if (reached != nodes.size())
     return std::to_string(nodes.size() - reached) +
            " node(s) not reachable from the root: leaked nodes";
   for (std::size_t k = 0; k < bodies.size(); ++k)
-    if (!seen_body[k]) return "body " + hex(bodies[k].handle) + " is in no leaf's list";
+    if (!t.seen_body[k]) return "body " + hex(bodies[k].handle) + " is in no leaf's list";
   return std::nullopt;
 }
 
