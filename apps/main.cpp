@@ -151,6 +151,7 @@ CLI::App* add_nbody_command(CLI::App& app, nb::NbodyOptions& o, bool collision) 
       "--baseline",
       o.baseline,
       "also run the static SOA baseline (alive flags, no allocation) in the same process");
+  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);
   add_random_shape(cmd, o.random_shape);
   return cmd;

@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
+#include "common/allocators.hpp"
 #include "common/heap_flags.hpp"
 
 namespace heaplab::apps {
@@ -57,6 +59,19 @@ inline void add_heap_flags(CLI::App* cmd, HeapFlags& f, std::string& profile) {
                   "pointer rewriting: forwarding, recompute-global or recompute-shared "
                   "(CompactGpu sec. 3.3, 3.8)")
       ->check(CLI::IsMember({"forwarding", "recompute-global", "recompute-shared"}));
+}
+
+/// --allocators: the app also runs on these allocators, in the same process (allocators.hpp).
+inline void add_allocators_option(CLI::App* cmd, std::vector<std::string>& names) {
+  std::string list;
+  for (auto const& n : allocator_names()) list += (list.empty() ? "" : ", ") + n;
+  cmd->add_option("--allocators",
+                  names,
+                  "also run the app on these allocators in the same process, AOS objects and a "
+                  "standalone do-all whose enumeration time is reported apart (DynaSOAr Fig. 10; "
+                  "docs/apps.md \"Other allocators\"): " +
+                      list)
+      ->delimiter(',');
 }
 
 }  // namespace heaplab::apps

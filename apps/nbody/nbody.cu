@@ -36,6 +36,9 @@
 // flag"): static SOA arrays with an alive flag, one thread per index, the same phases and the
 // same physics.hpp arithmetic, forces summed in index order (the heap sums in heap order: the
 // results agree within rounding, not bitwise; docs/apps.md "nbody").
+#include "common/allocators.cuh"
+#include "common/allocators.hpp"
+#include "common/any_heap.cuh"
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/no_device.hpp"
@@ -52,6 +55,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "heaplab/check/invariants.hpp"
@@ -117,7 +121,9 @@ class Body {
 
   [[nodiscard]] __device__ Vec2 pos() const { return {pos_x_, pos_y_}; }
 
-  __device__ void compute_force(soa::HeapRef<Types> heap, double eps2);
+  /// Ref: soa::HeapRef<Types>, or AnyHeapRef<Types, Allocator> on another allocator.
+  template <class Ref>
+  __device__ void compute_force(Ref heap, double eps2);
   /// device_do body of compute_force: `this` is the other body.
   __device__ void add_force_to(Body const* self, Vec2 pos, double mass, double eps2, Vec2* f) {
     if (this == self) return;
@@ -134,7 +140,8 @@ class Body {
     vel_x_ = v.x;
     vel_y_ = v.y;
   }
-  __device__ void pick(soa::HeapRef<Types> heap, double r2);
+  template <class Ref>
+  __device__ void pick(Ref heap, double r2);
   /// device_do body of pick: `this` is the candidate.
   __device__ void offer(Body const* self, Vec2 pos, double r2, Partner* best);
   __device__ void merge(unsigned long long* merges) {
@@ -151,7 +158,8 @@ class Body {
     // order: relaxed (a count, read by the host after the kernel)
     atomicAdd(merges, 1ull);
   }
-  __device__ void reap(soa::HeapRef<Types> heap);
+  template <class Ref>
+  __device__ void reap(Ref heap);
   __device__ void export_to(Export e) {
     std::uint32_t const i = id_;
     e.pos_x[i]            = pos_x_;
@@ -171,9 +179,10 @@ struct Partner {
 
 struct Types : soa::HeapTypes<Body> {};
 
-__device__ void Body::compute_force(soa::HeapRef<Types> heap, double eps2) {
+template <class Ref>
+__device__ void Body::compute_force(Ref heap, double eps2) {
   Vec2 f;
-  heap.device_do<Body, &Body::add_force_to>(
+  heap.template device_do<Body, &Body::add_force_to>(
       static_cast<Body const*>(this), pos(), static_cast<double>(mass_), eps2, &f);
   force_x_ = f.x;
   force_y_ = f.y;
@@ -189,15 +198,17 @@ __device__ void Body::offer(Body const* self, Vec2 pos, double r2, Partner* best
   }
 }
 
-__device__ void Body::pick(soa::HeapRef<Types> heap, double r2) {
+template <class Ref>
+__device__ void Body::pick(Ref heap, double r2) {
   Partner best{r2, std::numeric_limits<std::uint32_t>::max(), nullptr};
-  heap.device_do<Body, &Body::offer>(static_cast<Body const*>(this), pos(), r2, &best);
+  heap.template device_do<Body, &Body::offer>(static_cast<Body const*>(this), pos(), r2, &best);
   merge_target_       = best.body;
   bool const absorber = best.body != nullptr && absorbs(mass_, id_, best.body->mass_, best.id);
   absorbs_            = static_cast<std::uint8_t>(absorber ? 1 : 0);
 }
 
-__device__ void Body::reap(soa::HeapRef<Types> heap) {
+template <class Ref>
+__device__ void Body::reap(Ref heap) {
   if (absorbed_ != 0) {
     heap.destroy(this);
     return;
@@ -279,6 +290,34 @@ struct Arrays {
 
 // ------------------------------------------------------------------------------------- heap
 
+/// One iteration's do-alls (the top of this file) on H: soa::Heap<Types> or AnyHeap<Types, A>.
+template <class H>
+Phases step_phases(H& heap, NbodyOptions const& o, unsigned long long* merges) {
+  using Ref = std::decay_t<decltype(heap.ref())>;
+  Phases p;
+  double const eps2 = o.softening * o.softening;
+  p.force_ms        = bench::time_once_ms(
+      [&] { heap.template parallel_do<Body, &Body::compute_force<Ref>>(heap.ref(), eps2); });
+  p.move_ms = bench::time_once_ms([&] { heap.template parallel_do<Body, &Body::move>(o.dt); });
+  if (!o.collision) return p;
+  double const r2 = o.merge_radius * o.merge_radius;
+  p.pick_ms       = bench::time_once_ms(
+      [&] { heap.template parallel_do<Body, &Body::pick<Ref>>(heap.ref(), r2); });
+  p.merge_ms = bench::time_once_ms([&] { heap.template parallel_do<Body, &Body::merge>(merges); });
+  p.reap_ms =
+      bench::time_once_ms([&] { heap.template parallel_do<Body, &Body::reap<Ref>>(heap.ref()); });
+  return p;
+}
+
+/// The bodies as H's objects say (each writes itself at its id).
+template <class H>
+State download_bodies(H& heap, Arrays& io) {
+  auto const s = heap.stream();
+  HEAPLAB_CUDA_TRY(cudaMemsetAsync(io.alive.data(), 0, io.alive.size(), s));
+  heap.template parallel_do<Body, &Body::export_to>(io.view());
+  return io.download(s);
+}
+
 /// The heap app: all bodies on the heap.
 class HeapApp {
  public:
@@ -305,20 +344,7 @@ class HeapApp {
 
   [[nodiscard]] std::uint32_t num_blocks() const { return heap_.num_blocks(); }
 
-  Phases step() {
-    Phases p;
-    double const eps2 = o_.softening * o_.softening;
-    p.force_ms        = bench::time_once_ms(
-        [&] { heap_.parallel_do<Body, &Body::compute_force>(heap_.ref(), eps2); });
-    p.move_ms = bench::time_once_ms([&] { heap_.parallel_do<Body, &Body::move>(o_.dt); });
-    if (!o_.collision) return p;
-    double const r2 = o_.merge_radius * o_.merge_radius;
-    p.pick_ms = bench::time_once_ms([&] { heap_.parallel_do<Body, &Body::pick>(heap_.ref(), r2); });
-    p.merge_ms =
-        bench::time_once_ms([&] { heap_.parallel_do<Body, &Body::merge>(merges_.data()); });
-    p.reap_ms = bench::time_once_ms([&] { heap_.parallel_do<Body, &Body::reap>(heap_.ref()); });
-    return p;
-  }
+  Phases step() { return step_phases(heap_, o_, merges_.data()); }
 
   std::uint64_t merges() { return cudart::value_to_host(merges_.data(), heap_.stream()); }
 
@@ -328,12 +354,7 @@ class HeapApp {
   [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
 
   /// The bodies as the heap's objects say (each writes itself at its id).
-  State download() {
-    auto const s = heap_.stream();
-    HEAPLAB_CUDA_TRY(cudaMemsetAsync(io_.alive.data(), 0, n_, s));
-    heap_.parallel_do<Body, &Body::export_to>(io_.view());
-    return io_.download(s);
-  }
+  State download() { return download_bodies(heap_, io_); }
 
   soa::HeapStatistics statistics() const { return heap_.statistics(); }
   check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
@@ -352,6 +373,55 @@ class HeapApp {
   Heap heap_;
   DefragLoop<Types> defrag_;
 };
+
+// ------------------------------------------------------------------------ other allocators
+
+/// The same app on another allocator (common/any_heap.cuh; DynaSOAr Fig. 10): Body objects from
+/// Allocator's malloc, AOS, with the standalone do-all.
+template <class Allocator>
+class AnyApp {
+ public:
+  using AnyBodies = AnyHeap<Types, Allocator>;
+
+  /// The pool: room for every body twice over (request rounding included) and 64 MiB.
+  static std::uint64_t pool_bytes(std::uint64_t bodies) {
+    return 2 * bodies * (AnyBodies::template request_bytes<Body>() + 64) + (64ull << 20);
+  }
+
+  AnyApp(NbodyOptions const& o, State const& initial)
+      : o_(o),
+        io_(initial.size()),
+        merges_(1, "nbody merge counter"),
+        heap_(pool_bytes(initial.size()), static_cast<std::uint32_t>(initial.size())) {
+    merges_.set_zero_async(heap_.stream());
+    io_.upload(initial, heap_.stream());
+    heap_.template parallel_new<Body>(initial.size(), io_.view());
+    if (heap_.nulls() != 0)
+      throw std::runtime_error(std::string(app_name()) + " " + AnyBodies::allocator_name() +
+                               ": the allocator returned null for " +
+                               std::to_string(heap_.nulls()) + " of " +
+                               std::to_string(initial.size()) + " bodies");
+    (void)download();  // untimed: the first do-all allocates CUB's storage
+  }
+
+  Phases step() { return step_phases(heap_, o_, merges_.data()); }
+  std::uint64_t merges() { return cudart::value_to_host(merges_.data(), heap_.stream()); }
+  State download() { return download_bodies(heap_, io_); }
+  AnyBodies& heap() { return heap_; }
+
+ private:
+  char const* app_name() const { return o_.collision ? "collision" : "nbody"; }
+
+  NbodyOptions o_;
+  Arrays io_;
+  cudart::device_buffer<unsigned long long> merges_;
+  AnyBodies heap_;
+};
+
+template <class App>
+struct is_any_app : std::false_type {};
+template <class A>
+struct is_any_app<AnyApp<A>> : std::true_type {};
 
 // --------------------------------------------------------------------------------- baseline
 
@@ -620,6 +690,22 @@ void print_summary(NbodyOptions const& o, char const* variant, Phases const& t, 
   std::printf(")\n");
 }
 
+/// `<app> <variant>: enumeration E ms of T ms (P%) ...` for a variant on another allocator.
+template <class H>
+void print_enumeration(NbodyOptions const& o, char const* variant, H& heap, double total_ms) {
+  std::printf(
+      "%s %s: enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched part); "
+      "%llu bytes per body requested, %llu grants realigned, %llu nulls\n",
+      app_name(o),
+      variant,
+      heap.enumeration_ms(),
+      total_ms,
+      100.0 * heap.enumeration_ms() / std::max(total_ms, 1e-9),
+      static_cast<unsigned long long>(H::template request_bytes<Body>()),
+      static_cast<unsigned long long>(heap.realigned()),
+      static_cast<unsigned long long>(heap.nulls()));
+}
+
 /// Runs one variant; returns the total time (ms), negative when --check failed. `final` gets the
 /// last state.
 template <class App>
@@ -678,6 +764,7 @@ double run_variant(NbodyOptions const& o,
                   app.defrag_summary().c_str(),
                   100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
   }
+  if constexpr (is_any_app<App>::value) print_enumeration(o, variant, app.heap(), total.total());
   final_state              = app.download();
   std::uint64_t const left = totals(final_state).bodies;
   if constexpr (is_heap) {
@@ -700,6 +787,29 @@ double run_variant(NbodyOptions const& o,
   return total.total() + defrag_ms;
 }
 
+/// `<app> heap / <variant>: R x` and whether the final states agree. Not order-identical (heap
+/// order vs index or array order in the force sums): reported, not failed.
+void compare_with_heap(NbodyOptions const& o,
+                       char const* variant,
+                       double heap_ms,
+                       double ms,
+                       State const& heap_final,
+                       State const& final_state) {
+  if (ms > 0) std::printf("%s heap / %s: %.2fx (same run)\n", app_name(o), variant, heap_ms / ms);
+  std::uint64_t const hb = totals(heap_final).bodies;
+  std::uint64_t const vb = totals(final_state).bodies;
+  auto const diff        = compare_states(final_state, heap_final, o.reference_tolerance);
+  std::printf(
+      "%s heap vs %s after %d iterations: bodies %llu / %llu, %s\n",
+      app_name(o),
+      variant,
+      o.iterations,
+      static_cast<unsigned long long>(hb),
+      static_cast<unsigned long long>(vb),
+      diff ? ("differ (expected after many iterations: not order-identical): " + *diff).c_str()
+           : "equal within the reference tolerance");
+}
+
 void validate(NbodyOptions const& o) {
   std::string const a = app_name(o);
   if (o.bodies == 0 || o.bodies > (1u << 24))
@@ -717,6 +827,7 @@ void validate(NbodyOptions const& o) {
   if (!(o.reference_tolerance >= 0) || !(o.momentum_tolerance >= 0) || !(o.mass_tolerance >= 0))
     throw std::invalid_argument(a + ": tolerances must be >= 0");
   apps::validate(o.heap);
+  apps::validate_allocators(o.allocators);
   if (o.softening == 0 && !o.collision)
     std::fprintf(stderr, "%s: warning: --softening 0: close encounters may give NaN\n", a.c_str());
 }
@@ -759,6 +870,8 @@ int run_nbody(NbodyOptions const& o) {
                                "fragmentation,force_ms,move_ms,pick_ms,merge_ms,reap_ms");
   ProfileCsv profile;
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, app_name(o), Types::block_bytes);
+  // Before any kernel of this file runs (allocators.cuh).
+  reserve_cuda_malloc(o.allocators, AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(o.bodies));
   State heap_final;
   double heap_ms = 0;
   {
@@ -778,20 +891,17 @@ int run_nbody(NbodyOptions const& o) {
       base_ms = run_variant(o, "baseline", app, initial, csv.get(), profile, base_final);
     }
     if (base_ms < 0) return 1;
-    if (base_ms > 0)
-      std::printf("%s heap / baseline: %.2fx (same run)\n", app_name(o), heap_ms / base_ms);
-    // Not order-identical (heap order vs index order in the force sums): report, do not fail.
-    std::uint64_t const hb = totals(heap_final).bodies;
-    std::uint64_t const bb = totals(base_final).bodies;
-    auto const diff        = compare_states(base_final, heap_final, o.reference_tolerance);
-    std::printf(
-        "%s heap vs baseline after %d iterations: bodies %llu / %llu, %s\n",
-        app_name(o),
-        o.iterations,
-        static_cast<unsigned long long>(hb),
-        static_cast<unsigned long long>(bb),
-        diff ? ("differ (expected after many iterations: not order-identical): " + *diff).c_str()
-             : "equal within the reference tolerance");
+    compare_with_heap(o, "baseline", heap_ms, base_ms, heap_final, base_final);
+  }
+  for (auto const& name : o.allocators) {
+    State final_state;
+    double ms = 0;
+    with_allocator(name, [&](auto tag) {
+      AnyApp<typename decltype(tag)::type> app(o, initial);
+      ms = run_variant(o, name.c_str(), app, initial, csv.get(), profile, final_state);
+    });
+    if (ms < 0) return 1;
+    compare_with_heap(o, name.c_str(), heap_ms, ms, heap_final, final_state);
   }
   if (o.check) std::printf("%s --check passed\n", app_name(o));
   return 0;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/heap_flags.hpp"
 
@@ -27,6 +28,8 @@ struct NbodyOptions {
   double momentum_tolerance  = 1e-9;  // |P - P0| <= tol * sum m|v|
   double mass_tolerance      = 1e-9;  // collision: relative
   bool baseline              = false;
+  /// Also run the app on these allocators (common/allocators.hpp; DynaSOAr Fig. 10).
+  std::vector<std::string> allocators;
   std::string csv;                 // per-iteration CSV (empty: none)
   std::string profile;             // memory profile CSV (common/profile.hpp; empty: none)
   HeapFlags heap;                  // heap_blocks 0: 2 * ceil(bodies / N_Body) + 64
