@@ -55,11 +55,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 
+#include "common/any_heap_check.hpp"
 #include "heaplab/core/object_pointer.hpp"
 #include "heaplab/cuda/copy.hpp"
 #include "heaplab/cuda/device_buffer.hpp"
@@ -304,6 +306,22 @@ __global__ void any_free_all_kernel(typename Allocator::State state, AnyTypeArra
   }
 }
 
+/// record_index[i]: the record index of the object at objects[i] (0 for an empty entry).
+template <class U>
+__global__ void any_record_index_kernel(std::uint64_t const* objects,
+                                        std::uint32_t n,
+                                        std::uint32_t* record_index) {
+  for (std::uint64_t i = global_thread(); i < n; i += grid_stride()) {
+    std::uint64_t const p = objects[i];
+    record_index[i] =
+        p == 0
+            ? 0u
+            : reinterpret_cast<Record const*>(
+                  static_cast<std::uintptr_t>(core::pointer_block_address(p) + record_offset<U>()))
+                  ->index;
+  }
+}
+
 /// A type as a value (AnyHeap's per-type loops).
 template <class U>
 struct TypeTag {
@@ -420,6 +438,16 @@ class AnyHeap {
     return total;
   }
 
+  /// The arrays' invariants (any_heap_check.hpp) for every concrete type: the first violation,
+  /// or nullopt. Synchronizes; compacts nothing.
+  std::optional<std::string> verify() {
+    std::optional<std::string> problem;
+    for_subtypes<void>([&](auto u) {
+      if (!problem) problem = check_any_type(state_of<typename decltype(u)::type>());
+    });
+    return problem;
+  }
+
   /// Milliseconds spent enumerating (compaction and the counts it reads) since construction.
   [[nodiscard]] double enumeration_ms() const { return enumeration_ms_; }
   /// Requests the allocator answered with null (synchronizes).
@@ -452,6 +480,30 @@ class AnyHeap {
   static void call_if_subtype(F& f) {
     if constexpr ((std::is_void_v<T> || std::is_base_of_v<T, U>)&&!Types::template is_abstract<U>)
       f(any_heap_detail::TypeTag<U>{});
+  }
+
+  /// U's arrays as the device holds them (verify()).
+  template <class U>
+  AnyTypeState state_of() {
+    namespace d                  = any_heap_detail;
+    AnyTypeArrays const& a       = ref_.arrays[Types::template type_id<U>];
+    unsigned c[d::kControlWords] = {};
+    cudart::copy_to_host(c, a.control, d::kControlWords, stream_);
+    AnyTypeState s;
+    s.type_name           = U::heaplab_type_name;
+    s.type_id             = Types::template type_id<U>;
+    s.capacity            = a.capacity;
+    s.count               = c[d::kCount];
+    s.overflow            = c[d::kOverflow] != 0;
+    std::uint32_t const n = s.count < a.capacity ? s.count : a.capacity;
+    if (n == 0) return s;
+    cudart::device_buffer<std::uint32_t> index(n, "any-heap record indices");
+    d::any_record_index_kernel<U>
+        <<<grid_for(n), d::kThreads, 0, stream_>>>(a.objects, n, index.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    s.entries      = cudart::to_host(a.objects, n, stream_);
+    s.record_index = cudart::to_host(index.data(), n, stream_);
+    return s;
   }
 
   std::uint64_t counter(unsigned k) const {

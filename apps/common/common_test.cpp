@@ -8,8 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "common/allocators.hpp"
+#include "common/any_heap_check.hpp"
 #include "common/heap_flags.hpp"
 #include "common/profile.hpp"
+#include "heaplab/core/object_pointer.hpp"
 
 namespace heaplab::apps {
 namespace {
@@ -128,6 +131,59 @@ TEST(ProfileCsv, DisabledWritesNothingAndUnwritablePathThrows) {
   EXPECT_FALSE(off.enabled());
   off.write("heap", 1, {}, {});
   EXPECT_THROW(ProfileCsv("/nonexistent-dir/x.csv", "gen-ca", 1), std::runtime_error);
+}
+
+TEST(Allocators, KnownNamesPassUnknownAndRepeatedOnesThrow) {
+  EXPECT_NO_THROW(validate_allocators({}));
+  EXPECT_NO_THROW(validate_allocators({"cuda-malloc", "rw-malloc"}));
+  EXPECT_THROW(validate_allocators({"gallatin-typo"}), std::invalid_argument);
+  EXPECT_THROW(validate_allocators({"rw-malloc", "rw-malloc"}), std::invalid_argument);
+  EXPECT_EQ(allocator_names(), (std::vector<std::string>{"cuda-malloc", "rw-malloc"}));
+}
+
+/// Three live objects of type 2 at entries 0, 2, 3 (entry 1 deleted), as AnyHeap leaves them.
+AnyTypeState consistent_any_state() {
+  AnyTypeState s;
+  s.type_name = "Fish";
+  s.type_id   = 2;
+  s.capacity  = 8;
+  s.count     = 4;
+  for (std::uint64_t a : {0x10000ull, 0ull, 0x10080ull, 0x20040ull})
+    s.entries.push_back(a == 0 ? 0 : core::encode_object_pointer(a, 0, 1, 2));
+  s.record_index = {0, 0, 2, 3};
+  return s;
+}
+
+TEST(AnyHeapCheck, AConsistentStatePasses) {
+  EXPECT_EQ(check_any_type(consistent_any_state()), std::nullopt);
+}
+
+/// Each broken state names its invariant.
+TEST(AnyHeapCheck, EachBrokenStateIsReported) {
+  auto expect = [](AnyTypeState const& s, std::string const& invariant) {
+    auto const v = check_any_type(s);
+    ASSERT_TRUE(v.has_value()) << invariant;
+    EXPECT_NE(v->find(invariant), std::string::npos) << *v;
+  };
+  AnyTypeState s = consistent_any_state();
+  s.overflow     = true;
+  expect(s, "any-no-overflow");
+  s       = consistent_any_state();
+  s.count = 5;
+  expect(s, "any-entries-counted");
+  s            = consistent_any_state();
+  s.entries[2] = core::encode_object_pointer(0x10080, 0, 1, 3);  // another type's id
+  expect(s, "any-pointer-encoded");
+  s            = consistent_any_state();
+  s.entries[2] = core::encode_object_pointer(0x10080, 0, 64, 2);  // an soa block's capacity
+  expect(s, "any-pointer-encoded");
+  s                 = consistent_any_state();
+  s.record_index[3] = 1;  // a compaction that did not renumber
+  expect(s, "any-record-index");
+  s                 = consistent_any_state();
+  s.entries[3]      = s.entries[0];  // one object at two entries: its one record names entry 0
+  s.record_index[3] = 0;
+  expect(s, "any-record-index");
 }
 
 }  // namespace

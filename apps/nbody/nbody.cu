@@ -42,6 +42,7 @@
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/no_device.hpp"
+#include "common/result_line.hpp"
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
@@ -725,6 +726,13 @@ double run_variant(NbodyOptions const& o,
       auto const snap  = app.snapshot();
       return check_variant(o, variant, app, t0, ref, g, stats.used_slots, &snap);
     } else {
+      if constexpr (is_any_app<App>::value) {
+        if (auto const v = app.heap().verify()) {
+          std::printf(
+              "%s --check FAILED at iteration %d (%s): %s\n", app_name(o), g, variant, v->c_str());
+          return false;
+        }
+      }
       return check_variant(o, variant, app, t0, ref, g, std::nullopt, nullptr);
     }
   };
@@ -764,7 +772,12 @@ double run_variant(NbodyOptions const& o,
                   app.defrag_summary().c_str(),
                   100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
   }
-  if constexpr (is_any_app<App>::value) print_enumeration(o, variant, app.heap(), total.total());
+  std::optional<double> enumeration_ms;
+  if constexpr (is_any_app<App>::value) {
+    print_enumeration(o, variant, app.heap(), total.total());
+    enumeration_ms = app.heap().enumeration_ms();
+  }
+  print_result_line(app_name(o), variant, total.total() + defrag_ms, enumeration_ms);
   final_state              = app.download();
   std::uint64_t const left = totals(final_state).bodies;
   if constexpr (is_heap) {
