@@ -44,8 +44,9 @@ struct RunOptions {
   std::string ran_earlier;  // a list of suites (as in cpu-tier.txt) that passed just before
 };
 
-/// The apps smoke of the GPU tier (docs/apps.md): each app at a small size with --check and a
-/// defragmentation policy where the app has one.
+/// The apps smoke of the GPU tier (docs/apps.md): each app at a small size with --check, a
+/// defragmentation policy where the app has one, and the other allocators (--allocators) where
+/// the app runs on them.
 struct AppSmokeRun {
   char const* name;
   char const* args;
@@ -54,10 +55,12 @@ constexpr AppSmokeRun kAppSmokeRuns[] = {
     {"gen-ca",
      "gen-ca --width 128 --height 128 --iterations 300 --check --check-every 5 --baseline "
      "--defrag-every 10 --defrag-n 2"},
-    {"nbody", "nbody --bodies 1024 --iterations 50 --check --check-every 10 --baseline"},
+    {"nbody",
+     "nbody --bodies 1024 --iterations 50 --check --check-every 10 --baseline --allocators "
+     "cuda-malloc,rw-malloc"},
     {"collision",
      "collision --bodies 1024 --iterations 200 --merge-radius 0.005 --check --check-every 10 "
-     "--baseline --defrag-every 20 --defrag-n 2"},
+     "--baseline --defrag-every 20 --defrag-n 2 --allocators cuda-malloc,rw-malloc"},
     {"wa-tor",
      "wa-tor --width 256 --height 128 --iterations 100 --check --check-every 10 --baseline "
      "--cuda-malloc --defrag-after 5% --defrag-n 4"},
