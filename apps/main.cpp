@@ -265,6 +265,7 @@ CLI::App* add_structure_command(CLI::App& app, st::StructureOptions& o) {
       "iteration",
       "structure");
   cmd->add_flag("--baseline", o.baseline, "also run the static SOA baseline in the same process");
+  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);
   add_random_shape(cmd, o.random_shape);
   return cmd;

@@ -30,6 +30,15 @@
 // phases and the same arithmetic on static SOA arrays indexed by id. Both add forces in slot order
 // with exactly rounded operations (model.hpp), so their counts agree at every iteration; --check
 // with --baseline requires that.
+//
+// Other allocators (--allocators; DynaSOAr Fig. 10; common/any_heap.cuh): the same Node and Spring
+// classes and the same phases (step_on, graph_of) on AnyHeap<Types, Allocator>, AOS objects from
+// the allocator's malloc and the standalone do-all. The order of the objects in a do-all does not
+// change any result (every object decides from its own slots in slot order, the BFS distances are
+// levels), so their counts agree with the heap's at every iteration too; --check requires that.
+#include "common/allocators.cuh"
+#include "common/allocators.hpp"
+#include "common/any_heap.cuh"
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/no_device.hpp"
@@ -99,7 +108,9 @@ class Node {
   __device__ void move(Physics p);
   __device__ void bfs_init() { distance_ = kind_ == kAnchor ? 0u : kUnreached; }
   __device__ void bfs_visit(std::uint32_t d, unsigned* changed);
-  __device__ void remove_if_unreached(soa::HeapRef<Types> heap, Counter* counters);
+  /// Ref: soa::HeapRef<Types>, or AnyHeapRef<Types, Allocator> on another allocator.
+  template <class Ref>
+  __device__ void remove_if_unreached(Ref heap, Counter* counters);
   __device__ void export_record(NodeRecord* out, Counter* n);
 };
 
@@ -133,8 +144,11 @@ class Spring {
     Node* const a = a_;
     return a == n ? b_.get() : a;
   }
-  __device__ void check_break(soa::HeapRef<Types> heap, Counter* counters, Physics p);
-  __device__ void remove_if_unreached(soa::HeapRef<Types> heap, Counter* counters);
+  /// Ref: soa::HeapRef<Types>, or AnyHeapRef<Types, Allocator> on another allocator.
+  template <class Ref>
+  __device__ void check_break(Ref heap, Counter* counters, Physics p);
+  template <class Ref>
+  __device__ void remove_if_unreached(Ref heap, Counter* counters);
   __device__ void export_record(SpringRecord* out, Counter* n);
 };
 
@@ -179,7 +193,8 @@ __device__ void Node::bfs_visit(std::uint32_t d, unsigned* changed) {
   }
 }
 
-__device__ void Node::remove_if_unreached(soa::HeapRef<Types> heap, Counter* counters) {
+template <class Ref>
+__device__ void Node::remove_if_unreached(Ref heap, Counter* counters) {
   if (distance_ != kUnreached) return;
   // order: relaxed (a count, read by the host after the kernel)
   atomicAdd(&counters[2], 1ull);
@@ -200,7 +215,8 @@ __device__ void Node::export_record(NodeRecord* out, Counter* n) {
   out[atomicAdd(n, 1ull)] = r;
 }
 
-__device__ void Spring::check_break(soa::HeapRef<Types> heap, Counter* counters, Physics p) {
+template <class Ref>
+__device__ void Spring::check_break(Ref heap, Counter* counters, Physics p) {
   Node* const a = a_;
   Node* const b = b_;
   if (!spring_breaks(p, a->x_, a->y_, b->x_, b->y_, rest_, threshold_)) return;
@@ -211,7 +227,8 @@ __device__ void Spring::check_break(soa::HeapRef<Types> heap, Counter* counters,
   heap.destroy(this);
 }
 
-__device__ void Spring::remove_if_unreached(soa::HeapRef<Types> heap, Counter* counters) {
+template <class Ref>
+__device__ void Spring::remove_if_unreached(Ref heap, Counter* counters) {
   if constexpr (kMutantKeepOrphanSprings) return;  // MUTANT structure_keep_orphan_springs
   if (a_->distance_ != kUnreached && b_->distance_ != kUnreached) return;
   // order: relaxed (a count, read by the host after the kernel)
@@ -234,7 +251,6 @@ __device__ void Spring::export_record(SpringRecord* out, Counter* n) {
 namespace {
 
 using Heap = soa::Heap<Types>;
-using Ref  = soa::HeapRef<Types>;
 
 constexpr int kBfsBatch = 4;  // BFS rounds between reads of the changed flag
 
@@ -303,28 +319,31 @@ class DeviceMesh {
   MeshView v_;
 };
 
-// ---------------------------------------------------------------- heap variant: set-up kernels
+// ---------------------------------------------------------------- object variants: set-up kernels
+// R: soa::HeapRef<Types>, or AnyHeapRef<Types, Allocator> on another allocator.
 
-__global__ void make_nodes_kernel(Ref heap, MeshView m, Node** nodes, Counter* failed) {
+template <class R>
+__global__ void make_nodes_kernel(R heap, MeshView m, Node** nodes, Counter* failed) {
   for (std::uint64_t i = thread_index(); i < m.n; i += thread_stride()) {
-    Node* const p =
-        heap.make<Node>(static_cast<std::uint32_t>(i), m.kind[i], m.x[i], m.y[i], m.mass[i]);
+    Node* const p = heap.template make<Node>(
+        static_cast<std::uint32_t>(i), m.kind[i], m.x[i], m.y[i], m.mass[i]);
     // order: relaxed (a count, read by the host after the kernel)
     if (p == nullptr) atomicAdd(failed, 1ull);
     nodes[i] = p;
   }
 }
 
+template <class R>
 __global__ void make_springs_kernel(
-    Ref heap, MeshView m, Node** nodes, Spring** springs, Counter* failed) {
+    R heap, MeshView m, Node** nodes, Spring** springs, Counter* failed) {
   for (std::uint64_t i = thread_index(); i < m.s; i += thread_stride()) {
-    Spring* const p = heap.make<Spring>(nodes[m.a[i]],
-                                        nodes[m.b[i]],
-                                        m.rest[i],
-                                        m.threshold[i],
-                                        static_cast<std::uint32_t>(i),
-                                        m.slot_a[i],
-                                        m.slot_b[i]);
+    Spring* const p = heap.template make<Spring>(nodes[m.a[i]],
+                                                 nodes[m.b[i]],
+                                                 m.rest[i],
+                                                 m.threshold[i],
+                                                 static_cast<std::uint32_t>(i),
+                                                 m.slot_a[i],
+                                                 m.slot_b[i]);
     // order: relaxed (a count, read by the host after the kernel)
     if (p == nullptr) atomicAdd(failed, 1ull);
     springs[i] = p;
@@ -440,7 +459,7 @@ std::uint32_t bfs_rounds(cudart::device_buffer<unsigned>& changed, cudaStream_t 
   }
 }
 
-/// The common part of both variants: counters and the changed flag.
+/// The common part of every variant: counters and the changed flag.
 class VariantBase {
  public:
   VariantBase() : counters_(3, "structure counters"), changed_(1, "structure bfs flag") {
@@ -458,63 +477,115 @@ class VariantBase {
   cudart::device_buffer<unsigned> changed_;
 };
 
-class HeapVariant : public VariantBase {
- public:
-  HeapVariant(StructureOptions const& o, Mesh const& mesh, Physics p, Loading loading)
+/// Makes the mesh's Node and Spring objects on H (soa::Heap<Types>, or AnyHeap<Types, Allocator>
+/// on another allocator) and links the nodes' spring lists; synchronizes H's stream. Returns the
+/// number of makes that got null (0: every object made; no spring is made when a node failed).
+template <class H>
+Counter make_objects(H& heap, Mesh const& mesh) {
+  using R               = std::decay_t<decltype(heap.ref())>;
+  std::uint32_t const n = mesh.num_nodes(), s = mesh.num_springs();
+  DeviceMesh dm(mesh);
+  cudart::device_buffer<Node*> nodes(n, "structure node pointers");
+  cudart::device_buffer<Spring*> springs(s, "structure spring pointers");
+  cudart::device_buffer<Counter> failed(1, "structure failed makes");
+  auto const st = heap.stream();
+  failed.set_zero_async(st);
+  make_nodes_kernel<R>
+      <<<blocks_for(n), kThreads, 0, st>>>(heap.ref(), dm.view(), nodes.data(), failed.data());
+  HEAPLAB_CUDA_TRY(cudaGetLastError());
+  if (Counter const f = cudart::value_to_host(failed.data(), st); f != 0) return f;
+  make_springs_kernel<R><<<blocks_for(s), kThreads, 0, st>>>(
+      heap.ref(), dm.view(), nodes.data(), springs.data(), failed.data());
+  HEAPLAB_CUDA_TRY(cudaGetLastError());
+  if (Counter const f = cudart::value_to_host(failed.data(), st); f != 0) return f;
+  link_kernel<<<blocks_for(n), kThreads, 0, st>>>(dm.view(), nodes.data(), springs.data());
+  HEAPLAB_CUDA_TRY(cudaGetLastError());
+  HEAPLAB_CUDA_TRY(cudaStreamSynchronize(st));
+  return 0;
+}
+
+/// What the variants with Node and Spring objects share besides their heap H (soa::Heap<Types>,
+/// or AnyHeap<Types, Allocator>): the iteration's Physics, the phases and the graph's download.
+class ObjectVariant : public VariantBase {
+ protected:
+  ObjectVariant(Mesh const& mesh, Physics p, Loading loading)
       : base_(p),
         p_(physics_at(p, loading, 0)),
         loading_(loading),
-        n_(mesh.num_nodes()),
-        s_(mesh.num_springs()),
+        node_out_(mesh.num_nodes(), "structure node records"),
+        spring_out_(mesh.num_springs(), "structure spring records"),
+        count_(1, "structure record count") {}
+
+  /// Iteration `it` (1-based) on H with physics_at(base, loading, it): the phases of the top of
+  /// this file.
+  template <class H>
+  Phases step_on(H& heap, int it) {
+    using R = std::decay_t<decltype(heap.ref())>;
+    Phases r;
+    p_            = physics_at(base_, loading_, it);
+    auto const st = heap.stream();
+    r.force_ms =
+        bench::time_once_ms([&] { heap.template parallel_do<Node, &Node::compute_force>(p_); });
+    r.move_ms   = bench::time_once_ms([&] { heap.template parallel_do<Node, &Node::move>(p_); });
+    r.break_ms  = bench::time_once_ms([&] {
+      heap.template parallel_do<Spring, &Spring::check_break<R>>(heap.ref(), counters_.data(), p_);
+    });
+    r.bfs_ms    = bench::time_once_ms([&] {
+      heap.template parallel_do<Node, &Node::bfs_init>();
+      r.bfs_rounds = bfs_rounds(changed_, st, [&](std::uint32_t d) {
+        heap.template parallel_do<Node, &Node::bfs_visit>(d, changed_.data());
+      });
+    });
+    r.remove_ms = bench::time_once_ms([&] {
+      heap.template parallel_do<Spring, &Spring::remove_if_unreached<R>>(heap.ref(),
+                                                                         counters_.data());
+      heap.template parallel_do<Node, &Node::remove_if_unreached<R>>(heap.ref(), counters_.data());
+    });
+    return r;
+  }
+
+  /// H's live objects as a graph (names: the encoded object pointers), for --check.
+  template <class H>
+  Graph graph_of(H& heap) {
+    Graph g;
+    g.rest_scale  = p_.rest_scale;
+    auto const st = heap.stream();
+    count_.set_zero_async(st);
+    heap.template parallel_do<Node, &Node::export_record>(node_out_.data(), count_.data());
+    g.nodes.resize(cudart::value_to_host(count_.data(), st));
+    cudart::copy_to_host(g.nodes.data(), node_out_.data(), g.nodes.size(), st);
+    count_.set_zero_async(st);
+    heap.template parallel_do<Spring, &Spring::export_record>(spring_out_.data(), count_.data());
+    g.springs.resize(cudart::value_to_host(count_.data(), st));
+    cudart::copy_to_host(g.springs.data(), spring_out_.data(), g.springs.size(), st);
+    return g;
+  }
+
+ private:
+  Physics base_, p_;
+  Loading loading_;
+  cudart::device_buffer<NodeRecord> node_out_;
+  cudart::device_buffer<SpringRecord> spring_out_;
+  cudart::device_buffer<Counter> count_;
+};
+
+class HeapVariant : public ObjectVariant {
+ public:
+  HeapVariant(StructureOptions const& o, Mesh const& mesh, Physics p, Loading loading)
+      : ObjectVariant(mesh, p, loading),
         heap_(Heap::with_blocks(heap_blocks(o, mesh), heap_options(o.heap))),
-        defrag_(heap_, o.heap, {Types::type_id<Node>, Types::type_id<Spring>}),
-        node_out_(n_, "structure node records"),
-        spring_out_(s_, "structure spring records"),
-        count_(1, "structure record count") {
-    DeviceMesh dm(mesh);
-    cudart::device_buffer<Node*> nodes(n_, "structure node pointers");
-    cudart::device_buffer<Spring*> springs(s_, "structure spring pointers");
-    cudart::device_buffer<Counter> failed(1, "structure failed makes");
-    auto const st = heap_.stream();
-    failed.set_zero_async(st);
-    make_nodes_kernel<<<blocks_for(n_), kThreads, 0, st>>>(
-        heap_.ref(), dm.view(), nodes.data(), failed.data());
-    HEAPLAB_CUDA_TRY(cudaGetLastError());
-    throw_if_failed(failed);
-    make_springs_kernel<<<blocks_for(s_), kThreads, 0, st>>>(
-        heap_.ref(), dm.view(), nodes.data(), springs.data(), failed.data());
-    HEAPLAB_CUDA_TRY(cudaGetLastError());
-    throw_if_failed(failed);
-    link_kernel<<<blocks_for(n_), kThreads, 0, st>>>(dm.view(), nodes.data(), springs.data());
-    HEAPLAB_CUDA_TRY(cudaGetLastError());
-    heap_.synchronize();
+        defrag_(heap_, o.heap, {Types::type_id<Node>, Types::type_id<Spring>}) {
+    if (Counter const f = make_objects(heap_, mesh); f != 0)
+      throw std::runtime_error("structure: " + std::to_string(f) +
+                               " objects found the heap full; raise --heap-blocks (now " +
+                               std::to_string(num_blocks()) + ")");
     (void)graph();  // untimed: the first parallel_do allocates its scratch
   }
 
   [[nodiscard]] std::uint32_t num_blocks() const { return heap_.num_blocks(); }
 
   /// Iteration `it` (1-based) with physics_at(base, loading, it).
-  Phases step(int it) {
-    Phases r;
-    p_            = physics_at(base_, loading_, it);
-    auto const st = heap_.stream();
-    r.force_ms    = bench::time_once_ms([&] { heap_.parallel_do<Node, &Node::compute_force>(p_); });
-    r.move_ms     = bench::time_once_ms([&] { heap_.parallel_do<Node, &Node::move>(p_); });
-    r.break_ms    = bench::time_once_ms([&] {
-      heap_.parallel_do<Spring, &Spring::check_break>(heap_.ref(), counters_.data(), p_);
-    });
-    r.bfs_ms      = bench::time_once_ms([&] {
-      heap_.parallel_do<Node, &Node::bfs_init>();
-      r.bfs_rounds = bfs_rounds(changed_, st, [&](std::uint32_t d) {
-        heap_.parallel_do<Node, &Node::bfs_visit>(d, changed_.data());
-      });
-    });
-    r.remove_ms   = bench::time_once_ms([&] {
-      heap_.parallel_do<Spring, &Spring::remove_if_unreached>(heap_.ref(), counters_.data());
-      heap_.parallel_do<Node, &Node::remove_if_unreached>(heap_.ref(), counters_.data());
-    });
-    return r;
-  }
+  Phases step(int it) { return step_on(heap_, it); }
 
   Counters counters() { return VariantBase::counters(heap_.stream()); }
 
@@ -525,20 +596,7 @@ class HeapVariant : public VariantBase {
   [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
   [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
 
-  Graph graph() {
-    Graph g;
-    g.rest_scale  = p_.rest_scale;
-    auto const st = heap_.stream();
-    count_.set_zero_async(st);
-    heap_.parallel_do<Node, &Node::export_record>(node_out_.data(), count_.data());
-    g.nodes.resize(cudart::value_to_host(count_.data(), st));
-    cudart::copy_to_host(g.nodes.data(), node_out_.data(), g.nodes.size(), st);
-    count_.set_zero_async(st);
-    heap_.parallel_do<Spring, &Spring::export_record>(spring_out_.data(), count_.data());
-    g.springs.resize(cudart::value_to_host(count_.data(), st));
-    cudart::copy_to_host(g.springs.data(), spring_out_.data(), g.springs.size(), st);
-    return g;
-  }
+  Graph graph() { return graph_of(heap_); }
 
   soa::HeapStatistics statistics() const { return heap_.statistics(); }
   check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
@@ -554,23 +612,62 @@ class HeapVariant : public VariantBase {
     return static_cast<std::uint32_t>(b);
   }
 
-  void throw_if_failed(cudart::device_buffer<Counter>& failed) {
-    auto const f = cudart::value_to_host(failed.data(), heap_.stream());
-    if (f != 0)
-      throw std::runtime_error("structure: " + std::to_string(f) +
-                               " objects found the heap full; raise --heap-blocks (now " +
-                               std::to_string(num_blocks()) + ")");
-  }
-
-  Physics base_, p_;
-  Loading loading_;
-  std::uint32_t n_, s_;
   Heap heap_;
   DefragLoop<Types> defrag_;
-  cudart::device_buffer<NodeRecord> node_out_;
-  cudart::device_buffer<SpringRecord> spring_out_;
-  cudart::device_buffer<Counter> count_;
 };
+
+// ---------------------------------------------------------------- other allocators
+
+/// The same app on another allocator (common/any_heap.cuh; DynaSOAr Fig. 10): Node and Spring
+/// objects from Allocator's malloc, AOS, with the standalone do-all; the heap variant's phases.
+template <class Allocator>
+class AnyApp : public ObjectVariant {
+ public:
+  using AnyObjects = AnyHeap<Types, Allocator>;
+
+  /// Room per type between two compactions. Every object is made at set-up and none afterwards
+  /// (the app only destroys, DynaSOAr sec. 5 category 2), so a type never has more entries than
+  /// its initial count: the larger of the two counts (one capacity for both types) cannot
+  /// overflow, at any mesh size (<= 2^26 nodes, 3 springs per node: below AnyHeap's 2^31).
+  static std::uint32_t max_objects(Mesh const& m) {
+    return std::max(m.num_nodes(), m.num_springs());
+  }
+
+  /// The pool: every initial object twice over, each with 64 bytes more than its request (a grant
+  /// that is not 64-byte aligned is asked again 63 bytes larger), and 64 MiB (CUDA's heap
+  /// overhead on small meshes). The objects' bytes only shrink after set-up, so the initial mesh
+  /// is the peak; twice over leaves the allocator's headers and size classes, and RW_malloc's
+  /// random walks, a pool at most half full. 200 x 125 (the default and CompactGpu Fig. 12):
+  /// 25,000 nodes (128-byte requests) and 74,351 springs (64-byte requests), about 91 MiB.
+  static std::uint64_t pool_bytes(Mesh const& m) {
+    std::uint64_t const node   = AnyObjects::template request_bytes<Node>() + 64;
+    std::uint64_t const spring = AnyObjects::template request_bytes<Spring>() + 64;
+    return 2 * (m.num_nodes() * node + m.num_springs() * spring) + (64ull << 20);
+  }
+
+  AnyApp(Mesh const& mesh, Physics p, Loading loading)
+      : ObjectVariant(mesh, p, loading), heap_(pool_bytes(mesh), max_objects(mesh)) {
+    if (Counter const f = make_objects(heap_, mesh); f != 0)
+      throw std::runtime_error("structure " + AnyObjects::allocator_name() + ": " +
+                               std::to_string(f) + " objects were not made (" +
+                               std::to_string(heap_.nulls()) + " nulls from the allocator in a " +
+                               std::to_string(pool_bytes(mesh)) + "-byte pool)");
+    (void)graph();  // untimed, as the heap variant's
+  }
+
+  Phases step(int it) { return step_on(heap_, it); }
+  Counters counters() { return VariantBase::counters(heap_.stream()); }
+  Graph graph() { return graph_of(heap_); }
+  AnyObjects& heap() { return heap_; }
+
+ private:
+  AnyObjects heap_;
+};
+
+template <class App>
+struct is_any_app : std::false_type {};
+template <class A>
+struct is_any_app<AnyApp<A>> : std::true_type {};
 
 class BaselineVariant : public VariantBase {
  public:
@@ -741,6 +838,22 @@ void print_final_counts(char const* variant, Mesh const& mesh, Counters const& c
       static_cast<unsigned long long>(c.removed_springs));
 }
 
+/// `structure <variant>: enumeration E ms of T ms (P%) ...` for a variant on another allocator.
+template <class H>
+void print_enumeration(char const* variant, H& heap, double total_ms) {
+  std::printf(
+      "structure %s: enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched part); "
+      "%llu bytes per Node and %llu per Spring requested, %llu grants realigned, %llu nulls\n",
+      variant,
+      heap.enumeration_ms(),
+      total_ms,
+      100.0 * heap.enumeration_ms() / std::max(total_ms, 1e-9),
+      static_cast<unsigned long long>(H::template request_bytes<Node>()),
+      static_cast<unsigned long long>(H::template request_bytes<Spring>()),
+      static_cast<unsigned long long>(heap.realigned()),
+      static_cast<unsigned long long>(heap.nulls()));
+}
+
 /// Runs one variant; fills `rows` (one per iteration); returns the total ms, negative when
 /// --check failed.
 template <class App>
@@ -820,6 +933,7 @@ double run_variant(char const* variant,
       ms += d.defrag_ms;
     }
   }
+  if constexpr (is_any_app<App>::value) print_enumeration(variant, app.heap(), ms);
   std::printf("structure %s: %d iterations, %.3f ms\n", variant, o.iterations, ms);
   return ms;
 }
@@ -841,6 +955,7 @@ void validate(StructureOptions const& o) {
   if (!(o.shrink_floor > 0.0f && o.shrink_floor <= 1.0f))
     throw std::invalid_argument("structure: --shrink-floor must be in (0, 1]");
   apps::validate(o.heap);
+  apps::validate_allocators(o.allocators);
 }
 
 /// The run's configuration, one line for the mesh and one for the heap.
@@ -865,6 +980,66 @@ void print_header(StructureOptions const& o, Mesh const& mesh, Loading const& lo
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
       planted_bug_note(core::mutant::kPlanted).c_str(),
       describe(o.heap).c_str());
+}
+
+/// Whether `variant`'s counts equal the heap's at every iteration (the same arithmetic, model.hpp);
+/// prints the first difference or that they agree. False for a difference under --check.
+bool same_counts(StructureOptions const& o,
+                 char const* variant,
+                 std::vector<Row> const& heap_rows,
+                 std::vector<Row> const& rows) {
+  for (std::size_t i = 0; i < heap_rows.size(); ++i) {
+    auto const& h = heap_rows[i].counts;
+    auto const& b = rows[i].counts;
+    if (h.nodes != b.nodes || h.springs != b.springs) {
+      std::printf(
+          "heap and %s counts differ at iteration %zu: nodes %llu / %llu, "
+          "springs %llu / %llu\n",
+          variant,
+          i + 1,
+          static_cast<unsigned long long>(h.nodes),
+          static_cast<unsigned long long>(b.nodes),
+          static_cast<unsigned long long>(h.springs),
+          static_cast<unsigned long long>(b.springs));
+      if (o.check)
+        return fail(("heap vs " + std::string(variant)).c_str(),
+                    static_cast<int>(i + 1),
+                    "the same arithmetic must give the same counts");
+      break;
+    }
+    if (i + 1 == heap_rows.size())
+      std::printf("heap and %s counts: equal at every iteration\n", variant);
+  }
+  return true;
+}
+
+/// The app on each of --allocators after the heap variant (AnyApp), each compared with the heap
+/// variant; false when --check failed.
+bool run_allocators(StructureOptions const& o,
+                    Mesh const& mesh,
+                    Physics p,
+                    Loading const& loading,
+                    std::FILE* csv,
+                    double heap_ms,
+                    std::vector<Row> const& heap_rows) {
+  ProfileCsv no_profile;  // the memory profile is the soa heap's
+  for (auto const& name : o.allocators) {
+    std::vector<Row> rows;
+    double ms = 0;
+    with_allocator(name, [&](auto tag) {
+      using App = AnyApp<typename decltype(tag)::type>;
+      App app(mesh, p, loading);
+      std::printf("%s: a %llu-byte pool, room for %u objects per type between compactions\n",
+                  name.c_str(),
+                  static_cast<unsigned long long>(App::pool_bytes(mesh)),
+                  static_cast<unsigned>(App::max_objects(mesh)));
+      ms = run_variant(name.c_str(), app, o, mesh, csv, rows, no_profile);
+    });
+    if (ms < 0) return false;
+    if (ms > 0) std::printf("structure heap / %s: %.2fx (same run)\n", name.c_str(), heap_ms / ms);
+    if (!same_counts(o, name.c_str(), heap_rows, rows)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -893,6 +1068,8 @@ int run_structure(StructureOptions const& o) {
   ProfileCsv no_profile;  // the baseline has no heap
   std::vector<Row> heap_rows, base_rows;
   double heap_ms = 0;
+  // Before any kernel of this file runs (allocators.cuh).
+  reserve_cuda_malloc(o.allocators, AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(mesh));
   {
     HeapVariant app(o, mesh, p, loading);
     std::printf("heap: %u blocks of %u bytes, %u nodes / %u springs per block\n",
@@ -908,29 +1085,9 @@ int run_structure(StructureOptions const& o) {
     double const base_ms = run_variant("baseline", base, o, mesh, csv.get(), base_rows, no_profile);
     if (base_ms < 0) return 1;
     if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
-    for (std::size_t i = 0; i < heap_rows.size(); ++i) {
-      auto const& h = heap_rows[i].counts;
-      auto const& b = base_rows[i].counts;
-      if (h.nodes != b.nodes || h.springs != b.springs) {
-        std::printf(
-            "heap and baseline counts differ at iteration %zu: nodes %llu / %llu, "
-            "springs %llu / %llu\n",
-            i + 1,
-            static_cast<unsigned long long>(h.nodes),
-            static_cast<unsigned long long>(b.nodes),
-            static_cast<unsigned long long>(h.springs),
-            static_cast<unsigned long long>(b.springs));
-        if (o.check)
-          return fail("heap vs baseline",
-                      static_cast<int>(i + 1),
-                      "the same arithmetic must give the same counts"),
-                 1;
-        break;
-      }
-      if (i + 1 == heap_rows.size())
-        std::printf("heap and baseline counts: equal at every iteration\n");
-    }
+    if (!same_counts(o, "baseline", heap_rows, base_rows)) return 1;
   }
+  if (!run_allocators(o, mesh, p, loading, csv.get(), heap_ms, heap_rows)) return 1;
   if (o.check) std::printf("structure --check passed\n");
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/heap_flags.hpp"
 
@@ -25,6 +26,8 @@ struct StructureOptions {
   bool check           = false;
   int check_every      = 10;
   bool baseline        = false;
+  /// Also run the app on these allocators (common/allocators.hpp; DynaSOAr Fig. 10).
+  std::vector<std::string> allocators;
   std::string csv;
   std::string profile;             // memory profile CSV (common/profile.hpp; empty: none)
   HeapFlags heap;                  // heap_blocks 0: 2 * (blocks of the mesh) + 64
