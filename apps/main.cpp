@@ -303,6 +303,7 @@ CLI::App* add_game_of_life_command(CLI::App& app, gl::GameOfLifeOptions& o) {
   cmd->add_flag("--baseline",
                 o.baseline,
                 "also run the static dense-grid baseline (no allocation) in the same process");
+  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);
   add_random_shape(cmd, o.random_shape);
   return cmd;

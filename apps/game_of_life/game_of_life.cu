@@ -34,6 +34,15 @@
 //
 // The baseline: the dense grid of states, double-buffered, one thread per cell
 // (gen_ca/dense_step.cuh), no allocation; --check compares both with gen-ca's CPU reference.
+//
+// Other allocators (--allocators; common/any_heap.cuh, DynaSOAr Fig. 10): the same classes, the
+// same populate and the same four do-alls (populate, step_phases) on AnyHeap<Types, Allocator>
+// (AnyApp), the methods that allocate being templates over the heap's device view. --check runs
+// the same checker (check_world, I1-I4) on each; the final alive cells must equal the heap
+// variant's exactly (the rule is deterministic: every variant computes the reference's state).
+#include "common/allocators.cuh"
+#include "common/allocators.hpp"
+#include "common/any_heap.cuh"
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/heap_check.cuh"
@@ -46,8 +55,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "game_of_life.hpp"
@@ -97,15 +108,19 @@ class Alive : public Agent {
   HEAPLAB_SOA_DERIVED_FIELDS(Alive, Agent, (std::uint8_t, is_new_));  // born this generation
   HEAPLAB_HD explicit Alive(std::uint32_t cell) : Agent(cell), is_new_(std::uint8_t{1}) {}
   __device__ void prepare(Board w);
-  __device__ void update(soa::HeapRef<Types> heap, Board w);
+  /// Ref: soa::HeapRef<Types>, or AnyHeapRef<Types, Allocator> on another allocator.
+  template <class Ref>
+  __device__ void update(Ref heap, Board w);
 };
 
 class Candidate : public Agent {
  public:
   HEAPLAB_SOA_DERIVED_FIELDS(Candidate, Agent);
   HEAPLAB_HD explicit Candidate(std::uint32_t cell) : Agent(cell) {}
-  __device__ void prepare(soa::HeapRef<Types> heap, Board w);
-  __device__ void update(soa::HeapRef<Types> heap, Board w);
+  template <class Ref>
+  __device__ void prepare(Ref heap, Board w);
+  template <class Ref>
+  __device__ void update(Ref heap, Board w);
 };
 
 struct Types : soa::HeapTypes<Agent, Alive, Candidate> {};
@@ -147,7 +162,8 @@ struct Board {
     atomicAdd(failed_allocs, 1ull);
   }
   /// A Candidate for the empty cell j, made by the one thread that claims it.
-  __device__ void give_candidate(soa::HeapRef<Types> heap, std::uint32_t j) const {
+  template <class Ref>
+  __device__ void give_candidate(Ref heap, std::uint32_t j) const {
     auto* const slot = reinterpret_cast<unsigned long long*>(&cells[j]);
     if constexpr (kMutantCandidateWithoutCas) {
       // MUTANT game_of_life_candidate_without_cas: test, then store; two threads can both pass.
@@ -158,7 +174,7 @@ struct Board {
       // through the pointer in this kernel)
       if (atomicCAS(slot, 0ull, kClaimed) != 0ull) return;
     }
-    Candidate* const c = heap.make<Candidate>(j);
+    Candidate* const c = heap.template make<Candidate>(j);
     if (c == nullptr) failed();
     // order: relaxed (replaces the claim; read by later kernels only)
     atomicExch(slot, static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(c)));
@@ -182,10 +198,11 @@ __device__ void Alive::prepare(Board w) {
   acts_ = w.rule.next(kAlive, w.alive_neighbours(cell_)) != kAlive ? 1 : 0;
 }
 
-__device__ void Alive::update(soa::HeapRef<Types> heap, Board w) {
+template <class Ref>
+__device__ void Alive::update(Ref heap, Board w) {
   std::uint32_t const self = cell_;
   if (acts_ != 0) {  // dies; its cell stays a candidate (I3: it was alive a generation ago)
-    Candidate* const c = heap.make<Candidate>(self);
+    Candidate* const c = heap.template make<Candidate>(self);
     if (c == nullptr) w.failed();
     w.cells[self] = c;  // only this thread writes an alive cell's entry in this phase
     heap.destroy(this);
@@ -203,7 +220,8 @@ __device__ void Alive::update(soa::HeapRef<Types> heap, Board w) {
     }
 }
 
-__device__ void Candidate::prepare(soa::HeapRef<Types> heap, Board w) {
+template <class Ref>
+__device__ void Candidate::prepare(Ref heap, Board w) {
   std::uint32_t const self = cell_;
   std::uint32_t const n    = w.alive_neighbours(self);
   if (n == 0) {  // no reason to stay a candidate (dropped one generation late, I3)
@@ -214,10 +232,11 @@ __device__ void Candidate::prepare(soa::HeapRef<Types> heap, Board w) {
   acts_ = w.rule.next(kDead, n) == kAlive ? 1 : 0;
 }
 
-__device__ void Candidate::update(soa::HeapRef<Types> heap, Board w) {
+template <class Ref>
+__device__ void Candidate::update(Ref heap, Board w) {
   if (acts_ == 0) return;
   std::uint32_t const self = cell_;
-  Alive* const a           = heap.make<Alive>(self);
+  Alive* const a           = heap.template make<Alive>(self);
   if (a == nullptr) w.failed();
   w.cells[self] = a;
   heap.destroy(this);
@@ -226,15 +245,15 @@ __device__ void Candidate::update(soa::HeapRef<Types> heap, Board w) {
 namespace {
 
 using Heap = soa::Heap<Types>;
-using Ref  = soa::HeapRef<Types>;
 
 /// The initial population: an Alive (new) for every alive cell of `initial`.
+template <class Ref>
 __global__ void populate_kernel(Ref heap, Board w, std::uint8_t const* initial) {
   std::uint64_t const n = std::uint64_t{w.width} * w.height;
   for (std::uint64_t i = thread_index(); i < n; i += thread_stride()) {
     Agent* p = nullptr;
     if (initial[i] == kAlive) {
-      p = heap.make<Alive>(static_cast<std::uint32_t>(i));
+      p = heap.template make<Alive>(static_cast<std::uint32_t>(i));
       if (p == nullptr) w.failed();
     }
     w.cells[i] = p;
@@ -262,68 +281,56 @@ struct Census {
   std::uint64_t candidates = 0;
 };
 
-class HeapApp {
+/// The device state of the board that every variant on objects has: the grid of object pointers
+/// (Board), the failed-allocation and census counters, the initial states.
+class BoardState {
  public:
-  HeapApp(GameOfLifeOptions const& o, Rule const& rule, Grid const& initial)
+  BoardState(Rule const& rule, Grid const& initial)
       : cells_(initial.cells.size(), "game-of-life cell pointers"),
         failed_(1, "game-of-life failed allocations"),
         counts_(2, "game-of-life census"),
-        states_(initial.cells.size(), "game-of-life initial states"),
-        heap_(Heap::with_blocks(heap_blocks(o, initial), heap_options(o.heap))),
-        defrag_(heap_, o.heap, {Types::type_id<Alive>, Types::type_id<Candidate>}) {
+        states_(initial.cells.size(), "game-of-life initial states") {
     w_.width         = initial.width;
     w_.height        = initial.height;
     w_.rule          = rule;
     w_.cells         = cells_.data();
     w_.failed_allocs = failed_.data();
-    auto const s     = heap_.stream();
+  }
+
+  [[nodiscard]] Board const& board() const { return w_; }
+  [[nodiscard]] std::size_t size() const { return cells_.size(); }
+  [[nodiscard]] Agent** cells() const { return cells_.data(); }
+
+  /// The initial population on H (soa::Heap<Types> or AnyHeap<Types, A>): an Alive (new) for
+  /// every alive cell of `initial`, then the first candidates (Alive::update).
+  template <class H>
+  void populate(H& heap, Grid const& initial) {
+    using Ref    = std::decay_t<decltype(heap.ref())>;
+    auto const s = heap.stream();
     failed_.set_zero_async(s);
     cudart::copy_to_device_async(states_.data(), initial.cells.data(), initial.cells.size(), s);
-    populate_kernel<<<blocks_for(initial.cells.size()), kThreads, 0, s>>>(
-        heap_.ref(), w_, states_.data());
+    populate_kernel<Ref>
+        <<<blocks_for(initial.cells.size()), kThreads, 0, s>>>(heap.ref(), w_, states_.data());
     HEAPLAB_CUDA_TRY(cudaGetLastError());
-    heap_.parallel_do<Alive, &Alive::update>(heap_.ref(), w_);  // the first candidates
-    throw_on_failed_allocations(0);
-    // The grid is the only place that points at objects: a defragmentation rewrites it.
-    defrag_.compactor().add_roots(
-        {reinterpret_cast<std::uint64_t*>(cells_.data()), cells_.size(), Types::type_id<Agent>});
+    heap.template parallel_do<Alive, &Alive::update<Ref>>(heap.ref(), w_);
   }
 
-  [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
+  /// Allocations that answered nullptr so far (synchronizes s).
+  std::uint64_t failed(cudaStream_t s) const { return cudart::value_to_host(failed_.data(), s); }
 
-  Phases step() {
-    Phases p;
-    p.prepare_ms = bench::time_once_ms([&] {
-      heap_.parallel_do<Alive, &Alive::prepare>(w_);
-      heap_.parallel_do<Candidate, &Candidate::prepare>(heap_.ref(), w_);
-    });
-    p.update_ms  = bench::time_once_ms([&] {
-      heap_.parallel_do<Candidate, &Candidate::update>(heap_.ref(), w_);
-      heap_.parallel_do<Alive, &Alive::update>(heap_.ref(), w_);
-    });
-    return p;
-  }
-
-  void throw_on_failed_allocations(int generation) {
-    auto const failed = cudart::value_to_host(failed_.data(), heap_.stream());
-    if (failed != 0)
-      throw std::runtime_error("game-of-life: generation " + std::to_string(generation) + ": " +
-                               std::to_string(failed) +
-                               " allocations found the heap full; raise --heap-blocks (now " +
-                               std::to_string(num_blocks()) + ")");
-  }
-
-  Census census() {
-    counts_.set_zero_async(heap_.stream());
-    heap_.parallel_do<Agent, &Agent::census>(counts_.data());
+  /// Alive cells and candidates, counted by a parallel_do<Agent> on H.
+  template <class H>
+  Census census(H& heap) {
+    counts_.set_zero_async(heap.stream());
+    heap.template parallel_do<Agent, &Agent::census>(counts_.data());
     std::vector<unsigned long long> c(2);
-    cudart::copy_to_host(c.data(), counts_.data(), 2, heap_.stream());
+    cudart::copy_to_host(c.data(), counts_.data(), 2, heap.stream());
     return {c[0], c[1]};
   }
 
-  /// The state for check_world: the grid's pointers and kinds, the heap's live objects.
-  World world() {
-    auto const s        = heap_.stream();
+  /// The grid for check_world: per cell the pointer and the kind its type bits name (the
+  /// objects are the variant's to add).
+  World grid_world(cudaStream_t s) const {
     std::size_t const n = cells_.size();
     World out;
     out.width  = w_.width;
@@ -338,33 +345,42 @@ class HeapApp {
     cudart::copy_to_host(k.data(), kinds.data(), n, s);
     out.kind.resize(n);
     for (std::size_t i = 0; i < n; ++i) out.kind[i] = static_cast<Kind>(k[i]);
-    out.objects = export_objects<Agent, &Agent::export_view, ObjectView>(heap_, "game-of-life");
     return out;
   }
 
-  void end_of_generation(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
-  [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
-  [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
-  soa::HeapStatistics statistics() const { return heap_.statistics(); }
-  [[nodiscard]] Heap const& heap() const { return heap_; }
-
- private:
-  static std::uint32_t heap_blocks(GameOfLifeOptions const& o, Grid const& g) {
-    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
-    constexpr std::uint64_t cap = std::min(Types::capacity<Alive>, Types::capacity<Candidate>);
-    std::uint64_t const b       = 4 * ((g.cells.size() + cap - 1) / cap) + 64;
-    if (b > 0xFFFFFFFFull) throw std::invalid_argument("game-of-life: grid too large");
-    return static_cast<std::uint32_t>(b);
+  /// The grid's alive cells as a state grid (kAlive / kDead), for the comparison of variants.
+  Grid alive_cells(cudaStream_t s) const {
+    World const world = grid_world(s);
+    Grid g(w_.width, w_.height);
+    for (std::size_t i = 0; i < g.cells.size(); ++i)
+      g.cells[i] = world.kind[i] == Kind::kAlive ? kAlive : kDead;
+    return g;
   }
 
+ private:
   cudart::device_buffer<Agent*> cells_;
   cudart::device_buffer<unsigned long long> failed_;
   cudart::device_buffer<unsigned long long> counts_;
   cudart::device_buffer<std::uint8_t> states_;
-  Heap heap_;
-  DefragLoop<Types> defrag_;
   Board w_;
 };
+
+/// One generation's four do-alls (the top of this file) on H: soa::Heap<Types> or
+/// AnyHeap<Types, A>.
+template <class H>
+Phases step_phases(H& heap, Board const& w) {
+  using Ref = std::decay_t<decltype(heap.ref())>;
+  Phases p;
+  p.prepare_ms = bench::time_once_ms([&] {
+    heap.template parallel_do<Alive, &Alive::prepare>(w);
+    heap.template parallel_do<Candidate, &Candidate::prepare<Ref>>(heap.ref(), w);
+  });
+  p.update_ms  = bench::time_once_ms([&] {
+    heap.template parallel_do<Candidate, &Candidate::update<Ref>>(heap.ref(), w);
+    heap.template parallel_do<Alive, &Alive::update<Ref>>(heap.ref(), w);
+  });
+  return p;
+}
 
 struct CsvRow {
   char const* variant;
@@ -375,6 +391,177 @@ struct CsvRow {
   double fragmentation;
   Phases phases;
 };
+
+class HeapApp {
+ public:
+  HeapApp(GameOfLifeOptions const& o, Rule const& rule, Grid const& initial)
+      : board_(rule, initial),
+        heap_(Heap::with_blocks(heap_blocks(o, initial), heap_options(o.heap))),
+        defrag_(heap_, o.heap, {Types::type_id<Alive>, Types::type_id<Candidate>}) {
+    board_.populate(heap_, initial);
+    throw_on_failed_allocations(0);
+    // The grid is the only place that points at objects: a defragmentation rewrites it.
+    defrag_.compactor().add_roots(
+        {reinterpret_cast<std::uint64_t*>(board_.cells()), board_.size(), Types::type_id<Agent>});
+  }
+
+  [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
+
+  Phases step() { return step_phases(heap_, board_.board()); }
+
+  void throw_on_failed_allocations(int generation) {
+    auto const failed = board_.failed(heap_.stream());
+    if (failed != 0)
+      throw std::runtime_error("game-of-life: generation " + std::to_string(generation) + ": " +
+                               std::to_string(failed) +
+                               " allocations found the heap full; raise --heap-blocks (now " +
+                               std::to_string(num_blocks()) + ")");
+  }
+
+  Census census() { return board_.census(heap_); }
+
+  /// The state for check_world: the grid's pointers and kinds, the heap's live objects.
+  World world() {
+    World out   = board_.grid_world(heap_.stream());
+    out.objects = export_objects<Agent, &Agent::export_view, ObjectView>(heap_, "game-of-life");
+    return out;
+  }
+  /// The heap's own checks (heap_check.cuh) after world() exported `enumerated` objects.
+  std::optional<std::string> heap_problem(std::size_t enumerated) const {
+    return apps::heap_problem(heap_, enumerated);
+  }
+
+  CsvRow csv_row(char const* variant, int generation, Phases const& p) {
+    auto const stats = statistics();
+    return {variant,
+            generation,
+            census(),
+            stats.used_slots,
+            stats.allocated_blocks,
+            stats.fragmentation,
+            p};
+  }
+  Grid alive_cells() const { return board_.alive_cells(heap_.stream()); }
+
+  void end_of_generation(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
+  [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
+  [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
+  soa::HeapStatistics statistics() const { return heap_.statistics(); }
+
+ private:
+  static std::uint32_t heap_blocks(GameOfLifeOptions const& o, Grid const& g) {
+    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
+    constexpr std::uint64_t cap = std::min(Types::capacity<Alive>, Types::capacity<Candidate>);
+    std::uint64_t const b       = 4 * ((g.cells.size() + cap - 1) / cap) + 64;
+    if (b > 0xFFFFFFFFull) throw std::invalid_argument("game-of-life: grid too large");
+    return static_cast<std::uint32_t>(b);
+  }
+
+  BoardState board_;
+  Heap heap_;
+  DefragLoop<Types> defrag_;
+};
+
+// ------------------------------------------------------------------------ other allocators
+
+/// The same app on another allocator (common/any_heap.cuh; DynaSOAr Fig. 10): Alive and
+/// Candidate objects from Allocator's malloc, AOS, with the standalone do-all.
+template <class Allocator>
+class AnyApp {
+ public:
+  using AnyAgents = AnyHeap<Types, Allocator>;
+
+  /// Room per concrete type between two compactions: the cell count. Each cell holds at most one
+  /// object at a time (the CAS claim gives an empty cell one candidate). Alive: compacted at
+  /// Alive::prepare to the alive cells A; until Alive::update only Candidate::update adds Alives,
+  /// at most one per dead cell: A + births <= cells; Alive::update destroys, it makes none.
+  /// Candidate: compacted at Candidate::update to C candidates (dead cells); Alive::update adds
+  /// one per dying cell (alive, so not among the C) and one per claimed empty cell (neither):
+  /// C + made <= cells. (validate keeps cells <= 2^31, AnyHeap's limit.)
+  static std::uint32_t max_objects(std::uint64_t cells) {
+    return static_cast<std::uint32_t>(cells);
+  }
+  /// The pool: room for two objects per cell (a phase makes the new object before it frees the
+  /// old one: at most two per cell at any time), each one the larger request of Alive and
+  /// Candidate plus 64 bytes (a realigned grant), and 64 MiB of slack for the allocator. 4096 x
+  /// 4096 (docs/results.md's run): 4.4 GB; rw-malloc's 16 GiB limit is near 8100 x 8100.
+  static std::uint64_t pool_bytes(std::uint64_t cells) {
+    std::uint64_t const request = std::max(AnyAgents::template request_bytes<Alive>(),
+                                           AnyAgents::template request_bytes<Candidate>());
+    return 2 * cells * (request + 64) + (64ull << 20);
+  }
+
+  AnyApp(Rule const& rule, Grid const& initial)
+      : board_(rule, initial), heap_(pool_bytes(board_.size()), max_objects(board_.size())) {
+    board_.populate(heap_, initial);
+    throw_on_failed_allocations(0);
+  }
+
+  /// The generation's do-alls; the enumeration inside them is added to enumeration_ms().
+  Phases step() {
+    double const before = heap_.enumeration_ms();
+    Phases const p      = step_phases(heap_, board_.board());
+    enumeration_ms_ += heap_.enumeration_ms() - before;
+    return p;
+  }
+
+  void throw_on_failed_allocations(int generation) {
+    auto const failed = board_.failed(heap_.stream());
+    if (failed == 0) return;
+    (void)heap_.template live<Agent>();  // throws AnyHeap's error if an object array overflowed
+    throw std::runtime_error("game-of-life " + AnyAgents::allocator_name() + ": generation " +
+                             std::to_string(generation) + ": " + std::to_string(failed) +
+                             " allocations failed, the allocator returned null " +
+                             std::to_string(heap_.nulls()) + " times (pool " +
+                             std::to_string(pool_bytes(board_.size())) + " bytes)");
+  }
+
+  Census census() { return board_.census(heap_); }
+
+  /// The state for check_world: the grid's pointers and kinds, the heap's live objects (as
+  /// heap_check.cuh's export_objects, sized by the live count instead of soa statistics).
+  World world() {
+    auto const s                      = heap_.stream();
+    World out                         = board_.grid_world(s);
+    unsigned long long const capacity = heap_.template live<Agent>() + 64;
+    cudart::device_buffer<ObjectView> views(capacity, "--check: exported objects");
+    cudart::device_buffer<unsigned long long> count(1, "--check: exported object count");
+    count.set_zero_async(s);
+    heap_.template parallel_do<Agent, &Agent::export_view>(
+        ExportSink<ObjectView>{views.data(), capacity, count.data()});
+    auto const exported = cudart::value_to_host(count.data(), s);
+    if (exported > capacity)
+      throw std::runtime_error("game-of-life --check: " + AnyAgents::allocator_name() +
+                               " enumerated " + std::to_string(exported) + " objects, more than " +
+                               std::to_string(capacity - 64) + " live");
+    out.objects.resize(exported);
+    cudart::copy_to_host(out.objects.data(), views.data(), exported, s);
+    return out;
+  }
+  /// The live count equals what world() exported.
+  std::optional<std::string> heap_problem(std::size_t enumerated) {
+    std::uint64_t const live = heap_.template live<Agent>();
+    if (live == enumerated) return std::nullopt;
+    return AnyAgents::allocator_name() + " heap: " + std::to_string(live) +
+           " live objects, its enumeration " + std::to_string(enumerated);
+  }
+
+  CsvRow csv_row(char const* variant, int generation, Phases const& p) {
+    return {variant, generation, census(), heap_.template live<Agent>(), 0, 0.0, p};
+  }
+  Grid alive_cells() const { return board_.alive_cells(heap_.stream()); }
+
+  /// Milliseconds of enumeration inside step() (not the census', the check's or populate's).
+  [[nodiscard]] double enumeration_ms() const { return enumeration_ms_; }
+  AnyAgents& heap() { return heap_; }
+
+ private:
+  BoardState board_;
+  AnyAgents heap_;
+  double enumeration_ms_ = 0;
+};
+
+// ------------------------------------------------------------------------------ the runs
 
 void write_row(std::FILE* csv, CsvRow const& r) {
   if (csv == nullptr) return;
@@ -391,17 +578,25 @@ void write_row(std::FILE* csv, CsvRow const& r) {
                r.phases.update_ms);
 }
 
-/// --check of the heap app after `generation`: I1-I4 (reference.hpp check_world) against the
-/// reference's current and previous states, the heap's live-object count, and the invariant
-/// catalog on a snapshot. Prints the first problem; false when there is one.
-bool check_heap(HeapApp& app, Grid const& current, Grid const& previous, int generation) {
+/// --check of a variant on objects after `generation`: I1-I4 (reference.hpp check_world) against
+/// the reference's current and previous states, then the heap's own checks (the soa heap's: its
+/// live-object count and the invariant catalog on a snapshot; another allocator's: its live
+/// count). Prints the first problem; false when there is one.
+template <class App>
+bool check_objects(
+    char const* variant, App& app, Grid const& current, Grid const& previous, int generation) {
+  std::string const who =
+      std::is_same_v<App, HeapApp> ? std::string() : std::string(variant) + ": ";
   auto const fail = [&](std::string const& what) {
-    std::printf("game-of-life --check FAILED at generation %d: %s\n", generation, what.c_str());
+    std::printf("game-of-life --check FAILED at generation %d: %s%s\n",
+                generation,
+                who.c_str(),
+                what.c_str());
     return false;
   };
   World const world = app.world();
   if (auto v = check_world(world, current, previous)) return fail(*v);
-  if (auto v = heap_problem(app.heap(), world.objects.size())) return fail(*v);
+  if (auto v = app.heap_problem(world.objects.size())) return fail(*v);
   return true;
 }
 
@@ -409,20 +604,71 @@ bool check_due(GameOfLifeOptions const& o, int generation) {
   return o.check && (generation % o.check_every == 0 || generation == o.iterations);
 }
 
-/// The heap app; returns the total step time (ms) or a negative value when --check failed.
-double run_heap(GameOfLifeOptions const& o,
-                Rule const& rule,
-                Grid const& initial,
-                std::FILE* csv,
-                ProfileCsv& profile) {
-  HeapApp app(o, rule, initial);
-  std::printf("heap: %u blocks of %u bytes, %u Alive or %u Candidate objects per block\n",
-              app.num_blocks(),
-              static_cast<unsigned>(Types::block_bytes),
-              static_cast<unsigned>(Types::capacity<Alive>),
-              static_cast<unsigned>(Types::capacity<Candidate>));
+/// The summary of a variant on objects: its times, defragmentation (soa heap) or enumeration
+/// (another allocator), and the final population.
+template <class App>
+void print_summary(GameOfLifeOptions const& o, char const* variant, App& app, Phases const& t) {
+  std::string const label = std::string(variant) + ":";
+  char const* const l     = label.c_str();
+  auto const c            = app.census();
+  std::printf("%-9s %d generations, prepare %.3f ms, update %.3f ms, total %.3f ms\n",
+              l,
+              o.iterations,
+              t.prepare_ms,
+              t.update_ms,
+              t.total());
+  if constexpr (std::is_same_v<App, HeapApp>) {
+    auto const stats = app.statistics();
+    if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
+      std::printf("%-9s defragmentation %s, %.1f%% of the generations' time\n",
+                  l,
+                  app.defrag_summary().c_str(),
+                  100.0 * d.defrag_ms / std::max(t.total(), 1e-9));
+    std::printf(
+        "%-9s final population alive %llu, candidates %llu; live objects %llu in %llu "
+        "blocks, F %.4f\n",
+        l,
+        static_cast<unsigned long long>(c.alive),
+        static_cast<unsigned long long>(c.candidates),
+        static_cast<unsigned long long>(stats.used_slots),
+        static_cast<unsigned long long>(stats.allocated_blocks),
+        stats.fragmentation);
+  } else {
+    using H = std::decay_t<decltype(app.heap())>;
+    std::printf(
+        "game-of-life %s: enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched "
+        "part); %llu / %llu bytes per Alive / Candidate requested, %llu grants realigned, %llu "
+        "nulls\n",
+        variant,
+        app.enumeration_ms(),
+        t.total(),
+        100.0 * app.enumeration_ms() / std::max(t.total(), 1e-9),
+        static_cast<unsigned long long>(H::template request_bytes<Alive>()),
+        static_cast<unsigned long long>(H::template request_bytes<Candidate>()),
+        static_cast<unsigned long long>(app.heap().realigned()),
+        static_cast<unsigned long long>(app.heap().nulls()));
+    std::printf("%-9s final population alive %llu, candidates %llu; live objects %llu\n",
+                l,
+                static_cast<unsigned long long>(c.alive),
+                static_cast<unsigned long long>(c.candidates),
+                static_cast<unsigned long long>(app.heap().template live<Agent>()));
+  }
+}
+
+/// Runs a variant on objects (HeapApp or AnyApp); returns the total step time (ms) or a negative
+/// value when --check failed. With `final_alive`, downloads the final alive cells into it.
+template <class App>
+double run_variant(GameOfLifeOptions const& o,
+                   char const* variant,
+                   App& app,
+                   Rule const& rule,
+                   Grid const& initial,
+                   std::FILE* csv,
+                   ProfileCsv& profile,
+                   Grid* final_alive) {
+  constexpr bool is_heap = std::is_same_v<App, HeapApp>;
   Grid previous = initial, current = initial;
-  if (o.check && !check_heap(app, current, previous, 0)) return -1;
+  if (o.check && !check_objects(variant, app, current, previous, 0)) return -1;
   (void)app.census();  // untimed: the first parallel_do of Agent allocates its scratch
   Phases total;
   for (int g = 1; g <= o.iterations; ++g) {
@@ -430,47 +676,85 @@ double run_heap(GameOfLifeOptions const& o,
     app.throw_on_failed_allocations(g);
     IterationCost cost;
     cost.app_ms = p.total();
-    app.end_of_generation(cost);
+    if constexpr (is_heap) app.end_of_generation(cost);
     total.prepare_ms += p.prepare_ms;
     total.update_ms += p.update_ms;
     if (o.check) {
       previous = std::move(current);
       current  = gen_ca::step(previous, rule);
     }
-    if (check_due(o, g) && !check_heap(app, current, previous, g)) return -1;
-    if (profile.enabled()) profile.write("heap", g, app.statistics(), cost);
-    if (csv != nullptr) {
-      auto const stats = app.statistics();
-      write_row(csv,
-                {"heap",
-                 g,
-                 app.census(),
-                 stats.used_slots,
-                 stats.allocated_blocks,
-                 stats.fragmentation,
-                 p});
-    }
+    if (check_due(o, g) && !check_objects(variant, app, current, previous, g)) return -1;
+    if constexpr (is_heap)
+      if (profile.enabled()) profile.write(variant, g, app.statistics(), cost);
+    if (csv != nullptr) write_row(csv, app.csv_row(variant, g, p));
   }
-  auto const c     = app.census();
-  auto const stats = app.statistics();
-  std::printf("heap:     %d generations, prepare %.3f ms, update %.3f ms, total %.3f ms\n",
+  print_summary(o, variant, app, total);
+  if (final_alive != nullptr) *final_alive = app.alive_cells();
+  double defrag_ms = 0;
+  if constexpr (is_heap) defrag_ms = app.defrag_total().defrag_ms;
+  return total.total() + defrag_ms;
+}
+
+/// The heap app; returns the total step time (ms) or a negative value when --check failed.
+double run_heap(GameOfLifeOptions const& o,
+                Rule const& rule,
+                Grid const& initial,
+                std::FILE* csv,
+                ProfileCsv& profile,
+                Grid* final_alive) {
+  HeapApp app(o, rule, initial);
+  std::printf("heap: %u blocks of %u bytes, %u Alive or %u Candidate objects per block\n",
+              app.num_blocks(),
+              static_cast<unsigned>(Types::block_bytes),
+              static_cast<unsigned>(Types::capacity<Alive>),
+              static_cast<unsigned>(Types::capacity<Candidate>));
+  return run_variant(o, "heap", app, rule, initial, csv, profile, final_alive);
+}
+
+/// `game-of-life heap / <variant>: R x` and whether the final alive cells equal the heap's; the
+/// rule is deterministic, so a difference is a failure (false).
+bool compare_with_heap(GameOfLifeOptions const& o,
+                       char const* variant,
+                       double heap_ms,
+                       double ms,
+                       Grid const& heap_final,
+                       Grid const& final_alive) {
+  if (ms > 0) std::printf("game-of-life heap / %s: %.2fx (same run)\n", variant, heap_ms / ms);
+  auto const diff = gen_ca::first_difference(heap_final, final_alive);
+  std::printf("game-of-life heap vs %s after %d generations: alive %llu / %llu, %s\n",
+              variant,
               o.iterations,
-              total.prepare_ms,
-              total.update_ms,
-              total.total());
-  if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
-    std::printf("heap:     defragmentation %s, %.1f%% of the generations' time\n",
-                app.defrag_summary().c_str(),
-                100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
-  std::printf(
-      "heap:     final population alive %llu, candidates %llu; live objects %llu in %llu "
-      "blocks, F %.4f\n",
-      static_cast<unsigned long long>(c.alive),
-      static_cast<unsigned long long>(c.candidates),
-      static_cast<unsigned long long>(stats.used_slots),
-      static_cast<unsigned long long>(stats.allocated_blocks),
-      stats.fragmentation);
-  return total.total() + app.defrag_total().defrag_ms;
+              static_cast<unsigned long long>(gen_ca::population(heap_final).alive),
+              static_cast<unsigned long long>(gen_ca::population(final_alive).alive),
+              diff ? ("DIFFER at " + diff->to_string()).c_str() : "equal");
+  return !diff;
+}
+
+/// The app on each allocator of --allocators after the heap; false when a --check or the
+/// comparison with the heap failed.
+bool run_allocators(GameOfLifeOptions const& o,
+                    Rule const& rule,
+                    Grid const& initial,
+                    std::FILE* csv,
+                    ProfileCsv& profile,
+                    double heap_ms,
+                    Grid const& heap_final) {
+  for (auto const& name : o.allocators) {
+    Grid final_alive;
+    double ms = 0;
+    with_allocator(name, [&](auto tag) {
+      using App = AnyApp<typename decltype(tag)::type>;
+      App app(rule, initial);
+      std::printf("%s: pool %llu bytes, room for %u objects per type between two compactions\n",
+                  name.c_str(),
+                  static_cast<unsigned long long>(App::pool_bytes(initial.cells.size())),
+                  static_cast<unsigned>(App::max_objects(initial.cells.size())));
+      ms = run_variant(o, name.c_str(), app, rule, initial, csv, profile, &final_alive);
+    });
+    if (ms < 0) return false;
+    if (!compare_with_heap(o, name.c_str(), heap_ms, ms, heap_final, final_alive)) return false;
+  }
+  return true;
 }
 
 /// The static dense-grid baseline; returns the total step time (ms), negative when --check failed.
@@ -531,6 +815,7 @@ void validate(GameOfLifeOptions const& o, Rule const& rule) {
                                 " states; game-of-life takes two-state rules S/B/2 (gen-ca runs "
                                 "rules with dying states)");
   apps::validate(o.heap);
+  apps::validate_allocators(o.allocators);
 }
 
 }  // namespace
@@ -563,15 +848,19 @@ int run_game_of_life(GameOfLifeOptions const& o) {
                                "fragmentation,prepare_ms,update_ms");
   ProfileCsv profile;
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, "game-of-life", Types::block_bytes);
-  double const heap_ms = run_heap(o, rule, initial, csv.get(), profile);
+  // Before any kernel of this file runs (allocators.cuh).
+  reserve_cuda_malloc(o.allocators,
+                      AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(initial.cells.size()));
+  Grid heap_final;  // downloaded only for the comparison with other allocators
+  double const heap_ms =
+      run_heap(o, rule, initial, csv.get(), profile, o.allocators.empty() ? nullptr : &heap_final);
   if (heap_ms < 0) return 1;
-  if (!o.baseline) {
-    if (o.check) std::printf("game-of-life --check passed\n");
-    return 0;
+  if (o.baseline) {
+    double const base_ms = run_baseline(o, rule, initial, csv.get());
+    if (base_ms < 0) return 1;
+    if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
   }
-  double const base_ms = run_baseline(o, rule, initial, csv.get());
-  if (base_ms < 0) return 1;
-  if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
+  if (!run_allocators(o, rule, initial, csv.get(), profile, heap_ms, heap_final)) return 1;
   if (o.check) std::printf("game-of-life --check passed\n");
   return 0;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/heap_flags.hpp"
 
@@ -21,6 +22,8 @@ struct GameOfLifeOptions {
   bool check           = false;
   int check_every      = 10;  // with check: compare every K generations (and after the last)
   bool baseline        = false;
+  /// Also run the app on these allocators (common/allocators.hpp; DynaSOAr Fig. 10).
+  std::vector<std::string> allocators;
   std::string csv;                 // per-generation CSV (empty: none)
   std::string profile;             // memory profile CSV (common/profile.hpp; empty: none)
   HeapFlags heap;                  // heap_blocks 0: 4 * ceil(W * H / capacity) + 64
