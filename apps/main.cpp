@@ -211,6 +211,7 @@ CLI::App* add_wa_tor_command(CLI::App& app, wt::WaTorOptions& o) {
                   "the ratio is per iteration")
       ->check(CLI::Range(0, 1 << 20))
       ->needs(cm);
+  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);  // --heap-blocks default: docs/apps.md "wa-tor"
   add_random_shape(cmd, o.random_shape);
   return cmd;

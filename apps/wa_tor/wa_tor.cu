@@ -10,6 +10,10 @@
 //   baseline:    the static SOA baseline (DynaSOAr's "baseline" column): agent fields stored in
 //                dense per-cell arrays, one agent slot per cell, no allocation.
 //   cuda-malloc: the same app with AoS agent structs from device malloc/free (SoaAlloc Fig. 5).
+//   --allocators (DynaSOAr Fig. 10; AnyVariant): the heap variant's code, cells and phases with
+//                its Fish and Shark objects from another allocator's malloc/free (AOS) and
+//                AnyHeap's standalone do-all (common/any_heap.cuh), whose enumeration time is
+//                reported apart. Separate from the cuda-malloc variant above.
 //
 // One iteration = fish round + shark round, each prepare / decide / move (rules.hpp):
 //   prepare: the request words of all cells are zeroed (cudaMemsetAsync).
@@ -37,6 +41,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/allocators.cuh"
+#include "common/allocators.hpp"
+#include "common/any_heap.cuh"
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/no_device.hpp"
@@ -94,7 +101,9 @@ class Fish : public Agent {
   HEAPLAB_SOA_DERIVED_FIELDS(Fish, Agent);
   HEAPLAB_HD Fish(std::uint32_t cell, std::uint32_t timer) : Agent(cell, timer) {}
   __device__ void decide(Cells w);
-  __device__ void move(soa::HeapRef<Types> heap, Cells w);
+  /// Ref: soa::HeapRef<Types>, or AnyHeapRef<Types, Allocator> on another allocator.
+  template <class Ref>
+  __device__ void move(Ref heap, Cells w);
 };
 
 class Shark : public Agent {
@@ -103,7 +112,8 @@ class Shark : public Agent {
   HEAPLAB_HD Shark(std::uint32_t cell, std::uint32_t timer, std::uint32_t energy)
       : Agent(cell, timer), energy_(energy) {}
   __device__ void decide(Cells w);
-  __device__ void move(soa::HeapRef<Types> heap, Cells w);
+  template <class Ref>
+  __device__ void move(Ref heap, Cells w);
 };
 
 struct Types : soa::HeapTypes<Agent, Fish, Shark> {};
@@ -153,7 +163,8 @@ __device__ void Fish::decide(Cells w) {
   if (d != kNone) atomicOr(&w.requests[toward(w.p, c, d)], 1u << opposite(d));
 }
 
-__device__ void Fish::move(soa::HeapRef<Types> heap, Cells w) {
+template <class Ref>
+__device__ void Fish::move(Ref heap, Cells w) {
   std::uint32_t const c = cell_;
   std::uint32_t const t = target_;
   std::uint32_t timer   = next_timer(timer_, w.p.fish_spawn);
@@ -163,7 +174,7 @@ __device__ void Fish::move(soa::HeapRef<Types> heap, Cells w) {
     Agent* child = nullptr;
     if (timer >= w.p.fish_spawn) {
       timer = 0;
-      child = heap.make<Fish>(c, 0u);
+      child = heap.template make<Fish>(c, 0u);
       // order: relaxed (a count, read by the host after the kernel)
       atomicAdd(&w.counters[child != nullptr ? kFishBirths : kFailedAllocs], 1ull);
     }
@@ -183,7 +194,8 @@ __device__ void Shark::decide(Cells w) {
   if (d != kNone) atomicOr(&w.requests[toward(w.p, c, d)], 1u << opposite(d));
 }
 
-__device__ void Shark::move(soa::HeapRef<Types> heap, Cells w) {
+template <class Ref>
+__device__ void Shark::move(Ref heap, Cells w) {
   std::uint32_t const c = cell_;
   std::uint32_t const t = target_;
   std::uint32_t timer   = next_timer(timer_, w.p.shark_spawn);
@@ -213,7 +225,7 @@ __device__ void Shark::move(soa::HeapRef<Types> heap, Cells w) {
   }
   if (moved && timer >= w.p.shark_spawn) {
     timer              = 0;
-    Shark* const child = heap.make<Shark>(c, 0u, w.p.shark_energy);
+    Shark* const child = heap.template make<Shark>(c, 0u, w.p.shark_energy);
     // order: relaxed (a count, read by the host after the kernel)
     atomicAdd(&w.counters[child != nullptr ? kSharkBirths : kFailedAllocs], 1ull);
     w.agent[c] = child;
@@ -225,7 +237,6 @@ __device__ void Shark::move(soa::HeapRef<Types> heap, Cells w) {
 namespace {
 
 using Heap = soa::Heap<Types>;
-using Ref  = soa::HeapRef<Types>;
 
 enum : std::uint32_t { kStay = 0xFFFFFFFEu };  // dense variants: a mover without a target
 
@@ -240,13 +251,15 @@ __global__ void accept_kernel(Params p,
   }
 }
 
+/// Ref: soa::HeapRef<Types> or AnyHeapRef<Types, Allocator>.
+template <class Ref>
 __global__ void heap_populate_kernel(Ref heap, Cells w, double fd, double sd) {
   for (std::uint64_t i = thread_index(); i < w.p.cells(); i += thread_stride()) {
     auto const c = static_cast<std::uint32_t>(i);
     Kind const k = initial_kind(w.p, fd, sd, c);
     Agent* a     = nullptr;
-    if (k == kFish) a = heap.make<Fish>(c, initial_timer(w.p, k, c));
-    if (k == kShark) a = heap.make<Shark>(c, initial_timer(w.p, k, c), w.p.shark_energy);
+    if (k == kFish) a = heap.template make<Fish>(c, initial_timer(w.p, k, c));
+    if (k == kShark) a = heap.template make<Shark>(c, initial_timer(w.p, k, c), w.p.shark_energy);
     // order: relaxed (a count, read by the host after the kernel)
     if (k != kEmpty && a == nullptr) atomicAdd(&w.counters[kFailedAllocs], 1ull);
     w.agent[c] = a;
@@ -524,7 +537,7 @@ class Variant {
     if (h[kFailedAllocs] != 0)
       throw std::runtime_error(std::string("wa-tor ") + name() + ": iteration " +
                                std::to_string(iteration) + ": " + std::to_string(h[kFailedAllocs]) +
-                               " allocations failed (heap full; raise --heap-blocks)");
+                               " allocations failed (" + failed_allocs_hint() + ")");
     live_ = h[kLive];
     return {h[kFishBirths], h[kFishEaten], h[kSharkBirths], h[kSharkStarved]};
   }
@@ -533,6 +546,8 @@ class Variant {
   explicit Variant(std::uint64_t cells) : counters_(6, "wa-tor counters"), cells_(cells) {
     counters_.set_zero_async(nullptr);  // legacy default stream: the heap's stream too
   }
+  /// What a failed allocation means (counters()).
+  virtual std::string failed_allocs_hint() const { return "heap full; raise --heap-blocks"; }
   void zero_iteration_counters(cudaStream_t s) {  // all but kLive
     HEAPLAB_CUDA_TRY(cudaMemsetAsync(counters_.data(), 0, 5 * sizeof(unsigned long long), s));
   }
@@ -548,32 +563,100 @@ class Variant {
     cudart::copy_to_host(v.agents.data(), agents, count, s);
     return v;
   }
+  /// An object variant's state on H (soa::Heap<Types> or AnyHeap<Types, Allocator>): the cells
+  /// and every Fish and Shark object H holds (a leaked object too); live_objects unset.
+  template <class H>
+  StateView view_objects(H& heap, Cells const& w) {
+    auto const s = heap.stream();
+    cudart::device_buffer<CellView> cells(cells_, "wa-tor cell view");
+    cudart::device_buffer<AgentView> agents(cells_, "wa-tor agent view");
+    cudart::device_buffer<unsigned long long> n(1, "wa-tor agent count");
+    n.set_zero_async(s);
+    heap_cells_view_kernel<<<blocks_for(cells_), kThreads, 0, s>>>(w, cells.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    heap.template parallel_do<Agent, &Agent::export_view>(agents.data(), n.data());
+    return download(cells.data(), agents.data(), n.data(), s);
+  }
   cudart::device_buffer<unsigned long long> counters_;
   std::uint64_t cells_;
   unsigned long long live_ = 0;
 };
 
+// ---- the object variants (heap, other allocators): cells of Agent* over a heap of objects -------
+
+/// The cells' device arrays of an object variant.
+struct CellBuffers {
+  explicit CellBuffers(std::uint64_t cells)
+      : agent(cells, "wa-tor cell agents"),
+        requests(cells, "wa-tor requests"),
+        accepted(cells, "wa-tor accepted") {}
+  /// Their device view (iteration and round 0).
+  Cells view(Params const& p, unsigned long long* counters) {
+    Cells w;
+    w.p        = p;
+    w.agent    = agent.data();
+    w.requests = requests.data();
+    w.accepted = accepted.data();
+    w.counters = counters;
+    return w;
+  }
+  cudart::device_buffer<Agent*> agent;
+  cudart::device_buffer<std::uint32_t> requests;
+  cudart::device_buffer<std::uint32_t> accepted;
+};
+
+/// The initial agents on H (soa::Heap<Types> or AnyHeap<Types, Allocator>) and the cells'
+/// pointers to them; asynchronous on H's stream.
+template <class H>
+void populate(H& heap, Cells const& w, WaTorOptions const& o) {
+  using R = std::decay_t<decltype(heap.ref())>;
+  heap_populate_kernel<R><<<blocks_for(w.p.cells()), kThreads, 0, heap.stream()>>>(
+      heap.ref(), w, o.fish_density, o.shark_density);
+  HEAPLAB_CUDA_TRY(cudaGetLastError());
+}
+
+/// One iteration on H (the top of this file): per round prepare, decide, move, timed by `clock`.
+template <class H>
+Phases step_phases(H& heap, Cells const& cells, std::uint32_t it, PhaseClock& clock) {
+  using R               = std::decay_t<decltype(heap.ref())>;
+  auto const s          = heap.stream();
+  std::uint64_t const n = cells.p.cells();
+  clock.start();
+  for (std::uint32_t round : {std::uint32_t{kFishRound}, std::uint32_t{kSharkRound}}) {
+    Cells w     = cells;
+    w.iteration = it;
+    w.round     = round;
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(w.requests, 0, n * sizeof(std::uint32_t), s));
+    clock.mark();  // prepare
+    if (round == kFishRound)
+      heap.template parallel_do<Fish, &Fish::decide>(w);
+    else
+      heap.template parallel_do<Shark, &Shark::decide>(w);
+    accept_kernel<<<blocks_for(n), kThreads, 0, s>>>(w.p, it, round, w.requests, w.accepted);
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    clock.mark();  // decide
+    if (round == kFishRound)
+      heap.template parallel_do<Fish, &Fish::move<R>>(heap.ref(), w);
+    else
+      heap.template parallel_do<Shark, &Shark::move<R>>(heap.ref(), w);
+    clock.mark();  // move
+  }
+  return Phases::of_rounds(clock.phases_ms());
+}
+
 class HeapVariant final : public Variant {
  public:
   HeapVariant(WaTorOptions const& o, Params const& p)
       : Variant(p.cells()),
-        agent_(p.cells(), "wa-tor cell agents"),
-        requests_(p.cells(), "wa-tor requests"),
-        accepted_(p.cells(), "wa-tor accepted"),
+        buffers_(p.cells()),
         heap_(Heap::with_blocks(heap_blocks(o, p), heap_options(o.heap))),
         defrag_(heap_, o.heap, {Types::type_id<Fish>, Types::type_id<Shark>}) {
-    w_.p        = p;
-    w_.agent    = agent_.data();
-    w_.requests = requests_.data();
-    w_.accepted = accepted_.data();
-    w_.counters = counters_.data();
-    heap_populate_kernel<<<blocks_for(p.cells()), kThreads, 0, heap_.stream()>>>(
-        heap_.ref(), w_, o.fish_density, o.shark_density);
-    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    w_ = buffers_.view(p, counters_.data());
+    populate(heap_, w_, o);
     (void)counters(0);
     // The cells' pointers are the only pointers to agents: a defragmentation rewrites them.
     defrag_.compactor().add_roots(
-        {reinterpret_cast<std::uint64_t*>(agent_.data()), cells_, Types::type_id<Agent>});
+        {reinterpret_cast<std::uint64_t*>(buffers_.agent.data()), cells_, Types::type_id<Agent>});
     // Untimed: the first parallel_do allocates its scratch.
     heap_.parallel_do<Agent, &Agent::noop>();
     HEAPLAB_CUDA_TRY(cudaStreamSynchronize(heap_.stream()));
@@ -582,43 +665,12 @@ class HeapVariant final : public Variant {
   std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
 
   Phases step(std::uint32_t it) override {
-    auto const s = heap_.stream();
-    zero_iteration_counters(s);
-    clock_.start();
-    for (std::uint32_t round : {std::uint32_t{kFishRound}, std::uint32_t{kSharkRound}}) {
-      Cells w     = w_;
-      w.iteration = it;
-      w.round     = round;
-      HEAPLAB_CUDA_TRY(cudaMemsetAsync(requests_.data(), 0, cells_ * sizeof(std::uint32_t), s));
-      clock_.mark();  // prepare
-      if (round == kFishRound)
-        heap_.parallel_do<Fish, &Fish::decide>(w);
-      else
-        heap_.parallel_do<Shark, &Shark::decide>(w);
-      accept_kernel<<<blocks_for(cells_), kThreads, 0, s>>>(
-          w.p, it, round, requests_.data(), accepted_.data());
-      HEAPLAB_CUDA_TRY(cudaGetLastError());
-      clock_.mark();  // decide
-      if (round == kFishRound)
-        heap_.parallel_do<Fish, &Fish::move>(heap_.ref(), w);
-      else
-        heap_.parallel_do<Shark, &Shark::move>(heap_.ref(), w);
-      clock_.mark();  // move
-    }
-    return Phases::of_rounds(clock_.phases_ms());
+    zero_iteration_counters(heap_.stream());
+    return step_phases(heap_, w_, it, clock_);
   }
 
   StateView view() override {
-    auto const s = heap_.stream();
-    cudart::device_buffer<CellView> cells(cells_, "wa-tor cell view");
-    cudart::device_buffer<AgentView> agents(cells_, "wa-tor agent view");
-    cudart::device_buffer<unsigned long long> n(1, "wa-tor agent count");
-    n.set_zero_async(s);
-    heap_cells_view_kernel<<<blocks_for(cells_), kThreads, 0, s>>>(w_, cells.data());
-    HEAPLAB_CUDA_TRY(cudaGetLastError());
-    // Every Fish and Shark object the heap holds (a leaked object too).
-    heap_.parallel_do<Agent, &Agent::export_view>(agents.data(), n.data());
-    auto v         = download(cells.data(), agents.data(), n.data(), s);
+    auto v         = view_objects(heap_, w_);
     v.live_objects = profile().live_objects;
     return v;
   }
@@ -660,13 +712,107 @@ class HeapVariant final : public Variant {
     return static_cast<std::uint32_t>(b);
   }
 
-  cudart::device_buffer<Agent*> agent_;
-  cudart::device_buffer<std::uint32_t> requests_;
-  cudart::device_buffer<std::uint32_t> accepted_;
+  CellBuffers buffers_;
   Heap heap_;
   DefragLoop<Types> defrag_;
   PhaseClock clock_{heap_.stream(), 6};
   Cells w_;
+};
+
+// ---- other allocators (--allocators; common/any_heap.cuh, DynaSOAr Fig. 10) --------------------
+
+/// The pool of an AnyVariant: 2 x W*H objects, each of the larger request (64 bytes for Fish and
+/// Shark) plus 64 bytes for a realigned grant (any_heap.cuh asks request + 63 when a grant is not
+/// 64-byte aligned), and 64 MiB for the allocator's own overhead. At most W*H agents live at the
+/// end of every phase (one cell each); within one move kernel the objects alive at its start plus
+/// its children are at most 2 x W*H (a child per agent that moved into a cell its kind did not
+/// hold: fish into empty cells, sharks into fish or empty ones), even if the allocator reused
+/// no byte freed in the same kernel.
+std::uint64_t any_pool_bytes(Params const& p) {
+  std::uint64_t const request =
+      std::max(any_heap_detail::request_bytes<Fish>(), any_heap_detail::request_bytes<Shark>());
+  return 2 * p.cells() * (request + 64) + (std::uint64_t{64} << 20);
+}
+
+/// wa-tor on another allocator: Fish and Shark objects from Allocator's malloc, AOS, with
+/// AnyHeap's standalone do-all; the cells, phases and checks are the heap variant's (CellBuffers,
+/// populate, step_phases, view_objects). No defragmentation and no memory profile (the CSV's
+/// live_objects and block columns are 0); --check's live objects are AnyHeap::live<Agent>().
+///
+/// max_objects (AnyHeap: objects of one concrete type created between two compactions) = W*H.
+/// AnyHeap compacts Fish at every parallel_do<Fish> and Shark at every parallel_do<Shark>, so a
+/// type's entries grow only in its own move kernel (the initial grid: at most W*H of each). Fish
+/// are created only in Fish::move: the F fish at its start plus one child per fish that moved into
+/// a cell that was empty, so F + births <= W*H. Sharks only in Shark::move: the S sharks at its
+/// start (a starving shark's zeroed entry stays until the next compaction: it is among S) plus one
+/// child per shark that moved into a cell that held no shark, so S + births <= W*H. (With the
+/// planted bug wa_tor_shark_eats_without_free, leaked fish stay: AnyHeap then stops the run with
+/// its overflow error instead of losing an object.)
+template <class Allocator>
+class AnyVariant final : public Variant {
+ public:
+  using AnyAgents = AnyHeap<Types, Allocator>;
+
+  AnyVariant(WaTorOptions const& o, Params const& p, std::uint64_t pool_bytes)
+      : Variant(p.cells()),
+        name_(AnyAgents::allocator_name()),
+        pool_bytes_(pool_bytes),
+        buffers_(p.cells()),
+        heap_(pool_bytes, static_cast<std::uint32_t>(p.cells())) {
+    w_ = buffers_.view(p, counters_.data());
+    populate(heap_, w_, o);
+    (void)counters(0);
+    // Untimed, as in the heap variant: the first do-all (AnyHeap's CUB storage exists already).
+    heap_.template parallel_do<Agent, &Agent::noop>();
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(heap_.stream()));
+  }
+  char const* name() const override { return name_.c_str(); }
+
+  Phases step(std::uint32_t it) override {
+    zero_iteration_counters(heap_.stream());
+    double const before = heap_.enumeration_ms();
+    Phases const ph     = step_phases(heap_, w_, it, clock_);
+    enumeration_ms_ += heap_.enumeration_ms() - before;  // not --check's
+    return ph;
+  }
+
+  StateView view() override {
+    auto v         = view_objects(heap_, w_);
+    v.live_objects = heap_.template live<Agent>();
+    return v;
+  }
+
+  /// `wa-tor <allocator>: enumeration E ms of T ms ...`: the iterations' enumeration (the
+  /// compactions and counts of their do-alls, part of their phase times).
+  void print_enumeration(double total_ms) const {
+    std::printf(
+        "wa-tor %s: enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched part); "
+        "%llu bytes per Fish and %llu per Shark requested, %llu grants realigned, %llu nulls\n",
+        name(),
+        enumeration_ms_,
+        total_ms,
+        100.0 * enumeration_ms_ / std::max(total_ms, 1e-9),
+        static_cast<unsigned long long>(AnyAgents::template request_bytes<Fish>()),
+        static_cast<unsigned long long>(AnyAgents::template request_bytes<Shark>()),
+        static_cast<unsigned long long>(heap_.realigned()),
+        static_cast<unsigned long long>(heap_.nulls()));
+  }
+
+ protected:
+  std::string failed_allocs_hint() const override {
+    return std::to_string(heap_.nulls()) + " nulls from a pool of " + std::to_string(pool_bytes_) +
+           " bytes, the rest: an object array of " + std::to_string(cells_) +
+           " entries was full (AnyVariant's pool and max_objects)";
+  }
+
+ private:
+  std::string name_;
+  std::uint64_t pool_bytes_;
+  CellBuffers buffers_;
+  AnyAgents heap_;
+  PhaseClock clock_{heap_.stream(), 6};
+  Cells w_;
+  double enumeration_ms_ = 0;
 };
 
 /// The baseline and the CUDA malloc variant: the same kernels over a storage policy.
@@ -890,6 +1036,7 @@ Params validated_params(WaTorOptions const& o) {
   if (o.check_every < 1) throw std::invalid_argument("wa-tor: --check-every must be >= 1");
   if (o.cuda_malloc_iterations < 0)
     throw std::invalid_argument("wa-tor: --cuda-malloc-iterations must be >= 0");
+  apps::validate_allocators(o.allocators);
   return p;
 }
 
@@ -933,6 +1080,58 @@ void print_ratios(WaTorOptions const& o,
                       : "variants DISAGREE: populations differ (run with --check to see where)\n");
 }
 
+/// The --cuda-malloc variant's CUDA malloc heap: generous (16 x the agents' bytes for a full
+/// grid).
+std::size_t malloc_variant_heap_bytes(Params const& p) {
+  return std::max<std::size_t>(std::size_t{256} << 20, 16 * p.cells() * sizeof(MallocAgent));
+}
+
+/// Sizes CUDA's one device malloc heap before any kernel of this file runs (CUDA fixes it when
+/// this file's module loads; allocators.cuh): the --cuda-malloc variant's size, and with
+/// --allocators cuda-malloc the larger of it and any_pool_bytes. Returns the pool the cuda-malloc
+/// AnyVariant asks for: the size set, so that its Pool finds the heap as it needs it.
+std::uint64_t reserve_malloc_heaps(WaTorOptions const& o, Params const& p) {
+  if (o.cuda_malloc) {
+    // Before any kernel that calls malloc: generous (16 x the agents' bytes for a full grid).
+    HEAPLAB_CUDA_TRY(cudaDeviceSetLimit(cudaLimitMallocHeapSize, malloc_variant_heap_bytes(p)));
+  }
+  std::uint64_t const pool =
+      std::max<std::uint64_t>(any_pool_bytes(p), o.cuda_malloc ? malloc_variant_heap_bytes(p) : 0);
+  reserve_cuda_malloc(o.allocators, pool);
+  return pool;
+}
+
+/// Runs the app on each allocator of --allocators (AnyVariant), after the other variants: its
+/// summary, its enumeration time, the same-run ratio to the heap variant and whether its
+/// populations equal the heap variant's after every iteration (with --check a difference fails
+/// the run, as for the other variants). false when --check failed.
+bool run_allocators(WaTorOptions const& o,
+                    Params const& p,
+                    std::uint64_t cuda_pool,
+                    RunResult const& heap,
+                    std::vector<Population>& populations,
+                    std::FILE* csv,
+                    ProfileCsv& prof) {
+  for (auto const& name : o.allocators) {
+    RunResult r;
+    bool agree = true;
+    with_allocator(name, [&](auto tag) {
+      using A = typename decltype(tag)::type;
+      std::uint64_t const pool =
+          std::is_same_v<A, malloc_family::CudaMallocAdapter> ? cuda_pool : any_pool_bytes(p);
+      AnyVariant<A> v(o, p, pool);
+      r = run_variant(v, o, p, o.iterations, populations, agree, csv, prof);
+      if (r.ok) v.print_enumeration(r.ms);
+    });
+    if (!r.ok) return false;
+    if (r.ms > 0) std::printf("wa-tor heap / %s: %.2fx (same run)\n", name.c_str(), heap.ms / r.ms);
+    std::printf(agree ? "wa-tor heap vs %s: populations identical after every iteration\n"
+                      : "wa-tor heap vs %s: populations DIFFER (run with --check to see where)\n",
+                name.c_str());
+  }
+  return true;
+}
+
 }  // namespace
 
 int run_wa_tor(WaTorOptions const& o) {
@@ -940,12 +1139,7 @@ int run_wa_tor(WaTorOptions const& o) {
   auto const d   = cudart::probe_device();
   if (!d.available) throw NoDevice(d.reason);
   std::printf("%s\n", cudart::device_line(d).c_str());
-  if (o.cuda_malloc) {
-    // Before any kernel that calls malloc: generous (16 x the agents' bytes for a full grid).
-    std::size_t const bytes =
-        std::max<std::size_t>(std::size_t{256} << 20, 16 * p.cells() * sizeof(MallocAgent));
-    HEAPLAB_CUDA_TRY(cudaDeviceSetLimit(cudaLimitMallocHeapSize, bytes));
-  }
+  std::uint64_t const cuda_pool = reserve_malloc_heaps(o, p);
   print_header(o, p);
   CsvFile const csv =
       open_csv(o.csv,
@@ -996,6 +1190,7 @@ int run_wa_tor(WaTorOptions const& o) {
     if (!mal.ok) return 1;
   }
   print_ratios(o, heap, base, mal, agree);
+  if (!run_allocators(o, p, cuda_pool, heap, populations, csv.get(), prof)) return 1;
   if (o.check) std::printf("wa-tor --check passed\n");
   return 0;
 }

@@ -1,12 +1,13 @@
 // `heaplab_apps wa-tor` (docs/apps.md "wa-tor"): fish and sharks on a torus (DynaSOAr Table 1,
 // SoaAlloc sec. 3 / Fig. 5, CompactGpu Fig. 14/15) on soa::Heap, with the static SOA baseline, the
-// CUDA device-malloc variant and the --check mode. Plain C++ interface (main.cpp is compiled by the
-// host compiler).
+// CUDA device-malloc variant, the same app on other allocators (--allocators) and the --check
+// mode. Plain C++ interface (main.cpp is compiled by the host compiler).
 #pragma once
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/heap_flags.hpp"
 
@@ -29,6 +30,8 @@ struct WaTorOptions {
   bool baseline              = false;
   bool cuda_malloc           = false;
   int cuda_malloc_iterations = 0;  // 0: --iterations
+  /// Also run the app on these allocators (common/allocators.hpp; DynaSOAr Fig. 10).
+  std::vector<std::string> allocators;
   std::string csv;
   /// Heap size, allocator ablations and the defragmentation policy (docs/apps.md "Options every
   /// app has"); heap_blocks 0: 2 * (ceil(W*H / N_Fish) + ceil(W*H / N_Shark)) + 64.
