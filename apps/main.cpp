@@ -339,6 +339,7 @@ CLI::App* add_sugarscape_command(CLI::App& app, sg::SugarscapeOptions& o) {
       "--baseline",
       o.baseline,
       "also run the static SOA baseline (agent fields in dense cell arrays, no allocation)");
+  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);
   add_random_shape(cmd, o.random_shape);
   return cmd;

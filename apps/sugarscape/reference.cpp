@@ -113,6 +113,35 @@ bool same(Traits const& a, Traits const& b) {
          a.metabolism == b.metabolism && a.vision == b.vision;
 }
 
+std::vector<AgentView> sorted_by_handle(std::vector<AgentView> agents) {
+  std::sort(agents.begin(), agents.end(), [](AgentView const& a, AgentView const& b) {
+    return a.handle < b.handle;
+  });
+  return agents;
+}
+/// The agent with handle h in `sorted` (sorted_by_handle), or nullptr.
+AgentView const* find_agent(std::vector<AgentView> const& sorted, std::uint64_t h) {
+  auto const it =
+      std::lower_bound(sorted.begin(), sorted.end(), h, [](AgentView const& a, std::uint64_t v) {
+        return a.handle < v;
+      });
+  return it == sorted.end() || it->handle != h ? nullptr : &*it;
+}
+std::string describe(Traits const& t) { return t.kind == kEmpty ? "empty" : fields(t); }
+
+/// Per cell the traits of the agent its grid pointer names (kind 0xFF: a pointer to no object).
+std::vector<Traits> cell_traits(StateView const& s) {
+  std::vector<AgentView> const agents = sorted_by_handle(s.agents);
+  std::vector<Traits> t(s.handle.size());
+  for (std::size_t c = 0; c < s.handle.size(); ++c) {
+    if (s.handle[c] == 0) continue;
+    AgentView const* a = find_agent(agents, s.handle[c]);
+    if (a != nullptr) t[c] = a->traits;
+    if (a == nullptr) t[c].kind = 0xFF;
+  }
+  return t;
+}
+
 }  // namespace
 
 std::optional<std::string> check_state(StateView const& s, World const& w) {
@@ -120,10 +149,7 @@ std::optional<std::string> check_state(StateView const& s, World const& w) {
   std::size_t const n = w.kind.size();
   if (s.sugar.size() != n || s.handle.size() != n || s.kind.size() != n)
     throw std::invalid_argument("sugarscape: a state and a world of different sizes checked");
-  std::vector<AgentView> agents = s.agents;
-  std::sort(agents.begin(), agents.end(), [](AgentView const& a, AgentView const& b) {
-    return a.handle < b.handle;
-  });
+  std::vector<AgentView> const agents = sorted_by_handle(s.agents);
   for (std::size_t k = 0; k < agents.size(); ++k) {
     AgentView const& a = agents[k];
     if (k > 0 && agents[k - 1].handle == a.handle)
@@ -142,18 +168,31 @@ std::optional<std::string> check_state(StateView const& s, World const& w) {
         return at(p, c) + ": reference " + fields(expected) + ", app empty";
       continue;
     }
-    auto const it = std::lower_bound(
-        agents.begin(), agents.end(), s.handle[c], [](AgentView const& a, std::uint64_t h) {
-          return a.handle < h;
-        });
-    if (it == agents.end() || it->handle != s.handle[c])
+    AgentView const* const a = find_agent(agents, s.handle[c]);
+    if (a == nullptr)
       return at(p, c) + " points at " + hex(s.handle[c]) + ", which is no live object";
-    if (it->traits.kind != s.kind[c])
+    if (a->traits.kind != s.kind[c])
       return at(p, c) + " holds a pointer of kind " + kind_name(s.kind[c]) + " to a " +
-             kind_name(it->traits.kind) + " object";
-    if (!same(it->traits, expected))
-      return at(p, c) + ": reference " + (expected.kind == kEmpty ? "empty" : fields(expected)) +
-             ", app " + fields(it->traits);
+             kind_name(a->traits.kind) + " object";
+    if (!same(a->traits, expected))
+      return at(p, c) + ": reference " + describe(expected) + ", app " + fields(a->traits);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> compare_views(StateView const& a, StateView const& b, Params const& p) {
+  std::size_t const n = a.handle.size();
+  if (a.sugar.size() != n || b.sugar.size() != n || b.handle.size() != n)
+    throw std::invalid_argument("sugarscape: states of different sizes compared");
+  std::vector<Traits> const ta = cell_traits(a);
+  std::vector<Traits> const tb = cell_traits(b);
+  for (std::size_t c = 0; c < n; ++c) {
+    if (a.sugar[c] != b.sugar[c])
+      return at(p, c) + " holds " + std::to_string(a.sugar[c]) + " sugar vs " +
+             std::to_string(b.sugar[c]);
+    bool const dangling = ta[c].kind == 0xFF || tb[c].kind == 0xFF;  // never equal
+    if (dangling || !same(ta[c], tb[c]))
+      return at(p, c) + ": " + describe(ta[c]) + " vs " + describe(tb[c]);
   }
   return std::nullopt;
 }

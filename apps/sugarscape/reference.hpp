@@ -61,6 +61,12 @@ struct StateView {
 /// naming a live object of that cell, none twice. Throws std::invalid_argument on sizes.
 std::optional<std::string> check_state(StateView const& s, World const& w);
 
+/// The first cell whose sugar, agent kind or agent fields differ between two states, or nullopt:
+/// the final worlds of two variants compared (`--allocators`: the heap's and an allocator's). The
+/// handles may differ (two heaps' objects); a grid pointer that names no object of its state
+/// counts as an agent of unknown kind. Throws std::invalid_argument on sizes.
+std::optional<std::string> compare_views(StateView const& a, StateView const& b, Params const& p);
+
 /// The dense world as a StateView (handles: cell index + 1), for tests.
 StateView view_of(World const& w);
 

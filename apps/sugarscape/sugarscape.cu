@@ -1,5 +1,5 @@
-// `heaplab_apps sugarscape` (sugarscape.hpp; docs/apps.md "sugarscape"): two variants measured in
-// one process, both checked against the CPU reference (reference.hpp):
+// `heaplab_apps sugarscape` (sugarscape.hpp; docs/apps.md "sugarscape"): the variants measured in
+// one process, each checked against the CPU reference (reference.hpp):
 //
 //   heap:      Male and Female (subclasses of the abstract Agent) are soa::Heap objects; the cells
 //              are dense arrays of sugar and capacity plus an Agent* per cell (the compactor's
@@ -7,6 +7,10 @@
 //              heap.make in parallel_do<Female> (another type, DynaSOAr sec. 2.1).
 //   baseline:  the static SOA baseline (DynaSOAr sec. 6, category 3): the agents' fields merged
 //              into per-cell arrays (dense.hpp), one kernel per phase, one thread per cell.
+//   <allocator> (--allocators; DynaSOAr Fig. 10): the heap variant's code (the same classes, cells
+//              and do-alls, step_phases) on AnyHeap (common/any_heap.cuh): Male and Female objects
+//              from that allocator's malloc, AOS, with the standalone do-all, whose enumeration
+//              time is reported apart. Its final world is compared with the heap variant's.
 //
 // One iteration is rules.hpp's nine phases. The heap variant runs them as
 //   live      a kernel over the cells (regrow sugar, clear the minima) and parallel_do<Agent>
@@ -24,6 +28,9 @@
 // writes. Phases are separate kernels on one stream: a kernel boundary orders every write of a
 // phase before the next reads it (linearization point of an iteration: the end of its birth
 // kernel). Hence the heap variant computes exactly the reference's world (same rules.hpp code).
+// AnyHeap's do-alls have the same semantics (the objects that exist at the call; a method may
+// destroy itself and make any type) and are kernels on one stream too, so the argument and the
+// result are the same on every allocator.
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
@@ -31,10 +38,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "common/allocators.cuh"
+#include "common/allocators.hpp"
+#include "common/any_heap.cuh"
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/heap_check.cuh"
@@ -80,7 +93,9 @@ class Agent {
         target_(std::uint32_t{kNone}) {}
 
   __device__ Traits traits();
-  __device__ void live(soa::HeapRef<Types> heap, Board b);
+  /// Ref: soa::HeapRef<Types>, or AnyHeapRef<Types, Allocator> on another allocator.
+  template <class Ref>
+  __device__ void live(Ref heap, Board b);
   __device__ void decide(Board b);
   __device__ void move(Board b);
   __device__ void harvest(Board b);
@@ -100,7 +115,8 @@ class Female : public Agent {
   HEAPLAB_SOA_DERIVED_FIELDS(Female, Agent);
   HEAPLAB_HD Female(std::uint32_t cell, Traits const& t) : Agent(cell, t) {}
   __device__ void choose(Board b);
-  __device__ void give_birth(soa::HeapRef<Types> heap, Board b);
+  template <class Ref>
+  __device__ void give_birth(Ref heap, Board b);
 };
 
 struct Types : soa::HeapTypes<Agent, Male, Female> {};
@@ -145,7 +161,8 @@ __device__ Traits Agent::traits() {
   return t;
 }
 
-__device__ void Agent::live(soa::HeapRef<Types> heap, Board b) {
+template <class Ref>
+__device__ void Agent::live(Ref heap, Board b) {
   Traits t = traits();
   target_  = kNone;
   if (!live_agent(t)) {
@@ -204,7 +221,8 @@ __device__ void Female::choose(Board b) {
   if (e != kNone) min_into(&b.births[e], key(b.p, b.it, c, kBirthPriority));
 }
 
-__device__ void Female::give_birth(soa::HeapRef<Types> heap, Board b) {
+template <class Ref>
+__device__ void Female::give_birth(Ref heap, Board b) {
   std::uint32_t const c = cell_;
   std::uint32_t const e = target_;
   if (e == kNone || b.births[e] != key(b.p, b.it, c, kBirthPriority)) return;
@@ -214,9 +232,9 @@ __device__ void Female::give_birth(soa::HeapRef<Types> heap, Board b) {
   Traits const t      = child(b.p, b.it, e, traits(), father->traits());
   Agent* a            = nullptr;
   if (t.kind == kMale)
-    a = heap.make<Male>(e, t);
+    a = heap.template make<Male>(e, t);
   else
-    a = heap.make<Female>(e, t);
+    a = heap.template make<Female>(e, t);
   if (a == nullptr) {
     // order: relaxed (a count, read by the host after the kernel)
     atomicAdd(b.failed_allocs, 1ull);
@@ -243,15 +261,16 @@ __device__ void Agent::census(unsigned long long* counts) {
 namespace {
 
 using Heap = soa::Heap<Types>;
-using Ref  = soa::HeapRef<Types>;
 
-__global__ void populate_kernel(Ref heap, Board b) {
+/// HeapRef: soa::HeapRef<Types>, or AnyHeapRef<Types, Allocator>.
+template <class HeapRef>
+__global__ void populate_kernel(HeapRef heap, Board b) {
   for (std::uint64_t i = thread_index(); i < b.p.cells(); i += thread_stride()) {
     auto const c   = static_cast<std::uint32_t>(i);
     Traits const t = initial_agent(b.p, c);
     Agent* a       = nullptr;
-    if (t.kind == kMale) a = heap.make<Male>(c, t);
-    if (t.kind == kFemale) a = heap.make<Female>(c, t);
+    if (t.kind == kMale) a = heap.template make<Male>(c, t);
+    if (t.kind == kFemale) a = heap.template make<Female>(c, t);
     // order: relaxed (a count, read by the host after the kernel)
     if (t.kind != kEmpty && a == nullptr) atomicAdd(b.failed_allocs, 1ull);
     b.cells[c] = a;
@@ -325,9 +344,10 @@ struct Phases {
 template <class T>
 using Buffer = cudart::device_buffer<T>;
 
-class HeapApp {
+/// The cells' device arrays and the Board over them, the same for the heap variant and AnyApp.
+class Grid {
  public:
-  HeapApp(SugarscapeOptions const& o, World const& initial)
+  explicit Grid(World const& initial)
       : n_(initial.kind.size()),
         cells_(n_, "sugarscape agent pointers"),
         sugar_(n_, "sugarscape sugar"),
@@ -336,10 +356,7 @@ class HeapApp {
         proposals_(n_, "sugarscape proposals"),
         births_(n_, "sugarscape births"),
         failed_(1, "sugarscape failed allocations"),
-        counts_(2, "sugarscape census"),
-        heap_(Heap::with_blocks(heap_blocks(o, n_), heap_options(o.heap))),
-        defrag_(heap_, o.heap, {Types::type_id<Male>, Types::type_id<Female>}) {
-    auto const s     = heap_.stream();
+        counts_(2, "sugarscape census") {
     b_.p             = initial.params;
     b_.cells         = cells_.data();
     b_.sugar         = sugar_.data();
@@ -348,61 +365,27 @@ class HeapApp {
     b_.proposals     = proposals_.data();
     b_.births        = births_.data();
     b_.failed_allocs = failed_.data();
+  }
+
+  /// The initial sugar and capacity, and no failed allocations, on stream s (asynchronous).
+  void upload(World const& initial, cudaStream_t s) {
     failed_.set_zero_async(s);
     cudart::copy_to_device_async(sugar_.data(), initial.sugar.data(), n_, s);
     cudart::copy_to_device_async(capacity_.data(), initial.capacity.data(), n_, s);
-    populate_kernel<<<blocks_for(n_), kThreads, 0, s>>>(heap_.ref(), b_);
-    HEAPLAB_CUDA_TRY(cudaGetLastError());
-    throw_on_failed_allocations(0);
-    defrag_.compactor().add_roots(
-        {reinterpret_cast<std::uint64_t*>(cells_.data()), n_, Types::type_id<Agent>});
-    (void)census();  // untimed: the first parallel_do allocates its scratch
   }
 
-  [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
-
-  Phases step(std::uint32_t it) {
-    b_.it        = it;
-    auto const s = heap_.stream();
-    Phases p;
-    p.live_ms    = bench::time_once_ms([&] {
-      regrow_kernel<<<blocks_for(n_), kThreads, 0, s>>>(b_);
-      HEAPLAB_CUDA_TRY(cudaGetLastError());
-      heap_.parallel_do<Agent, &Agent::live>(heap_.ref(), b_);
-    });
-    p.move_ms    = bench::time_once_ms([&] {
-      heap_.parallel_do<Agent, &Agent::decide>(b_);
-      heap_.parallel_do<Agent, &Agent::move>(b_);
-    });
-    p.harvest_ms = bench::time_once_ms([&] { heap_.parallel_do<Agent, &Agent::harvest>(b_); });
-    p.mate_ms    = bench::time_once_ms([&] {
-      heap_.parallel_do<Male, &Male::propose>(b_);
-      heap_.parallel_do<Female, &Female::choose>(b_);
-      heap_.parallel_do<Female, &Female::give_birth>(heap_.ref(), b_);
-    });
-    return p;
+  [[nodiscard]] std::size_t size() const { return n_; }
+  [[nodiscard]] Board& board() { return b_; }
+  [[nodiscard]] Agent** cells() const { return cells_.data(); }
+  [[nodiscard]] unsigned long long* counts() const { return counts_.data(); }
+  void zero_counts(cudaStream_t s) { counts_.set_zero_async(s); }
+  /// Births (and initial agents) whose allocation returned null so far (synchronizes s).
+  [[nodiscard]] unsigned long long failed(cudaStream_t s) const {
+    return cudart::value_to_host(failed_.data(), s);
   }
 
-  void throw_on_failed_allocations(int iteration) {
-    auto const failed = cudart::value_to_host(failed_.data(), heap_.stream());
-    if (failed != 0)
-      throw std::runtime_error("sugarscape: iteration " + std::to_string(iteration) + ": " +
-                               std::to_string(failed) +
-                               " births found the heap full; raise --heap-blocks (now " +
-                               std::to_string(num_blocks()) + ")");
-  }
-
-  std::pair<std::uint64_t, std::uint64_t> census() {
-    counts_.set_zero_async(heap_.stream());
-    heap_.parallel_do<Agent, &Agent::census>(counts_.data());
-    std::vector<unsigned long long> c(2);
-    cudart::copy_to_host(c.data(), counts_.data(), 2, heap_.stream());
-    return {c[0], c[1]};
-  }
-
-  /// The state for check_state.
-  StateView view() {
-    auto const s = heap_.stream();
+  /// The cells' part of a StateView: sugar, grid pointers and their kinds (synchronizes s).
+  StateView view(cudaStream_t s) const {
     StateView out;
     out.sugar.resize(n_);
     cudart::copy_to_host(out.sugar.data(), sugar_.data(), n_, s);
@@ -414,15 +397,143 @@ class HeapApp {
     out.kind.resize(n_);
     cudart::copy_to_host(out.handle.data(), handles.data(), n_, s);
     cudart::copy_to_host(out.kind.data(), kinds.data(), n_, s);
-    out.agents = export_objects<Agent, &Agent::export_view, AgentView>(heap_, "sugarscape");
     return out;
+  }
+
+ private:
+  std::size_t n_;
+  Buffer<Agent*> cells_;
+  Buffer<std::uint32_t> sugar_, capacity_;
+  Buffer<std::uint64_t> requests_, proposals_, births_;
+  Buffer<unsigned long long> failed_, counts_;
+  Board b_;
+};
+
+// The code below runs on H: soa::Heap<Types> (the heap variant) or AnyHeap<Types, A> (AnyApp).
+
+/// The initial agents on H (every cell of rules.hpp initial_agent), on H's stream.
+template <class H>
+void populate(H& heap, Grid& g) {
+  populate_kernel<<<blocks_for(g.size()), kThreads, 0, heap.stream()>>>(heap.ref(), g.board());
+  HEAPLAB_CUDA_TRY(cudaGetLastError());
+}
+
+/// One iteration's kernels and do-alls (the top of this file) on H.
+template <class H>
+Phases step_phases(H& heap, Grid& g, std::uint32_t it) {
+  using Ref    = std::decay_t<decltype(heap.ref())>;
+  Board& b     = g.board();
+  b.it         = it;
+  auto const s = heap.stream();
+  auto const n = g.size();
+  Phases p;
+  p.live_ms    = bench::time_once_ms([&] {
+    regrow_kernel<<<blocks_for(n), kThreads, 0, s>>>(b);
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    heap.template parallel_do<Agent, &Agent::live<Ref>>(heap.ref(), b);
+  });
+  p.move_ms    = bench::time_once_ms([&] {
+    heap.template parallel_do<Agent, &Agent::decide>(b);
+    heap.template parallel_do<Agent, &Agent::move>(b);
+  });
+  p.harvest_ms = bench::time_once_ms([&] { heap.template parallel_do<Agent, &Agent::harvest>(b); });
+  p.mate_ms    = bench::time_once_ms([&] {
+    heap.template parallel_do<Male, &Male::propose>(b);
+    heap.template parallel_do<Female, &Female::choose>(b);
+    heap.template parallel_do<Female, &Female::give_birth<Ref>>(heap.ref(), b);
+  });
+  return p;
+}
+
+/// (males, females) on H.
+template <class H>
+std::pair<std::uint64_t, std::uint64_t> census_of(H& heap, Grid& g) {
+  auto const s = heap.stream();
+  g.zero_counts(s);
+  heap.template parallel_do<Agent, &Agent::census>(g.counts());
+  std::vector<unsigned long long> c(2);
+  cudart::copy_to_host(c.data(), g.counts(), 2, s);
+  return {c[0], c[1]};
+}
+
+/// The live agents of the heap variant (heap_check.cuh; capacity from the heap's statistics).
+std::vector<AgentView> export_agents(Heap& heap) {
+  return export_objects<Agent, &Agent::export_view, AgentView>(heap, "sugarscape");
+}
+
+/// The live agents on another allocator, as export_objects does for the heap (capacity from the
+/// enumeration's count of live objects). Throws std::runtime_error when the do-all visits more.
+template <class A>
+std::vector<AgentView> export_agents(AnyHeap<Types, A>& heap) {
+  auto const s                      = heap.stream();
+  unsigned long long const live     = heap.template live<Agent>();
+  unsigned long long const capacity = live + 64;
+  Buffer<AgentView> out(capacity, "--check: exported objects");
+  Buffer<unsigned long long> count(1, "--check: exported object count");
+  count.set_zero_async(s);
+  heap.template parallel_do<Agent, &Agent::export_view>(
+      ExportSink<AgentView>{out.data(), capacity, count.data()});
+  auto const exported = cudart::value_to_host(count.data(), s);
+  if (exported > capacity)
+    throw std::runtime_error("sugarscape " + heap.allocator_name() +
+                             " --check: the do-all visited " + std::to_string(exported) +
+                             " objects, the enumeration counted " + std::to_string(live));
+  std::vector<AgentView> views(exported);
+  cudart::copy_to_host(views.data(), out.data(), exported, s);
+  return views;
+}
+
+/// The state for check_state: the cells and the live agents on H.
+template <class H>
+StateView view_on(H& heap, Grid const& g) {
+  StateView out = g.view(heap.stream());
+  out.agents    = export_agents(heap);
+  return out;
+}
+
+// ------------------------------------------------------------------------------------- heap
+
+class HeapApp {
+ public:
+  HeapApp(SugarscapeOptions const& o, World const& initial)
+      : grid_(initial),
+        heap_(Heap::with_blocks(heap_blocks(o, grid_.size()), heap_options(o.heap))),
+        defrag_(heap_, o.heap, {Types::type_id<Male>, Types::type_id<Female>}) {
+    grid_.upload(initial, heap_.stream());
+    populate(heap_, grid_);
+    throw_on_failed_allocations(0);
+    defrag_.compactor().add_roots(
+        {reinterpret_cast<std::uint64_t*>(grid_.cells()), grid_.size(), Types::type_id<Agent>});
+    (void)census();  // untimed: the first parallel_do allocates its scratch
+  }
+
+  [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
+
+  Phases step(std::uint32_t it) { return step_phases(heap_, grid_, it); }
+
+  void throw_on_failed_allocations(int iteration) {
+    auto const failed = grid_.failed(heap_.stream());
+    if (failed != 0)
+      throw std::runtime_error("sugarscape: iteration " + std::to_string(iteration) + ": " +
+                               std::to_string(failed) +
+                               " births found the heap full; raise --heap-blocks (now " +
+                               std::to_string(num_blocks()) + ")");
+  }
+
+  std::pair<std::uint64_t, std::uint64_t> census() { return census_of(heap_, grid_); }
+
+  /// The state for check_state.
+  StateView view() { return view_on(heap_, grid_); }
+
+  /// The heap's own checks (heap_check.cuh), after view() enumerated `enumerated` agents.
+  std::optional<std::string> heap_problem(std::size_t enumerated) const {
+    return apps::heap_problem(heap_, enumerated);
   }
 
   void end_of_iteration(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
   [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
   [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
   soa::HeapStatistics statistics() const { return heap_.statistics(); }
-  [[nodiscard]] Heap const& heap() const { return heap_; }
 
  private:
   static std::uint32_t heap_blocks(SugarscapeOptions const& o, std::uint64_t n) {
@@ -433,15 +544,96 @@ class HeapApp {
     return static_cast<std::uint32_t>(b);
   }
 
-  std::size_t n_;
-  Buffer<Agent*> cells_;
-  Buffer<std::uint32_t> sugar_, capacity_;
-  Buffer<std::uint64_t> requests_, proposals_, births_;
-  Buffer<unsigned long long> failed_, counts_;
+  Grid grid_;
   Heap heap_;
   DefragLoop<Types> defrag_;
-  Board b_;
 };
+
+// ------------------------------------------------------------------------ other allocators
+
+/// The same app on another allocator (common/any_heap.cuh; DynaSOAr Fig. 10): the heap variant's
+/// cells, classes and phases, Male and Female objects from Allocator's malloc, AOS, with the
+/// standalone do-all.
+template <class Allocator>
+class AnyApp {
+ public:
+  using AnyAgents = AnyHeap<Types, Allocator>;
+
+  /// Objects per concrete type between two compactions: the cells. Every agent holds a cell of
+  /// its own (a birth fills an empty cell), so Males + Females <= cells at all times. Male's and
+  /// Female's arrays grow only by births (parallel_do<Female>) and are compacted at the next
+  /// parallel_do<Agent> that finds them dirty (decide, after live's deaths): between two
+  /// compactions an array holds the live objects of the last compaction plus the births since,
+  /// i.e. the objects of that type alive after those births, at most the cells.
+  static std::uint32_t max_objects(std::uint64_t cells) {
+    return static_cast<std::uint32_t>(cells);  // <= 2^30 (reference.cpp validate)
+  }
+  /// The pool: room for an agent in every cell twice over (the worst case of max_objects; a
+  /// realigned request is up to 63 bytes larger) and 64 MiB for the allocator's own overhead.
+  /// At the default 1024 x 1024 (density 0.2, about 0.2 agents per cell) that is 320 MiB.
+  static std::uint64_t pool_bytes(std::uint64_t cells) {
+    std::uint64_t const object = std::max(AnyAgents::template request_bytes<Male>(),
+                                          AnyAgents::template request_bytes<Female>());
+    return 2 * cells * (object + 64) + (64ull << 20);
+  }
+
+  explicit AnyApp(World const& initial)
+      : grid_(initial), heap_(pool_bytes(grid_.size()), max_objects(grid_.size())) {
+    grid_.upload(initial, heap_.stream());
+    populate(heap_, grid_);
+    throw_on_failed_allocations(0);
+    (void)census();
+  }
+
+  Phases step(std::uint32_t it) { return step_phases(heap_, grid_, it); }
+
+  void throw_on_failed_allocations(int iteration) {
+    auto const failed = grid_.failed(heap_.stream());
+    if (failed != 0)
+      throw std::runtime_error(
+          "sugarscape " + AnyAgents::allocator_name() + ": iteration " + std::to_string(iteration) +
+          ": " + std::to_string(failed) + " allocations failed (" + std::to_string(heap_.nulls()) +
+          " nulls from the allocator, pool " + std::to_string(pool_bytes(grid_.size())) +
+          " bytes; else more than " + std::to_string(max_objects(grid_.size())) +
+          " objects of a type)");
+  }
+
+  // The do-alls of the census and of the check are not the app's: their enumeration time is
+  // kept out of enumeration_ms().
+  std::pair<std::uint64_t, std::uint64_t> census() {
+    return untimed([&] { return census_of(heap_, grid_); });
+  }
+  StateView view() {
+    return untimed([&] { return view_on(heap_, grid_); });
+  }
+
+  /// heap_problem's count check: the enumeration's live objects against the do-all's.
+  std::optional<std::string> heap_problem(std::size_t enumerated) {
+    std::uint64_t const live = heap_.template live<Agent>();
+    if (live == enumerated) return std::nullopt;
+    return "the enumeration counts " + std::to_string(live) + " live objects, the do-all visited " +
+           std::to_string(enumerated);
+  }
+
+  /// The iterations' enumeration time (AnyHeap::enumeration_ms without the census and checks).
+  [[nodiscard]] double enumeration_ms() const { return heap_.enumeration_ms() - untimed_ms_; }
+  AnyAgents& heap() { return heap_; }
+
+ private:
+  template <class F>
+  auto untimed(F&& f) {
+    double const before = heap_.enumeration_ms();
+    auto result         = f();
+    untimed_ms_ += heap_.enumeration_ms() - before;
+    return result;
+  }
+
+  Grid grid_;
+  AnyAgents heap_;
+  double untimed_ms_ = 0;
+};
+
+// --------------------------------------------------------------------------------- baseline
 
 /// The baseline's device arrays (dense.hpp's layout).
 class BaselineApp {
@@ -560,14 +752,19 @@ bool check_due(SugarscapeOptions const& o, int it) {
   return o.check && (it % o.check_every == 0 || it == o.iterations);
 }
 
-bool check_heap(HeapApp& app, World const& reference, int it) {
+template <class App>
+inline constexpr bool kIsHeap = std::is_same_v<App, HeapApp>;
+
+/// --check of one variant after iteration it; prints the first problem, false when there is one.
+template <class App>
+bool check_variant(App& app, char const* variant, World const& reference, int it) {
   auto const fail = [&](std::string const& what) {
-    std::printf("sugarscape --check FAILED at iteration %d (heap): %s\n", it, what.c_str());
+    std::printf("sugarscape --check FAILED at iteration %d (%s): %s\n", it, variant, what.c_str());
     return false;
   };
   StateView const s = app.view();
   if (auto v = check_state(s, reference)) return fail(*v);
-  if (auto v = heap_problem(app.heap(), s.agents.size())) return fail(*v);
+  if (auto v = app.heap_problem(s.agents.size())) return fail(*v);
   return true;
 }
 
@@ -584,53 +781,112 @@ void print_summary(char const* variant, int iterations, Phases const& t) {
       t.total());
 }
 
-double run_heap(SugarscapeOptions const& o,
-                World const& initial,
-                std::FILE* csv,
-                ProfileCsv& profile) {
-  HeapApp app(o, initial);
-  std::printf("heap: %u blocks of %u bytes, %u Male or %u Female objects per block\n",
-              app.num_blocks(),
-              static_cast<unsigned>(Types::block_bytes),
-              static_cast<unsigned>(Types::capacity<Male>),
-              static_cast<unsigned>(Types::capacity<Female>));
-  World reference = initial;
-  if (o.check && !check_heap(app, reference, 0)) return -1;
+/// The CSV row of iteration it (the heap's statistics only on the heap).
+template <class App>
+void write_iteration(std::FILE* csv, char const* variant, int it, App& app, Phases const& p) {
+  if (csv == nullptr) return;
+  auto const [m, f] = app.census();
+  if constexpr (kIsHeap<App>) {
+    auto const stats = app.statistics();
+    write_row(
+        csv, {variant, it, m, f, stats.used_slots, stats.allocated_blocks, stats.fragmentation, p});
+  } else {
+    write_row(csv, {variant, it, m, f, m + f, 0, 0.0, p});
+  }
+}
+
+/// `<variant>: enumeration E ms of T ms (P%) ...` for a variant on another allocator.
+template <class App>
+void print_enumeration(char const* label, App& app, double total_ms) {
+  using H = std::decay_t<decltype(app.heap())>;
+  std::printf(
+      "%-9s enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched part); %llu bytes "
+      "per Male or Female requested, %llu grants realigned, %llu nulls\n",
+      label,
+      app.enumeration_ms(),
+      total_ms,
+      100.0 * app.enumeration_ms() / std::max(total_ms, 1e-9),
+      static_cast<unsigned long long>(
+          std::max(H::template request_bytes<Male>(), H::template request_bytes<Female>())),
+      static_cast<unsigned long long>(app.heap().realigned()),
+      static_cast<unsigned long long>(app.heap().nulls()));
+}
+
+/// After the iterations: the defragmentation (heap) or the enumeration (other allocators), and
+/// the final population.
+template <class App>
+void print_final(char const* label, App& app, Phases const& total) {
+  if constexpr (kIsHeap<App>) {
+    if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
+      std::printf("%-9s defragmentation %s, %.1f%% of the iterations' time\n",
+                  label,
+                  app.defrag_summary().c_str(),
+                  100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
+  } else {
+    print_enumeration(label, app, total.total());
+  }
+  auto const [m, f] = app.census();
+  std::printf("%-9s final population %llu males, %llu females",
+              label,
+              static_cast<unsigned long long>(m),
+              static_cast<unsigned long long>(f));
+  if constexpr (kIsHeap<App>) {
+    auto const stats = app.statistics();
+    std::printf("; live objects %llu in %llu blocks, F %.4f",
+                static_cast<unsigned long long>(stats.used_slots),
+                static_cast<unsigned long long>(stats.allocated_blocks),
+                stats.fragmentation);
+  }
+  std::printf("\n");
+}
+
+/// Runs one variant (the heap, or AnyApp on an allocator); returns its total time (ms), negative
+/// when --check failed. final_view (when not null) gets the final state, after the timing.
+template <class App>
+double run_variant(SugarscapeOptions const& o,
+                   char const* variant,
+                   App& app,
+                   World const& initial,
+                   std::FILE* csv,
+                   ProfileCsv& profile,
+                   StateView* final_view) {
+  std::string const label = std::string(variant) + ":";
+  World reference         = initial;
+  if (o.check && !check_variant(app, variant, reference, 0)) return -1;
   Phases total;
   for (int it = 1; it <= o.iterations; ++it) {
     Phases const p = app.step(static_cast<std::uint32_t>(it));
     app.throw_on_failed_allocations(it);
     IterationCost cost;
     cost.app_ms = p.total();
-    app.end_of_iteration(cost);
+    if constexpr (kIsHeap<App>) app.end_of_iteration(cost);
     total.add(p);
     if (o.check) step(reference, static_cast<std::uint32_t>(it));
-    if (check_due(o, it) && !check_heap(app, reference, it)) return -1;
-    if (profile.enabled()) profile.write("heap", it, app.statistics(), cost);
-    if (csv != nullptr) {
-      auto const [m, f] = app.census();
-      auto const stats  = app.statistics();
-      write_row(
-          csv,
-          {"heap", it, m, f, stats.used_slots, stats.allocated_blocks, stats.fragmentation, p});
-    }
+    if (check_due(o, it) && !check_variant(app, variant, reference, it)) return -1;
+    if constexpr (kIsHeap<App>)
+      if (profile.enabled()) profile.write(variant, it, app.statistics(), cost);
+    write_iteration(csv, variant, it, app, p);
   }
-  print_summary("heap:", o.iterations, total);
-  if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
-    std::printf("heap:     defragmentation %s, %.1f%% of the iterations' time\n",
-                app.defrag_summary().c_str(),
-                100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
-  auto const [m, f] = app.census();
-  auto const stats  = app.statistics();
-  std::printf(
-      "heap:     final population %llu males, %llu females; live objects %llu in %llu "
-      "blocks, F %.4f\n",
-      static_cast<unsigned long long>(m),
-      static_cast<unsigned long long>(f),
-      static_cast<unsigned long long>(stats.used_slots),
-      static_cast<unsigned long long>(stats.allocated_blocks),
-      stats.fragmentation);
-  return total.total() + app.defrag_total().defrag_ms;
+  print_summary(label.c_str(), o.iterations, total);
+  print_final(label.c_str(), app, total);
+  if (final_view != nullptr) *final_view = app.view();
+  double defrag_ms = 0;
+  if constexpr (kIsHeap<App>) defrag_ms = app.defrag_total().defrag_ms;
+  return total.total() + defrag_ms;
+}
+
+double run_heap(SugarscapeOptions const& o,
+                World const& initial,
+                std::FILE* csv,
+                ProfileCsv& profile,
+                StateView* final_view) {
+  HeapApp app(o, initial);
+  std::printf("heap: %u blocks of %u bytes, %u Male or %u Female objects per block\n",
+              app.num_blocks(),
+              static_cast<unsigned>(Types::block_bytes),
+              static_cast<unsigned>(Types::capacity<Male>),
+              static_cast<unsigned>(Types::capacity<Female>));
+  return run_variant(o, "heap", app, initial, csv, profile, final_view);
 }
 
 double run_baseline(SugarscapeOptions const& o, World const& initial, std::FILE* csv) {
@@ -670,6 +926,72 @@ void validate(SugarscapeOptions const& o) {
   if (o.iterations < 0) throw std::invalid_argument("sugarscape: --iterations must be >= 0");
   if (o.check_every < 1) throw std::invalid_argument("sugarscape: --check-every must be >= 1");
   apps::validate(o.heap);
+  apps::validate_allocators(o.allocators);
+}
+
+/// Males and females of a state (its grid's kinds).
+std::pair<std::uint64_t, std::uint64_t> population_of(StateView const& s) {
+  auto const males   = std::count(s.kind.begin(), s.kind.end(), std::uint8_t{kMale});
+  auto const females = std::count(s.kind.begin(), s.kind.end(), std::uint8_t{kFemale});
+  return {static_cast<std::uint64_t>(males), static_cast<std::uint64_t>(females)};
+}
+
+/// `sugarscape heap / <variant>: R x` and whether the final worlds are equal, cell by cell. The
+/// app is deterministic (every variant computes the reference's world exactly): false when they
+/// differ.
+bool compare_with_heap(SugarscapeOptions const& o,
+                       char const* variant,
+                       double heap_ms,
+                       double ms,
+                       StateView const& heap_final,
+                       StateView const& final_view,
+                       Params const& p) {
+  if (ms > 0) std::printf("sugarscape heap / %s: %.2fx (same run)\n", variant, heap_ms / ms);
+  auto const [hm, hf] = population_of(heap_final);
+  auto const [vm, vf] = population_of(final_view);
+  auto const diff     = compare_views(heap_final, final_view, p);
+  std::printf(
+      "sugarscape heap vs %s after %d iterations: males %llu / %llu, females %llu / %llu, %s\n",
+      variant,
+      o.iterations,
+      static_cast<unsigned long long>(hm),
+      static_cast<unsigned long long>(vm),
+      static_cast<unsigned long long>(hf),
+      static_cast<unsigned long long>(vf),
+      diff ? ("DIFFER (heap vs " + std::string(variant) + "): " + *diff).c_str()
+           : "equal (every cell's sugar and agent)");
+  return !diff;
+}
+
+/// The --allocators variants, each after the heap's; false when one failed --check or its final
+/// world differs from the heap's.
+bool run_allocators(SugarscapeOptions const& o,
+                    World const& initial,
+                    std::FILE* csv,
+                    ProfileCsv& profile,
+                    double heap_ms,
+                    StateView const& heap_final) {
+  for (auto const& name : o.allocators) {
+    StateView final_view;
+    double ms = 0;
+    with_allocator(name, [&](auto tag) {
+      using App = AnyApp<typename decltype(tag)::type>;
+      App app(initial);
+      std::printf(
+          "%s: pool %llu bytes, room for %u Male and %u Female objects between two compactions, "
+          "%llu bytes per object requested\n",
+          name.c_str(),
+          static_cast<unsigned long long>(App::pool_bytes(initial.params.cells())),
+          App::max_objects(initial.params.cells()),
+          App::max_objects(initial.params.cells()),
+          static_cast<unsigned long long>(App::AnyAgents::template request_bytes<Male>()));
+      ms = run_variant(o, name.c_str(), app, initial, csv, profile, &final_view);
+    });
+    if (ms < 0) return false;
+    if (!compare_with_heap(o, name.c_str(), heap_ms, ms, heap_final, final_view, initial.params))
+      return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -706,13 +1028,19 @@ int run_sugarscape(SugarscapeOptions const& o) {
                                "fragmentation,live_ms,move_ms,harvest_ms,mate_ms");
   ProfileCsv profile;
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, "sugarscape", Types::block_bytes);
-  double const heap_ms = run_heap(o, initial, csv.get(), profile);
+  // Before any kernel of this file runs (allocators.cuh).
+  reserve_cuda_malloc(o.allocators,
+                      AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(p.cells()));
+  StateView heap_final;  // only for --allocators: the heap path does no more work without
+  double const heap_ms =
+      run_heap(o, initial, csv.get(), profile, o.allocators.empty() ? nullptr : &heap_final);
   if (heap_ms < 0) return 1;
   if (o.baseline) {
     double const base_ms = run_baseline(o, initial, csv.get());
     if (base_ms < 0) return 1;
     if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
   }
+  if (!run_allocators(o, initial, csv.get(), profile, heap_ms, heap_final)) return 1;
   if (o.check) std::printf("sugarscape --check passed\n");
   return 0;
 }

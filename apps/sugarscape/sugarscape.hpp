@@ -1,11 +1,13 @@
 // `heaplab_apps sugarscape` (docs/apps.md "sugarscape"): Epstein and Axtell's sugarscape as
 // DynaSOAr runs it (Table 1: resource consumption, ageing and mating; 4 classes, 2 dynamic) on
-// soa::Heap, with the static SOA baseline (category 3: agents merged into the cells) and the
-// --check mode. Plain C++ interface (main.cpp is compiled by the host compiler).
+// soa::Heap, with the static SOA baseline (category 3: agents merged into the cells), the same app
+// on other allocators (--allocators) and the --check mode. Plain C++ interface (main.cpp is
+// compiled by the host compiler).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/heap_flags.hpp"
 
@@ -20,6 +22,8 @@ struct SugarscapeOptions {
   bool check           = false;
   int check_every      = 10;
   bool baseline        = false;
+  /// Also run the app on these allocators (common/allocators.hpp; DynaSOAr Fig. 10).
+  std::vector<std::string> allocators;
   std::string csv;
   std::string profile;  // the memory profile CSV (common/profile.hpp); empty: none
   /// heap_blocks 0: 2 * (ceil(W*H / N_Male) + ceil(W*H / N_Female)) + 64.
@@ -27,7 +31,8 @@ struct SugarscapeOptions {
   std::uint64_t random_shape = 0;  // --random-shape SEED (apps/shapes.hpp; main.cpp only)
 };
 
-/// Runs the app; 0, or 1 when --check found a difference. Throws std::invalid_argument for bad
+/// Runs the app; 0, or 1 when --check found a difference or an allocator's final world differs
+/// from the heap variant's (--allocators). Throws std::invalid_argument for bad
 /// options, std::runtime_error for a failed run, apps::NoDevice (common/no_device.hpp) without a
 /// usable GPU.
 int run_sugarscape(SugarscapeOptions const& options);

@@ -2,7 +2,8 @@
 // world within its ranges; every phase gives the same result whichever order its cells run in
 // (what makes the GPU's threads equal the reference); births and deaths happen and the parents pay
 // the child's endowment; the checker passes the reference's own state and reports each kind of
-// broken state, a father who did not pay among them.
+// broken state, a father who did not pay among them; two states (two heaps' final worlds) compare
+// cell by cell whatever their handles.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -192,6 +193,42 @@ TEST(SugarscapeCheck, ReportsEachKindOfBrokenState) {
   s = good;
   s.agents.push_back(s.agents.front());
   expect_report(s, w, "reported twice");
+}
+
+TEST(SugarscapeCheck, ComparesTwoStatesCellByCellWhateverTheirHandles) {
+  ss::World w = ss::initial_world(params(40, 30, 0.3, 5));
+  for (std::uint32_t it = 1; it <= 10; ++it) ss::step(w, it);
+  ss::StateView const a = ss::view_of(w);
+  ASSERT_FALSE(a.agents.empty());
+  ss::StateView b = a;  // the same world with other handles (another heap's objects)
+  for (auto& h : b.handle)
+    if (h != 0) h += 0x1000;
+  for (auto& v : b.agents) v.handle += 0x1000;
+  EXPECT_FALSE(ss::compare_views(a, b, w.params).has_value());
+
+  std::uint32_t const c = a.agents.front().cell;
+  ss::StateView s       = b;
+  s.agents.front().traits.vision += 1;
+  auto v = ss::compare_views(a, s, w.params);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_NE(v->find("vision"), std::string::npos) << *v;
+
+  s = b;
+  s.sugar[c] += 1;
+  v = ss::compare_views(a, s, w.params);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_NE(v->find("sugar vs"), std::string::npos) << *v;
+
+  s           = b;  // the agent gone
+  s.handle[c] = 0;
+  v           = ss::compare_views(a, s, w.params);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_NE(v->find("vs empty"), std::string::npos) << *v;
+
+  s = b;  // a grid pointer to no object, in both states
+  s.agents.erase(s.agents.begin());
+  ss::StateView t = s;
+  EXPECT_TRUE(ss::compare_views(s, t, w.params).has_value());
 }
 
 TEST(SugarscapeCheck, CatchesAFatherWhoDidNotPay) {
