@@ -412,6 +412,7 @@ CLI::App* add_barnes_hut_command(CLI::App& app, bh::BarnesHutOptions& o) {
                   o.max_direct_error,
                   "the mean relative force error allowed against the direct sum (needs --check)")
       ->needs(check);
+  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);
   add_random_shape(cmd, o.random_shape);
   return cmd;

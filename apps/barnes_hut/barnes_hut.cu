@@ -24,18 +24,35 @@
 // Phases are separate kernels on one stream: a kernel boundary orders every write of a phase
 // before the next reads it (the tree of an iteration is complete at the end of its last
 // bottom-up kernel). No static baseline: category 4 (DynaSOAr sec. 6).
+//
+// Other allocators (--allocators; common/any_heap.cuh, DynaSOAr Fig. 10): the same classes and
+// phases (Simulation<H>) run after the heap variant on AnyHeap<Types, Allocator>, whose do-all
+// has soa::Heap's rule: a method may delete only its own object of the do-all's type. The one
+// deletion is prune's of its own node; split makes TreeNodes during a TreeNode do-all, which
+// neither heap visits (nor would split them: a new node counts 0 bodies). --check runs the same
+// checks on every variant but the heap's own (live count, invariant catalog); the CSV and the
+// memory profile are the heap variant's. AnyApp sizes its arrays and pool for the largest tree
+// the bodies can make (max_tree_nodes), so that no tree can overflow them.
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "barnes_hut.hpp"
+#include "common/allocators.cuh"
+#include "common/allocators.hpp"
+#include "common/any_heap.cuh"
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/heap_check.cuh"
@@ -46,6 +63,7 @@
 #include "heaplab/cuda/device_info.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/grid.hpp"
+#include "heaplab/rw/page_pool.hpp"
 #include "heaplab/soa/field.hpp"
 #include "heaplab/soa/heap_types.hpp"
 #include "physics.hpp"
@@ -120,9 +138,12 @@ class TreeNode {
     for (int q = 0; q < 4; ++q) child_[q] = nullptr;
   }
 
-  __device__ void prune(soa::HeapRef<Types> heap);
+  /// Ref: soa::HeapRef<Types>, or AnyHeapRef<Types, Allocator> on another allocator.
+  template <class Ref>
+  __device__ void prune(Ref heap);
   __device__ void clear_count() { count_ = 0u; }
-  __device__ void split(soa::HeapRef<Types> heap, Board b);
+  template <class Ref>
+  __device__ void split(Ref heap, Board b);
   __device__ void push_up(std::uint32_t depth);
   __device__ void export_view(ExportSink<NodeView> out);
 };
@@ -224,15 +245,19 @@ __device__ void Body::export_view(ExportSink<BodyView> out) {
   }
 }
 
-__device__ void TreeNode::prune(soa::HeapRef<Types> heap) { heap.destroy(this); }
+template <class Ref>
+__device__ void TreeNode::prune(Ref heap) {
+  heap.destroy(this);
+}
 
-__device__ void TreeNode::split(soa::HeapRef<Types> heap, Board b) {
+template <class Ref>
+__device__ void TreeNode::split(Ref heap, Board b) {
   if (child_[0] != nullptr || count_ <= kLeafCapacity || depth_ >= kMaxDepth) return;
   float const cx = cx_, cy = cy_, h = half_;
   std::uint32_t const d = depth_;
   for (std::uint32_t q = 0; q < 4; ++q) {
     TreeNode* const c =
-        heap.make<TreeNode>(child_cx(cx, h, q), child_cy(cy, h, q), 0.5f * h, this, d + 1);
+        heap.template make<TreeNode>(child_cx(cx, h, q), child_cy(cy, h, q), 0.5f * h, this, d + 1);
     if (c == nullptr) {
       // order: relaxed (a count, read by the host after the kernel)
       atomicAdd(b.failed_allocs, 1ull);
@@ -277,22 +302,23 @@ __device__ void TreeNode::export_view(ExportSink<NodeView> out) {
 namespace {
 
 using Heap = soa::Heap<Types>;
-using Ref  = soa::HeapRef<Types>;
 
+template <class Ref>
 __global__ void populate_kernel(Ref heap,
                                 BodyInit const* init,
                                 std::uint32_t n,
                                 unsigned long long* failed) {
   for (std::uint64_t i = thread_index(); i < n; i += thread_stride()) {
     // order: relaxed (a count, read by the host after the kernel)
-    if (heap.make<Body>(init[i]) == nullptr) atomicAdd(failed, 1ull);
+    if (heap.template make<Body>(init[i]) == nullptr) atomicAdd(failed, 1ull);
   }
 }
 
+template <class Ref>
 __global__ void make_root_kernel(Ref heap, Board b) {
   if (thread_index() != 0) return;
   float const half  = kHalf;  // a value: make() takes its arguments by reference
-  TreeNode* const r = heap.make<TreeNode>(0.0f, 0.0f, half, nullptr, 0u);
+  TreeNode* const r = heap.template make<TreeNode>(0.0f, 0.0f, half, nullptr, 0u);
   // order: relaxed (a count, read by the host after the kernel)
   if (r == nullptr) atomicAdd(b.failed_allocs, 1ull);
   *b.root = r;
@@ -304,73 +330,98 @@ struct Phases {
   [[nodiscard]] double total() const { return build_ms + force_ms + move_ms; }
 };
 
-class App {
+// heap_check.cuh's export_objects for soa::Heap, and the same for AnyHeap below.
+using apps::export_objects;
+
+/// Every live T as a View (heap_check.cuh's export_objects on AnyHeap: its live count, not
+/// soa::Heap's statistics, sizes the sink). Throws std::runtime_error when the do-all exports
+/// another number of objects than the count.
+template <class T, auto Method, class View, class Allocator>
+std::vector<View> export_objects(AnyHeap<Types, Allocator>& heap, std::string const& app) {
+  auto const s                      = heap.stream();
+  unsigned long long const capacity = heap.template live<T>();
+  cudart::device_buffer<View> out(capacity, "--check: exported objects");
+  cudart::device_buffer<unsigned long long> count(1, "--check: exported object count");
+  count.set_zero_async(s);
+  heap.template parallel_do<T, Method>(ExportSink<View>{out.data(), capacity, count.data()});
+  auto const exported = cudart::value_to_host(count.data(), s);
+  if (exported != capacity)
+    throw std::runtime_error(app + " --check: the " + heap.allocator_name() + " heap exported " +
+                             std::to_string(exported) + " objects, its count is " +
+                             std::to_string(capacity));
+  std::vector<View> views(exported);
+  cudart::copy_to_host(views.data(), out.data(), exported, s);
+  return views;
+}
+
+/// What every variant shares: the device board (the root's slot, the split flag, the failed
+/// allocations), the bodies' creation and one iteration's do-alls (the top of this file), on H:
+/// soa::Heap<Types>, or AnyHeap<Types, Allocator> on another allocator (common/any_heap.cuh).
+template <class H>
+class Simulation {
  public:
-  App(BarnesHutOptions const& o, Params const& p, std::vector<BodyInit> const& init)
+  using Ref = std::decay_t<decltype(std::declval<H&>().ref())>;
+
+  /// make_heap() returns the heap as a prvalue (AnyHeap cannot be moved).
+  template <class MakeHeap>
+  Simulation(Params const& p, MakeHeap const& make_heap)
       : root_(1, "barnes-hut root"),
         split_(1, "barnes-hut split flag"),
         failed_(1, "barnes-hut failed allocations"),
-        heap_(Heap::with_blocks(heap_blocks(o, p.bodies), heap_options(o.heap))),
-        defrag_(heap_, o.heap, {Types::type_id<TreeNode>, Types::type_id<Body>}) {
-    auto const s     = heap_.stream();
+        heap_(make_heap()) {
     b_.p             = p;
     b_.root          = root_.data();
     b_.split         = split_.data();
     b_.failed_allocs = failed_.data();
+  }
+
+  /// Creates the bodies; returns the allocations that failed (synchronizes).
+  std::uint64_t populate(std::vector<BodyInit> const& init) {
+    auto const s = heap_.stream();
     root_.set_zero_async(s);
     failed_.set_zero_async(s);
     cudart::device_buffer<BodyInit> d_init(init.size(), "barnes-hut initial bodies");
     cudart::copy_to_device_async(d_init.data(), init.data(), init.size(), s);
-    populate_kernel<<<blocks_for(init.size()), kThreads, 0, s>>>(
-        heap_.ref(), d_init.data(), p.bodies, failed_.data());
+    populate_kernel<Ref><<<blocks_for(init.size()), kThreads, 0, s>>>(
+        heap_.ref(), d_init.data(), b_.p.bodies, failed_.data());
     HEAPLAB_CUDA_TRY(cudaGetLastError());
-    throw_on_failed_allocations(0);
-    defrag_.compactor().add_roots(
-        {reinterpret_cast<std::uint64_t*>(root_.data()), 1, Types::type_id<TreeNode>});
+    return failed_allocations();
   }
-
-  [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
 
   /// The tree of the bodies' positions and the forces on them.
   Phases build_and_force() {
     auto const s = heap_.stream();
     Phases ph;
     ph.build_ms = bench::time_once_ms([&] {
-      heap_.parallel_do<TreeNode, &TreeNode::prune>(heap_.ref());
-      make_root_kernel<<<1, 32, 0, s>>>(heap_.ref(), b_);
+      heap_.template parallel_do<TreeNode, &TreeNode::prune<Ref>>(heap_.ref());
+      make_root_kernel<Ref><<<1, 32, 0, s>>>(heap_.ref(), b_);
       HEAPLAB_CUDA_TRY(cudaGetLastError());
-      heap_.parallel_do<Body, &Body::reset>(b_);
+      heap_.template parallel_do<Body, &Body::reset>(b_);
       for (;;) {
-        heap_.parallel_do<TreeNode, &TreeNode::clear_count>();
-        heap_.parallel_do<Body, &Body::count>(b_);
+        heap_.template parallel_do<TreeNode, &TreeNode::clear_count>();
+        heap_.template parallel_do<Body, &Body::count>(b_);
         split_.set_zero_async(s);
-        heap_.parallel_do<TreeNode, &TreeNode::split>(heap_.ref(), b_);
+        heap_.template parallel_do<TreeNode, &TreeNode::split<Ref>>(heap_.ref(), b_);
         ++ph.rounds;
         if (cudart::value_to_host(split_.data(), s) == 0 || ph.rounds > kMaxDepth) break;
-        heap_.parallel_do<Body, &Body::descend>(b_);
+        heap_.template parallel_do<Body, &Body::descend>(b_);
       }
-      heap_.parallel_do<Body, &Body::link>(b_);
+      heap_.template parallel_do<Body, &Body::link>(b_);
       for (std::uint32_t d = ph.rounds - 1; d >= 1; --d)
-        heap_.parallel_do<TreeNode, &TreeNode::push_up>(d);
+        heap_.template parallel_do<TreeNode, &TreeNode::push_up>(d);
     });
     depth_      = ph.rounds - 1;
-    ph.force_ms = bench::time_once_ms([&] { heap_.parallel_do<Body, &Body::force>(b_); });
+    ph.force_ms = bench::time_once_ms([&] { heap_.template parallel_do<Body, &Body::force>(b_); });
     return ph;
   }
 
   double move() {
-    return bench::time_once_ms([&] { heap_.parallel_do<Body, &Body::move>(b_); });
+    return bench::time_once_ms([&] { heap_.template parallel_do<Body, &Body::move>(b_); });
   }
 
-  void throw_on_failed_allocations(int iteration) {
-    auto const failed = cudart::value_to_host(failed_.data(), heap_.stream());
-    if (failed != 0)
-      throw std::runtime_error("barnes-hut: iteration " + std::to_string(iteration) + ": " +
-                               std::to_string(failed) +
-                               " allocations found the heap full; raise --heap-blocks (now " +
-                               std::to_string(num_blocks()) + ")");
+  std::uint64_t failed_allocations() {
+    return cudart::value_to_host(failed_.data(), heap_.stream());
   }
-
   std::vector<BodyView> bodies() {
     return export_objects<Body, &Body::export_view, BodyView>(heap_, "barnes-hut");
   }
@@ -378,6 +429,33 @@ class App {
     return export_objects<TreeNode, &TreeNode::export_view, NodeView>(heap_, "barnes-hut");
   }
   [[nodiscard]] std::uint32_t depth() const { return depth_; }
+  H& heap() { return heap_; }
+
+ protected:
+  cudart::device_buffer<TreeNode*> root_;
+  cudart::device_buffer<unsigned> split_;
+  cudart::device_buffer<unsigned long long> failed_;
+  H heap_;
+  Board b_;
+  std::uint32_t depth_ = 0;
+};
+
+/// The heap app: bodies and tree nodes on soa::Heap.
+class HeapApp : public Simulation<Heap> {
+ public:
+  HeapApp(BarnesHutOptions const& o, Params const& p, std::vector<BodyInit> const& init)
+      : Simulation(
+            p, [&] { return Heap::with_blocks(heap_blocks(o, p.bodies), heap_options(o.heap)); }),
+        defrag_(heap_, o.heap, {Types::type_id<TreeNode>, Types::type_id<Body>}) {
+    throw_if_failed(0, populate(init));
+    defrag_.compactor().add_roots(
+        {reinterpret_cast<std::uint64_t*>(root_.data()), 1, Types::type_id<TreeNode>});
+  }
+
+  [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
+  void throw_on_failed_allocations(int iteration) {
+    throw_if_failed(iteration, failed_allocations());
+  }
   void end_of_iteration(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
   [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
   [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
@@ -385,9 +463,16 @@ class App {
   [[nodiscard]] std::uint64_t live_nodes() const {
     return heap_.statistics().types[Types::type_id<TreeNode>].used_slots;
   }
-  [[nodiscard]] Heap const& heap() const { return heap_; }
 
  private:
+  void throw_if_failed(int iteration, std::uint64_t failed) const {
+    if (failed != 0)
+      throw std::runtime_error("barnes-hut: iteration " + std::to_string(iteration) + ": " +
+                               std::to_string(failed) +
+                               " allocations found the heap full; raise --heap-blocks (now " +
+                               std::to_string(num_blocks()) + ")");
+  }
+
   static std::uint32_t heap_blocks(BarnesHutOptions const& o, std::uint64_t n) {
     if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
     std::uint64_t const b = 2 * ((n + Types::capacity<Body> - 1) / Types::capacity<Body>)+8 *
@@ -396,54 +481,331 @@ class App {
     return static_cast<std::uint32_t>(b);
   }
 
-  cudart::device_buffer<TreeNode*> root_;
-  cudart::device_buffer<unsigned> split_;
-  cudart::device_buffer<unsigned long long> failed_;
-  Heap heap_;
   DefragLoop<Types> defrag_;
-  Board b_;
-  std::uint32_t depth_ = 0;
+};
+
+// ------------------------------------------------------------------------ other allocators
+
+/// The most tree nodes N bodies can make. A node splits only when it holds more than
+/// kLeafCapacity bodies and lies above kMaxDepth, and the nodes of one depth hold disjoint sets of
+/// bodies: at depth d < kMaxDepth at most min(4^d, N / (kLeafCapacity + 1)) nodes split, each
+/// making 4 children; plus the root. 16,384 bodies: 136,501 (the measured trees have about 6,450,
+/// 0.4 per body: docs/apps.md "barnes-hut"); 262,144 bodies: 1,951,509 (measured 98,781).
+constexpr std::uint64_t max_tree_nodes(std::uint64_t bodies) {
+  std::uint64_t splits = 0;
+  std::uint64_t level  = 1;  // 4^d, capped at the bodies
+  for (std::uint32_t d = 0; d < kMaxDepth; ++d) {
+    splits += std::min(level, bodies / (kLeafCapacity + 1));
+    level = std::min(4 * level, bodies);
+  }
+  return 1 + 4 * splits;
+}
+
+/// The same app on another allocator (common/any_heap.cuh; DynaSOAr Fig. 10): Body and TreeNode
+/// objects from Allocator's malloc, AOS, with the standalone do-all.
+template <class Allocator>
+class AnyApp : public Simulation<AnyHeap<Types, Allocator>> {
+ public:
+  using AnyTree = AnyHeap<Types, Allocator>;
+  using Base    = Simulation<AnyTree>;
+
+  /// Entries per type between two compactions. objects[TreeNode] is compacted at each TreeNode
+  /// do-all; between two, it holds at most the last tree and the new root (prune deletes the
+  /// tree, make_root appends the root, clear_count compacts) or the tree being built (each
+  /// round's split appends children; clear_count compacts): max_tree_nodes + 1, whatever the
+  /// bodies' positions. objects[Body]: the bodies, never deleted. 24 bytes per entry (the two
+  /// types' arrays and the compaction's output): 3.3 MB at 16,384 bodies.
+  static std::uint32_t max_objects(std::uint32_t bodies) {
+    return static_cast<std::uint32_t>(std::max<std::uint64_t>(bodies, max_tree_nodes(bodies) + 1));
+  }
+
+  /// The pool: twice the bodies and the largest tree (max_tree_nodes), each object its request
+  /// and 64 bytes more (a grant that is not 64-byte aligned is asked again 63 bytes larger), and
+  /// 64 MiB: 124 MB at 16,384 bodies, 884 MB at 262,144. At most 16 GiB, rw-malloc's largest
+  /// pool (2^30 pages of 16 bytes), reached above 6.2 million bodies: there the pool holds, twice
+  /// over, trees 5 times the measured size (0.4 nodes per body) up to 2^24 bodies, not every tree
+  /// the bound allows.
+  static std::uint64_t pool_bytes(std::uint32_t bodies) {
+    std::uint64_t const bytes =
+        2 * (std::uint64_t{bodies} * (AnyTree::template request_bytes<Body>() + 64) +
+             max_tree_nodes(bodies) * (AnyTree::template request_bytes<TreeNode>() + 64)) +
+        (64ull << 20);
+    return std::min(bytes,
+                    std::uint64_t{rw::kMaxPages} * malloc_family::RwMallocAdapter::kPageBytes);
+  }
+
+  AnyApp(Params const& p, std::vector<BodyInit> const& init)
+      : Base(p, [&] { return AnyTree(pool_bytes(p.bodies), max_objects(p.bodies)); }) {
+    throw_if_failed(0, this->populate(init));
+  }
+
+  void throw_on_failed_allocations(int iteration) {
+    throw_if_failed(iteration, this->failed_allocations());
+  }
+  std::uint64_t live_nodes() { return this->heap_.template live<TreeNode>(); }
+  /// The enumeration time of the timed do-alls (the --check exports' left out).
+  [[nodiscard]] double enumeration_ms() const { return this->heap_.enumeration_ms() - untimed_ms_; }
+  std::vector<BodyView> bodies() {
+    return untimed([&] { return Base::bodies(); });
+  }
+  std::vector<NodeView> nodes() {
+    return untimed([&] { return Base::nodes(); });
+  }
+
+ private:
+  template <class F>
+  auto untimed(F const& f) {
+    double const before = this->heap_.enumeration_ms();
+    auto result         = f();
+    untimed_ms_ += this->heap_.enumeration_ms() - before;
+    return result;
+  }
+
+  void throw_if_failed(int iteration, std::uint64_t failed) {
+    if (failed != 0)
+      throw std::runtime_error("barnes-hut " + AnyTree::allocator_name() + ": iteration " +
+                               std::to_string(iteration) + ": " + std::to_string(failed) +
+                               " allocations failed (" + std::to_string(this->heap_.nulls()) +
+                               " nulls from the allocator, pool " +
+                               std::to_string(pool_bytes(this->b_.p.bodies)) + " bytes)");
+  }
+
+  double untimed_ms_ = 0;
+};
+
+// ------------------------------------------------------------------------------------- runs
+
+/// What a run compares between variants: the bodies at the end and the last tree's size.
+struct Final {
+  std::vector<BodyView> bodies;
+  std::uint64_t nodes = 0;
+  std::uint32_t depth = 0;
+};
+
+/// A run's options and outputs, shared by its variants.
+struct Run {
+  BarnesHutOptions const& o;
+  Params const& p;
+  double initial_mass = 0;
+  std::FILE* csv      = nullptr;  // the heap variant's rows
+  ProfileCsv& profile;            // the heap variant's
 };
 
 bool check_due(BarnesHutOptions const& o, int it) {
   return o.check && (it % o.check_every == 0 || it == o.iterations || it == 1);
 }
 
-bool check(App& app, BarnesHutOptions const& o, Params const& p, double initial_mass, int it) {
+/// --check of one variant after iteration it; `label` is "" for the heap, " (<allocator>)" else.
+template <class App>
+bool check(App& app, std::string const& label, Run const& r, int it) {
   auto const fail = [&](std::string const& what) {
-    std::printf("barnes-hut --check FAILED at iteration %d: %s\n", it, what.c_str());
+    std::printf(
+        "barnes-hut --check FAILED at iteration %d%s: %s\n", it, label.c_str(), what.c_str());
     return false;
   };
   std::vector<BodyView> const bodies = app.bodies();
   std::vector<NodeView> const nodes  = app.nodes();
-  if (bodies.size() != p.bodies)
+  if (bodies.size() != r.p.bodies)
     return fail("the heap holds " + std::to_string(bodies.size()) + " bodies, the run has " +
-                std::to_string(p.bodies));
+                std::to_string(r.p.bodies));
   double mass = 0;
   for (BodyView const& b : bodies) mass += b.mass;
-  if (mass != initial_mass) return fail("the bodies' total mass changed");
+  if (mass != r.initial_mass) return fail("the bodies' total mass changed");
   if (auto v = check_tree(bodies, nodes)) return fail(*v);
   std::string report;
-  if (auto v = check_forces(bodies, nodes, p, o.direct_sample, o.max_direct_error, &report))
+  if (auto v = check_forces(bodies, nodes, r.p, r.o.direct_sample, r.o.max_direct_error, &report))
     return fail(*v);
-  if (auto v = heap_problem(app.heap(), bodies.size() + nodes.size())) return fail(*v);
-  std::printf("barnes-hut --check at iteration %d: %zu nodes, depth %u; %s\n",
+  if constexpr (std::is_same_v<App, HeapApp>) {
+    if (auto v = heap_problem(app.heap(), bodies.size() + nodes.size())) return fail(*v);
+  }
+  std::printf("barnes-hut --check at iteration %d%s: %zu nodes, depth %u; %s\n",
               it,
+              label.c_str(),
               nodes.size(),
               app.depth(),
               report.c_str());
   return true;
 }
 
-}  // namespace
+/// The iterations of one variant: their phase times summed, or nullopt when --check failed.
+template <class App>
+std::optional<Phases> iterate(Run const& r, std::string const& label, App& app) {
+  constexpr bool is_heap = std::is_same_v<App, HeapApp>;
+  Phases total;
+  for (int it = 1; it <= r.o.iterations; ++it) {
+    Phases ph = app.build_and_force();
+    app.throw_on_failed_allocations(it);
+    if (check_due(r.o, it) && !check(app, label, r, it)) return std::nullopt;
+    ph.move_ms = app.move();
+    IterationCost cost;
+    cost.app_ms = ph.total();
+    if constexpr (is_heap) app.end_of_iteration(cost);
+    total.build_ms += ph.build_ms;
+    total.force_ms += ph.force_ms;
+    total.move_ms += ph.move_ms;
+    if constexpr (is_heap) {
+      if (r.profile.enabled()) r.profile.write("heap", it, app.statistics(), cost);
+      if (r.csv != nullptr)
+        std::fprintf(r.csv,
+                     "%d,%llu,%u,%u,%.4f,%.4f,%.4f\n",
+                     it,
+                     static_cast<unsigned long long>(app.live_nodes()),
+                     app.depth(),
+                     ph.rounds,
+                     ph.build_ms,
+                     ph.force_ms,
+                     ph.move_ms);
+    }
+  }
+  return total;
+}
 
-int run_barnes_hut(BarnesHutOptions const& o) {
+/// `barnes-hut <variant>: enumeration E ms of T ms (P%) ...` for a variant on another allocator.
+template <class App>
+void print_enumeration(char const* variant, App& app, double total_ms) {
+  using H = std::decay_t<decltype(app.heap())>;
+  std::printf(
+      "barnes-hut %s: enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched part); "
+      "%llu bytes per Body and %llu per TreeNode requested, %llu grants realigned, %llu nulls\n",
+      variant,
+      app.enumeration_ms(),
+      total_ms,
+      100.0 * app.enumeration_ms() / std::max(total_ms, 1e-9),
+      static_cast<unsigned long long>(H::template request_bytes<Body>()),
+      static_cast<unsigned long long>(H::template request_bytes<TreeNode>()),
+      static_cast<unsigned long long>(app.heap().realigned()),
+      static_cast<unsigned long long>(app.heap().nulls()));
+}
+
+/// Runs one variant ("heap" or an allocator's name); returns its time (ms, the heap's
+/// defragmentation included), negative when --check failed. `final_state`, when given, gets the
+/// bodies and the tree at the end.
+template <class App>
+double run_variant(Run const& r, char const* variant, App& app, Final* final_state) {
+  constexpr bool is_heap           = std::is_same_v<App, HeapApp>;
+  std::string const label          = is_heap ? std::string() : " (" + std::string(variant) + ")";
+  std::optional<Phases> const done = iterate(r, label, app);
+  if (!done) return -1;
+  Phases const& total      = *done;
+  std::string const prefix = std::string(variant) + ":";
+  auto const nodes         = app.live_nodes();
+  std::printf("%-9s %d iterations, build %.3f ms, force %.3f ms, move %.3f ms, total %.3f ms\n",
+              prefix.c_str(),
+              r.o.iterations,
+              total.build_ms,
+              total.force_ms,
+              total.move_ms,
+              total.total());
+  double defrag_ms = 0;
+  if constexpr (is_heap) {
+    defrag_ms = app.defrag_total().defrag_ms;
+    if (auto const& dt = app.defrag_total(); dt.defrag_calls > 0)
+      std::printf("%-9s defragmentation %s\n", prefix.c_str(), app.defrag_summary().c_str());
+  } else {
+    print_enumeration(variant, app, total.total());
+  }
+  std::printf("%-9s final tree %llu nodes, depth %u\n",
+              prefix.c_str(),
+              static_cast<unsigned long long>(nodes),
+              app.depth());
+  if (final_state != nullptr) *final_state = Final{app.bodies(), nodes, app.depth()};
+  return total.total() + defrag_ms;
+}
+
+/// `barnes-hut heap / <variant>: R x (same run)` and how the final states compare: the bodies,
+/// their total mass, the last tree, and the positions of the bodies matched by (mass, x, y) (a
+/// body has no id). The tree's float sums are atomics in any order, so two runs are not
+/// order-identical, not even two heap runs: a difference is reported, not failed (as nbody's).
+void compare_with_heap(BarnesHutOptions const& o,
+                       char const* variant,
+                       double heap_ms,
+                       double ms,
+                       Final const& heap_final,
+                       Final const& f) {
+  constexpr double kTolerance = 1e-3;  // of a position, in the box [-1, 1)^2
+  if (ms > 0) std::printf("barnes-hut heap / %s: %.2fx (same run)\n", variant, heap_ms / ms);
+  auto const sorted = [](std::vector<BodyView> v) {
+    std::sort(v.begin(), v.end(), [](BodyView const& a, BodyView const& b) {
+      return std::tie(a.mass, a.x, a.y) < std::tie(b.mass, b.x, b.y);
+    });
+    return v;
+  };
+  std::vector<BodyView> const a = sorted(heap_final.bodies);
+  std::vector<BodyView> const b = sorted(f.bodies);
+  double mass_a = 0, mass_b = 0, worst = 0;
+  for (BodyView const& v : a) mass_a += v.mass;
+  for (BodyView const& v : b) mass_b += v.mass;
+  for (std::size_t i = 0; i < a.size() && a.size() == b.size(); ++i)
+    worst = std::max({worst,
+                      std::fabs(static_cast<double>(a[i].x) - b[i].x),
+                      std::fabs(static_cast<double>(a[i].y) - b[i].y)});
+  char positions[160];
+  if (worst <= kTolerance)
+    std::snprintf(positions,
+                  sizeof positions,
+                  "equal within %g (largest difference %.3g)",
+                  kTolerance,
+                  worst);
+  else
+    std::snprintf(positions,
+                  sizeof positions,
+                  "differ by up to %.3g (beyond %g: expected after many iterations, not "
+                  "order-identical)",
+                  worst,
+                  kTolerance);
+  std::printf(
+      "barnes-hut heap vs %s after %d iterations: bodies %zu / %zu, total mass %s, tree %llu / "
+      "%llu nodes, depth %u / %u; positions of the bodies matched by mass %s\n",
+      variant,
+      o.iterations,
+      a.size(),
+      b.size(),
+      mass_a == mass_b ? "equal" : "differs",
+      static_cast<unsigned long long>(heap_final.nodes),
+      static_cast<unsigned long long>(f.nodes),
+      heap_final.depth,
+      f.depth,
+      a.size() == b.size() ? positions : "not compared (other body counts)");
+}
+
+void validate(BarnesHutOptions const& o) {
   if (o.iterations < 0) throw std::invalid_argument("barnes-hut: --iterations must be >= 0");
   if (o.check_every < 1) throw std::invalid_argument("barnes-hut: --check-every must be >= 1");
   if (!(o.theta >= 0.0f && o.theta <= 2.0f))
     throw std::invalid_argument("barnes-hut: --theta must be in [0, 2]");
   if (!(o.dt > 0.0f)) throw std::invalid_argument("barnes-hut: --dt must be > 0");
   apps::validate(o.heap);
+  apps::validate_allocators(o.allocators);
+}
+
+/// Each allocator of --allocators after the heap variant: its run and the comparison. False
+/// when --check failed.
+bool run_allocators(Run const& r,
+                    std::vector<BodyInit> const& init,
+                    double heap_ms,
+                    Final const& heap_final) {
+  for (auto const& name : r.o.allocators) {
+    Final f;
+    double ms = 0;
+    with_allocator(name, [&](auto tag) {
+      using App = AnyApp<typename decltype(tag)::type>;
+      App app(r.p, init);
+      std::printf("%-9s pool %.1f MiB, room for %u objects of each type between two compactions\n",
+                  (name + ":").c_str(),
+                  static_cast<double>(App::pool_bytes(r.p.bodies)) / (1 << 20),
+                  App::max_objects(r.p.bodies));
+      ms = run_variant(r, name.c_str(), app, &f);
+    });
+    if (ms < 0) return false;
+    compare_with_heap(r.o, name.c_str(), heap_ms, ms, heap_final, f);
+  }
+  return true;
+}
+
+}  // namespace
+
+int run_barnes_hut(BarnesHutOptions const& o) {
+  validate(o);
   Params p;
   p.bodies                         = o.bodies;
   p.seed                           = o.seed;
@@ -470,49 +832,21 @@ int run_barnes_hut(BarnesHutOptions const& o) {
       open_csv(o.csv, "barnes-hut", "iteration,nodes,depth,rounds,build_ms,force_ms,move_ms");
   ProfileCsv profile;
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, "barnes-hut", Types::block_bytes);
-  App app(o, p, init);
-  std::printf("heap: %u blocks of %u bytes, %u Body or %u TreeNode objects per block\n",
-              app.num_blocks(),
-              static_cast<unsigned>(Types::block_bytes),
-              static_cast<unsigned>(Types::capacity<Body>),
-              static_cast<unsigned>(Types::capacity<TreeNode>));
-  Phases total;
-  for (int it = 1; it <= o.iterations; ++it) {
-    Phases ph = app.build_and_force();
-    app.throw_on_failed_allocations(it);
-    if (check_due(o, it) && !check(app, o, p, initial_mass, it)) return 1;
-    ph.move_ms = app.move();
-    IterationCost cost;
-    cost.app_ms = ph.total();
-    app.end_of_iteration(cost);
-    total.build_ms += ph.build_ms;
-    total.force_ms += ph.force_ms;
-    total.move_ms += ph.move_ms;
-    if (profile.enabled()) profile.write("heap", it, app.statistics(), cost);
-    if (csv.get() != nullptr)
-      std::fprintf(csv.get(),
-                   "%d,%llu,%u,%u,%.4f,%.4f,%.4f\n",
-                   it,
-                   static_cast<unsigned long long>(app.live_nodes()),
-                   app.depth(),
-                   ph.rounds,
-                   ph.build_ms,
-                   ph.force_ms,
-                   ph.move_ms);
+  // Before any kernel of this file runs (allocators.cuh).
+  reserve_cuda_malloc(o.allocators, AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(p.bodies));
+  Run const r{o, p, initial_mass, csv.get(), profile};
+  Final heap_final;
+  double heap_ms = 0;
+  {
+    HeapApp app(o, p, init);
+    std::printf("heap: %u blocks of %u bytes, %u Body or %u TreeNode objects per block\n",
+                app.num_blocks(),
+                static_cast<unsigned>(Types::block_bytes),
+                static_cast<unsigned>(Types::capacity<Body>),
+                static_cast<unsigned>(Types::capacity<TreeNode>));
+    heap_ms = run_variant(r, "heap", app, o.allocators.empty() ? nullptr : &heap_final);
   }
-  auto const nodes = app.live_nodes();
-  std::printf(
-      "heap:     %d iterations, build %.3f ms, force %.3f ms, move %.3f ms, total %.3f ms\n",
-      o.iterations,
-      total.build_ms,
-      total.force_ms,
-      total.move_ms,
-      total.total());
-  if (auto const& dt = app.defrag_total(); dt.defrag_calls > 0)
-    std::printf("heap:     defragmentation %s\n", app.defrag_summary().c_str());
-  std::printf("heap:     final tree %llu nodes, depth %u\n",
-              static_cast<unsigned long long>(nodes),
-              app.depth());
+  if (heap_ms < 0 || !run_allocators(r, init, heap_ms, heap_final)) return 1;
   if (o.check) std::printf("barnes-hut --check passed\n");
   return 0;
 }

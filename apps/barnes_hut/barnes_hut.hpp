@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/heap_flags.hpp"
 
@@ -21,9 +22,11 @@ struct BarnesHutOptions {
   int check_every             = 10;
   std::uint32_t direct_sample = 512;   // bodies whose force --check sums directly
   double max_direct_error     = 0.05;  // the mean relative error allowed against the direct sum
-  std::string csv;
-  std::string profile;
-  HeapFlags heap;  // heap_blocks 0: 2 * ceil(N / N_Body) + 4 * ceil(N / N_Node) + 64
+  /// Also run the app on these allocators (common/allocators.hpp; DynaSOAr Fig. 10).
+  std::vector<std::string> allocators;
+  std::string csv;      // the heap variant's rows
+  std::string profile;  // the heap variant's
+  HeapFlags heap;       // heap_blocks 0: 2 * ceil(N / N_Body) + 4 * ceil(N / N_Node) + 64
   std::uint64_t random_shape = 0;
 };
 
