@@ -330,30 +330,6 @@ struct Phases {
   [[nodiscard]] double total() const { return build_ms + force_ms + move_ms; }
 };
 
-// heap_check.cuh's export_objects for soa::Heap, and the same for AnyHeap below.
-using apps::export_objects;
-
-/// Every live T as a View (heap_check.cuh's export_objects on AnyHeap: its live count, not
-/// soa::Heap's statistics, sizes the sink). Throws std::runtime_error when the do-all exports
-/// another number of objects than the count.
-template <class T, auto Method, class View, class Allocator>
-std::vector<View> export_objects(AnyHeap<Types, Allocator>& heap, std::string const& app) {
-  auto const s                      = heap.stream();
-  unsigned long long const capacity = heap.template live<T>();
-  cudart::device_buffer<View> out(capacity, "--check: exported objects");
-  cudart::device_buffer<unsigned long long> count(1, "--check: exported object count");
-  count.set_zero_async(s);
-  heap.template parallel_do<T, Method>(ExportSink<View>{out.data(), capacity, count.data()});
-  auto const exported = cudart::value_to_host(count.data(), s);
-  if (exported != capacity)
-    throw std::runtime_error(app + " --check: the " + heap.allocator_name() + " heap exported " +
-                             std::to_string(exported) + " objects, its count is " +
-                             std::to_string(capacity));
-  std::vector<View> views(exported);
-  cudart::copy_to_host(views.data(), out.data(), exported, s);
-  return views;
-}
-
 /// What every variant shares: the device board (the root's slot, the split flag, the failed
 /// allocations), the bodies' creation and one iteration's do-alls (the top of this file), on H:
 /// soa::Heap<Types>, or AnyHeap<Types, Allocator> on another allocator (common/any_heap.cuh).

@@ -1,5 +1,5 @@
 // What an app's --check does with its heap beside the app's own invariants (docs/apps.md): the
-// live objects exported through a parallel_do, and the heap's own checks (live-object count
+// live objects exported through a parallel_do (on soa::Heap or AnyHeap), and the heap's own checks (live-object count
 // equal to the enumeration, the invariant catalog on a snapshot). nvcc only.
 //
 //   struct View { std::uint64_t handle; ... };       // host-copyable
@@ -11,6 +11,8 @@
 #pragma once
 
 #include "heaplab/soa/heap.cuh"
+
+#include "common/any_heap.cuh"
 
 #include <cstdint>
 #include <optional>
@@ -38,12 +40,24 @@ struct ExportSink {
   }
 };
 
-/// Every live object of T (with its subtypes) as a View, through `Method(ExportSink<View>)`.
-/// Throws std::runtime_error when the enumeration finds more objects than the heap's statistics.
-template <class T, auto Method, class View, class Types>
-std::vector<View> export_objects(soa::Heap<Types>& heap, std::string const& app) {
+/// The live objects of T (with its subtypes) on soa::Heap: at most its used slots.
+template <class T, class Types>
+std::uint64_t live_bound(soa::Heap<Types>& heap) {
+  return heap.statistics().used_slots;
+}
+/// ... and on AnyHeap (any_heap.cuh): its count of T's live objects (compacts).
+template <class T, class Types, class A>
+std::uint64_t live_bound(AnyHeap<Types, A>& heap) {
+  return heap.template live<T>();
+}
+
+/// Every live object of T (with its subtypes) as a View, through `Method(ExportSink<View>)`, on
+/// soa::Heap or AnyHeap. Throws std::runtime_error when the do-all visits more objects than the
+/// heap counts.
+template <class T, auto Method, class View, class H>
+std::vector<View> export_objects(H& heap, std::string const& app) {
   auto const s                      = heap.stream();
-  unsigned long long const live     = heap.statistics().used_slots;
+  unsigned long long const live     = live_bound<T>(heap);
   unsigned long long const capacity = live + 64;
   cudart::device_buffer<View> out(capacity, "--check: exported objects");
   cudart::device_buffer<unsigned long long> count(1, "--check: exported object count");
@@ -52,7 +66,7 @@ std::vector<View> export_objects(soa::Heap<Types>& heap, std::string const& app)
   auto const exported = cudart::value_to_host(count.data(), s);
   if (exported > capacity)
     throw std::runtime_error(app + " --check: the heap enumerated " + std::to_string(exported) +
-                             " objects, its statistics say " + std::to_string(live));
+                             " objects, it counts " + std::to_string(live) + " live");
   std::vector<View> views(exported);
   cudart::copy_to_host(views.data(), out.data(), exported, s);
   return views;

@@ -518,24 +518,10 @@ class AnyApp {
 
   Census census() { return board_.census(heap_); }
 
-  /// The state for check_world: the grid's pointers and kinds, the heap's live objects (as
-  /// heap_check.cuh's export_objects, sized by the live count instead of soa statistics).
+  /// The state for check_world: the grid's pointers and kinds, the heap's live objects.
   World world() {
-    auto const s                      = heap_.stream();
-    World out                         = board_.grid_world(s);
-    unsigned long long const capacity = heap_.template live<Agent>() + 64;
-    cudart::device_buffer<ObjectView> views(capacity, "--check: exported objects");
-    cudart::device_buffer<unsigned long long> count(1, "--check: exported object count");
-    count.set_zero_async(s);
-    heap_.template parallel_do<Agent, &Agent::export_view>(
-        ExportSink<ObjectView>{views.data(), capacity, count.data()});
-    auto const exported = cudart::value_to_host(count.data(), s);
-    if (exported > capacity)
-      throw std::runtime_error("game-of-life --check: " + AnyAgents::allocator_name() +
-                               " enumerated " + std::to_string(exported) + " objects, more than " +
-                               std::to_string(capacity - 64) + " live");
-    out.objects.resize(exported);
-    cudart::copy_to_host(out.objects.data(), views.data(), exported, s);
+    World out   = board_.grid_world(heap_.stream());
+    out.objects = export_objects<Agent, &Agent::export_view, ObjectView>(heap_, "game-of-life");
     return out;
   }
   /// The live count equals what world() exported.

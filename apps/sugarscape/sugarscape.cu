@@ -456,31 +456,10 @@ std::pair<std::uint64_t, std::uint64_t> census_of(H& heap, Grid& g) {
   return {c[0], c[1]};
 }
 
-/// The live agents of the heap variant (heap_check.cuh; capacity from the heap's statistics).
-std::vector<AgentView> export_agents(Heap& heap) {
+/// The live agents on H (soa::Heap or AnyHeap; heap_check.cuh export_objects).
+template <class H>
+std::vector<AgentView> export_agents(H& heap) {
   return export_objects<Agent, &Agent::export_view, AgentView>(heap, "sugarscape");
-}
-
-/// The live agents on another allocator, as export_objects does for the heap (capacity from the
-/// enumeration's count of live objects). Throws std::runtime_error when the do-all visits more.
-template <class A>
-std::vector<AgentView> export_agents(AnyHeap<Types, A>& heap) {
-  auto const s                      = heap.stream();
-  unsigned long long const live     = heap.template live<Agent>();
-  unsigned long long const capacity = live + 64;
-  Buffer<AgentView> out(capacity, "--check: exported objects");
-  Buffer<unsigned long long> count(1, "--check: exported object count");
-  count.set_zero_async(s);
-  heap.template parallel_do<Agent, &Agent::export_view>(
-      ExportSink<AgentView>{out.data(), capacity, count.data()});
-  auto const exported = cudart::value_to_host(count.data(), s);
-  if (exported > capacity)
-    throw std::runtime_error("sugarscape " + heap.allocator_name() +
-                             " --check: the do-all visited " + std::to_string(exported) +
-                             " objects, the enumeration counted " + std::to_string(live));
-  std::vector<AgentView> views(exported);
-  cudart::copy_to_host(views.data(), out.data(), exported, s);
-  return views;
 }
 
 /// The state for check_state: the cells and the live agents on H.
