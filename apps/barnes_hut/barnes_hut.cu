@@ -57,6 +57,7 @@
 #include "common/grid.cuh"
 #include "common/heap_check.cuh"
 #include "common/no_device.hpp"
+#include "common/result_line.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/cuda/copy.hpp"
 #include "heaplab/cuda/device_buffer.hpp"
@@ -636,23 +637,6 @@ std::optional<Phases> iterate(Run const& r, std::string const& label, App& app) 
   return total;
 }
 
-/// `barnes-hut <variant>: enumeration E ms of T ms (P%) ...` for a variant on another allocator.
-template <class App>
-void print_enumeration(char const* variant, App& app, double total_ms) {
-  using H = std::decay_t<decltype(app.heap())>;
-  std::printf(
-      "barnes-hut %s: enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched part); "
-      "%llu bytes per Body and %llu per TreeNode requested, %llu grants realigned, %llu nulls\n",
-      variant,
-      app.enumeration_ms(),
-      total_ms,
-      100.0 * app.enumeration_ms() / std::max(total_ms, 1e-9),
-      static_cast<unsigned long long>(H::template request_bytes<Body>()),
-      static_cast<unsigned long long>(H::template request_bytes<TreeNode>()),
-      static_cast<unsigned long long>(app.heap().realigned()),
-      static_cast<unsigned long long>(app.heap().nulls()));
-}
-
 /// Runs one variant ("heap" or an allocator's name); returns its time (ms, the heap's
 /// defragmentation included), negative when --check failed. `final_state`, when given, gets the
 /// bodies and the tree at the end.
@@ -678,7 +662,7 @@ double run_variant(Run const& r, char const* variant, App& app, Final* final_sta
     if (auto const& dt = app.defrag_total(); dt.defrag_calls > 0)
       std::printf("%-9s defragmentation %s\n", prefix.c_str(), app.defrag_summary().c_str());
   } else {
-    print_enumeration(variant, app, total.total());
+    app.heap().print_enumeration("barnes-hut", variant, app.enumeration_ms(), total.total());
   }
   std::printf("%-9s final tree %llu nodes, depth %u\n",
               prefix.c_str(),
@@ -822,7 +806,9 @@ int run_barnes_hut(BarnesHutOptions const& o) {
                 static_cast<unsigned>(Types::capacity<TreeNode>));
     heap_ms = run_variant(r, "heap", app, o.allocators.empty() ? nullptr : &heap_final);
   }
-  if (heap_ms < 0 || !run_allocators(r, init, heap_ms, heap_final)) return 1;
+  if (heap_ms < 0) return 1;
+  print_result_line("barnes-hut", "heap", heap_ms, std::nullopt);  // no static baseline
+  if (!run_allocators(r, init, heap_ms, heap_final)) return 1;
   if (o.check) std::printf("barnes-hut --check passed\n");
   return 0;
 }

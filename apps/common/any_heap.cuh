@@ -53,6 +53,7 @@
 #include <cub/device/device_select.cuh>
 
 #include <chrono>
+#include <cstdio>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -62,6 +63,7 @@
 #include <utility>
 
 #include "common/any_heap_check.hpp"
+#include "common/result_line.hpp"
 #include "heaplab/core/object_pointer.hpp"
 #include "heaplab/cuda/copy.hpp"
 #include "heaplab/cuda/device_buffer.hpp"
@@ -446,6 +448,35 @@ class AnyHeap {
       if (!problem) problem = check_any_type(state_of<typename decltype(u)::type>());
     });
     return problem;
+  }
+
+  /// `<app> <variant>: enumeration E ms of T ms (P%, ...); bytes requested per object: Fish 64,
+  /// Shark 64; R grants realigned, N nulls` and the variant's result line (result_line.hpp;
+  /// synchronizes). `enumeration_ms`: the part of the
+  /// variant's timed work (`total_ms`) spent enumerating, which an app may take from
+  /// enumeration_ms() differences around its timed phases.
+  void print_enumeration(char const* app,
+                         char const* variant,
+                         double enumeration_ms,
+                         double total_ms) const {
+    std::string per_type;
+    for_subtypes<void>([&](auto u) {
+      using U = typename decltype(u)::type;
+      per_type += (per_type.empty() ? "" : ", ") + std::string(U::heaplab_type_name) + " " +
+                  std::to_string(request_bytes<U>());
+    });
+    std::printf(
+        "%s %s: enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched part); bytes "
+        "requested per object: %s; %llu grants realigned, %llu nulls\n",
+        app,
+        variant,
+        enumeration_ms,
+        total_ms,
+        100.0 * enumeration_ms / (total_ms > 1e-9 ? total_ms : 1e-9),
+        per_type.c_str(),
+        static_cast<unsigned long long>(realigned()),
+        static_cast<unsigned long long>(nulls()));
+    print_result_line(app, variant, total_ms, enumeration_ms);
   }
 
   /// Milliseconds spent enumerating (compaction and the counts it reads) since construction.

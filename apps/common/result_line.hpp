@@ -28,4 +28,15 @@ inline void print_result_line(char const* app,
     std::printf("result app=%s variant=%s ms=%.3f enumeration_ms=-\n", app, variant, ms);
 }
 
+/// The heap variant's result line and, when the baseline ran, the baseline's and
+/// `heap / baseline: R x (same run)`.
+inline void report_heap_and_baseline(char const* app,
+                                     double heap_ms,
+                                     std::optional<double> baseline_ms) {
+  print_result_line(app, "heap", heap_ms, std::nullopt);
+  if (!baseline_ms) return;
+  print_result_line(app, "baseline", *baseline_ms, std::nullopt);
+  if (*baseline_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / *baseline_ms);
+}
+
 }  // namespace heaplab::apps

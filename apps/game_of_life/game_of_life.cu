@@ -47,6 +47,7 @@
 #include "common/grid.cuh"
 #include "common/heap_check.cuh"
 #include "common/no_device.hpp"
+#include "common/result_line.hpp"
 #include "gen_ca/dense_step.cuh"
 #include "heaplab/soa/heap.cuh"
 
@@ -620,19 +621,7 @@ void print_summary(GameOfLifeOptions const& o, char const* variant, App& app, Ph
         static_cast<unsigned long long>(stats.allocated_blocks),
         stats.fragmentation);
   } else {
-    using H = std::decay_t<decltype(app.heap())>;
-    std::printf(
-        "game-of-life %s: enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched "
-        "part); %llu / %llu bytes per Alive / Candidate requested, %llu grants realigned, %llu "
-        "nulls\n",
-        variant,
-        app.enumeration_ms(),
-        t.total(),
-        100.0 * app.enumeration_ms() / std::max(t.total(), 1e-9),
-        static_cast<unsigned long long>(H::template request_bytes<Alive>()),
-        static_cast<unsigned long long>(H::template request_bytes<Candidate>()),
-        static_cast<unsigned long long>(app.heap().realigned()),
-        static_cast<unsigned long long>(app.heap().nulls()));
+    app.heap().print_enumeration("game-of-life", variant, app.enumeration_ms(), t.total());
     std::printf("%-9s final population alive %llu, candidates %llu; live objects %llu\n",
                 l,
                 static_cast<unsigned long long>(c.alive),
@@ -841,11 +830,12 @@ int run_game_of_life(GameOfLifeOptions const& o) {
   double const heap_ms =
       run_heap(o, rule, initial, csv.get(), profile, o.allocators.empty() ? nullptr : &heap_final);
   if (heap_ms < 0) return 1;
+  std::optional<double> base_ms;
   if (o.baseline) {
-    double const base_ms = run_baseline(o, rule, initial, csv.get());
-    if (base_ms < 0) return 1;
-    if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
+    base_ms = run_baseline(o, rule, initial, csv.get());
+    if (*base_ms < 0) return 1;
   }
+  report_heap_and_baseline("game-of-life", heap_ms, base_ms);
   if (!run_allocators(o, rule, initial, csv.get(), profile, heap_ms, heap_final)) return 1;
   if (o.check) std::printf("game-of-life --check passed\n");
   return 0;

@@ -691,22 +691,6 @@ void print_summary(NbodyOptions const& o, char const* variant, Phases const& t, 
   std::printf(")\n");
 }
 
-/// `<app> <variant>: enumeration E ms of T ms (P%) ...` for a variant on another allocator.
-template <class H>
-void print_enumeration(NbodyOptions const& o, char const* variant, H& heap, double total_ms) {
-  std::printf(
-      "%s %s: enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched part); "
-      "%llu bytes per body requested, %llu grants realigned, %llu nulls\n",
-      app_name(o),
-      variant,
-      heap.enumeration_ms(),
-      total_ms,
-      100.0 * heap.enumeration_ms() / std::max(total_ms, 1e-9),
-      static_cast<unsigned long long>(H::template request_bytes<Body>()),
-      static_cast<unsigned long long>(heap.realigned()),
-      static_cast<unsigned long long>(heap.nulls()));
-}
-
 /// Runs one variant; returns the total time (ms), negative when --check failed. `final` gets the
 /// last state.
 template <class App>
@@ -772,12 +756,10 @@ double run_variant(NbodyOptions const& o,
                   app.defrag_summary().c_str(),
                   100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
   }
-  std::optional<double> enumeration_ms;
-  if constexpr (is_any_app<App>::value) {
-    print_enumeration(o, variant, app.heap(), total.total());
-    enumeration_ms = app.heap().enumeration_ms();
-  }
-  print_result_line(app_name(o), variant, total.total() + defrag_ms, enumeration_ms);
+  if constexpr (is_any_app<App>::value)
+    app.heap().print_enumeration(app_name(o), variant, app.heap().enumeration_ms(), total.total());
+  else
+    print_result_line(app_name(o), variant, total.total() + defrag_ms, std::nullopt);
   final_state              = app.download();
   std::uint64_t const left = totals(final_state).bodies;
   if constexpr (is_heap) {

@@ -39,6 +39,7 @@
 #include "common/allocators.cuh"
 #include "common/allocators.hpp"
 #include "common/any_heap.cuh"
+#include "common/result_line.hpp"
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/no_device.hpp"
@@ -838,22 +839,6 @@ void print_final_counts(char const* variant, Mesh const& mesh, Counters const& c
       static_cast<unsigned long long>(c.removed_springs));
 }
 
-/// `structure <variant>: enumeration E ms of T ms (P%) ...` for a variant on another allocator.
-template <class H>
-void print_enumeration(char const* variant, H& heap, double total_ms) {
-  std::printf(
-      "structure %s: enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched part); "
-      "%llu bytes per Node and %llu per Spring requested, %llu grants realigned, %llu nulls\n",
-      variant,
-      heap.enumeration_ms(),
-      total_ms,
-      100.0 * heap.enumeration_ms() / std::max(total_ms, 1e-9),
-      static_cast<unsigned long long>(H::template request_bytes<Node>()),
-      static_cast<unsigned long long>(H::template request_bytes<Spring>()),
-      static_cast<unsigned long long>(heap.realigned()),
-      static_cast<unsigned long long>(heap.nulls()));
-}
-
 /// Runs one variant; fills `rows` (one per iteration); returns the total ms, negative when
 /// --check failed.
 template <class App>
@@ -933,7 +918,10 @@ double run_variant(char const* variant,
       ms += d.defrag_ms;
     }
   }
-  if constexpr (is_any_app<App>::value) print_enumeration(variant, app.heap(), ms);
+  if constexpr (is_any_app<App>::value)
+    app.heap().print_enumeration("structure", variant, app.heap().enumeration_ms(), ms);
+  else
+    print_result_line("structure", variant, ms, std::nullopt);
   std::printf("structure %s: %d iterations, %.3f ms\n", variant, o.iterations, ms);
   return ms;
 }

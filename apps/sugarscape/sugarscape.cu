@@ -52,6 +52,7 @@
 #include "common/grid.cuh"
 #include "common/heap_check.cuh"
 #include "common/no_device.hpp"
+#include "common/result_line.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/core/object_pointer.hpp"
 #include "heaplab/cuda/copy.hpp"
@@ -774,27 +775,10 @@ void write_iteration(std::FILE* csv, char const* variant, int it, App& app, Phas
   }
 }
 
-/// `<variant>: enumeration E ms of T ms (P%) ...` for a variant on another allocator.
-template <class App>
-void print_enumeration(char const* label, App& app, double total_ms) {
-  using H = std::decay_t<decltype(app.heap())>;
-  std::printf(
-      "%-9s enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched part); %llu bytes "
-      "per Male or Female requested, %llu grants realigned, %llu nulls\n",
-      label,
-      app.enumeration_ms(),
-      total_ms,
-      100.0 * app.enumeration_ms() / std::max(total_ms, 1e-9),
-      static_cast<unsigned long long>(
-          std::max(H::template request_bytes<Male>(), H::template request_bytes<Female>())),
-      static_cast<unsigned long long>(app.heap().realigned()),
-      static_cast<unsigned long long>(app.heap().nulls()));
-}
-
 /// After the iterations: the defragmentation (heap) or the enumeration (other allocators), and
 /// the final population.
 template <class App>
-void print_final(char const* label, App& app, Phases const& total) {
+void print_final(char const* variant, char const* label, App& app, Phases const& total) {
   if constexpr (kIsHeap<App>) {
     if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
       std::printf("%-9s defragmentation %s, %.1f%% of the iterations' time\n",
@@ -802,7 +786,7 @@ void print_final(char const* label, App& app, Phases const& total) {
                   app.defrag_summary().c_str(),
                   100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
   } else {
-    print_enumeration(label, app, total.total());
+    app.heap().print_enumeration("sugarscape", variant, app.enumeration_ms(), total.total());
   }
   auto const [m, f] = app.census();
   std::printf("%-9s final population %llu males, %llu females",
@@ -847,7 +831,7 @@ double run_variant(SugarscapeOptions const& o,
     write_iteration(csv, variant, it, app, p);
   }
   print_summary(label.c_str(), o.iterations, total);
-  print_final(label.c_str(), app, total);
+  print_final(variant, label.c_str(), app, total);
   if (final_view != nullptr) *final_view = app.view();
   double defrag_ms = 0;
   if constexpr (kIsHeap<App>) defrag_ms = app.defrag_total().defrag_ms;
@@ -1014,11 +998,12 @@ int run_sugarscape(SugarscapeOptions const& o) {
   double const heap_ms =
       run_heap(o, initial, csv.get(), profile, o.allocators.empty() ? nullptr : &heap_final);
   if (heap_ms < 0) return 1;
+  std::optional<double> base_ms;
   if (o.baseline) {
-    double const base_ms = run_baseline(o, initial, csv.get());
-    if (base_ms < 0) return 1;
-    if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
+    base_ms = run_baseline(o, initial, csv.get());
+    if (*base_ms < 0) return 1;
   }
+  report_heap_and_baseline("sugarscape", heap_ms, base_ms);
   if (!run_allocators(o, initial, csv.get(), profile, heap_ms, heap_final)) return 1;
   if (o.check) std::printf("sugarscape --check passed\n");
   return 0;

@@ -47,6 +47,7 @@
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/no_device.hpp"
+#include "common/result_line.hpp"
 #include "common/phase_clock.cuh"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/core/object_pointer.hpp"
@@ -785,17 +786,7 @@ class AnyVariant final : public Variant {
   /// `wa-tor <allocator>: enumeration E ms of T ms ...`: the iterations' enumeration (the
   /// compactions and counts of their do-alls, part of their phase times).
   void print_enumeration(double total_ms) const {
-    std::printf(
-        "wa-tor %s: enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched part); "
-        "%llu bytes per Fish and %llu per Shark requested, %llu grants realigned, %llu nulls\n",
-        name(),
-        enumeration_ms_,
-        total_ms,
-        100.0 * enumeration_ms_ / std::max(total_ms, 1e-9),
-        static_cast<unsigned long long>(AnyAgents::template request_bytes<Fish>()),
-        static_cast<unsigned long long>(AnyAgents::template request_bytes<Shark>()),
-        static_cast<unsigned long long>(heap_.realigned()),
-        static_cast<unsigned long long>(heap_.nulls()));
+    heap_.print_enumeration("wa-tor", name(), enumeration_ms_, total_ms);
   }
 
  protected:
@@ -1066,8 +1057,8 @@ void print_ratios(WaTorOptions const& o,
                   RunResult const& mal,
                   bool agree) {
   auto const per = [](RunResult const& r) { return r.iterations > 0 ? r.ms / r.iterations : 0.0; };
-  if (o.baseline && base.ms > 0)
-    std::printf("heap / baseline: %.2fx (same run)\n", heap.ms / base.ms);
+  report_heap_and_baseline(
+      "wa-tor", heap.ms, o.baseline ? std::optional<double>(base.ms) : std::nullopt);
   if (o.cuda_malloc && per(heap) > 0)
     std::printf(
         "cuda-malloc / heap: %.2fx per iteration (same run; cuda-malloc ran %d of %d "
