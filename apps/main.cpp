@@ -375,6 +375,7 @@ CLI::App* add_traffic_command(CLI::App& app, tf::TrafficOptions& o) {
   cmd->add_flag("--baseline",
                 o.baseline,
                 "also run the static SOA baseline (car fields in dense cell arrays)");
+  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);
   add_random_shape(cmd, o.random_shape);
   return cmd;

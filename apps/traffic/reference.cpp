@@ -146,4 +146,19 @@ StateView view_of(World const& w) {
   return s;
 }
 
+World world_of(StateView const& s, Params const& p, Network const& network) {
+  World w = initial_world(p, network);
+  for (CarView const& a : s.cars) {
+    if (a.cell >= w.present.size())
+      throw std::invalid_argument("traffic: a car in cell " + std::to_string(a.cell) +
+                                  " of a network of " + std::to_string(w.present.size()));
+    w.present[a.cell]      = 1;
+    w.id[a.cell]           = a.vehicle.id;
+    w.velocity[a.cell]     = a.vehicle.velocity;
+    w.max_velocity[a.cell] = a.vehicle.max_velocity;
+    w.trip[a.cell]         = a.vehicle.trip;
+  }
+  return w;
+}
+
 }  // namespace heaplab::apps::traffic

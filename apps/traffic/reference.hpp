@@ -60,4 +60,9 @@ std::optional<std::string> check_state(StateView const& s, World const& w);
 /// The dense world as a StateView (handles: cell index + 1), for tests.
 StateView view_of(World const& w);
 
+/// The world of a StateView's cars on `network` (view_of's converse; the plans are not kept): the
+/// heap variant's final state, against which the variants on other allocators are compared.
+/// Throws std::invalid_argument for a car outside the network.
+World world_of(StateView const& s, Params const& p, Network const& network);
+
 }  // namespace heaplab::apps::traffic

@@ -1,5 +1,5 @@
-// `heaplab_apps traffic` (traffic.hpp; docs/apps.md "traffic"): two variants measured in one
-// process, both checked against the CPU reference (reference.hpp):
+// `heaplab_apps traffic` (traffic.hpp; docs/apps.md "traffic"): the variants measured in one
+// process, each checked against the CPU reference (reference.hpp):
 //
 //   heap:      every vehicle is a Car on soa::Heap, made at a producer cell (a kernel over the
 //              producers) and destroyed at the end of its trip (by itself, in parallel_do<Car>);
@@ -7,6 +7,10 @@
 //              array).
 //   baseline:  the static SOA baseline (DynaSOAr sec. 6, category 3): the vehicles' fields merged
 //              into per-cell arrays (dense.hpp), one kernel per phase, one thread per cell.
+//   <allocator> (--allocators): the heap variant's code (CarCells, Car) on another allocator
+//              (common/any_heap.cuh; DynaSOAr Fig. 10): Car objects from its malloc, AOS, with the
+//              standalone do-all, whose enumeration time is reported apart; its final state is
+//              compared with the heap variant's (the same world: the run is deterministic).
 //
 // One iteration (rules.hpp): claims reset (cudaMemsetAsync), parallel_do<Car> decide (plan; a
 // relaxed atomicMin of its key on the claim of the street it enters), parallel_do<Car> move
@@ -24,10 +28,15 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "common/allocators.cuh"
+#include "common/allocators.hpp"
+#include "common/any_heap.cuh"
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/heap_check.cuh"
@@ -87,7 +96,9 @@ class Car {
     return v;
   }
   __device__ void decide(Board b);
-  __device__ void move(soa::HeapRef<Types> heap, Board b);
+  /// Ref: soa::HeapRef<Types>, or AnyHeapRef<Types, Allocator> on another allocator.
+  template <class Ref>
+  __device__ void move(Ref heap, Board b);
   __device__ void export_view(ExportSink<CarView> out);
   __device__ void count_moving(unsigned long long* moving);
 };
@@ -118,7 +129,8 @@ __device__ void Car::decide(Board b) {
   if (plan.claim != kNone) min_into(&b.claims[plan.claim], key(b.p, b.it, c));
 }
 
-__device__ void Car::move(soa::HeapRef<Types> heap, Board b) {
+template <class Ref>
+__device__ void Car::move(Ref heap, Board b) {
   std::uint32_t const c = cell_;
   Plan plan;
   plan.target        = target_;
@@ -161,15 +173,16 @@ __device__ void Car::count_moving(unsigned long long* moving) {
 namespace {
 
 using Heap = soa::Heap<Types>;
-using Ref  = soa::HeapRef<Types>;
 
+/// Ref: soa::HeapRef<Types> or AnyHeapRef<Types, Allocator>.
+template <class Ref>
 __global__ void spawn_kernel(Ref heap, Board b) {
   for (std::uint64_t i = thread_index(); i < b.num_producers; i += thread_stride()) {
     std::uint32_t const c = b.producers[i];
     if (b.cells[c] != nullptr) continue;
     Vehicle const v = spawned(b.p, b.net.cells, b.it, c);
     if (!v.present) continue;
-    Car* const car = heap.make<Car>(c, v);
+    Car* const car = heap.template make<Car>(c, v);
     // order: relaxed (a count, read by the host after the kernel)
     if (car == nullptr) atomicAdd(b.failed_allocs, 1ull);
     b.cells[c] = car;
@@ -265,17 +278,25 @@ struct Phases {
   }
 };
 
-class HeapApp {
+struct CsvRow {
+  char const* variant;
+  int iteration;
+  std::uint64_t cars, moving, live_objects, allocated_blocks;
+  double fragmentation;
+  Phases phases;
+};
+
+/// What the heap variant and the variants on other allocators share beside their heap: a Car* per
+/// cell (the compactor's root array in the heap variant), the claims, the counters and the Board
+/// over them, and the iteration's phases on either heap.
+class CarCells {
  public:
-  HeapApp(TrafficOptions const& o, Params const& p, Network const& network, DeviceNet const& dn)
+  CarCells(Params const& p, Network const& network, DeviceNet const& dn)
       : n_(network.cells()),
         cells_(n_, "traffic car pointers"),
         claims_(network.streets(), "traffic claims"),
         failed_(1, "traffic failed allocations"),
-        counts_(1, "traffic census"),
-        heap_(Heap::with_blocks(heap_blocks(o, n_), heap_options(o.heap))),
-        defrag_(heap_, o.heap, {Types::type_id<Car>}) {
-    auto const s     = heap_.stream();
+        counts_(1, "traffic census") {
     b_.p             = p;
     b_.net           = dn.net();
     b_.cells         = cells_.data();
@@ -283,50 +304,52 @@ class HeapApp {
     b_.producers     = dn.producers();
     b_.num_producers = dn.num_producers();
     b_.failed_allocs = failed_.data();
-    cells_.set_zero_async(s);
-    failed_.set_zero_async(s);
-    defrag_.compactor().add_roots(
-        {reinterpret_cast<std::uint64_t*>(cells_.data()), n_, Types::type_id<Car>});
-    heap_.parallel_do<Car, &Car::count_moving>(counts_.data());  // untimed: parallel_do scratch
-    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(s));
   }
 
-  [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
+  /// No car in any cell and no failed allocation (asynchronous on s).
+  void clear(cudaStream_t s) {
+    cells_.set_zero_async(s);
+    failed_.set_zero_async(s);
+  }
 
-  Phases step(std::uint32_t it) {
+  [[nodiscard]] std::size_t size() const { return n_; }
+  [[nodiscard]] Car** cells() const { return cells_.data(); }
+  [[nodiscard]] unsigned long long* counts() const { return counts_.data(); }
+
+  /// Iteration `it`'s phases (the top of this file) on H: soa::Heap<Types> or AnyHeap<Types, A>.
+  template <class H>
+  Phases step(H& heap, std::uint32_t it) {
+    using Ref    = std::decay_t<decltype(heap.ref())>;
     b_.it        = it;
-    auto const s = heap_.stream();
+    auto const s = heap.stream();
     Phases p;
     p.decide_ms = bench::time_once_ms([&] {
       HEAPLAB_CUDA_TRY(
           cudaMemsetAsync(claims_.data(), 0xFF, claims_.size() * sizeof(std::uint64_t), s));
-      heap_.parallel_do<Car, &Car::decide>(b_);
+      heap.template parallel_do<Car, &Car::decide>(b_);
     });
-    p.move_ms   = bench::time_once_ms([&] { heap_.parallel_do<Car, &Car::move>(heap_.ref(), b_); });
-    p.spawn_ms  = bench::time_once_ms([&] {
-      spawn_kernel<<<blocks_for(b_.num_producers), kThreads, 0, s>>>(heap_.ref(), b_);
+    p.move_ms   = bench::time_once_ms(
+        [&] { heap.template parallel_do<Car, &Car::move<Ref>>(heap.ref(), b_); });
+    p.spawn_ms = bench::time_once_ms([&] {
+      spawn_kernel<<<blocks_for(b_.num_producers), kThreads, 0, s>>>(heap.ref(), b_);
       HEAPLAB_CUDA_TRY(cudaGetLastError());
     });
     return p;
   }
 
-  void throw_on_failed_allocations(int iteration) {
-    auto const failed = cudart::value_to_host(failed_.data(), heap_.stream());
-    if (failed != 0)
-      throw std::runtime_error("traffic: iteration " + std::to_string(iteration) + ": " +
-                               std::to_string(failed) +
-                               " new cars found the heap full; raise --heap-blocks (now " +
-                               std::to_string(num_blocks()) + ")");
+  /// New cars that got no object so far (synchronizes s).
+  std::uint64_t failed(cudaStream_t s) const { return cudart::value_to_host(failed_.data(), s); }
+
+  /// The cars with a nonzero velocity (a parallel_do<Car>; synchronizes).
+  template <class H>
+  std::uint64_t moving(H& heap) {
+    counts_.set_zero_async(heap.stream());
+    heap.template parallel_do<Car, &Car::count_moving>(counts_.data());
+    return cudart::value_to_host(counts_.data(), heap.stream());
   }
 
-  std::uint64_t moving() {
-    counts_.set_zero_async(heap_.stream());
-    heap_.parallel_do<Car, &Car::count_moving>(counts_.data());
-    return cudart::value_to_host(counts_.data(), heap_.stream());
-  }
-
-  StateView view() {
-    auto const s = heap_.stream();
+  /// The grid: per cell its pointer and whether that is a Car (StateView's cars left empty).
+  StateView grid_view(cudaStream_t s) const {
     StateView out;
     Buffer<std::uint64_t> handles(n_, "traffic check: grid pointers");
     Buffer<std::uint8_t> is_car(n_, "traffic check: grid kinds");
@@ -336,15 +359,89 @@ class HeapApp {
     out.is_car.resize(n_);
     cudart::copy_to_host(out.handle.data(), handles.data(), n_, s);
     cudart::copy_to_host(out.is_car.data(), is_car.data(), n_, s);
-    out.cars = export_objects<Car, &Car::export_view, CarView>(heap_, "traffic");
     return out;
+  }
+
+ private:
+  std::size_t n_;
+  Buffer<Car*> cells_;
+  Buffer<std::uint64_t> claims_;
+  Buffer<unsigned long long> failed_, counts_;
+  Board b_;
+};
+
+class HeapApp {
+ public:
+  HeapApp(TrafficOptions const& o, Params const& p, Network const& network, DeviceNet const& dn)
+      : cars_(p, network, dn),
+        heap_(Heap::with_blocks(heap_blocks(o, network.cells()), heap_options(o.heap))),
+        defrag_(heap_, o.heap, {Types::type_id<Car>}) {
+    auto const s = heap_.stream();
+    cars_.clear(s);
+    defrag_.compactor().add_roots(
+        {reinterpret_cast<std::uint64_t*>(cars_.cells()), cars_.size(), Types::type_id<Car>});
+    heap_.parallel_do<Car, &Car::count_moving>(cars_.counts());  // untimed: parallel_do scratch
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(s));
+  }
+
+  [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
+
+  Phases step(std::uint32_t it) { return cars_.step(heap_, it); }
+
+  void throw_on_failed_allocations(int iteration) {
+    auto const failed = cars_.failed(heap_.stream());
+    if (failed != 0)
+      throw std::runtime_error("traffic: iteration " + std::to_string(iteration) + ": " +
+                               std::to_string(failed) +
+                               " new cars found the heap full; raise --heap-blocks (now " +
+                               std::to_string(num_blocks()) + ")");
+  }
+
+  std::uint64_t moving() { return cars_.moving(heap_); }
+
+  StateView view() {
+    StateView out = cars_.grid_view(heap_.stream());
+    out.cars      = export_objects<Car, &Car::export_view, CarView>(heap_, "traffic");
+    return out;
+  }
+
+  /// The heap's own checks after check_state (heap_check.cuh).
+  std::optional<std::string> heap_problem(std::size_t enumerated) const {
+    return apps::heap_problem(heap_, enumerated);
+  }
+
+  CsvRow csv_row(char const* variant, int it, Phases const& ph) {
+    auto const stats = statistics();
+    return {variant,
+            it,
+            stats.used_slots,
+            moving(),
+            stats.used_slots,
+            stats.allocated_blocks,
+            stats.fragmentation,
+            ph};
+  }
+
+  /// After the summary: the defragmentation and the final cars; label "heap:".
+  void print_final(std::string const& label, Phases const& total) {
+    if (auto const& d = defrag_total(); d.defrag_calls > 0)
+      std::printf("%-9s defragmentation %s, %.1f%% of the iterations' time\n",
+                  label.c_str(),
+                  defrag_summary().c_str(),
+                  100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
+    auto const stats = statistics();
+    std::printf("%-9s final %llu cars (%llu moving) in %llu blocks, F %.4f\n",
+                label.c_str(),
+                static_cast<unsigned long long>(stats.used_slots),
+                static_cast<unsigned long long>(moving()),
+                static_cast<unsigned long long>(stats.allocated_blocks),
+                stats.fragmentation);
   }
 
   void end_of_iteration(IterationCost& cost) { (void)defrag_.end_of_iteration(cost); }
   [[nodiscard]] IterationCost const& defrag_total() const { return defrag_.total(); }
   [[nodiscard]] std::string defrag_summary() const { return defrag_.summary(); }
   soa::HeapStatistics statistics() const { return heap_.statistics(); }
-  [[nodiscard]] Heap const& heap() const { return heap_; }
 
  private:
   static std::uint32_t heap_blocks(TrafficOptions const& o, std::uint64_t n) {
@@ -354,13 +451,136 @@ class HeapApp {
     return static_cast<std::uint32_t>(b);
   }
 
-  std::size_t n_;
-  Buffer<Car*> cells_;
-  Buffer<std::uint64_t> claims_;
-  Buffer<unsigned long long> failed_, counts_;
+  CarCells cars_;
   Heap heap_;
   DefragLoop<Types> defrag_;
-  Board b_;
+};
+
+// ------------------------------------------------------------------------ other allocators
+
+/// The live cars of an AnyHeap as CarViews (heap_check.cuh's export_objects does this for the soa
+/// heap, sized by its statistics; here by the live count).
+template <class A>
+std::vector<CarView> export_cars(AnyHeap<Types, A>& heap) {
+  auto const s                      = heap.stream();
+  unsigned long long const live     = heap.template live<Car>();
+  unsigned long long const capacity = live + 64;
+  Buffer<CarView> out(capacity, "--check: exported objects");
+  Buffer<unsigned long long> count(1, "--check: exported object count");
+  count.set_zero_async(s);
+  heap.template parallel_do<Car, &Car::export_view>(
+      ExportSink<CarView>{out.data(), capacity, count.data()});
+  auto const exported = cudart::value_to_host(count.data(), s);
+  if (exported > capacity)
+    throw std::runtime_error("traffic --check: the " + heap.allocator_name() + " heap enumerated " +
+                             std::to_string(exported) + " cars, its live count is " +
+                             std::to_string(live));
+  std::vector<CarView> views(exported);
+  cudart::copy_to_host(views.data(), out.data(), exported, s);
+  return views;
+}
+
+/// The same app on another allocator (common/any_heap.cuh; DynaSOAr Fig. 10): Car objects from
+/// Allocator's malloc, AOS, with the standalone do-all; the phases and cells are the heap
+/// variant's (CarCells).
+template <class Allocator>
+class AnyApp {
+ public:
+  using AnyCars = AnyHeap<Types, Allocator>;
+
+  /// Car's object array: entries between two compactions. It is compacted at every
+  /// parallel_do<Car> (decide, move; the census and --check's export); between move's and the
+  /// next decide's, only spawn creates. At a compaction at most one car per cell lives, move only
+  /// destroys (its entries stay until the next compaction), and spawn adds at most one car per
+  /// producer: at most cells + producers entries, at any size and spawn rate (128 x 128: 574,508;
+  /// the largest 2048 x 2048 grid: below 2.1e8 < 2^31).
+  static std::uint32_t max_objects(Network const& network) {
+    return network.cells() + static_cast<std::uint32_t>(network.producers.size());
+  }
+
+  /// The pool: at most one car per cell lives at any time (move frees, in an earlier kernel than
+  /// spawn's mallocs), each a grant of request_bytes<Car>() (64) or, realigned, 63 more; twice 128
+  /// bytes per cell and 64 MiB leave the allocator room for its headers and fragmentation even in
+  /// a gridlock that fills every cell (128 x 128: 200 MiB). rw-malloc's pool is at most 2^30 pages
+  /// of 16 bytes (16 GiB): it refuses grids above 66.8 million cells (about 1,400 x 1,400
+  /// intersections) with its own error.
+  static std::uint64_t pool_bytes(std::uint64_t cells) {
+    return 2 * cells * (AnyCars::template request_bytes<Car>() + 64) + (64ull << 20);
+  }
+
+  AnyApp(Params const& p, Network const& network, DeviceNet const& dn)
+      : cars_(p, network, dn), heap_(pool_bytes(network.cells()), max_objects(network)) {
+    cars_.clear(heap_.stream());
+    // untimed, as the heap variant's
+    heap_.template parallel_do<Car, &Car::count_moving>(cars_.counts());
+    HEAPLAB_CUDA_TRY(cudaStreamSynchronize(heap_.stream()));
+  }
+
+  /// One iteration; its do-alls' enumeration time is added to enumeration_ms_ (not the census's
+  /// or --check's, which are not timed).
+  Phases step(std::uint32_t it) {
+    double const before = heap_.enumeration_ms();
+    Phases const p      = cars_.step(heap_, it);
+    enumeration_ms_ += heap_.enumeration_ms() - before;
+    return p;
+  }
+
+  /// Throws when a new car got no object: the allocator returned null (nulls()), or Car's array
+  /// was full (max_objects says why it cannot be).
+  void throw_on_failed_allocations(int iteration) {
+    auto const failed = cars_.failed(heap_.stream());
+    if (failed != 0)
+      throw std::runtime_error(
+          "traffic " + AnyCars::allocator_name() + ": iteration " + std::to_string(iteration) +
+          ": " + std::to_string(failed) + " new cars got no object (" +
+          std::to_string(heap_.nulls()) + " nulls from the allocator, pool of " +
+          std::to_string(pool_bytes(cars_.size())) + " bytes; else Car's array was full)");
+  }
+
+  std::uint64_t moving() { return cars_.moving(heap_); }
+
+  StateView view() {
+    StateView out = cars_.grid_view(heap_.stream());
+    out.cars      = export_cars(heap_);
+    return out;
+  }
+
+  /// The heap's live count equals what the enumeration found.
+  std::optional<std::string> heap_problem(std::size_t enumerated) {
+    std::uint64_t const live = heap_.template live<Car>();
+    if (live == enumerated) return std::nullopt;
+    return "the " + AnyCars::allocator_name() + " heap counts " + std::to_string(live) +
+           " live cars, its enumeration " + std::to_string(enumerated);
+  }
+
+  CsvRow csv_row(char const* variant, int it, Phases const& ph) {
+    std::uint64_t const live = heap_.template live<Car>();
+    return {variant, it, live, moving(), live, 0, 0.0, ph};
+  }
+
+  /// After the summary: the enumeration time (DynaSOAr Fig. 10's hatched part) and the final cars.
+  void print_final(std::string const& label, Phases const& total) {
+    std::printf(
+        "%-9s enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched part); %llu "
+        "bytes per car requested, %llu grants realigned, %llu nulls\n",
+        label.c_str(),
+        enumeration_ms_,
+        total.total(),
+        100.0 * enumeration_ms_ / std::max(total.total(), 1e-9),
+        static_cast<unsigned long long>(AnyCars::template request_bytes<Car>()),
+        static_cast<unsigned long long>(heap_.realigned()),
+        static_cast<unsigned long long>(heap_.nulls()));
+    std::uint64_t const live = heap_.template live<Car>();
+    std::printf("%-9s final %llu cars (%llu moving)\n",
+                label.c_str(),
+                static_cast<unsigned long long>(live),
+                static_cast<unsigned long long>(moving()));
+  }
+
+ private:
+  CarCells cars_;
+  AnyCars heap_;
+  double enumeration_ms_ = 0;  // the timed iterations' (step)
 };
 
 /// The baseline's device arrays (dense.hpp's layout).
@@ -435,14 +655,6 @@ class BaselineApp {
   Dense d_;
 };
 
-struct CsvRow {
-  char const* variant;
-  int iteration;
-  std::uint64_t cars, moving, live_objects, allocated_blocks;
-  double fragmentation;
-  Phases phases;
-};
-
 void write_row(std::FILE* csv, CsvRow const& r) {
   if (csv == nullptr) return;
   std::fprintf(csv,
@@ -463,14 +675,17 @@ bool check_due(TrafficOptions const& o, int it) {
   return o.check && (it % o.check_every == 0 || it == o.iterations);
 }
 
-bool check_heap(HeapApp& app, World const& reference, int it) {
+/// --check of one variant after iteration `it` against the reference: prints the first problem,
+/// false when there is one.
+template <class App>
+bool check_variant(char const* variant, App& app, World const& reference, int it) {
   auto const fail = [&](std::string const& what) {
-    std::printf("traffic --check FAILED at iteration %d (heap): %s\n", it, what.c_str());
+    std::printf("traffic --check FAILED at iteration %d (%s): %s\n", it, variant, what.c_str());
     return false;
   };
   StateView const s = app.view();
   if (auto v = check_state(s, reference)) return fail(*v);
-  if (auto v = heap_problem(app.heap(), s.cars.size())) return fail(*v);
+  if (auto v = app.heap_problem(s.cars.size())) return fail(*v);
   return true;
 }
 
@@ -484,54 +699,58 @@ void print_summary(char const* variant, int iterations, Phases const& t) {
               t.total());
 }
 
-double run_heap(TrafficOptions const& o,
-                Params const& p,
-                Network const& network,
-                DeviceNet const& dn,
-                std::FILE* csv,
-                ProfileCsv& profile) {
-  HeapApp app(o, p, network, dn);
-  std::printf("heap: %u blocks of %u bytes, %u Car objects per block\n",
-              app.num_blocks(),
-              static_cast<unsigned>(Types::block_bytes),
-              static_cast<unsigned>(Types::capacity<Car>));
-  World reference = initial_world(p, network);
+/// Runs one variant (HeapApp or AnyApp); returns its total time (ms), negative when --check
+/// failed. `final_view`, when not null, gets the state after the last iteration (untimed).
+template <class App>
+double run_variant(TrafficOptions const& o,
+                   char const* variant,
+                   App& app,
+                   Params const& p,
+                   Network const& network,
+                   std::FILE* csv,
+                   ProfileCsv& profile,
+                   StateView* final_view) {
+  constexpr bool is_heap = std::is_same_v<App, HeapApp>;
+  World reference        = initial_world(p, network);
   Phases total;
   for (int it = 1; it <= o.iterations; ++it) {
     Phases const ph = app.step(static_cast<std::uint32_t>(it));
     app.throw_on_failed_allocations(it);
     IterationCost cost;
     cost.app_ms = ph.total();
-    app.end_of_iteration(cost);
+    if constexpr (is_heap) app.end_of_iteration(cost);
     total.add(ph);
     if (o.check) step(reference, static_cast<std::uint32_t>(it));
-    if (check_due(o, it) && !check_heap(app, reference, it)) return -1;
-    if (profile.enabled()) profile.write("heap", it, app.statistics(), cost);
-    if (csv != nullptr) {
-      auto const stats = app.statistics();
-      write_row(csv,
-                {"heap",
-                 it,
-                 stats.used_slots,
-                 app.moving(),
-                 stats.used_slots,
-                 stats.allocated_blocks,
-                 stats.fragmentation,
-                 ph});
+    if (check_due(o, it) && !check_variant(variant, app, reference, it)) return -1;
+    if constexpr (is_heap) {
+      if (profile.enabled()) profile.write(variant, it, app.statistics(), cost);
     }
+    if (csv != nullptr) write_row(csv, app.csv_row(variant, it, ph));
   }
-  print_summary("heap:", o.iterations, total);
-  if (auto const& d = app.defrag_total(); d.defrag_calls > 0)
-    std::printf("heap:     defragmentation %s, %.1f%% of the iterations' time\n",
-                app.defrag_summary().c_str(),
-                100.0 * d.defrag_ms / std::max(total.total(), 1e-9));
-  auto const stats = app.statistics();
-  std::printf("heap:     final %llu cars (%llu moving) in %llu blocks, F %.4f\n",
-              static_cast<unsigned long long>(stats.used_slots),
-              static_cast<unsigned long long>(app.moving()),
-              static_cast<unsigned long long>(stats.allocated_blocks),
-              stats.fragmentation);
-  return total.total() + app.defrag_total().defrag_ms;
+  std::string const label = std::string(variant) + ":";
+  print_summary(label.c_str(), o.iterations, total);
+  app.print_final(label, total);
+  if (final_view != nullptr) *final_view = app.view();
+  if constexpr (is_heap) {
+    return total.total() + app.defrag_total().defrag_ms;
+  } else {
+    return total.total();
+  }
+}
+
+double run_heap(TrafficOptions const& o,
+                Params const& p,
+                Network const& network,
+                DeviceNet const& dn,
+                std::FILE* csv,
+                ProfileCsv& profile,
+                StateView* final_view) {
+  HeapApp app(o, p, network, dn);
+  std::printf("heap: %u blocks of %u bytes, %u Car objects per block\n",
+              app.num_blocks(),
+              static_cast<unsigned>(Types::block_bytes),
+              static_cast<unsigned>(Types::capacity<Car>));
+  return run_variant(o, "heap", app, p, network, csv, profile, final_view);
 }
 
 double run_baseline(TrafficOptions const& o,
@@ -566,6 +785,56 @@ double run_baseline(TrafficOptions const& o,
   return total.total();
 }
 
+/// `traffic heap / <variant>: R x (same run)` and whether the variant's final state is the heap
+/// variant's: the same cars (id, velocity, speed limit, trip) in the same cells, as it must be (the
+/// run is deterministic: the top of this file); a difference is reported, --check fails it.
+void compare_with_heap(char const* variant,
+                       int iterations,
+                       double heap_ms,
+                       double ms,
+                       World const& heap_final,
+                       StateView const& final_view) {
+  if (ms > 0) std::printf("traffic heap / %s: %.2fx (same run)\n", variant, heap_ms / ms);
+  auto const diff = check_state(final_view, heap_final);
+  std::printf("traffic heap vs %s after %d iterations: %s\n",
+              variant,
+              iterations,
+              diff ? ("DIFFER (\"reference\" is the heap variant): " + *diff).c_str()
+                   : "the same cars in the same cells");
+}
+
+/// Each --allocators variant after the heap's (and the baseline's), compared with the heap's
+/// final state; false when its --check failed.
+bool run_allocators(TrafficOptions const& o,
+                    Params const& p,
+                    Network const& network,
+                    DeviceNet const& dn,
+                    std::FILE* csv,
+                    ProfileCsv& profile,
+                    double heap_ms,
+                    StateView const& heap_view) {
+  World const heap_final = world_of(heap_view, p, network);
+  for (auto const& name : o.allocators) {
+    StateView final_view;
+    double ms = 0;
+    with_allocator(name, [&](auto tag) {
+      using App = AnyApp<typename decltype(tag)::type>;
+      App app(p, network, dn);
+      std::printf(
+          "%s: Car objects of %llu bytes (AOS), room for %u between compactions, pool "
+          "of %llu bytes\n",
+          name.c_str(),
+          static_cast<unsigned long long>(App::AnyCars::template request_bytes<Car>()),
+          App::max_objects(network),
+          static_cast<unsigned long long>(App::pool_bytes(network.cells())));
+      ms = run_variant(o, name.c_str(), app, p, network, csv, profile, &final_view);
+    });
+    if (ms < 0) return false;
+    compare_with_heap(name.c_str(), o.iterations, heap_ms, ms, heap_final, final_view);
+  }
+  return true;
+}
+
 std::uint32_t per_mille(double rate, char const* option) {
   if (!(rate >= 0.0 && rate <= 1.0))
     throw std::invalid_argument(std::string("traffic: ") + option + " must be in [0, 1]");
@@ -578,6 +847,7 @@ int run_traffic(TrafficOptions const& o) {
   if (o.iterations < 0) throw std::invalid_argument("traffic: --iterations must be >= 0");
   if (o.check_every < 1) throw std::invalid_argument("traffic: --check-every must be >= 1");
   apps::validate(o.heap);
+  apps::validate_allocators(o.allocators);
   Params p;
   p.width           = o.width;
   p.height          = o.height;
@@ -604,6 +874,9 @@ int run_traffic(TrafficOptions const& o) {
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
       planted_bug_note(core::mutant::kPlanted).c_str(),
       describe(o.heap).c_str());
+  // Before any kernel of this file runs (allocators.cuh).
+  reserve_cuda_malloc(o.allocators,
+                      AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(network.cells()));
   DeviceNet const dn(network);
   CsvFile const csv = open_csv(o.csv,
                                "traffic",
@@ -611,13 +884,18 @@ int run_traffic(TrafficOptions const& o) {
                                "fragmentation,decide_ms,move_ms,spawn_ms");
   ProfileCsv profile;
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, "traffic", Types::block_bytes);
-  double const heap_ms = run_heap(o, p, network, dn, csv.get(), profile);
+  StateView heap_view;  // the heap's final state, for the other allocators' comparison
+  bool const others = !o.allocators.empty();
+  double const heap_ms =
+      run_heap(o, p, network, dn, csv.get(), profile, others ? &heap_view : nullptr);
   if (heap_ms < 0) return 1;
   if (o.baseline) {
     double const base_ms = run_baseline(o, p, network, dn, csv.get());
     if (base_ms < 0) return 1;
     if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
   }
+  if (others && !run_allocators(o, p, network, dn, csv.get(), profile, heap_ms, heap_view))
+    return 1;
   if (o.check) std::printf("traffic --check passed\n");
   return 0;
 }

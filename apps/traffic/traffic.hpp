@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/heap_flags.hpp"
 
@@ -22,6 +23,8 @@ struct TrafficOptions {
   bool check           = false;
   int check_every      = 10;
   bool baseline        = false;
+  /// Also run the app on these allocators (common/allocators.hpp; DynaSOAr Fig. 10).
+  std::vector<std::string> allocators;
   std::string csv;
   std::string profile;             // the memory profile CSV (common/profile.hpp); empty: none
   HeapFlags heap;                  // heap_blocks 0: 2 * ceil(cells / N_Car) + 64

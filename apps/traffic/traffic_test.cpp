@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -194,4 +195,27 @@ TEST(TrafficCheck, CatchesTheWorldOfCarsThatIgnoreTheirClaims) {
     }
   }
   FAIL() << "ignoring the claims changed nothing in 100 iterations";
+}
+
+TEST(TrafficCheck, TheWorldOfAStateHasItsCarsAndTellsAnotherStateApart) {
+  // world_of: how the variants on other allocators are compared with the heap variant's state.
+  tr::Params const p = params(5, 4, 11);
+  tr::Network const net(p);
+  tr::World w = tr::initial_world(p, net);
+  for (std::uint32_t it = 1; it <= 40; ++it) tr::step(w, it);
+  tr::StateView const s = tr::view_of(w);
+  ASSERT_FALSE(s.cars.empty());
+  tr::World const back = tr::world_of(s, p, net);
+  EXPECT_EQ(back.present, w.present);
+  EXPECT_EQ(tr::population(back).cars, tr::population(w).cars);
+  EXPECT_EQ(tr::population(back).moving, tr::population(w).moving);
+  EXPECT_FALSE(tr::check_state(s, back).has_value());
+
+  tr::StateView other = s;
+  other.cars.front().vehicle.velocity += 1;
+  expect_report(other, back, ": reference car");
+
+  tr::StateView outside     = s;
+  outside.cars.front().cell = net.cells();
+  EXPECT_THROW((void)tr::world_of(outside, p, net), std::invalid_argument);
 }
