@@ -53,9 +53,9 @@
 #include <cub/device/device_select.cuh>
 
 #include <chrono>
-#include <cstdio>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 #include <string>

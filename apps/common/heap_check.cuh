@@ -1,6 +1,6 @@
 // What an app's --check does with its heap beside the app's own invariants (docs/apps.md): the
-// live objects exported through a parallel_do (on soa::Heap or AnyHeap), and the heap's own checks (live-object count
-// equal to the enumeration, the invariant catalog on a snapshot). nvcc only.
+// live objects exported through a parallel_do (on soa::Heap or AnyHeap), and the heap's own checks
+// (live-object count equal to the enumeration, the invariant catalog on a snapshot). nvcc only.
 //
 //   struct View { std::uint64_t handle; ... };       // host-copyable
 //   __device__ void Agent::export_view(ExportSink<View> out) {

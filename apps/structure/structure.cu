@@ -39,10 +39,10 @@
 #include "common/allocators.cuh"
 #include "common/allocators.hpp"
 #include "common/any_heap.cuh"
-#include "common/result_line.hpp"
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/no_device.hpp"
+#include "common/result_line.hpp"
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>

@@ -41,6 +41,7 @@
 #include "common/grid.cuh"
 #include "common/heap_check.cuh"
 #include "common/no_device.hpp"
+#include "common/result_line.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/core/object_pointer.hpp"
 #include "heaplab/cuda/copy.hpp"
@@ -458,28 +459,6 @@ class HeapApp {
 
 // ------------------------------------------------------------------------ other allocators
 
-/// The live cars of an AnyHeap as CarViews (heap_check.cuh's export_objects does this for the soa
-/// heap, sized by its statistics; here by the live count).
-template <class A>
-std::vector<CarView> export_cars(AnyHeap<Types, A>& heap) {
-  auto const s                      = heap.stream();
-  unsigned long long const live     = heap.template live<Car>();
-  unsigned long long const capacity = live + 64;
-  Buffer<CarView> out(capacity, "--check: exported objects");
-  Buffer<unsigned long long> count(1, "--check: exported object count");
-  count.set_zero_async(s);
-  heap.template parallel_do<Car, &Car::export_view>(
-      ExportSink<CarView>{out.data(), capacity, count.data()});
-  auto const exported = cudart::value_to_host(count.data(), s);
-  if (exported > capacity)
-    throw std::runtime_error("traffic --check: the " + heap.allocator_name() + " heap enumerated " +
-                             std::to_string(exported) + " cars, its live count is " +
-                             std::to_string(live));
-  std::vector<CarView> views(exported);
-  cudart::copy_to_host(views.data(), out.data(), exported, s);
-  return views;
-}
-
 /// The same app on another allocator (common/any_heap.cuh; DynaSOAr Fig. 10): Car objects from
 /// Allocator's malloc, AOS, with the standalone do-all; the phases and cells are the heap
 /// variant's (CarCells).
@@ -541,7 +520,7 @@ class AnyApp {
 
   StateView view() {
     StateView out = cars_.grid_view(heap_.stream());
-    out.cars      = export_cars(heap_);
+    out.cars      = export_objects<Car, &Car::export_view, CarView>(heap_, "traffic");
     return out;
   }
 
@@ -560,16 +539,8 @@ class AnyApp {
 
   /// After the summary: the enumeration time (DynaSOAr Fig. 10's hatched part) and the final cars.
   void print_final(std::string const& label, Phases const& total) {
-    std::printf(
-        "%-9s enumeration %.3f ms of %.3f ms (%.1f%%, DynaSOAr Fig. 10's hatched part); %llu "
-        "bytes per car requested, %llu grants realigned, %llu nulls\n",
-        label.c_str(),
-        enumeration_ms_,
-        total.total(),
-        100.0 * enumeration_ms_ / std::max(total.total(), 1e-9),
-        static_cast<unsigned long long>(AnyCars::template request_bytes<Car>()),
-        static_cast<unsigned long long>(heap_.realigned()),
-        static_cast<unsigned long long>(heap_.nulls()));
+    std::string const variant = label.substr(0, label.size() - 1);  // "<name>:"
+    heap_.print_enumeration("traffic", variant.c_str(), enumeration_ms_, total.total());
     std::uint64_t const live = heap_.template live<Car>();
     std::printf("%-9s final %llu cars (%llu moving)\n",
                 label.c_str(),
@@ -889,11 +860,12 @@ int run_traffic(TrafficOptions const& o) {
   double const heap_ms =
       run_heap(o, p, network, dn, csv.get(), profile, others ? &heap_view : nullptr);
   if (heap_ms < 0) return 1;
+  std::optional<double> base_ms;
   if (o.baseline) {
-    double const base_ms = run_baseline(o, p, network, dn, csv.get());
-    if (base_ms < 0) return 1;
-    if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
+    base_ms = run_baseline(o, p, network, dn, csv.get());
+    if (*base_ms < 0) return 1;
   }
+  report_heap_and_baseline("traffic", heap_ms, base_ms);
   if (others && !run_allocators(o, p, network, dn, csv.get(), profile, heap_ms, heap_view))
     return 1;
   if (o.check) std::printf("traffic --check passed\n");

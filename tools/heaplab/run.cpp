@@ -63,20 +63,22 @@ constexpr AppSmokeRun kAppSmokeRuns[] = {
      "--baseline --defrag-every 20 --defrag-n 2 --allocators cuda-malloc,rw-malloc"},
     {"wa-tor",
      "wa-tor --width 256 --height 128 --iterations 100 --check --check-every 10 --baseline "
-     "--cuda-malloc --defrag-after 5% --defrag-n 4"},
+     "--cuda-malloc --defrag-after 5% --defrag-n 4 --allocators cuda-malloc,rw-malloc"},
     {"structure",
      "structure --width 64 --height 32 --iterations 60 --shrink 0.002 --check --check-every 5 "
-     "--baseline --defrag-every 10 --defrag-n 2"},
+     "--baseline --defrag-every 10 --defrag-n 2 --allocators cuda-malloc,rw-malloc"},
     {"game-of-life",
      "game-of-life --width 160 --height 96 --iterations 100 --density 0.3 --check --check-every 5 "
-     "--baseline --defrag-every 10 --defrag-n 2"},
+     "--baseline --defrag-every 10 --defrag-n 2 --allocators cuda-malloc,rw-malloc"},
     {"sugarscape",
      "sugarscape --width 128 --height 96 --iterations 60 --check --check-every 5 --baseline "
-     "--defrag-every 10 --defrag-n 2"},
+     "--defrag-every 10 --defrag-n 2 --allocators cuda-malloc,rw-malloc"},
     {"traffic",
      "traffic --width 12 --height 9 --iterations 150 --check --check-every 10 --baseline "
-     "--defrag-every 20 --defrag-n 2"},
-    {"barnes-hut", "barnes-hut --bodies 2000 --iterations 30 --check --check-every 10"},
+     "--defrag-every 20 --defrag-n 2 --allocators cuda-malloc,rw-malloc"},
+    {"barnes-hut",
+     "barnes-hut --bodies 2000 --iterations 30 --check --check-every 10 --allocators "
+     "cuda-malloc,rw-malloc"},
 };
 /// The same apps on random shapes (`--random-shape`, docs/apps.md "Random shapes"): no shape
 /// options, so that heaplab_apps draws grid sides, densities, body counts, rules and scenarios.
