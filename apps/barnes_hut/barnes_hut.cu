@@ -683,7 +683,7 @@ void compare_with_heap(BarnesHutOptions const& o,
                        Final const& heap_final,
                        Final const& f) {
   constexpr double kTolerance = 1e-3;  // of a position, in the box [-1, 1)^2
-  if (ms > 0) std::printf("barnes-hut heap / %s: %.2fx (same run)\n", variant, heap_ms / ms);
+  print_heap_ratio("barnes-hut", variant, heap_ms, ms);
   auto const sorted = [](std::vector<BodyView> v) {
     std::sort(v.begin(), v.end(), [](BodyView const& a, BodyView const& b) {
       return std::tie(a.mass, a.x, a.y) < std::tie(b.mass, b.x, b.y);

@@ -28,6 +28,11 @@ inline void print_result_line(char const* app,
     std::printf("result app=%s variant=%s ms=%.3f enumeration_ms=-\n", app, variant, ms);
 }
 
+/// `<app> heap / <variant>: R x (same run)`: the heap's time over another variant's.
+inline void print_heap_ratio(char const* app, char const* variant, double heap_ms, double ms) {
+  if (ms > 0) std::printf("%s heap / %s: %.2fx (same run)\n", app, variant, heap_ms / ms);
+}
+
 /// The heap variant's result line and, when the baseline ran, the baseline's and
 /// `heap / baseline: R x (same run)`.
 inline void report_heap_and_baseline(char const* app,

@@ -694,7 +694,7 @@ bool compare_with_heap(GameOfLifeOptions const& o,
                        double ms,
                        Grid const& heap_final,
                        Grid const& final_alive) {
-  if (ms > 0) std::printf("game-of-life heap / %s: %.2fx (same run)\n", variant, heap_ms / ms);
+  print_heap_ratio("game-of-life", variant, heap_ms, ms);
   auto const diff = gen_ca::first_difference(heap_final, final_alive);
   std::printf("game-of-life heap vs %s after %d generations: alive %llu / %llu, %s\n",
               variant,

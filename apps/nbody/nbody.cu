@@ -790,7 +790,7 @@ void compare_with_heap(NbodyOptions const& o,
                        double ms,
                        State const& heap_final,
                        State const& final_state) {
-  if (ms > 0) std::printf("%s heap / %s: %.2fx (same run)\n", app_name(o), variant, heap_ms / ms);
+  print_heap_ratio(app_name(o), variant, heap_ms, ms);
   std::uint64_t const hb = totals(heap_final).bodies;
   std::uint64_t const vb = totals(final_state).bodies;
   auto const diff        = compare_states(final_state, heap_final, o.reference_tolerance);

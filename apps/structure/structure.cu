@@ -1024,7 +1024,7 @@ bool run_allocators(StructureOptions const& o,
       ms = run_variant(name.c_str(), app, o, mesh, csv, rows, no_profile);
     });
     if (ms < 0) return false;
-    if (ms > 0) std::printf("structure heap / %s: %.2fx (same run)\n", name.c_str(), heap_ms / ms);
+    print_heap_ratio("structure", name.c_str(), heap_ms, ms);
     if (!same_counts(o, name.c_str(), heap_rows, rows)) return false;
   }
   return true;

@@ -909,7 +909,7 @@ bool compare_with_heap(SugarscapeOptions const& o,
                        StateView const& heap_final,
                        StateView const& final_view,
                        Params const& p) {
-  if (ms > 0) std::printf("sugarscape heap / %s: %.2fx (same run)\n", variant, heap_ms / ms);
+  print_heap_ratio("sugarscape", variant, heap_ms, ms);
   auto const [hm, hf] = population_of(heap_final);
   auto const [vm, vf] = population_of(final_view);
   auto const diff     = compare_views(heap_final, final_view, p);

@@ -765,7 +765,7 @@ void compare_with_heap(char const* variant,
                        double ms,
                        World const& heap_final,
                        StateView const& final_view) {
-  if (ms > 0) std::printf("traffic heap / %s: %.2fx (same run)\n", variant, heap_ms / ms);
+  print_heap_ratio("traffic", variant, heap_ms, ms);
   auto const diff = check_state(final_view, heap_final);
   std::printf("traffic heap vs %s after %d iterations: %s\n",
               variant,

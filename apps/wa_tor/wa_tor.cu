@@ -1115,7 +1115,7 @@ bool run_allocators(WaTorOptions const& o,
       if (r.ok) v.print_enumeration(r.ms);
     });
     if (!r.ok) return false;
-    if (r.ms > 0) std::printf("wa-tor heap / %s: %.2fx (same run)\n", name.c_str(), heap.ms / r.ms);
+    print_heap_ratio("wa-tor", name.c_str(), heap.ms, r.ms);
     std::printf(agree ? "wa-tor heap vs %s: populations identical after every iteration\n"
                       : "wa-tor heap vs %s: populations DIFFER (run with --check to see where)\n",
                 name.c_str());
