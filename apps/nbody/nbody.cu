@@ -638,7 +638,8 @@ struct ReferenceRun {
   Reference ref;
 };
 
-/// --check of one variant after iteration g; prints the first problem, false when there is one.
+/// --check of one variant after iteration g (any_problem: AnyHeap::verify()'s); prints the first
+/// problem, false when there is one.
 template <class App>
 bool check_variant(NbodyOptions const& o,
                    char const* variant,
@@ -647,12 +648,14 @@ bool check_variant(NbodyOptions const& o,
                    ReferenceRun& ref,
                    int g,
                    std::optional<std::uint64_t> heap_live,
-                   check::HeapSnapshot const* snapshot) {
+                   check::HeapSnapshot const* snapshot,
+                   std::optional<std::string> const& any_problem = std::nullopt) {
   auto const fail = [&](std::string const& what) {
     std::printf(
         "%s --check FAILED at iteration %d (%s): %s\n", app_name(o), g, variant, what.c_str());
     return false;
   };
+  if (any_problem) return fail(*any_problem);  // AnyHeap's array invariants
   State const s = app.download();
   Expected e;
   e.initial            = initial;
@@ -709,14 +712,9 @@ double run_variant(NbodyOptions const& o,
       auto const stats = app.statistics();
       auto const snap  = app.snapshot();
       return check_variant(o, variant, app, t0, ref, g, stats.used_slots, &snap);
+    } else if constexpr (is_any_app<App>::value) {
+      return check_variant(o, variant, app, t0, ref, g, std::nullopt, nullptr, app.heap().verify());
     } else {
-      if constexpr (is_any_app<App>::value) {
-        if (auto const v = app.heap().verify()) {
-          std::printf(
-              "%s --check FAILED at iteration %d (%s): %s\n", app_name(o), g, variant, v->c_str());
-          return false;
-        }
-      }
       return check_variant(o, variant, app, t0, ref, g, std::nullopt, nullptr);
     }
   };
