@@ -344,14 +344,14 @@ class AnyHeap {
 
   /// A heap over a fresh pool of pool_bytes (Allocator::Pool) with room for max_objects objects of
   /// each concrete type between two compactions. Throws std::invalid_argument for max_objects 0 or
-  /// above 2^31, cudart::out_of_memory, and what the pool throws.
+  /// 2^31 and above (CUB's item counts are int), cudart::out_of_memory, and what the pool throws.
   AnyHeap(std::uint64_t pool_bytes, std::uint32_t max_objects, cudaStream_t stream = nullptr)
       : pool_(pool_bytes, current_device()), stream_(stream) {
     namespace d = any_heap_detail;
     static_assert(all_trivially_destructible(std::make_index_sequence<Types::num_types>{}),
                   "AnyHeap: every type's destructor must be trivial (destroy runs none)");
-    if (max_objects == 0 || max_objects > (1u << 31))
-      throw std::invalid_argument("AnyHeap: max_objects must be in 1 .. 2^31");
+    if (max_objects == 0 || max_objects >= (1u << 31))
+      throw std::invalid_argument("AnyHeap: max_objects must be in 1 .. 2^31 - 1");
     objects_  = cudart::device_buffer<std::uint64_t>(std::uint64_t{max_objects} * Types::num_types,
                                                     "any-heap object arrays");
     control_  = cudart::device_buffer<unsigned>(d::kControlWords * Types::num_types,

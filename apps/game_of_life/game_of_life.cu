@@ -478,7 +478,7 @@ class AnyApp {
   /// at most one per dead cell: A + births <= cells; Alive::update destroys, it makes none.
   /// Candidate: compacted at Candidate::update to C candidates (dead cells); Alive::update adds
   /// one per dying cell (alive, so not among the C) and one per claimed empty cell (neither):
-  /// C + made <= cells. (validate keeps cells <= 2^31, AnyHeap's limit.)
+  /// C + made <= cells. (validate keeps cells <= 2^31; AnyHeap takes up to 2^31 - 1, and says so.)
   static std::uint32_t max_objects(std::uint64_t cells) {
     return static_cast<std::uint32_t>(cells);
   }
