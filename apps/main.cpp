@@ -11,6 +11,7 @@
 
 #include "barnes_hut/barnes_hut.hpp"
 #include "common/cli.hpp"
+#include "common/memory_budget.hpp"
 #include "common/no_device.hpp"
 #include "game_of_life/game_of_life.hpp"
 #include "gen_ca/gen_ca.hpp"
@@ -151,8 +152,8 @@ CLI::App* add_nbody_command(CLI::App& app, nb::NbodyOptions& o, bool collision) 
       "--baseline",
       o.baseline,
       "also run the static SOA baseline (alive flags, no allocation) in the same process");
-  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);
+  apps::add_variant_options(cmd, o.heap, o.allocators, &o.baseline);
   add_random_shape(cmd, o.random_shape);
   return cmd;
 }
@@ -211,8 +212,8 @@ CLI::App* add_wa_tor_command(CLI::App& app, wt::WaTorOptions& o) {
                   "the ratio is per iteration")
       ->check(CLI::Range(0, 1 << 20))
       ->needs(cm);
-  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);  // --heap-blocks default: docs/apps.md "wa-tor"
+  apps::add_variant_options(cmd, o.heap, o.allocators, &o.baseline);
   add_random_shape(cmd, o.random_shape);
   return cmd;
 }
@@ -266,8 +267,8 @@ CLI::App* add_structure_command(CLI::App& app, st::StructureOptions& o) {
       "iteration",
       "structure");
   cmd->add_flag("--baseline", o.baseline, "also run the static SOA baseline in the same process");
-  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);
+  apps::add_variant_options(cmd, o.heap, o.allocators, &o.baseline);
   add_random_shape(cmd, o.random_shape);
   return cmd;
 }
@@ -304,8 +305,8 @@ CLI::App* add_game_of_life_command(CLI::App& app, gl::GameOfLifeOptions& o) {
   cmd->add_flag("--baseline",
                 o.baseline,
                 "also run the static dense-grid baseline (no allocation) in the same process");
-  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);
+  apps::add_variant_options(cmd, o.heap, o.allocators, &o.baseline);
   add_random_shape(cmd, o.random_shape);
   return cmd;
 }
@@ -339,8 +340,8 @@ CLI::App* add_sugarscape_command(CLI::App& app, sg::SugarscapeOptions& o) {
       "--baseline",
       o.baseline,
       "also run the static SOA baseline (agent fields in dense cell arrays, no allocation)");
-  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);
+  apps::add_variant_options(cmd, o.heap, o.allocators, &o.baseline);
   add_random_shape(cmd, o.random_shape);
   return cmd;
 }
@@ -375,8 +376,8 @@ CLI::App* add_traffic_command(CLI::App& app, tf::TrafficOptions& o) {
   cmd->add_flag("--baseline",
                 o.baseline,
                 "also run the static SOA baseline (car fields in dense cell arrays)");
-  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);
+  apps::add_variant_options(cmd, o.heap, o.allocators, &o.baseline);
   add_random_shape(cmd, o.random_shape);
   return cmd;
 }
@@ -413,8 +414,8 @@ CLI::App* add_barnes_hut_command(CLI::App& app, bh::BarnesHutOptions& o) {
                   o.max_direct_error,
                   "the mean relative force error allowed against the direct sum (needs --check)")
       ->needs(check);
-  apps::add_allocators_option(cmd, o.allocators);
   apps::add_heap_flags(cmd, o.heap, o.profile);
+  apps::add_variant_options(cmd, o.heap, o.allocators, nullptr);
   add_random_shape(cmd, o.random_shape);
   return cmd;
 }
@@ -477,6 +478,13 @@ int main(int argc, char** argv) {
   } catch (CLI::ParseError const& e) {
     // --help prints and exits 0; any other parse error is a usage error: one line, status 2.
     return heaplab::program::parse_error(app, e, "heaplab_apps");
+  } catch (apps::OutOfMemory const& e) {
+    // A run that does not fit the memory it was given (--memory-mib): not an error of the app,
+    // an answer tools/figure11 reads.
+    std::printf("%s\n", apps::does_not_fit_line(e).c_str());
+    std::fflush(stdout);
+    std::fprintf(stderr, "heaplab_apps: %s\n", e.what());
+    return heaplab::program::kExitOutOfMemory;
   } catch (apps::NoDevice const& e) {
     std::fprintf(stderr, "heaplab_apps: SKIPPED: nothing ran: %s\n", e.what());
     return apps::kNoDeviceExit;

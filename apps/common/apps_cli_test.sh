@@ -29,6 +29,16 @@ check 2 "error: .*--seed.*expected an integer" "gen-ca --seed -1" -- gen-ca --se
 check 2 "error: .*--seed.*expected an integer" "nbody --seed 010" -- nbody --seed 010
 check 2 "error: .*--density.*expected a number" "gen-ca --density nan" -- gen-ca --density nan
 check 2 "error: .*--density.*expected a number" "gen-ca --density 0x1p-1" -- gen-ca --density 0x1p-1
+# The variants of a run (common/cli.hpp add_variant_options): --only runs one variant alone and
+# excludes the options that add others; --memory-mib sizes every variant and excludes
+# --heap-blocks.
+check 2 "--only.*excludes|excludes.*--only" "--only with --baseline" -- nbody --only heap --baseline
+check 2 "--only.*excludes|excludes.*--only" "--only with --allocators" -- wa-tor --only heap --allocators rw-malloc
+check 2 "--only.*excludes|excludes.*--only" "--only with wa-tor --cuda-malloc" -- wa-tor --only baseline --cuda-malloc
+check 2 "error: .*--only" "--only names an unknown variant" -- traffic --only halloc
+check 2 "error: .*--only" "barnes-hut has no baseline for --only" -- barnes-hut --only baseline
+check 2 "--memory-mib.*excludes|excludes.*--memory-mib" "--memory-mib with --heap-blocks" -- sugarscape --memory-mib 4 --heap-blocks 9
+check 2 "error: .*--memory-mib" "--memory-mib 0" -- structure --memory-mib 0
 CUDA_VISIBLE_DEVICES=-1 "$apps" gen-ca --width 16 --height 16 --iterations 1 > "$tmp/out" 2>&1
 status=$?
 if [ $status -eq 4 ] && grep -q "SKIPPED: nothing ran" "$tmp/out"; then

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -61,17 +62,50 @@ inline void add_heap_flags(CLI::App* cmd, HeapFlags& f, std::string& profile) {
       ->check(CLI::IsMember({"forwarding", "recompute-global", "recompute-shared"}));
 }
 
-/// --allocators: the app also runs on these allocators, in the same process (allocators.hpp).
-inline void add_allocators_option(CLI::App* cmd, std::vector<std::string>& names) {
+/// The variants of a run: --allocators (the app also runs on these allocators, allocators.hpp),
+/// --memory-mib (every variant in the same memory, memory_budget.hpp) and --only (one variant
+/// alone). Call it after the command's --baseline (and wa-tor's --cuda-malloc), which --only
+/// excludes; `baseline` is nullptr for an app without a baseline.
+inline void add_variant_options(CLI::App* cmd,
+                                HeapFlags& heap,
+                                std::vector<std::string>& allocators,
+                                bool* baseline) {
   std::string list;
   for (auto const& n : allocator_names()) list += (list.empty() ? "" : ", ") + n;
-  cmd->add_option("--allocators",
-                  names,
-                  "also run the app on these allocators in the same process, AOS objects and a "
-                  "standalone do-all whose enumeration time is reported apart (DynaSOAr Fig. 10; "
-                  "docs/apps.md \"Other allocators\"): " +
-                      list)
-      ->delimiter(',');
+  auto* alloc = cmd->add_option("--allocators",
+                                allocators,
+                                "also run the app on these allocators in the same process, AOS "
+                                "objects and a standalone do-all whose enumeration time is "
+                                "reported apart (DynaSOAr Fig. 10; docs/apps.md \"Other "
+                                "allocators\"): " +
+                                    list)
+                    ->delimiter(',');
+  cmd->add_option("--memory-mib",
+                  heap.memory_mib,
+                  "N: every variant holds its objects in N MiB: the heap's blocks, each "
+                  "allocator's pool, the baseline's object arrays; a variant that does not fit "
+                  "prints `result ... fits=0` and the run exits 5 (DynaSOAr Fig. 11, "
+                  "tools/figure11; docs/apps.md \"Same memory for every variant\")")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
+      ->excludes("--heap-blocks");
+  std::vector<std::string> names{"heap"};
+  if (baseline != nullptr) names.emplace_back("baseline");
+  for (auto const& n : allocator_names()) names.push_back(n);
+  auto* only =
+      cmd->add_option_function<std::string>(
+             "--only",
+             [&heap, &allocators, baseline](std::string const& v) {
+               heap.run_heap = v == "heap";
+               if (baseline != nullptr) *baseline = v == "baseline";
+               allocators.clear();
+               if (v != "heap" && v != "baseline") allocators.push_back(v);
+             },
+             "VARIANT: run this variant alone (tools/figure11's probes): heap" +
+                 std::string(baseline != nullptr ? ", baseline" : "") + " or one of " + list)
+          ->check(CLI::IsMember(names))
+          ->excludes(alloc);
+  for (char const* other : {"--baseline", "--cuda-malloc"})
+    if (auto* o = cmd->get_option_no_throw(other)) only->excludes(o);
 }
 
 }  // namespace heaplab::apps

@@ -11,6 +11,7 @@
 #include "common/allocators.hpp"
 #include "common/any_heap_check.hpp"
 #include "common/heap_flags.hpp"
+#include "common/memory_budget.hpp"
 #include "common/profile.hpp"
 #include "heaplab/core/object_pointer.hpp"
 
@@ -152,6 +153,64 @@ AnyTypeState consistent_any_state() {
     s.entries.push_back(a == 0 ? 0 : core::encode_object_pointer(a, 0, 1, 2));
   s.record_index = {0, 0, 2, 3};
   return s;
+}
+
+TEST(MemoryBudget, WithoutMemoryMibEveryVariantKeepsItsDefault) {
+  HeapFlags f;
+  EXPECT_EQ(memory_bytes(f), 0u);
+  EXPECT_EQ(heap_blocks_for(f, 4096, 123), 123u);
+  EXPECT_EQ(pool_bytes_for(f, 999), 999u);
+  f.heap_blocks = 77;
+  EXPECT_EQ(heap_blocks_for(f, 4096, 123), 77u);
+}
+
+TEST(MemoryBudget, MemoryMibSizesTheHeapAndThePools) {
+  HeapFlags f;
+  f.memory_mib = 3;
+  EXPECT_EQ(memory_bytes(f), 3u * 1024 * 1024);
+  EXPECT_EQ(heap_blocks_for(f, 4096, 123), 768u);    // 3 MiB / 4 KiB
+  EXPECT_EQ(heap_blocks_for(f, 5000, 123), 629u);    // rounded down: 3145728 / 5000 = 629.1
+  EXPECT_EQ(heap_blocks_for(f, 8u << 20, 123), 1u);  // never 0 blocks
+  EXPECT_EQ(pool_bytes_for(f, 999), 3u * 1024 * 1024);
+  EXPECT_THROW(heap_blocks_for(f, 0, 1), std::invalid_argument);
+  f.memory_mib = 1u << 20;  // 1 TiB of 64-byte blocks: 2^34 blocks
+  EXPECT_THROW(heap_blocks_for(f, 64, 1), std::invalid_argument);
+}
+
+TEST(MemoryBudget, HeapBlocksAndMemoryMibExcludeEachOther) {
+  HeapFlags f;
+  f.memory_mib  = 4;
+  f.heap_blocks = 10;
+  EXPECT_THROW(validate(f), std::invalid_argument);
+  f.heap_blocks = 0;
+  EXPECT_NO_THROW(validate(f));
+  EXPECT_NE(describe(f).find("every variant in 4 MiB"), std::string::npos) << describe(f);
+}
+
+TEST(MemoryBudget, FailedAllocationsAndOversizedBaselinesDoNotFit) {
+  EXPECT_NO_THROW(require_no_failed_allocations("wa-tor", "heap", 0, "by iteration 3"));
+  try {
+    require_no_failed_allocations("wa-tor", "rw-malloc", 12, "by iteration 3", "pool 1 MiB");
+    FAIL() << "12 failed allocations fit";
+  } catch (OutOfMemory const& e) {
+    EXPECT_EQ(e.app(), "wa-tor");
+    EXPECT_EQ(e.variant(), "rw-malloc");
+    EXPECT_NE(std::string(e.what()).find("12 allocations answered null by iteration 3"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(does_not_fit_line(e), "result app=wa-tor variant=rw-malloc fits=0");
+  }
+  HeapFlags f;
+  EXPECT_NO_THROW(require_baseline_fits(f, "traffic", 1ull << 40));  // no budget: no limit
+  f.memory_mib = 1;
+  EXPECT_NO_THROW(require_baseline_fits(f, "traffic", 1u << 20));
+  try {
+    require_baseline_fits(f, "traffic", (1u << 20) + 1);
+    FAIL() << "a baseline one byte over the budget fits";
+  } catch (OutOfMemory const& e) {
+    EXPECT_EQ(e.variant(), "baseline");
+    EXPECT_EQ(does_not_fit_line(e), "result app=traffic variant=baseline fits=0");
+  }
 }
 
 TEST(AnyHeapCheck, AConsistentStatePasses) {

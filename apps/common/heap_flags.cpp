@@ -59,11 +59,16 @@ void validate(HeapFlags const& flags) {
   (void)defrag_policy(flags);
   (void)rewrite_variant(flags.rewrite);
   if (flags.defrag_n < 1) throw std::invalid_argument("--defrag-n must be >= 1");
+  if (flags.memory_mib != 0 && flags.heap_blocks != 0)
+    throw std::invalid_argument("--heap-blocks and --memory-mib both size the heap: give one");
 }
 
 std::string describe(HeapFlags const& flags) {
-  std::string s = "r " + (flags.active_lookups == 0 ? std::string("default")
-                                                    : std::to_string(flags.active_lookups));
+  std::string s = flags.memory_mib == 0
+                      ? std::string()
+                      : "every variant in " + std::to_string(flags.memory_mib) + " MiB, ";
+  s += "r " +
+       (flags.active_lookups == 0 ? std::string("default") : std::to_string(flags.active_lookups));
   s += flags.coalesce_frees ? ", frees coalesced" : ", frees one by one";
   if (!flags.coalesce_requests) s += ", requests not coalesced (NoCoal)";
   if (!flags.rotate_bitmaps) s += ", no bitmap rotation (NoShift)";

@@ -1,6 +1,7 @@
 // The heap and defragmentation options every app of `heaplab_apps` shares (docs/apps.md
-// "Options every app has"): the heap size, DynaSOAr's allocator parameters and ablations, and
-// CompactGpu's defragmentation policy in the loop (sec. 3.7). Plain C++17 (CPU-tested in
+// "Options every app has"): the heap size, DynaSOAr's allocator parameters and ablations,
+// CompactGpu's defragmentation policy in the loop (sec. 3.7), and the memory and the variants
+// of a run (--memory-mib, --only; memory_budget.hpp). Plain C++17 (CPU-tested in
 // common_test.cpp); heap_options() in defrag_loop.cuh turns them into soa::HeapOptions and
 // cli.hpp adds them to a CLI11 subcommand.
 #pragma once
@@ -39,6 +40,12 @@ struct HeapFlags {
   std::uint32_t defrag_n  = 1;
   std::uint32_t defrag_k1 = 16;  // CompactGpu sec. 4.3: "We chose k1 = 16"
   std::string rewrite     = "forwarding";
+
+  /// --memory-mib: the MiB every variant holds its objects in (memory_budget.hpp; DynaSOAr
+  /// Fig. 11); 0: each variant's default size.
+  std::uint64_t memory_mib = 0;
+  /// false with --only naming another variant: the heap variant does not run.
+  bool run_heap = true;
 };
 
 /// The policy the flags name, or nullopt when defragmentation is off. Throws

@@ -20,6 +20,7 @@ inline constexpr int kExitUsage      = 2;
 inline constexpr int kExitHang       = 3;
 inline constexpr int kExitNotChecked = 4;     // nothing was tested (no GPU here, no budget), or
                                               // not the side that failed
+inline constexpr int kExitOutOfMemory = 5;    // heaplab_apps --memory-mib: a variant did not fit
 inline constexpr int kExitInterrupted = 130;  // SIGINT: 128 + 2, as shells report it
 
 /// A decimal integer in [min, max]: digits only (no sign, no exponent, no hex, no leading zero:
