@@ -37,6 +37,7 @@ case "$app/$variant" in
   collision/heap|collision/cuda-malloc) limit=8000 ;;
   collision/rw-malloc) [ "$size" -gt 5000 ] && { echo "CUDA error: illegal address"; exit 1; }; limit=9999999 ;;
   wa-tor/heap) limit=300 ;;
+  structure/heap) [ "$size" -gt 64 ] && { sleep 30; exit 0; }; limit=64 ;;
   wa-tor/cuda-malloc) [ "$size" -gt 100 ] && { echo "out of memory, but no result line"; exit 5; }; limit=9999 ;;
   *) echo "unexpected $app/$variant"; exit 2 ;;
 esac
@@ -72,6 +73,19 @@ check "wa-tor: grid sizes are width x height (aspect 0.5)" \
   grep -q "args: wa-tor --width 256 --height 128 --iterations 100 --only heap" "$tmp/g/logs/wa-tor-heap-256.log"
 check "wa-tor heap: width 300 is the largest (300 x 150 cells) within 2%" \
   grep -qE "wa-tor,heap,7,cells,(2[9][4-9]|300)x?" <(sed 's/,\([0-9]*\),--width \([0-9]*\).*/,\2x/' "$tmp/g/figure11.csv")
+# SIGTERM while a probe runs: the probe is stopped, the search so far is written, exit 130.
+"$src/tools/figure11" --bin "$tmp/apps" --apps structure --variants heap --memory-mib 7 \
+  --out "$tmp/t" > "$tmp/t.out" 2>&1 &
+pid=$!
+for _ in $(seq 50); do [ -e "$tmp/t/logs/structure-heap-128.log" ] && break; sleep 0.1; done
+sleep 0.5
+started=$(date +%s)
+kill -TERM $pid
+wait $pid; rc=$?
+check "SIGTERM: exit 130" test "$rc" -eq 130
+check "SIGTERM: the sleeping probe was stopped at once" test $(( $(date +%s) - started )) -lt 10
+check "SIGTERM: the CSV holds the search so far, 'interrupted', 64 x 32 cells fitted" \
+  grep -q "structure,heap,7,cells,2048,--width 64 --height 32,[0-9]*,interrupted" "$tmp/t/figure11.csv"
 "$src/tools/figure11" --bin "$tmp/apps" --apps nbody,linux-scalability --out "$tmp/h" 2>"$tmp/err"
 check "unknown app: exit 2" test $? -eq 2
 check "unknown app: named" grep -q "unknown application(s) linux-scalability" "$tmp/err"
