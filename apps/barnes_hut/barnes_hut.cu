@@ -33,6 +33,12 @@
 // checks on every variant but the heap's own (live count, invariant catalog); the CSV and the
 // memory profile are the heap variant's. AnyApp sizes its arrays and pool for the largest tree
 // the bodies can make (max_tree_nodes), so that no tree can overflow them.
+//
+// The same memory for every variant (--memory-mib, common/memory_budget.hpp; DynaSOAr Fig. 11):
+// the heap's blocks, each allocator's pool (no baseline). A make that answers nullptr is counted
+// and leaves a null root or child: the phases skip it (a body whose quadrant's child is missing
+// stays in its node), so nothing reads through it; the counts, read after set-up and after every
+// iteration's build (before its --check), end the run with OutOfMemory.
 #include "heaplab/soa/heap.cuh"
 
 #include <cuda_runtime_api.h>
@@ -56,6 +62,7 @@
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/heap_check.cuh"
+#include "common/memory_budget.hpp"
 #include "common/no_device.hpp"
 #include "common/result_line.hpp"
 #include "heaplab/check/invariants.hpp"
@@ -166,19 +173,22 @@ __device__ void Body::reset(Board b) {
 
 __device__ void Body::count(Board) {
   TreeNode* const l = leaf_;
+  if (l == nullptr) return;  // the root's make answered nullptr (the run ends OutOfMemory)
   // order: relaxed (a count, read by the next kernel)
   atomicAdd(&l->count_, 1u);
 }
 
 __device__ void Body::descend(Board) {
   TreeNode* const l = leaf_;
-  if (l->child_[0] == nullptr) return;
+  if (l == nullptr || l->child_[0] == nullptr) return;
   std::uint32_t const q = quadrant<kMutantQuadrantSwapsAxes>(l->cx_, l->cy_, x_, y_);
-  leaf_                 = l->child_[q];
+  TreeNode* const c     = l->child_[q];
+  if (c != nullptr) leaf_ = c;  // nullptr: its make failed (the run ends OutOfMemory)
 }
 
 __device__ void Body::link(Board) {
   TreeNode* const l = leaf_;
+  if (l == nullptr) return;  // the root's make answered nullptr (the run ends OutOfMemory)
   float const m = mass_, x = x_, y = y_;
   auto* const head = reinterpret_cast<unsigned long long*>(&l->first_);
   // order: relaxed (pushes this body on its leaf's list; the list is read by later kernels)
@@ -202,7 +212,7 @@ __device__ void Body::force(Board b) {
   stack[top++] = *b.root;
   while (top > 0) {
     TreeNode* const n = stack[--top];
-    if (n->count_ == 0u) continue;
+    if (n == nullptr || n->count_ == 0u) continue;  // nullptr: a failed make (OutOfMemory)
     if (n->child_[0] == nullptr) {
       for (Body* o = n->first_; o != nullptr; o = o->next_) {
         if (o == this) continue;
@@ -325,6 +335,11 @@ __global__ void make_root_kernel(Ref heap, Board b) {
   *b.root = r;
 }
 
+/// Where a failed allocation was found, for OutOfMemory's message.
+std::string at_iteration(int iteration) {
+  return iteration == 0 ? "at set-up" : "by iteration " + std::to_string(iteration);
+}
+
 struct Phases {
   double build_ms = 0, force_ms = 0, move_ms = 0;
   std::uint32_t rounds = 0;
@@ -442,20 +457,27 @@ class HeapApp : public Simulation<Heap> {
   }
 
  private:
+  /// OutOfMemory when a make answered nullptr so far: the app's count (every make site counts its
+  /// null) or the heap's own (cumulative; it synchronizes).
   void throw_if_failed(int iteration, std::uint64_t failed) const {
-    if (failed != 0)
-      throw std::runtime_error("barnes-hut: iteration " + std::to_string(iteration) + ": " +
-                               std::to_string(failed) +
-                               " allocations found the heap full; raise --heap-blocks (now " +
-                               std::to_string(num_blocks()) + ")");
+    require_no_failed_allocations("barnes-hut",
+                                  "heap",
+                                  std::max(failed, heap_.oom_count()),
+                                  at_iteration(iteration),
+                                  std::to_string(num_blocks()) + " blocks of " +
+                                      std::to_string(Types::block_bytes) + " bytes");
   }
 
+  /// --heap-blocks, else --memory-mib's blocks, else the default (too large an error only where
+  /// it is used).
   static std::uint32_t heap_blocks(BarnesHutOptions const& o, std::uint64_t n) {
-    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
-    std::uint64_t const b = 2 * ((n + Types::capacity<Body> - 1) / Types::capacity<Body>)+8 *
+    constexpr std::uint64_t kMax = 0xFFFFFFFFull;
+    std::uint64_t const b        = 2 * ((n + Types::capacity<Body> - 1) / Types::capacity<Body>)+8 *
                             ((n + Types::capacity<TreeNode> - 1) / Types::capacity<TreeNode>)+256;
-    if (b > 0xFFFFFFFFull) throw std::invalid_argument("barnes-hut: too many bodies");
-    return static_cast<std::uint32_t>(b);
+    if (b > kMax && o.heap.heap_blocks == 0 && o.heap.memory_mib == 0)
+      throw std::invalid_argument("barnes-hut: too many bodies");
+    return heap_blocks_for(
+        o.heap, Types::block_bytes, static_cast<std::uint32_t>(std::min(b, kMax)));
   }
 
   DefragLoop<Types> defrag_;
@@ -502,17 +524,21 @@ class AnyApp : public Simulation<AnyHeap<Types, Allocator>> {
   /// pool (2^30 pages of 16 bytes), reached above 6.2 million bodies: there the pool holds, twice
   /// over, trees 5 times the measured size (0.4 nodes per body) up to 2^24 bodies, not every tree
   /// the bound allows.
-  static std::uint64_t pool_bytes(std::uint32_t bodies) {
+  /// With --memory-mib: its bytes instead (the same for every allocator and for CUDA's device
+  /// malloc heap, which run_barnes_hut reserves before the first kernel).
+  static std::uint64_t pool_bytes(BarnesHutOptions const& o, std::uint32_t bodies) {
     std::uint64_t const bytes =
         2 * (std::uint64_t{bodies} * (AnyTree::template request_bytes<Body>() + 64) +
              max_tree_nodes(bodies) * (AnyTree::template request_bytes<TreeNode>() + 64)) +
         (64ull << 20);
-    return std::min(bytes,
-                    std::uint64_t{rw::kMaxPages} * malloc_family::RwMallocAdapter::kPageBytes);
+    return pool_bytes_for(
+        o.heap,
+        std::min(bytes, std::uint64_t{rw::kMaxPages} * malloc_family::RwMallocAdapter::kPageBytes));
   }
 
-  AnyApp(Params const& p, std::vector<BodyInit> const& init)
-      : Base(p, [&] { return AnyTree(pool_bytes(p.bodies), max_objects(p.bodies)); }) {
+  AnyApp(BarnesHutOptions const& o, Params const& p, std::vector<BodyInit> const& init)
+      : Base(p, [&] { return AnyTree(pool_bytes(o, p.bodies), max_objects(p.bodies)); }),
+        pool_bytes_(pool_bytes(o, p.bodies)) {
     throw_if_failed(0, this->populate(init));
   }
 
@@ -538,16 +564,26 @@ class AnyApp : public Simulation<AnyHeap<Types, Allocator>> {
     return result;
   }
 
+  /// OutOfMemory when a make answered nullptr so far: the app's count or the allocator's nulls
+  /// (cumulative; synchronizes). A full object array is no lack of memory: AnyHeap's own error
+  /// says so first.
   void throw_if_failed(int iteration, std::uint64_t failed) {
-    if (failed != 0)
-      throw std::runtime_error("barnes-hut " + AnyTree::allocator_name() + ": iteration " +
-                               std::to_string(iteration) + ": " + std::to_string(failed) +
-                               " allocations failed (" + std::to_string(this->heap_.nulls()) +
-                               " nulls from the allocator, pool " +
-                               std::to_string(pool_bytes(this->b_.p.bodies)) + " bytes)");
+    std::uint64_t const nulls = this->heap_.nulls();
+    if (failed == 0 && nulls == 0) return;
+    // Throw AnyHeap's error if an object array overflowed.
+    (void)this->heap_.template live<Body>();
+    (void)this->heap_.template live<TreeNode>();
+    std::string const name = AnyTree::allocator_name();
+    require_no_failed_allocations("barnes-hut",
+                                  name.c_str(),
+                                  std::max(failed, nulls),
+                                  at_iteration(iteration),
+                                  std::to_string(nulls) + " nulls from the allocator, pool " +
+                                      std::to_string(pool_bytes_) + " bytes");
   }
 
-  double untimed_ms_ = 0;
+  std::uint64_t pool_bytes_ = 0;
+  double untimed_ms_        = 0;
 };
 
 // ------------------------------------------------------------------------------------- runs
@@ -738,28 +774,40 @@ void validate(BarnesHutOptions const& o) {
   apps::validate_allocators(o.allocators);
 }
 
-/// Each allocator of --allocators after the heap variant: its run and the comparison. False
-/// when --check failed.
+/// Each allocator of --allocators after the heap variant: its run and the comparison (none when
+/// `heap_ms` is nullopt: the heap did not run, --only). False when --check failed.
 bool run_allocators(Run const& r,
                     std::vector<BodyInit> const& init,
-                    double heap_ms,
+                    std::optional<double> heap_ms,
                     Final const& heap_final) {
   for (auto const& name : r.o.allocators) {
     Final f;
     double ms = 0;
     with_allocator(name, [&](auto tag) {
       using App = AnyApp<typename decltype(tag)::type>;
-      App app(r.p, init);
+      App app(r.o, r.p, init);
       std::printf("%-9s pool %.1f MiB, room for %u objects of each type between two compactions\n",
                   (name + ":").c_str(),
-                  static_cast<double>(App::pool_bytes(r.p.bodies)) / (1 << 20),
+                  static_cast<double>(App::pool_bytes(r.o, r.p.bodies)) / (1 << 20),
                   App::max_objects(r.p.bodies));
-      ms = run_variant(r, name.c_str(), app, &f);
+      ms = run_variant(r, name.c_str(), app, heap_ms ? &f : nullptr);
     });
     if (ms < 0) return false;
-    compare_with_heap(r.o, name.c_str(), heap_ms, ms, heap_final, f);
+    if (heap_ms) compare_with_heap(r.o, name.c_str(), *heap_ms, ms, heap_final, f);
   }
   return true;
+}
+
+/// The heap variant: its time (ms), negative when --check failed; `heap_final` gets its final
+/// state when other allocators will be compared with it.
+double run_heap(Run const& r, std::vector<BodyInit> const& init, Final& heap_final) {
+  HeapApp app(r.o, r.p, init);
+  std::printf("heap: %u blocks of %u bytes, %u Body or %u TreeNode objects per block\n",
+              app.num_blocks(),
+              static_cast<unsigned>(Types::block_bytes),
+              static_cast<unsigned>(Types::capacity<Body>),
+              static_cast<unsigned>(Types::capacity<TreeNode>));
+  return run_variant(r, "heap", app, r.o.allocators.empty() ? nullptr : &heap_final);
 }
 
 }  // namespace
@@ -793,21 +841,16 @@ int run_barnes_hut(BarnesHutOptions const& o) {
   ProfileCsv profile;
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, "barnes-hut", Types::block_bytes);
   // Before any kernel of this file runs (allocators.cuh).
-  reserve_cuda_malloc(o.allocators, AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(p.bodies));
+  reserve_cuda_malloc(o.allocators,
+                      AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(o, p.bodies));
   Run const r{o, p, initial_mass, csv.get(), profile};
   Final heap_final;
-  double heap_ms = 0;
-  {
-    HeapApp app(o, p, init);
-    std::printf("heap: %u blocks of %u bytes, %u Body or %u TreeNode objects per block\n",
-                app.num_blocks(),
-                static_cast<unsigned>(Types::block_bytes),
-                static_cast<unsigned>(Types::capacity<Body>),
-                static_cast<unsigned>(Types::capacity<TreeNode>));
-    heap_ms = run_variant(r, "heap", app, o.allocators.empty() ? nullptr : &heap_final);
+  std::optional<double> heap_ms;
+  if (o.heap.run_heap) {
+    heap_ms = run_heap(r, init, heap_final);
+    if (*heap_ms < 0) return 1;
+    print_result_line("barnes-hut", "heap", *heap_ms, std::nullopt);  // no static baseline
   }
-  if (heap_ms < 0) return 1;
-  print_result_line("barnes-hut", "heap", heap_ms, std::nullopt);  // no static baseline
   if (!run_allocators(r, init, heap_ms, heap_final)) return 1;
   if (o.check) std::printf("barnes-hut --check passed\n");
   return 0;

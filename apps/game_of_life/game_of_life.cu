@@ -40,12 +40,19 @@
 // (AnyApp), the methods that allocate being templates over the heap's device view. --check runs
 // the same checker (check_world, I1-I4) on each; the final alive cells must equal the heap
 // variant's exactly (the rule is deterministic: every variant computes the reference's state).
+//
+// The same memory for every variant (--memory-mib, common/memory_budget.hpp; DynaSOAr Fig. 11):
+// the heap's blocks, each allocator's pool, the baseline's two state grids. A make that answers
+// nullptr leaves its cell empty (no make site reads through the pointer it got) and is counted;
+// the counts, read after set-up and after every generation (before its --check), end the run with
+// OutOfMemory.
 #include "common/allocators.cuh"
 #include "common/allocators.hpp"
 #include "common/any_heap.cuh"
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/heap_check.cuh"
+#include "common/memory_budget.hpp"
 #include "common/no_device.hpp"
 #include "common/result_line.hpp"
 #include "gen_ca/dense_step.cuh"
@@ -383,6 +390,11 @@ Phases step_phases(H& heap, Board const& w) {
   return p;
 }
 
+/// Where a failed allocation was found, for OutOfMemory's message.
+std::string at_generation(int generation) {
+  return generation == 0 ? "at set-up" : "by generation " + std::to_string(generation);
+}
+
 struct CsvRow {
   char const* variant;
   int iteration;
@@ -410,13 +422,16 @@ class HeapApp {
 
   Phases step() { return step_phases(heap_, board_.board()); }
 
+  /// OutOfMemory when a make answered nullptr so far: the board's count (every make site counts
+  /// its null) or the heap's own (cumulative; both synchronize).
   void throw_on_failed_allocations(int generation) {
-    auto const failed = board_.failed(heap_.stream());
-    if (failed != 0)
-      throw std::runtime_error("game-of-life: generation " + std::to_string(generation) + ": " +
-                               std::to_string(failed) +
-                               " allocations found the heap full; raise --heap-blocks (now " +
-                               std::to_string(num_blocks()) + ")");
+    std::uint64_t const failed = std::max(board_.failed(heap_.stream()), heap_.oom_count());
+    require_no_failed_allocations("game-of-life",
+                                  "heap",
+                                  failed,
+                                  at_generation(generation),
+                                  std::to_string(num_blocks()) + " blocks of " +
+                                      std::to_string(Types::block_bytes) + " bytes");
   }
 
   Census census() { return board_.census(heap_); }
@@ -450,12 +465,16 @@ class HeapApp {
   soa::HeapStatistics statistics() const { return heap_.statistics(); }
 
  private:
+  /// --heap-blocks, else --memory-mib's blocks, else the default: 4 * ceil(cells / capacity) + 64
+  /// (too large an error only where it is used).
   static std::uint32_t heap_blocks(GameOfLifeOptions const& o, Grid const& g) {
-    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
-    constexpr std::uint64_t cap = std::min(Types::capacity<Alive>, Types::capacity<Candidate>);
-    std::uint64_t const b       = 4 * ((g.cells.size() + cap - 1) / cap) + 64;
-    if (b > 0xFFFFFFFFull) throw std::invalid_argument("game-of-life: grid too large");
-    return static_cast<std::uint32_t>(b);
+    constexpr std::uint64_t cap  = std::min(Types::capacity<Alive>, Types::capacity<Candidate>);
+    constexpr std::uint64_t kMax = 0xFFFFFFFFull;
+    std::uint64_t const b        = 4 * ((g.cells.size() + cap - 1) / cap) + 64;
+    if (b > kMax && o.heap.heap_blocks == 0 && o.heap.memory_mib == 0)
+      throw std::invalid_argument("game-of-life: grid too large");
+    return heap_blocks_for(
+        o.heap, Types::block_bytes, static_cast<std::uint32_t>(std::min(b, kMax)));
   }
 
   BoardState board_;
@@ -486,14 +505,18 @@ class AnyApp {
   /// old one: at most two per cell at any time), each one the larger request of Alive and
   /// Candidate plus 64 bytes (a realigned grant), and 64 MiB of slack for the allocator. 4096 x
   /// 4096 (docs/results.md's run): 4.4 GB; rw-malloc's 16 GiB limit is near 8100 x 8100.
-  static std::uint64_t pool_bytes(std::uint64_t cells) {
+  /// With --memory-mib: its bytes instead (the same for every allocator and for CUDA's device
+  /// malloc heap, which run_game_of_life reserves before the first kernel).
+  static std::uint64_t pool_bytes(GameOfLifeOptions const& o, std::uint64_t cells) {
     std::uint64_t const request = std::max(AnyAgents::template request_bytes<Alive>(),
                                            AnyAgents::template request_bytes<Candidate>());
-    return 2 * cells * (request + 64) + (64ull << 20);
+    return pool_bytes_for(o.heap, 2 * cells * (request + 64) + (64ull << 20));
   }
 
-  AnyApp(Rule const& rule, Grid const& initial)
-      : board_(rule, initial), heap_(pool_bytes(board_.size()), max_objects(board_.size())) {
+  AnyApp(GameOfLifeOptions const& o, Rule const& rule, Grid const& initial)
+      : board_(rule, initial),
+        pool_bytes_(pool_bytes(o, board_.size())),
+        heap_(pool_bytes_, max_objects(board_.size())) {
     board_.populate(heap_, initial);
     throw_on_failed_allocations(0);
   }
@@ -506,15 +529,21 @@ class AnyApp {
     return p;
   }
 
+  /// OutOfMemory when a make answered nullptr so far: the board's count or the allocator's
+  /// nulls (cumulative; both synchronize). A full object array is no lack of memory: AnyHeap's
+  /// own error says so first.
   void throw_on_failed_allocations(int generation) {
-    auto const failed = board_.failed(heap_.stream());
-    if (failed == 0) return;
+    std::uint64_t const failed = board_.failed(heap_.stream());
+    std::uint64_t const nulls  = heap_.nulls();
+    if (failed == 0 && nulls == 0) return;
     (void)heap_.template live<Agent>();  // throws AnyHeap's error if an object array overflowed
-    throw std::runtime_error("game-of-life " + AnyAgents::allocator_name() + ": generation " +
-                             std::to_string(generation) + ": " + std::to_string(failed) +
-                             " allocations failed, the allocator returned null " +
-                             std::to_string(heap_.nulls()) + " times (pool " +
-                             std::to_string(pool_bytes(board_.size())) + " bytes)");
+    std::string const name = AnyAgents::allocator_name();
+    require_no_failed_allocations("game-of-life",
+                                  name.c_str(),
+                                  std::max(failed, nulls),
+                                  at_generation(generation),
+                                  "the allocator returned null " + std::to_string(nulls) +
+                                      " times, pool " + std::to_string(pool_bytes_) + " bytes");
   }
 
   Census census() { return board_.census(heap_); }
@@ -544,6 +573,7 @@ class AnyApp {
 
  private:
   BoardState board_;
+  std::uint64_t pool_bytes_ = 0;
   AnyAgents heap_;
   double enumeration_ms_ = 0;
 };
@@ -706,28 +736,30 @@ bool compare_with_heap(GameOfLifeOptions const& o,
 }
 
 /// The app on each allocator of --allocators after the heap; false when a --check or the
-/// comparison with the heap failed.
+/// comparison with the heap failed. `heap_ms` nullopt: the heap did not run (--only), nothing is
+/// compared with it.
 bool run_allocators(GameOfLifeOptions const& o,
                     Rule const& rule,
                     Grid const& initial,
                     std::FILE* csv,
                     ProfileCsv& profile,
-                    double heap_ms,
+                    std::optional<double> heap_ms,
                     Grid const& heap_final) {
   for (auto const& name : o.allocators) {
     Grid final_alive;
     double ms = 0;
     with_allocator(name, [&](auto tag) {
       using App = AnyApp<typename decltype(tag)::type>;
-      App app(rule, initial);
+      App app(o, rule, initial);
       std::printf("%s: pool %llu bytes, room for %u objects per type between two compactions\n",
                   name.c_str(),
-                  static_cast<unsigned long long>(App::pool_bytes(initial.cells.size())),
+                  static_cast<unsigned long long>(App::pool_bytes(o, initial.cells.size())),
                   static_cast<unsigned>(App::max_objects(initial.cells.size())));
       ms = run_variant(o, name.c_str(), app, rule, initial, csv, profile, &final_alive);
     });
     if (ms < 0) return false;
-    if (!compare_with_heap(o, name.c_str(), heap_ms, ms, heap_final, final_alive)) return false;
+    if (heap_ms && !compare_with_heap(o, name.c_str(), *heap_ms, ms, heap_final, final_alive))
+      return false;
   }
   return true;
 }
@@ -738,6 +770,12 @@ double run_baseline(GameOfLifeOptions const& o,
                     Grid const& initial,
                     std::FILE* csv) {
   std::size_t const n = initial.cells.size();
+  // Its object arrays (--memory-mib): the two state grids, which hold what the heap variant's
+  // Alive and Candidate objects stand for (the heap variant's pointer grid is outside its heap).
+  std::uint64_t const object_bytes = 2 * std::uint64_t{n} * sizeof(std::uint8_t);
+  require_baseline_fits(o.heap, "game-of-life", object_bytes);
+  std::printf("baseline: dense grid of states, double-buffered; object arrays %llu bytes\n",
+              static_cast<unsigned long long>(object_bytes));
   cudart::device_buffer<std::uint8_t> cur(n, "game-of-life baseline grid");
   cudart::device_buffer<std::uint8_t> next(n, "game-of-life baseline grid");
   cudart::copy_to_device_async(cur.data(), initial.cells.data(), n, nullptr);
@@ -824,18 +862,24 @@ int run_game_of_life(GameOfLifeOptions const& o) {
   ProfileCsv profile;
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, "game-of-life", Types::block_bytes);
   // Before any kernel of this file runs (allocators.cuh).
-  reserve_cuda_malloc(o.allocators,
-                      AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(initial.cells.size()));
+  reserve_cuda_malloc(
+      o.allocators, AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(o, initial.cells.size()));
   Grid heap_final;  // downloaded only for the comparison with other allocators
-  double const heap_ms =
-      run_heap(o, rule, initial, csv.get(), profile, o.allocators.empty() ? nullptr : &heap_final);
-  if (heap_ms < 0) return 1;
+  std::optional<double> heap_ms;
+  if (o.heap.run_heap) {
+    heap_ms = run_heap(
+        o, rule, initial, csv.get(), profile, o.allocators.empty() ? nullptr : &heap_final);
+    if (*heap_ms < 0) return 1;
+  }
   std::optional<double> base_ms;
   if (o.baseline) {
     base_ms = run_baseline(o, rule, initial, csv.get());
     if (*base_ms < 0) return 1;
   }
-  report_heap_and_baseline("game-of-life", heap_ms, base_ms);
+  if (heap_ms)
+    report_heap_and_baseline("game-of-life", *heap_ms, base_ms);
+  else if (base_ms)
+    print_result_line("game-of-life", "baseline", *base_ms, std::nullopt);
   if (!run_allocators(o, rule, initial, csv.get(), profile, heap_ms, heap_final)) return 1;
   if (o.check) std::printf("game-of-life --check passed\n");
   return 0;

@@ -36,11 +36,17 @@
 // flag"): static SOA arrays with an alive flag, one thread per index, the same phases and the
 // same physics.hpp arithmetic, forces summed in index order (the heap sums in heap order: the
 // results agree within rounding, not bitwise; docs/apps.md "nbody").
+//
+// --memory-mib / --only (memory_budget.hpp; DynaSOAr Fig. 11): the heap's blocks, the
+// allocators' pool and the baseline's object arrays (BaselineApp::object_bytes) get the same
+// bytes. Bodies are made only at set-up, so a null there ends the variant with OutOfMemory
+// (exit 5); the cumulative counts are read again at every --check point and at the end.
 #include "common/allocators.cuh"
 #include "common/allocators.hpp"
 #include "common/any_heap.cuh"
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
+#include "common/memory_budget.hpp"
 #include "common/no_device.hpp"
 #include "common/result_line.hpp"
 #include "heaplab/soa/heap.cuh"
@@ -57,6 +63,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "heaplab/check/invariants.hpp"
@@ -223,6 +230,8 @@ namespace {
 using Heap = soa::Heap<Types>;
 using Ref  = soa::HeapRef<Types>;
 
+char const* app_name(NbodyOptions const& o) { return o.collision ? "collision" : "nbody"; }
+
 struct Phases {
   double force_ms = 0;
   double move_ms  = 0;
@@ -334,16 +343,25 @@ class HeapApp {
     io_.upload(initial, s);
     heap_.parallel_new<Body>(n_, io_.view());
     HEAPLAB_CUDA_TRY(cudaStreamSynchronize(s));
-    if (heap_.oom_count() != 0)
-      throw std::runtime_error("nbody: the heap is too small for " + std::to_string(n_) +
-                               " bodies; raise --heap-blocks (now " +
-                               std::to_string(heap_.num_blocks()) + ")");
+    require_fits("at set-up");  // before anything reads the bodies
     // No roots: the only pointer into the heap is Body::merge_target_, a declared pointer field
     // that the compactor rewrites (and that is nullptr between iterations anyway).
     (void)download();  // untimed: the first parallel_do allocates its scratch (R, CUB storage)
   }
 
   [[nodiscard]] std::uint32_t num_blocks() const { return heap_.num_blocks(); }
+
+  /// OutOfMemory when a request found the heap full since its construction (oom_count is
+  /// cumulative; synchronizes). Only set-up makes bodies, so `where` is any later point as well.
+  void require_fits(std::string const& where) const {
+    require_no_failed_allocations(
+        app_name(o_),
+        "heap",
+        heap_.oom_count(),
+        where,
+        std::to_string(n_) + " bodies, " + std::to_string(heap_.num_blocks()) + " blocks of " +
+            std::to_string(Types::block_bytes) + " bytes; raise --heap-blocks or --memory-mib");
+  }
 
   Phases step() { return step_phases(heap_, o_, merges_.data()); }
 
@@ -361,10 +379,12 @@ class HeapApp {
   check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
 
  private:
+  /// --heap-blocks, else --memory-mib's blocks, else room for every body twice over and 64.
   static std::uint32_t heap_blocks(NbodyOptions const& o) {
-    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
     constexpr std::uint64_t cap = Types::capacity<Body>;
-    return static_cast<std::uint32_t>(2 * ((o.bodies + cap - 1) / cap) + 64);
+    return heap_blocks_for(o.heap,
+                           Types::block_bytes,
+                           static_cast<std::uint32_t>(2 * ((o.bodies + cap - 1) / cap) + 64));
   }
 
   NbodyOptions o_;
@@ -384,25 +404,38 @@ class AnyApp {
  public:
   using AnyBodies = AnyHeap<Types, Allocator>;
 
-  /// The pool: room for every body twice over (request rounding included) and 64 MiB.
-  static std::uint64_t pool_bytes(std::uint64_t bodies) {
-    return 2 * bodies * (AnyBodies::template request_bytes<Body>() + 64) + (64ull << 20);
+  /// The pool: --memory-mib's bytes, else room for every body twice over (request rounding
+  /// included) and 64 MiB. reserve_cuda_malloc reserves this too (CUDA's heap is the pool).
+  static std::uint64_t pool_bytes(NbodyOptions const& o) {
+    std::uint64_t const bodies = o.bodies;
+    return pool_bytes_for(
+        o.heap, 2 * bodies * (AnyBodies::template request_bytes<Body>() + 64) + (64ull << 20));
   }
 
-  AnyApp(NbodyOptions const& o, State const& initial)
+  /// `variant`: the allocator's name in --allocators / --only (the result lines').
+  AnyApp(NbodyOptions const& o, State const& initial, std::string variant)
       : o_(o),
+        variant_(std::move(variant)),
         io_(initial.size()),
         merges_(1, "nbody merge counter"),
-        heap_(pool_bytes(initial.size()), static_cast<std::uint32_t>(initial.size())) {
+        heap_(pool_bytes(o), static_cast<std::uint32_t>(initial.size())) {
     merges_.set_zero_async(heap_.stream());
     io_.upload(initial, heap_.stream());
     heap_.template parallel_new<Body>(initial.size(), io_.view());
-    if (heap_.nulls() != 0)
-      throw std::runtime_error(std::string(app_name()) + " " + AnyBodies::allocator_name() +
-                               ": the allocator returned null for " +
-                               std::to_string(heap_.nulls()) + " of " +
-                               std::to_string(initial.size()) + " bodies");
-    (void)download();  // untimed: the first do-all allocates CUB's storage
+    require_fits("at set-up");  // before anything reads the bodies
+    (void)download();           // untimed: the first do-all allocates CUB's storage
+  }
+
+  /// OutOfMemory when the allocator answered null since the heap's construction (nulls() is
+  /// cumulative; synchronizes). Only set-up makes bodies (never more than max_objects).
+  void require_fits(std::string const& where) const {
+    require_no_failed_allocations(app_name(o_),
+                                  variant_.c_str(),
+                                  heap_.nulls(),
+                                  where,
+                                  AnyBodies::allocator_name() + ", " + std::to_string(o_.bodies) +
+                                      " bodies, a " + std::to_string(pool_bytes(o_)) +
+                                      "-byte pool");
   }
 
   Phases step() { return step_phases(heap_, o_, merges_.data()); }
@@ -411,9 +444,8 @@ class AnyApp {
   AnyBodies& heap() { return heap_; }
 
  private:
-  char const* app_name() const { return o_.collision ? "collision" : "nbody"; }
-
   NbodyOptions o_;
+  std::string variant_;
   Arrays io_;
   cudart::device_buffer<unsigned long long> merges_;
   AnyBodies heap_;
@@ -525,6 +557,13 @@ __global__ void baseline_reap_kernel(BaselineView v) {
 
 class BaselineApp {
  public:
+  /// The bytes of the arrays that hold what a Body object holds (--memory-mib counts them,
+  /// memory_budget.hpp): per body position, velocity, force and mass (7 doubles), the merge
+  /// target (int32), the alive, absorbs and absorbed flags (3 bytes): 63 bytes.
+  static std::uint64_t object_bytes(std::uint64_t bodies) {
+    return bodies * (7 * sizeof(double) + sizeof(std::int32_t) + 3 * sizeof(std::uint8_t));
+  }
+
   BaselineApp(NbodyOptions const& o, State const& initial)
       : o_(o),
         a_(initial.size()),
@@ -570,6 +609,8 @@ class BaselineApp {
 
   std::uint64_t merges() { return cudart::value_to_host(merges_.data(), nullptr); }
   State download() { return a_.download(nullptr); }
+  /// Nothing to check: the baseline allocates nothing after its arrays (object_bytes).
+  void require_fits(std::string const& /*where*/) const {}
 
  private:
   NbodyOptions o_;
@@ -582,8 +623,6 @@ class BaselineApp {
 };
 
 // ------------------------------------------------------------------------------------ driver
-
-char const* app_name(NbodyOptions const& o) { return o.collision ? "collision" : "nbody"; }
 
 struct CsvRow {
   char const* variant;
@@ -708,6 +747,8 @@ double run_variant(NbodyOptions const& o,
   Totals const t0        = totals(initial);
   ReferenceRun ref(o, initial);
   auto const check = [&](int g) {
+    // A failed allocation is an OutOfMemory (exit 5), never a --check failure.
+    app.require_fits("by iteration " + std::to_string(g));
     if constexpr (is_heap) {
       auto const stats = app.statistics();
       auto const snap  = app.snapshot();
@@ -743,6 +784,7 @@ double run_variant(NbodyOptions const& o,
       write_row(csv, row);
     }
   }
+  app.require_fits("by the end of the run");  // before its result line
   double defrag_ms = 0;
   if constexpr (is_heap) defrag_ms = app.defrag_total().defrag_ms;
   print_summary(o, variant, total, defrag_ms);
@@ -781,14 +823,16 @@ double run_variant(NbodyOptions const& o,
 }
 
 /// `<app> heap / <variant>: R x` and whether the final states agree. Not order-identical (heap
-/// order vs index or array order in the force sums): reported, not failed.
+/// order vs index or array order in the force sums): reported, not failed. Nothing when the heap
+/// variant did not run (heap_ms nullopt: --only).
 void compare_with_heap(NbodyOptions const& o,
                        char const* variant,
-                       double heap_ms,
+                       std::optional<double> heap_ms,
                        double ms,
                        State const& heap_final,
                        State const& final_state) {
-  print_heap_ratio(app_name(o), variant, heap_ms, ms);
+  if (!heap_ms) return;
+  print_heap_ratio(app_name(o), variant, *heap_ms, ms);
   std::uint64_t const hb = totals(heap_final).bodies;
   std::uint64_t const vb = totals(final_state).bodies;
   auto const diff        = compare_states(final_state, heap_final, o.reference_tolerance);
@@ -825,14 +869,8 @@ void validate(NbodyOptions const& o) {
     std::fprintf(stderr, "%s: warning: --softening 0: close encounters may give NaN\n", a.c_str());
 }
 
-}  // namespace
-
-int run_nbody(NbodyOptions const& o) {
-  validate(o);
-  State const initial = initial_bodies(o.bodies, o.seed, o.initial_speed);
-  auto const d        = cudart::probe_device();
-  if (!d.available) throw NoDevice(d.reason);
-  std::printf("%s\n", cudart::device_line(d).c_str());
+/// The run's header lines: the bodies and steps, the heap's flags, the CPU reference of --check.
+void print_header(NbodyOptions const& o) {
   std::printf(
       "%s: %u bodies, %d iterations, seed %llu, dt %g, softening %g, initial speed %g%s%s%s\n",
       app_name(o),
@@ -846,43 +884,75 @@ int run_nbody(NbodyOptions const& o) {
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
       planted_bug_note(core::mutant::kPlanted).c_str());
   std::printf("%s: heap: %s\n", app_name(o), describe(o.heap).c_str());
-  if (o.check) {
-    bool const ref = o.reference_steps > 0 && o.bodies <= kReferenceMaxBodies;
-    std::printf("%s --check: CPU reference %s\n",
-                app_name(o),
-                ref ? ("for the first " +
-                       std::to_string(std::min(o.reference_steps, o.iterations)) + " iterations")
-                          .c_str()
-                    : ("off (--reference-steps 0 or more than " +
-                       std::to_string(kReferenceMaxBodies) + " bodies)")
-                          .c_str());
-  }
+  if (!o.check) return;
+  bool const ref = o.reference_steps > 0 && o.bodies <= kReferenceMaxBodies;
+  std::printf("%s --check: CPU reference %s\n",
+              app_name(o),
+              ref ? ("for the first " + std::to_string(std::min(o.reference_steps, o.iterations)) +
+                     " iterations")
+                        .c_str()
+                  : ("off (--reference-steps 0 or more than " +
+                     std::to_string(kReferenceMaxBodies) + " bodies)")
+                        .c_str());
+}
+
+/// The heap variant; its total ms (negative when --check failed).
+double run_heap_variant(NbodyOptions const& o,
+                        State const& initial,
+                        std::FILE* csv,
+                        ProfileCsv& profile,
+                        State& final_state) {
+  HeapApp app(o, initial);
+  std::printf("heap: %u blocks of %u bytes, %u bodies per block\n",
+              app.num_blocks(),
+              static_cast<unsigned>(Types::block_bytes),
+              static_cast<unsigned>(Types::capacity<Body>));
+  return run_variant(o, "heap", app, initial, csv, profile, final_state);
+}
+
+/// The baseline: its object arrays against --memory-mib first (OutOfMemory when they exceed it),
+/// then the run; its total ms (negative when --check failed).
+double run_baseline(NbodyOptions const& o,
+                    State const& initial,
+                    std::FILE* csv,
+                    ProfileCsv& profile,
+                    State& final_state) {
+  std::uint64_t const bytes = BaselineApp::object_bytes(initial.size());
+  std::printf("%s baseline: object arrays %llu bytes (%llu per body)\n",
+              app_name(o),
+              static_cast<unsigned long long>(bytes),
+              static_cast<unsigned long long>(BaselineApp::object_bytes(1)));
+  require_baseline_fits(o.heap, app_name(o), bytes);
+  BaselineApp app(o, initial);
+  return run_variant(o, "baseline", app, initial, csv, profile, final_state);
+}
+
+}  // namespace
+
+int run_nbody(NbodyOptions const& o) {
+  validate(o);
+  State const initial = initial_bodies(o.bodies, o.seed, o.initial_speed);
+  auto const d        = cudart::probe_device();
+  if (!d.available) throw NoDevice(d.reason);
+  std::printf("%s\n", cudart::device_line(d).c_str());
+  print_header(o);
   CsvFile const csv = open_csv(o.csv,
                                app_name(o),
                                "variant,iteration,bodies,merges,live_objects,allocated_blocks,"
                                "fragmentation,force_ms,move_ms,pick_ms,merge_ms,reap_ms");
   ProfileCsv profile;
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, app_name(o), Types::block_bytes);
-  // Before any kernel of this file runs (allocators.cuh).
-  reserve_cuda_malloc(o.allocators, AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(o.bodies));
+  // Before any kernel of this file runs (allocators.cuh): CUDA's heap is cuda-malloc's pool.
+  reserve_cuda_malloc(o.allocators, AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(o));
   State heap_final;
-  double heap_ms = 0;
-  {
-    HeapApp app(o, initial);
-    std::printf("heap: %u blocks of %u bytes, %u bodies per block\n",
-                app.num_blocks(),
-                static_cast<unsigned>(Types::block_bytes),
-                static_cast<unsigned>(Types::capacity<Body>));
-    heap_ms = run_variant(o, "heap", app, initial, csv.get(), profile, heap_final);
+  std::optional<double> heap_ms;  // nullopt: --only another variant
+  if (o.heap.run_heap) {
+    heap_ms = run_heap_variant(o, initial, csv.get(), profile, heap_final);
+    if (*heap_ms < 0) return 1;
   }
-  if (heap_ms < 0) return 1;
   if (o.baseline) {
     State base_final;
-    double base_ms = 0;
-    {
-      BaselineApp app(o, initial);
-      base_ms = run_variant(o, "baseline", app, initial, csv.get(), profile, base_final);
-    }
+    double const base_ms = run_baseline(o, initial, csv.get(), profile, base_final);
     if (base_ms < 0) return 1;
     compare_with_heap(o, "baseline", heap_ms, base_ms, heap_final, base_final);
   }
@@ -890,7 +960,7 @@ int run_nbody(NbodyOptions const& o) {
     State final_state;
     double ms = 0;
     with_allocator(name, [&](auto tag) {
-      AnyApp<typename decltype(tag)::type> app(o, initial);
+      AnyApp<typename decltype(tag)::type> app(o, initial, name);
       ms = run_variant(o, name.c_str(), app, initial, csv.get(), profile, final_state);
     });
     if (ms < 0) return 1;

@@ -36,11 +36,18 @@
 // the allocator's malloc and the standalone do-all. The order of the objects in a do-all does not
 // change any result (every object decides from its own slots in slot order, the BFS distances are
 // levels), so their counts agree with the heap's at every iteration too; --check requires that.
+//
+// --memory-mib / --only (memory_budget.hpp; DynaSOAr Fig. 11): the heap's blocks, the
+// allocators' pool and the baseline's object arrays (DeviceMesh::bytes) get the same bytes.
+// Objects are made only at set-up (no spring is made once a node failed), so a null there ends
+// the variant with OutOfMemory (exit 5); the cumulative counts are read again at every --check
+// point and at the end.
 #include "common/allocators.cuh"
 #include "common/allocators.hpp"
 #include "common/any_heap.cuh"
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
+#include "common/memory_budget.hpp"
 #include "common/no_device.hpp"
 #include "common/result_line.hpp"
 #include "heaplab/soa/heap.cuh"
@@ -55,6 +62,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "heaplab/check/invariants.hpp"
@@ -272,11 +280,21 @@ struct MeshView {
 
 class DeviceMesh {
  public:
+  /// The bytes of the arrays, the baseline's object arrays (what Node and Spring objects hold;
+  /// --memory-mib counts them, memory_budget.hpp): per node position, velocity, force and mass
+  /// (7 floats), kind and alive (2 bytes), distance (uint32) and kMaxDegree spring slots (int32),
+  /// 58 bytes; per spring rest length and threshold (2 floats), its slots in its ends' lists and
+  /// alive (3 bytes), its ends (2 uint32), 19 bytes.
+  static std::uint64_t bytes(Mesh const& m) {
+    return floats(m) * sizeof(float) + u8s(m) + u32s(m) * sizeof(std::uint32_t) +
+           slots(m) * sizeof(std::int32_t);
+  }
+
   explicit DeviceMesh(Mesh const& m)
-      : f_(7 * std::size_t{m.num_nodes()} + 2 * std::size_t{m.num_springs()}, "structure floats"),
-        u8_(3 * std::size_t{m.num_nodes()} + 3 * std::size_t{m.num_springs()}, "structure bytes"),
-        u32_(std::size_t{m.num_nodes()} + 2 * std::size_t{m.num_springs()}, "structure ids"),
-        slots_(kMaxDegree * std::size_t{m.num_nodes()}, "structure slots") {
+      : f_(floats(m), "structure floats"),
+        u8_(u8s(m), "structure bytes"),
+        u32_(u32s(m), "structure ids"),
+        slots_(slots(m), "structure slots") {
     std::size_t const n = m.num_nodes(), s = m.num_springs();
     v_.n     = m.num_nodes();
     v_.s     = m.num_springs();
@@ -284,8 +302,8 @@ class DeviceMesh {
     v_.x = f, v_.y = f + n, v_.vx = f + 2 * n, v_.vy = f + 3 * n, v_.fx = f + 4 * n;
     v_.fy = f + 5 * n, v_.mass = f + 6 * n, v_.rest = f + 7 * n, v_.threshold = f + 7 * n + s;
     std::uint8_t* u = u8_.data();
-    v_.kind = u, v_.node_alive = u + n, v_.slot_a = u + 3 * n, v_.slot_b = u + 3 * n + s;
-    v_.spring_alive = u + 3 * n + 2 * s;
+    v_.kind = u, v_.node_alive = u + n, v_.slot_a = u + 2 * n, v_.slot_b = u + 2 * n + s;
+    v_.spring_alive = u + 2 * n + 2 * s;
     v_.distance = u32_.data(), v_.a = u32_.data() + n, v_.b = u32_.data() + n + s;
     v_.slots = slots_.data();
     std::vector<float> zeros(n, 0.0f);
@@ -313,6 +331,18 @@ class DeviceMesh {
   [[nodiscard]] MeshView const& view() const { return v_; }
 
  private:
+  // The buffers' element counts (the layout above): nodes n, springs s.
+  static std::size_t floats(Mesh const& m) {
+    return 7 * std::size_t{m.num_nodes()} + 2 * std::size_t{m.num_springs()};
+  }
+  static std::size_t u8s(Mesh const& m) {
+    return 2 * std::size_t{m.num_nodes()} + 3 * std::size_t{m.num_springs()};
+  }
+  static std::size_t u32s(Mesh const& m) {
+    return std::size_t{m.num_nodes()} + 2 * std::size_t{m.num_springs()};
+  }
+  static std::size_t slots(Mesh const& m) { return kMaxDegree * std::size_t{m.num_nodes()}; }
+
   cudart::device_buffer<float> f_;
   cudart::device_buffer<std::uint8_t> u8_;
   cudart::device_buffer<std::uint32_t> u32_;
@@ -576,14 +606,23 @@ class HeapVariant : public ObjectVariant {
       : ObjectVariant(mesh, p, loading),
         heap_(Heap::with_blocks(heap_blocks(o, mesh), heap_options(o.heap))),
         defrag_(heap_, o.heap, {Types::type_id<Node>, Types::type_id<Spring>}) {
-    if (Counter const f = make_objects(heap_, mesh); f != 0)
-      throw std::runtime_error("structure: " + std::to_string(f) +
-                               " objects found the heap full; raise --heap-blocks (now " +
-                               std::to_string(num_blocks()) + ")");
+    require_fits("at set-up", make_objects(heap_, mesh));
     (void)graph();  // untimed: the first parallel_do allocates its scratch
   }
 
   [[nodiscard]] std::uint32_t num_blocks() const { return heap_.num_blocks(); }
+
+  /// OutOfMemory when a make found the heap full: `failed` of make_objects, or any request since
+  /// the heap's construction (oom_count is cumulative; synchronizes). Only set-up makes objects.
+  void require_fits(std::string const& where, Counter failed = 0) const {
+    require_no_failed_allocations("structure",
+                                  "heap",
+                                  std::max<std::uint64_t>(failed, heap_.oom_count()),
+                                  where,
+                                  std::to_string(num_blocks()) + " blocks of " +
+                                      std::to_string(Types::block_bytes) +
+                                      " bytes; raise --heap-blocks or --memory-mib");
+  }
 
   /// Iteration `it` (1-based) with physics_at(base, loading, it).
   Phases step(int it) { return step_on(heap_, it); }
@@ -603,14 +642,14 @@ class HeapVariant : public ObjectVariant {
   check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
 
  private:
+  /// --heap-blocks, else --memory-mib's blocks, else room for the mesh twice over and 64.
   static std::uint32_t heap_blocks(StructureOptions const& o, Mesh const& m) {
-    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
     constexpr std::uint64_t cn = Types::capacity<Node>;
     constexpr std::uint64_t cs = Types::capacity<Spring>;
     std::uint64_t const b =
         2 * ((m.num_nodes() + cn - 1) / cn + (m.num_springs() + cs - 1) / cs) + 64;
     if (b > 0xFFFFFFFFull) throw std::invalid_argument("structure: mesh too large");
-    return static_cast<std::uint32_t>(b);
+    return heap_blocks_for(o.heap, Types::block_bytes, static_cast<std::uint32_t>(b));
   }
 
   Heap heap_;
@@ -634,26 +673,41 @@ class AnyApp : public ObjectVariant {
     return std::max(m.num_nodes(), m.num_springs());
   }
 
-  /// The pool: every initial object twice over, each with 64 bytes more than its request (a grant
-  /// that is not 64-byte aligned is asked again 63 bytes larger), and 64 MiB (CUDA's heap
-  /// overhead on small meshes). The objects' bytes only shrink after set-up, so the initial mesh
-  /// is the peak; twice over leaves the allocator's headers and size classes, and RW_malloc's
-  /// random walks, a pool at most half full. 200 x 125 (the default and CompactGpu Fig. 12):
-  /// 25,000 nodes (128-byte requests) and 74,351 springs (64-byte requests), about 91 MiB.
-  static std::uint64_t pool_bytes(Mesh const& m) {
+  /// The pool: --memory-mib's bytes, else every initial object twice over, each with 64 bytes
+  /// more than its request (a grant that is not 64-byte aligned is asked again 63 bytes larger),
+  /// and 64 MiB (CUDA's heap overhead on small meshes). The objects' bytes only shrink after
+  /// set-up, so the initial mesh is the peak; twice over leaves the allocator's headers and size
+  /// classes, and RW_malloc's random walks, a pool at most half full. 200 x 125 (the default and
+  /// CompactGpu Fig. 12): 25,000 nodes (128-byte requests) and 74,351 springs (64-byte requests),
+  /// about 91 MiB. reserve_cuda_malloc reserves this too (CUDA's heap is the pool).
+  static std::uint64_t pool_bytes(StructureOptions const& o, Mesh const& m) {
     std::uint64_t const node   = AnyObjects::template request_bytes<Node>() + 64;
     std::uint64_t const spring = AnyObjects::template request_bytes<Spring>() + 64;
-    return 2 * (m.num_nodes() * node + m.num_springs() * spring) + (64ull << 20);
+    return pool_bytes_for(o.heap,
+                          2 * (m.num_nodes() * node + m.num_springs() * spring) + (64ull << 20));
   }
 
-  AnyApp(Mesh const& mesh, Physics p, Loading loading)
-      : ObjectVariant(mesh, p, loading), heap_(pool_bytes(mesh), max_objects(mesh)) {
-    if (Counter const f = make_objects(heap_, mesh); f != 0)
-      throw std::runtime_error("structure " + AnyObjects::allocator_name() + ": " +
-                               std::to_string(f) + " objects were not made (" +
-                               std::to_string(heap_.nulls()) + " nulls from the allocator in a " +
-                               std::to_string(pool_bytes(mesh)) + "-byte pool)");
+  /// `variant`: the allocator's name in --allocators / --only (the result lines').
+  AnyApp(
+      StructureOptions const& o, std::string variant, Mesh const& mesh, Physics p, Loading loading)
+      : ObjectVariant(mesh, p, loading),
+        variant_(std::move(variant)),
+        pool_bytes_(pool_bytes(o, mesh)),
+        heap_(pool_bytes_, max_objects(mesh)) {
+    require_fits("at set-up", make_objects(heap_, mesh));
     (void)graph();  // untimed, as the heap variant's
+  }
+
+  /// OutOfMemory when a make got null: `failed` of make_objects, or any null since the heap's
+  /// construction (nulls() is cumulative; synchronizes). Only set-up makes objects, never more
+  /// than max_objects per type.
+  void require_fits(std::string const& where, Counter failed = 0) const {
+    require_no_failed_allocations(
+        "structure",
+        variant_.c_str(),
+        std::max<std::uint64_t>(failed, heap_.nulls()),
+        where,
+        AnyObjects::allocator_name() + ", a " + std::to_string(pool_bytes_) + "-byte pool");
   }
 
   Phases step(int it) { return step_on(heap_, it); }
@@ -662,6 +716,8 @@ class AnyApp : public ObjectVariant {
   AnyObjects& heap() { return heap_; }
 
  private:
+  std::string variant_;
+  std::uint64_t pool_bytes_;
   AnyObjects heap_;
 };
 
@@ -701,6 +757,9 @@ class BaselineVariant : public VariantBase {
   }
 
   Counters counters() { return VariantBase::counters(nullptr); }
+
+  /// Nothing to check: the baseline allocates nothing after its arrays (DeviceMesh::bytes).
+  void require_fits(std::string const& /*where*/) const {}
 
   /// The arrays as a graph (names: index + 1), for --check.
   Graph graph() {
@@ -850,6 +909,8 @@ double run_variant(char const* variant,
                    std::vector<Row>& rows,
                    ProfileCsv& profile) {
   auto const check = [&](int it) {
+    // A failed make is an OutOfMemory (exit 5), never a --check failure.
+    app.require_fits("by iteration " + std::to_string(it));
     if constexpr (std::is_same_v<App, HeapVariant>)
       return check_heap(app, mesh, it);
     else
@@ -887,6 +948,7 @@ double run_variant(char const* variant,
       csv_row(csv, variant, it, r, nullptr);
     }
   }
+  app.require_fits("by the end of the run");  // before its result line
   std::printf(
       "%s: force %.3f ms, move %.3f ms, break %.3f ms, bfs %.3f ms (%u rounds), remove "
       "%.3f ms\n",
@@ -1002,13 +1064,13 @@ bool same_counts(StructureOptions const& o,
 }
 
 /// The app on each of --allocators after the heap variant (AnyApp), each compared with the heap
-/// variant; false when --check failed.
+/// variant when it ran (heap_ms nullopt: --only); false when --check failed.
 bool run_allocators(StructureOptions const& o,
                     Mesh const& mesh,
                     Physics p,
                     Loading const& loading,
                     std::FILE* csv,
-                    double heap_ms,
+                    std::optional<double> heap_ms,
                     std::vector<Row> const& heap_rows) {
   ProfileCsv no_profile;  // the memory profile is the soa heap's
   for (auto const& name : o.allocators) {
@@ -1016,18 +1078,59 @@ bool run_allocators(StructureOptions const& o,
     double ms = 0;
     with_allocator(name, [&](auto tag) {
       using App = AnyApp<typename decltype(tag)::type>;
-      App app(mesh, p, loading);
+      App app(o, name, mesh, p, loading);
       std::printf("%s: a %llu-byte pool, room for %u objects per type between compactions\n",
                   name.c_str(),
-                  static_cast<unsigned long long>(App::pool_bytes(mesh)),
+                  static_cast<unsigned long long>(App::pool_bytes(o, mesh)),
                   static_cast<unsigned>(App::max_objects(mesh)));
       ms = run_variant(name.c_str(), app, o, mesh, csv, rows, no_profile);
     });
     if (ms < 0) return false;
-    print_heap_ratio("structure", name.c_str(), heap_ms, ms);
+    if (!heap_ms) continue;
+    print_heap_ratio("structure", name.c_str(), *heap_ms, ms);
     if (!same_counts(o, name.c_str(), heap_rows, rows)) return false;
   }
   return true;
+}
+
+/// The heap variant; its total ms (negative when --check failed).
+double run_heap_variant(StructureOptions const& o,
+                        Mesh const& mesh,
+                        Physics p,
+                        Loading const& loading,
+                        std::FILE* csv,
+                        std::vector<Row>& rows,
+                        ProfileCsv& profile) {
+  HeapVariant app(o, mesh, p, loading);
+  std::printf("heap: %u blocks of %u bytes, %u nodes / %u springs per block\n",
+              app.num_blocks(),
+              static_cast<unsigned>(Types::block_bytes),
+              static_cast<unsigned>(Types::capacity<Node>),
+              static_cast<unsigned>(Types::capacity<Spring>));
+  return run_variant("heap", app, o, mesh, csv, rows, profile);
+}
+
+/// The baseline: its object arrays against --memory-mib first (OutOfMemory when they exceed it),
+/// then the run, compared with the heap variant when it ran (heap_ms nullopt: --only); false when
+/// --check failed.
+bool run_baseline(StructureOptions const& o,
+                  Mesh const& mesh,
+                  Physics p,
+                  Loading const& loading,
+                  std::FILE* csv,
+                  std::optional<double> heap_ms,
+                  std::vector<Row> const& heap_rows) {
+  std::uint64_t const bytes = DeviceMesh::bytes(mesh);
+  std::printf("baseline: object arrays %llu bytes\n", static_cast<unsigned long long>(bytes));
+  require_baseline_fits(o.heap, "structure", bytes);
+  ProfileCsv no_profile;  // the baseline has no heap
+  std::vector<Row> rows;
+  BaselineVariant base(mesh, p, loading);
+  double const ms = run_variant("baseline", base, o, mesh, csv, rows, no_profile);
+  if (ms < 0) return false;
+  if (!heap_ms) return true;
+  if (ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", *heap_ms / ms);
+  return same_counts(o, "baseline", heap_rows, rows);
 }
 
 }  // namespace
@@ -1053,28 +1156,15 @@ int run_structure(StructureOptions const& o) {
                "fragmentation,force_ms,move_ms,break_ms,bfs_ms,remove_ms,bfs_rounds");
   ProfileCsv profile;
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, "structure", Types::block_bytes);
-  ProfileCsv no_profile;  // the baseline has no heap
-  std::vector<Row> heap_rows, base_rows;
-  double heap_ms = 0;
-  // Before any kernel of this file runs (allocators.cuh).
-  reserve_cuda_malloc(o.allocators, AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(mesh));
-  {
-    HeapVariant app(o, mesh, p, loading);
-    std::printf("heap: %u blocks of %u bytes, %u nodes / %u springs per block\n",
-                app.num_blocks(),
-                static_cast<unsigned>(Types::block_bytes),
-                static_cast<unsigned>(Types::capacity<Node>),
-                static_cast<unsigned>(Types::capacity<Spring>));
-    heap_ms = run_variant("heap", app, o, mesh, csv.get(), heap_rows, profile);
+  std::vector<Row> heap_rows;
+  std::optional<double> heap_ms;  // nullopt: --only another variant
+  // Before any kernel of this file runs (allocators.cuh): CUDA's heap is cuda-malloc's pool.
+  reserve_cuda_malloc(o.allocators, AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(o, mesh));
+  if (o.heap.run_heap) {
+    heap_ms = run_heap_variant(o, mesh, p, loading, csv.get(), heap_rows, profile);
+    if (*heap_ms < 0) return 1;
   }
-  if (heap_ms < 0) return 1;
-  if (o.baseline) {
-    BaselineVariant base(mesh, p, loading);
-    double const base_ms = run_variant("baseline", base, o, mesh, csv.get(), base_rows, no_profile);
-    if (base_ms < 0) return 1;
-    if (base_ms > 0) std::printf("heap / baseline: %.2fx (same run)\n", heap_ms / base_ms);
-    if (!same_counts(o, "baseline", heap_rows, base_rows)) return 1;
-  }
+  if (o.baseline && !run_baseline(o, mesh, p, loading, csv.get(), heap_ms, heap_rows)) return 1;
   if (!run_allocators(o, mesh, p, loading, csv.get(), heap_ms, heap_rows)) return 1;
   if (o.check) std::printf("structure --check passed\n");
   return 0;

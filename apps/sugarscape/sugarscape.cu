@@ -51,6 +51,7 @@
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/heap_check.cuh"
+#include "common/memory_budget.hpp"
 #include "common/no_device.hpp"
 #include "common/result_line.hpp"
 #include "heaplab/check/invariants.hpp"
@@ -471,6 +472,11 @@ StateView view_on(H& heap, Grid const& g) {
   return out;
 }
 
+/// "at set-up" (iteration 0) or "by iteration N": where require_no_failed_allocations found nulls.
+std::string when(int iteration) {
+  return iteration == 0 ? "at set-up" : "by iteration " + std::to_string(iteration);
+}
+
 // ------------------------------------------------------------------------------------- heap
 
 class HeapApp {
@@ -491,13 +497,14 @@ class HeapApp {
 
   Phases step(std::uint32_t it) { return step_phases(heap_, grid_, it); }
 
+  /// Throws OutOfMemory when a make answered null so far (the heap's count, then the app's own:
+  /// both are cumulative, so a check after every step sees every null before any --check).
   void throw_on_failed_allocations(int iteration) {
-    auto const failed = grid_.failed(heap_.stream());
-    if (failed != 0)
-      throw std::runtime_error("sugarscape: iteration " + std::to_string(iteration) + ": " +
-                               std::to_string(failed) +
-                               " births found the heap full; raise --heap-blocks (now " +
-                               std::to_string(num_blocks()) + ")");
+    std::string const detail = "the heap is full; raise --heap-blocks or --memory-mib (now " +
+                               std::to_string(num_blocks()) + " blocks)";
+    require_no_failed_allocations("sugarscape", "heap", heap_.oom_count(), when(iteration), detail);
+    require_no_failed_allocations(
+        "sugarscape", "heap", grid_.failed(heap_.stream()), when(iteration), detail);
   }
 
   std::pair<std::uint64_t, std::uint64_t> census() { return census_of(heap_, grid_); }
@@ -516,12 +523,15 @@ class HeapApp {
   soa::HeapStatistics statistics() const { return heap_.statistics(); }
 
  private:
+  /// --heap-blocks, else --memory-mib's blocks, else the default (sugarscape.hpp).
   static std::uint32_t heap_blocks(SugarscapeOptions const& o, std::uint64_t n) {
-    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
     std::uint64_t const b = 2 * ((n + Types::capacity<Male> - 1) / Types::capacity<Male> +
                                  (n + Types::capacity<Female> - 1) / Types::capacity<Female>)+64;
-    if (b > 0xFFFFFFFFull) throw std::invalid_argument("sugarscape: grid too large");
-    return static_cast<std::uint32_t>(b);
+    bool const by_default = o.heap.heap_blocks == 0 && o.heap.memory_mib == 0;
+    if (by_default && b > 0xFFFFFFFFull) throw std::invalid_argument("sugarscape: grid too large");
+    return heap_blocks_for(o.heap,
+                           Types::block_bytes,
+                           static_cast<std::uint32_t>(std::min<std::uint64_t>(b, 0xFFFFFFFFull)));
   }
 
   Grid grid_;
@@ -551,14 +561,17 @@ class AnyApp {
   /// The pool: room for an agent in every cell twice over (the worst case of max_objects; a
   /// realigned request is up to 63 bytes larger) and 64 MiB for the allocator's own overhead.
   /// At the default 1024 x 1024 (density 0.2, about 0.2 agents per cell) that is 320 MiB.
-  static std::uint64_t pool_bytes(std::uint64_t cells) {
+  /// --memory-mib replaces it (memory_budget.hpp).
+  static std::uint64_t pool_bytes(HeapFlags const& flags, std::uint64_t cells) {
     std::uint64_t const object = std::max(AnyAgents::template request_bytes<Male>(),
                                           AnyAgents::template request_bytes<Female>());
-    return 2 * cells * (object + 64) + (64ull << 20);
+    return pool_bytes_for(flags, 2 * cells * (object + 64) + (64ull << 20));
   }
 
-  explicit AnyApp(World const& initial)
-      : grid_(initial), heap_(pool_bytes(grid_.size()), max_objects(grid_.size())) {
+  AnyApp(SugarscapeOptions const& o, World const& initial)
+      : grid_(initial),
+        pool_bytes_(pool_bytes(o.heap, grid_.size())),
+        heap_(pool_bytes_, max_objects(grid_.size())) {
     grid_.upload(initial, heap_.stream());
     populate(heap_, grid_);
     throw_on_failed_allocations(0);
@@ -567,15 +580,21 @@ class AnyApp {
 
   Phases step(std::uint32_t it) { return step_phases(heap_, grid_, it); }
 
+  /// Throws OutOfMemory when the allocator answered null so far (cumulative: a check after every
+  /// step sees every null before any --check), std::runtime_error when a make failed otherwise (a
+  /// type's array was full, which max_objects says cannot happen).
   void throw_on_failed_allocations(int iteration) {
-    auto const failed = grid_.failed(heap_.stream());
+    auto const failed        = grid_.failed(heap_.stream());
+    std::string const name   = AnyAgents::allocator_name();
+    std::string const detail = std::to_string(failed) + " allocations failed (" +
+                               std::to_string(heap_.nulls()) + " nulls from the allocator, pool " +
+                               std::to_string(pool_bytes_) + " bytes; else more than " +
+                               std::to_string(max_objects(grid_.size())) + " objects of a type)";
+    require_no_failed_allocations(
+        "sugarscape", name.c_str(), heap_.nulls(), when(iteration), detail);
     if (failed != 0)
-      throw std::runtime_error(
-          "sugarscape " + AnyAgents::allocator_name() + ": iteration " + std::to_string(iteration) +
-          ": " + std::to_string(failed) + " allocations failed (" + std::to_string(heap_.nulls()) +
-          " nulls from the allocator, pool " + std::to_string(pool_bytes(grid_.size())) +
-          " bytes; else more than " + std::to_string(max_objects(grid_.size())) +
-          " objects of a type)");
+      throw std::runtime_error("sugarscape " + name + ": iteration " + std::to_string(iteration) +
+                               ": " + detail);
   }
 
   // The do-alls of the census and of the check are not the app's: their enumeration time is
@@ -609,6 +628,7 @@ class AnyApp {
   }
 
   Grid grid_;
+  std::uint64_t pool_bytes_;
   AnyAgents heap_;
   double untimed_ms_ = 0;
 };
@@ -618,20 +638,32 @@ class AnyApp {
 /// The baseline's device arrays (dense.hpp's layout).
 class BaselineApp {
  public:
+  /// The agent fields per cell: its sugar, age, max_age, metabolism, vision, target.
+  static constexpr std::uint64_t kAgentFields = 6;
+
+  /// Bytes of the arrays that hold what the heap variant keeps in Male and Female objects (the
+  /// agents' fields and kinds; memory_budget.hpp): per cell kAgentFields u32 and a kind byte. The
+  /// cells' sugar and capacity and the phases' minima, which the heap variant has alike, are not
+  /// counted.
+  static std::uint64_t object_bytes(std::uint64_t cells) {
+    return cells * (kAgentFields * sizeof(std::uint32_t) + sizeof(std::uint8_t));
+  }
+
   explicit BaselineApp(World const& w)
       : n_(w.kind.size()),
         capacity_(n_, "sugarscape baseline capacity"),
-        u32_(7 * n_, "sugarscape baseline fields"),
+        sugar_(n_, "sugarscape baseline sugar"),
+        agent_(kAgentFields * n_, "sugarscape baseline agent fields"),
         kind_(n_, "sugarscape baseline kinds"),
         u64_(3 * n_, "sugarscape baseline minima") {
     d_.p          = w.params;
-    d_.sugar      = u32_.data();
-    d_.a_sugar    = u32_.data() + n_;
-    d_.age        = u32_.data() + 2 * n_;
-    d_.max_age    = u32_.data() + 3 * n_;
-    d_.metabolism = u32_.data() + 4 * n_;
-    d_.vision     = u32_.data() + 5 * n_;
-    d_.target     = u32_.data() + 6 * n_;
+    d_.sugar      = sugar_.data();
+    d_.a_sugar    = agent_.data();
+    d_.age        = agent_.data() + n_;
+    d_.max_age    = agent_.data() + 2 * n_;
+    d_.metabolism = agent_.data() + 3 * n_;
+    d_.vision     = agent_.data() + 4 * n_;
+    d_.target     = agent_.data() + 5 * n_;
     d_.kind       = kind_.data();
     d_.requests   = u64_.data();
     d_.proposals  = u64_.data() + n_;
@@ -697,7 +729,8 @@ class BaselineApp {
 
   std::size_t n_;
   Buffer<std::uint32_t> capacity_;
-  Buffer<std::uint32_t> u32_;
+  Buffer<std::uint32_t> sugar_;  // the cells'
+  Buffer<std::uint32_t> agent_;  // kAgentFields arrays of n_
   Buffer<std::uint8_t> kind_;
   Buffer<std::uint64_t> u64_;
   Dense d_;
@@ -853,6 +886,14 @@ double run_heap(SugarscapeOptions const& o,
 }
 
 double run_baseline(SugarscapeOptions const& o, World const& initial, std::FILE* csv) {
+  std::uint64_t const cells = initial.kind.size();
+  std::uint64_t const bytes = BaselineApp::object_bytes(cells);
+  std::printf(
+      "baseline: object arrays %llu bytes (%llu cells x %llu: the agents' fields and kinds)\n",
+      static_cast<unsigned long long>(bytes),
+      static_cast<unsigned long long>(cells),
+      static_cast<unsigned long long>(BaselineApp::object_bytes(1)));
+  require_baseline_fits(o.heap, "sugarscape", bytes);
   BaselineApp app(initial);
   World reference = initial;
   Phases total;
@@ -927,31 +968,33 @@ bool compare_with_heap(SugarscapeOptions const& o,
 }
 
 /// The --allocators variants, each after the heap's; false when one failed --check or its final
-/// world differs from the heap's.
+/// world differs from the heap's (compared only when the heap ran: heap_ms given).
 bool run_allocators(SugarscapeOptions const& o,
                     World const& initial,
                     std::FILE* csv,
                     ProfileCsv& profile,
-                    double heap_ms,
+                    std::optional<double> heap_ms,
                     StateView const& heap_final) {
   for (auto const& name : o.allocators) {
     StateView final_view;
     double ms = 0;
     with_allocator(name, [&](auto tag) {
       using App = AnyApp<typename decltype(tag)::type>;
-      App app(initial);
+      App app(o, initial);
       std::printf(
           "%s: pool %llu bytes, room for %u Male and %u Female objects between two compactions, "
           "%llu bytes per object requested\n",
           name.c_str(),
-          static_cast<unsigned long long>(App::pool_bytes(initial.params.cells())),
+          static_cast<unsigned long long>(App::pool_bytes(o.heap, initial.params.cells())),
           App::max_objects(initial.params.cells()),
           App::max_objects(initial.params.cells()),
           static_cast<unsigned long long>(App::AnyAgents::template request_bytes<Male>()));
-      ms = run_variant(o, name.c_str(), app, initial, csv, profile, &final_view);
+      ms =
+          run_variant(o, name.c_str(), app, initial, csv, profile, heap_ms ? &final_view : nullptr);
     });
     if (ms < 0) return false;
-    if (!compare_with_heap(o, name.c_str(), heap_ms, ms, heap_final, final_view, initial.params))
+    if (heap_ms &&
+        !compare_with_heap(o, name.c_str(), *heap_ms, ms, heap_final, final_view, initial.params))
       return false;
   }
   return true;
@@ -991,19 +1034,25 @@ int run_sugarscape(SugarscapeOptions const& o) {
                                "fragmentation,live_ms,move_ms,harvest_ms,mate_ms");
   ProfileCsv profile;
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, "sugarscape", Types::block_bytes);
-  // Before any kernel of this file runs (allocators.cuh).
+  // Before any kernel of this file runs (allocators.cuh): the cuda-malloc variant's pool.
   reserve_cuda_malloc(o.allocators,
-                      AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(p.cells()));
-  StateView heap_final;  // only for --allocators: the heap path does no more work without
-  double const heap_ms =
-      run_heap(o, initial, csv.get(), profile, o.allocators.empty() ? nullptr : &heap_final);
-  if (heap_ms < 0) return 1;
+                      AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(o.heap, p.cells()));
+  StateView heap_final;           // only for --allocators: the heap path does no more work without
+  std::optional<double> heap_ms;  // nullopt: --only another variant
+  if (o.heap.run_heap) {
+    heap_ms =
+        run_heap(o, initial, csv.get(), profile, o.allocators.empty() ? nullptr : &heap_final);
+    if (*heap_ms < 0) return 1;
+  }
   std::optional<double> base_ms;
   if (o.baseline) {
     base_ms = run_baseline(o, initial, csv.get());
     if (*base_ms < 0) return 1;
   }
-  report_heap_and_baseline("sugarscape", heap_ms, base_ms);
+  if (heap_ms)
+    report_heap_and_baseline("sugarscape", *heap_ms, base_ms);
+  else if (base_ms)
+    print_result_line("sugarscape", "baseline", *base_ms, std::nullopt);
   if (!run_allocators(o, initial, csv.get(), profile, heap_ms, heap_final)) return 1;
   if (o.check) std::printf("sugarscape --check passed\n");
   return 0;

@@ -40,6 +40,7 @@
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/heap_check.cuh"
+#include "common/memory_budget.hpp"
 #include "common/no_device.hpp"
 #include "common/result_line.hpp"
 #include "heaplab/check/invariants.hpp"
@@ -371,6 +372,11 @@ class CarCells {
   Board b_;
 };
 
+/// "by iteration N" (0: "at set-up"): where require_no_failed_allocations found nulls.
+std::string when(int iteration) {
+  return iteration == 0 ? "at set-up" : "by iteration " + std::to_string(iteration);
+}
+
 class HeapApp {
  public:
   HeapApp(TrafficOptions const& o, Params const& p, Network const& network, DeviceNet const& dn)
@@ -389,13 +395,16 @@ class HeapApp {
 
   Phases step(std::uint32_t it) { return cars_.step(heap_, it); }
 
+  /// Throws OutOfMemory when a make answered null so far (the heap's count, then the app's own:
+  /// both are cumulative, so a check after every step sees every null before any --check). The
+  /// set-up makes no car: the first check is after iteration 1's spawn.
   void throw_on_failed_allocations(int iteration) {
-    auto const failed = cars_.failed(heap_.stream());
-    if (failed != 0)
-      throw std::runtime_error("traffic: iteration " + std::to_string(iteration) + ": " +
-                               std::to_string(failed) +
-                               " new cars found the heap full; raise --heap-blocks (now " +
-                               std::to_string(num_blocks()) + ")");
+    std::string const detail =
+        "new cars found the heap full; raise --heap-blocks or --memory-mib (now " +
+        std::to_string(num_blocks()) + " blocks)";
+    require_no_failed_allocations("traffic", "heap", heap_.oom_count(), when(iteration), detail);
+    require_no_failed_allocations(
+        "traffic", "heap", cars_.failed(heap_.stream()), when(iteration), detail);
   }
 
   std::uint64_t moving() { return cars_.moving(heap_); }
@@ -445,11 +454,14 @@ class HeapApp {
   soa::HeapStatistics statistics() const { return heap_.statistics(); }
 
  private:
+  /// --heap-blocks, else --memory-mib's blocks, else the default (traffic.hpp).
   static std::uint32_t heap_blocks(TrafficOptions const& o, std::uint64_t n) {
-    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
     std::uint64_t const b = 2 * ((n + Types::capacity<Car> - 1) / Types::capacity<Car>)+64;
-    if (b > 0xFFFFFFFFull) throw std::invalid_argument("traffic: network too large");
-    return static_cast<std::uint32_t>(b);
+    bool const by_default = o.heap.heap_blocks == 0 && o.heap.memory_mib == 0;
+    if (by_default && b > 0xFFFFFFFFull) throw std::invalid_argument("traffic: network too large");
+    return heap_blocks_for(o.heap,
+                           Types::block_bytes,
+                           static_cast<std::uint32_t>(std::min<std::uint64_t>(b, 0xFFFFFFFFull)));
   }
 
   CarCells cars_;
@@ -482,13 +494,16 @@ class AnyApp {
   /// bytes per cell and 64 MiB leave the allocator room for its headers and fragmentation even in
   /// a gridlock that fills every cell (128 x 128: 200 MiB). rw-malloc's pool is at most 2^30 pages
   /// of 16 bytes (16 GiB): it refuses grids above 66.8 million cells (about 1,400 x 1,400
-  /// intersections) with its own error.
-  static std::uint64_t pool_bytes(std::uint64_t cells) {
-    return 2 * cells * (AnyCars::template request_bytes<Car>() + 64) + (64ull << 20);
+  /// intersections) with its own error. --memory-mib replaces it (memory_budget.hpp).
+  static std::uint64_t pool_bytes(HeapFlags const& flags, std::uint64_t cells) {
+    return pool_bytes_for(
+        flags, 2 * cells * (AnyCars::template request_bytes<Car>() + 64) + (64ull << 20));
   }
 
-  AnyApp(Params const& p, Network const& network, DeviceNet const& dn)
-      : cars_(p, network, dn), heap_(pool_bytes(network.cells()), max_objects(network)) {
+  AnyApp(TrafficOptions const& o, Params const& p, Network const& network, DeviceNet const& dn)
+      : cars_(p, network, dn),
+        pool_bytes_(pool_bytes(o.heap, network.cells())),
+        heap_(pool_bytes_, max_objects(network)) {
     cars_.clear(heap_.stream());
     // untimed, as the heap variant's
     heap_.template parallel_do<Car, &Car::count_moving>(cars_.counts());
@@ -504,16 +519,20 @@ class AnyApp {
     return p;
   }
 
-  /// Throws when a new car got no object: the allocator returned null (nulls()), or Car's array
-  /// was full (max_objects says why it cannot be).
+  /// Throws when a new car got no object so far (cumulative: a check after every step sees it
+  /// before any --check): OutOfMemory when the allocator returned null (nulls()), else
+  /// std::runtime_error (Car's array was full; max_objects says why it cannot be).
   void throw_on_failed_allocations(int iteration) {
-    auto const failed = cars_.failed(heap_.stream());
+    auto const failed        = cars_.failed(heap_.stream());
+    std::string const name   = AnyCars::allocator_name();
+    std::string const detail = std::to_string(failed) + " new cars got no object (" +
+                               std::to_string(heap_.nulls()) +
+                               " nulls from the allocator, pool of " + std::to_string(pool_bytes_) +
+                               " bytes; else Car's array was full)";
+    require_no_failed_allocations("traffic", name.c_str(), heap_.nulls(), when(iteration), detail);
     if (failed != 0)
-      throw std::runtime_error(
-          "traffic " + AnyCars::allocator_name() + ": iteration " + std::to_string(iteration) +
-          ": " + std::to_string(failed) + " new cars got no object (" +
-          std::to_string(heap_.nulls()) + " nulls from the allocator, pool of " +
-          std::to_string(pool_bytes(cars_.size())) + " bytes; else Car's array was full)");
+      throw std::runtime_error("traffic " + name + ": iteration " + std::to_string(iteration) +
+                               ": " + detail);
   }
 
   std::uint64_t moving() { return cars_.moving(heap_); }
@@ -550,6 +569,7 @@ class AnyApp {
 
  private:
   CarCells cars_;
+  std::uint64_t pool_bytes_;
   AnyCars heap_;
   double enumeration_ms_ = 0;  // the timed iterations' (step)
 };
@@ -557,12 +577,26 @@ class AnyApp {
 /// The baseline's device arrays (dense.hpp's layout).
 class BaselineApp {
  public:
+  /// The car fields per cell besides presence and id: velocity, max_velocity, trip, target,
+  /// next_velocity, claim, stop, stop_velocity.
+  static constexpr std::uint64_t kCarFields = 8;
+
+  /// Bytes of the arrays that hold what the heap variant keeps in Car objects (memory_budget.hpp):
+  /// per cell a presence byte, the id (u64) and kCarFields u32. Not counted: the per-street claims
+  /// and the network, which the heap variant has alike, and `incoming`, the cell-to-cell link the
+  /// heap variant keeps in its Car* per cell (not counted there either).
+  static std::uint64_t object_bytes(std::uint64_t cells) {
+    return cells *
+           (sizeof(std::uint8_t) + sizeof(std::uint64_t) + kCarFields * sizeof(std::uint32_t));
+  }
+
   BaselineApp(Params const& p, Network const& network, DeviceNet const& dn)
       : n_(network.cells()),
         streets_(network.streets()),
         present_(n_, "traffic baseline presence"),
         u64_(n_, "traffic baseline ids"),
-        u32_(10 * n_, "traffic baseline fields"),
+        u32_(kCarFields * n_, "traffic baseline fields"),
+        incoming_(n_, "traffic baseline incoming"),
         claims_(streets_, "traffic baseline claims") {
     d_.p             = p;
     d_.net           = dn.net();
@@ -576,11 +610,12 @@ class BaselineApp {
     d_.claim         = u32_.data() + 5 * n_;
     d_.stop          = u32_.data() + 6 * n_;
     d_.stop_velocity = u32_.data() + 7 * n_;
-    d_.incoming      = u32_.data() + 8 * n_;
+    d_.incoming      = incoming_.data();
     d_.claims        = claims_.data();
     present_.set_zero_async(nullptr);
     u64_.set_zero_async(nullptr);
     u32_.set_zero_async(nullptr);
+    incoming_.set_zero_async(nullptr);
     HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
   }
 
@@ -621,7 +656,8 @@ class BaselineApp {
   std::size_t n_, streets_;
   Buffer<std::uint8_t> present_;
   Buffer<std::uint64_t> u64_;
-  Buffer<std::uint32_t> u32_;
+  Buffer<std::uint32_t> u32_;  // kCarFields arrays of n_
+  Buffer<std::uint32_t> incoming_;
   Buffer<std::uint64_t> claims_;
   Dense d_;
 };
@@ -729,6 +765,14 @@ double run_baseline(TrafficOptions const& o,
                     Network const& network,
                     DeviceNet const& dn,
                     std::FILE* csv) {
+  std::uint64_t const cells = network.cells();
+  std::uint64_t const bytes = BaselineApp::object_bytes(cells);
+  std::printf(
+      "baseline: object arrays %llu bytes (%llu cells x %llu: the cars' fields and presence)\n",
+      static_cast<unsigned long long>(bytes),
+      static_cast<unsigned long long>(cells),
+      static_cast<unsigned long long>(BaselineApp::object_bytes(1)));
+  require_baseline_fits(o.heap, "traffic", bytes);
   BaselineApp app(p, network, dn);
   World reference = initial_world(p, network);
   Phases total;
@@ -775,33 +819,36 @@ void compare_with_heap(char const* variant,
 }
 
 /// Each --allocators variant after the heap's (and the baseline's), compared with the heap's
-/// final state; false when its --check failed.
+/// final state when the heap ran (heap_ms given); false when its --check failed.
 bool run_allocators(TrafficOptions const& o,
                     Params const& p,
                     Network const& network,
                     DeviceNet const& dn,
                     std::FILE* csv,
                     ProfileCsv& profile,
-                    double heap_ms,
+                    std::optional<double> heap_ms,
                     StateView const& heap_view) {
-  World const heap_final = world_of(heap_view, p, network);
+  std::optional<World> heap_final;
+  if (heap_ms) heap_final = world_of(heap_view, p, network);
   for (auto const& name : o.allocators) {
     StateView final_view;
     double ms = 0;
     with_allocator(name, [&](auto tag) {
       using App = AnyApp<typename decltype(tag)::type>;
-      App app(p, network, dn);
+      App app(o, p, network, dn);
       std::printf(
           "%s: Car objects of %llu bytes (AOS), room for %u between compactions, pool "
           "of %llu bytes\n",
           name.c_str(),
           static_cast<unsigned long long>(App::AnyCars::template request_bytes<Car>()),
           App::max_objects(network),
-          static_cast<unsigned long long>(App::pool_bytes(network.cells())));
-      ms = run_variant(o, name.c_str(), app, p, network, csv, profile, &final_view);
+          static_cast<unsigned long long>(App::pool_bytes(o.heap, network.cells())));
+      ms = run_variant(
+          o, name.c_str(), app, p, network, csv, profile, heap_ms ? &final_view : nullptr);
     });
     if (ms < 0) return false;
-    compare_with_heap(name.c_str(), o.iterations, heap_ms, ms, heap_final, final_view);
+    if (heap_ms)
+      compare_with_heap(name.c_str(), o.iterations, *heap_ms, ms, *heap_final, final_view);
   }
   return true;
 }
@@ -845,9 +892,9 @@ int run_traffic(TrafficOptions const& o) {
       o.check ? (", --check every " + std::to_string(o.check_every)).c_str() : "",
       planted_bug_note(core::mutant::kPlanted).c_str(),
       describe(o.heap).c_str());
-  // Before any kernel of this file runs (allocators.cuh).
-  reserve_cuda_malloc(o.allocators,
-                      AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(network.cells()));
+  // Before any kernel of this file runs (allocators.cuh): the cuda-malloc variant's pool.
+  reserve_cuda_malloc(
+      o.allocators, AnyApp<malloc_family::CudaMallocAdapter>::pool_bytes(o.heap, network.cells()));
   DeviceNet const dn(network);
   CsvFile const csv = open_csv(o.csv,
                                "traffic",
@@ -857,15 +904,20 @@ int run_traffic(TrafficOptions const& o) {
   if (!o.profile.empty()) profile = ProfileCsv(o.profile, "traffic", Types::block_bytes);
   StateView heap_view;  // the heap's final state, for the other allocators' comparison
   bool const others = !o.allocators.empty();
-  double const heap_ms =
-      run_heap(o, p, network, dn, csv.get(), profile, others ? &heap_view : nullptr);
-  if (heap_ms < 0) return 1;
+  std::optional<double> heap_ms;  // nullopt: --only another variant
+  if (o.heap.run_heap) {
+    heap_ms = run_heap(o, p, network, dn, csv.get(), profile, others ? &heap_view : nullptr);
+    if (*heap_ms < 0) return 1;
+  }
   std::optional<double> base_ms;
   if (o.baseline) {
     base_ms = run_baseline(o, p, network, dn, csv.get());
     if (*base_ms < 0) return 1;
   }
-  report_heap_and_baseline("traffic", heap_ms, base_ms);
+  if (heap_ms)
+    report_heap_and_baseline("traffic", *heap_ms, base_ms);
+  else if (base_ms)
+    print_result_line("traffic", "baseline", *base_ms, std::nullopt);
   if (others && !run_allocators(o, p, network, dn, csv.get(), profile, heap_ms, heap_view))
     return 1;
   if (o.check) std::printf("traffic --check passed\n");

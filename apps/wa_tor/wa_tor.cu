@@ -46,6 +46,7 @@
 #include "common/any_heap.cuh"
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
+#include "common/memory_budget.hpp"
 #include "common/no_device.hpp"
 #include "common/phase_clock.cuh"
 #include "common/result_line.hpp"
@@ -531,14 +532,13 @@ class Variant {
   virtual IterationCost defrag_total() const { return {}; }
   virtual std::string defrag_summary() const { return {}; }
 
-  /// The counters of the last step (zeroed at each step); throws on failed allocations.
+  /// The counters of the last step (zeroed at each step). Throws OutOfMemory when an allocation
+  /// answered null (require_allocations): run_variant reads them right after each step, so a run
+  /// that does not fit ends with exit 5 before any --check comparison sees its state.
   Counters counters(std::uint32_t iteration) {
     std::vector<unsigned long long> h(6);
     cudart::copy_to_host(h.data(), counters_.data(), 6);
-    if (h[kFailedAllocs] != 0)
-      throw std::runtime_error(std::string("wa-tor ") + name() + ": iteration " +
-                               std::to_string(iteration) + ": " + std::to_string(h[kFailedAllocs]) +
-                               " allocations failed (" + failed_allocs_hint() + ")");
+    require_allocations(iteration, h[kFailedAllocs]);
     live_ = h[kLive];
     return {h[kFishBirths], h[kFishEaten], h[kSharkBirths], h[kSharkStarved]};
   }
@@ -547,8 +547,19 @@ class Variant {
   explicit Variant(std::uint64_t cells) : counters_(6, "wa-tor counters"), cells_(cells) {
     counters_.set_zero_async(nullptr);  // legacy default stream: the heap's stream too
   }
-  /// What a failed allocation means (counters()).
-  virtual std::string failed_allocs_hint() const { return "heap full; raise --heap-blocks"; }
+  /// Throws OutOfMemory when allocations of this variant answered null by `iteration` (0: its
+  /// set-up); `failed`: the makes of the last step that got no agent. Here every such make is
+  /// the allocator's null (cuda-malloc; the baseline allocates nothing); the object variants
+  /// read their allocator's own cumulative count.
+  virtual void require_allocations(std::uint32_t iteration, unsigned long long failed) {
+    require_no_failed_allocations("wa-tor", name(), failed, when(iteration), failed_allocs_hint());
+  }
+  /// "at set-up" or "by iteration N" (OutOfMemory's message).
+  static std::string when(std::uint32_t iteration) {
+    return iteration == 0 ? "at set-up" : "by iteration " + std::to_string(iteration);
+  }
+  /// What the variant's allocator had (OutOfMemory's detail).
+  virtual std::string failed_allocs_hint() const { return ""; }
   void zero_iteration_counters(cudaStream_t s) {  // all but kLive
     HEAPLAB_CUDA_TRY(cudaMemsetAsync(counters_.data(), 0, 5 * sizeof(unsigned long long), s));
   }
@@ -703,14 +714,33 @@ class HeapVariant final : public Variant {
             st.fragmentation};
   }
 
+ protected:
+  /// heap.oom_count() counts every make that found no free slot since construction, the app's
+  /// failed makes among them (the larger of the two, should a make fail for another reason).
+  void require_allocations(std::uint32_t iteration, unsigned long long failed) override {
+    require_no_failed_allocations("wa-tor",
+                                  name(),
+                                  std::max<std::uint64_t>(heap_.oom_count(), failed),
+                                  when(iteration),
+                                  failed_allocs_hint());
+  }
+  std::string failed_allocs_hint() const override {
+    return "a heap of " + std::to_string(num_blocks()) + " blocks of " +
+           std::to_string(Types::block_bytes) + " bytes; raise --heap-blocks or --memory-mib";
+  }
+
  private:
+  /// --heap-blocks, else --memory-mib's blocks, else 2 * (ceil(W*H / N_Fish) + ceil(W*H /
+  /// N_Shark)) + 64.
   static std::uint32_t heap_blocks(WaTorOptions const& o, Params const& p) {
-    if (o.heap.heap_blocks != 0) return o.heap.heap_blocks;
     std::uint64_t const n = p.cells();
     std::uint64_t const b = 2 * ((n + Types::capacity<Fish> - 1) / Types::capacity<Fish> +
                                  (n + Types::capacity<Shark> - 1) / Types::capacity<Shark>)+64;
-    if (b > 0xFFFFFFFFull) throw std::invalid_argument("wa-tor: grid too large");
-    return static_cast<std::uint32_t>(b);
+    bool const sized      = o.heap.heap_blocks != 0 || o.heap.memory_mib != 0;
+    if (!sized && b > 0xFFFFFFFFull) throw std::invalid_argument("wa-tor: grid too large");
+    return heap_blocks_for(o.heap,
+                           Types::block_bytes,
+                           static_cast<std::uint32_t>(std::min<std::uint64_t>(b, 0xFFFFFFFFull)));
   }
 
   CellBuffers buffers_;
@@ -722,17 +752,17 @@ class HeapVariant final : public Variant {
 
 // ---- other allocators (--allocators; common/any_heap.cuh, DynaSOAr Fig. 10) --------------------
 
-/// The pool of an AnyVariant: 2 x W*H objects, each of the larger request (64 bytes for Fish and
-/// Shark) plus 64 bytes for a realigned grant (any_heap.cuh asks request + 63 when a grant is not
-/// 64-byte aligned), and 64 MiB for the allocator's own overhead. At most W*H agents live at the
-/// end of every phase (one cell each); within one move kernel the objects alive at its start plus
-/// its children are at most 2 x W*H (a child per agent that moved into a cell its kind did not
-/// hold: fish into empty cells, sharks into fish or empty ones), even if the allocator reused
-/// no byte freed in the same kernel.
-std::uint64_t any_pool_bytes(Params const& p) {
+/// The pool of an AnyVariant: --memory-mib, else 2 x W*H objects, each of the larger request (64
+/// bytes for Fish and Shark) plus 64 bytes for a realigned grant (any_heap.cuh asks request + 63
+/// when a grant is not 64-byte aligned), and 64 MiB for the allocator's own overhead. At most W*H
+/// agents live at the end of every phase (one cell each); within one move kernel the objects alive
+/// at its start plus its children are at most 2 x W*H (a child per agent that moved into a cell its
+/// kind did not hold: fish into empty cells, sharks into fish or empty ones), even if the allocator
+/// reused no byte freed in the same kernel.
+std::uint64_t any_pool_bytes(WaTorOptions const& o, Params const& p) {
   std::uint64_t const request =
       std::max(any_heap_detail::request_bytes<Fish>(), any_heap_detail::request_bytes<Shark>());
-  return 2 * p.cells() * (request + 64) + (std::uint64_t{64} << 20);
+  return pool_bytes_for(o.heap, 2 * p.cells() * (request + 64) + (std::uint64_t{64} << 20));
 }
 
 /// wa-tor on another allocator: Fish and Shark objects from Allocator's malloc, AOS, with
@@ -790,10 +820,20 @@ class AnyVariant final : public Variant {
   }
 
  protected:
+  /// The allocator's nulls (cumulative) end the run as OutOfMemory; a make that failed otherwise
+  /// (an object array of W*H entries full, a grant beyond the pointer encoding) is a bug of
+  /// AnyVariant's sizes, not a run that does not fit.
+  void require_allocations(std::uint32_t iteration, unsigned long long failed) override {
+    std::uint64_t const nulls = heap_.nulls();
+    require_no_failed_allocations("wa-tor", name(), nulls, when(iteration), failed_allocs_hint());
+    if (failed != 0)
+      throw std::runtime_error("wa-tor " + name_ + ": " + when(iteration) + ": " +
+                               std::to_string(failed) + " allocations failed without a null: an " +
+                               "object array of " + std::to_string(cells_) +
+                               " entries was full (AnyVariant's max_objects)");
+  }
   std::string failed_allocs_hint() const override {
-    return std::to_string(heap_.nulls()) + " nulls from a pool of " + std::to_string(pool_bytes_) +
-           " bytes, the rest: an object array of " + std::to_string(cells_) +
-           " entries was full (AnyVariant's pool and max_objects)";
+    return "a pool of " + std::to_string(pool_bytes_) + " bytes";
   }
 
  private:
@@ -865,6 +905,14 @@ class DenseVariant final : public Variant {
     Profile pr;
     if (std::is_same_v<S, MallocStore>) pr.live_objects = live_;
     return pr;
+  }
+
+ protected:
+  /// Only cuda-malloc's mallocs can fail: the size CUDA gave its device malloc heap.
+  std::string failed_allocs_hint() const override {
+    std::size_t bytes = 0;
+    HEAPLAB_CUDA_TRY(cudaDeviceGetLimit(&bytes, cudaLimitMallocHeapSize));
+    return "CUDA's device malloc heap of " + std::to_string(bytes) + " bytes";
   }
 
  private:
@@ -1050,15 +1098,36 @@ void print_header(WaTorOptions const& o, Params const& p) {
       planted_bug_note(core::mutant::kPlanted).c_str());
 }
 
-/// The same-run ratios and whether the variants agreed.
+/// What the variants of one run share: the options, the output files, and the populations of the
+/// first variant that ran, which every later one must reproduce (run_variant).
+struct Run {
+  WaTorOptions const& o;
+  Params const& p;
+  std::FILE* csv;
+  ProfileCsv& prof;
+  std::vector<Population> populations;
+  bool agree = true;  // the heap, baseline and cuda-malloc variants agreed
+
+  RunResult variant(Variant& v, int iterations, bool& agreed) {
+    return run_variant(v, o, p, iterations, populations, agreed, csv, prof);
+  }
+  RunResult variant(Variant& v) { return variant(v, o.iterations, agree); }
+};
+
+/// The result lines, same-run ratios and agreement of the heap, baseline and cuda-malloc
+/// variants that ran; without the heap variant (--only) nothing compares with it.
 void print_ratios(WaTorOptions const& o,
                   RunResult const& heap,
                   RunResult const& base,
                   RunResult const& mal,
                   bool agree) {
   auto const per = [](RunResult const& r) { return r.iterations > 0 ? r.ms / r.iterations : 0.0; };
-  report_heap_and_baseline(
-      "wa-tor", heap.ms, o.baseline ? std::optional<double>(base.ms) : std::nullopt);
+  std::optional<double> const base_ms = o.baseline ? std::optional<double>(base.ms) : std::nullopt;
+  if (!o.heap.run_heap) {
+    if (base_ms) print_result_line("wa-tor", "baseline", *base_ms, std::nullopt);
+    return;
+  }
+  report_heap_and_baseline("wa-tor", heap.ms, base_ms);
   if (o.cuda_malloc && per(heap) > 0)
     std::printf(
         "cuda-malloc / heap: %.2fx per iteration (same run; cuda-malloc ran %d of %d "
@@ -1071,50 +1140,103 @@ void print_ratios(WaTorOptions const& o,
                       : "variants DISAGREE: populations differ (run with --check to see where)\n");
 }
 
-/// The --cuda-malloc variant's CUDA malloc heap: generous (16 x the agents' bytes for a full
-/// grid).
-std::size_t malloc_variant_heap_bytes(Params const& p) {
-  return std::max<std::size_t>(std::size_t{256} << 20, 16 * p.cells() * sizeof(MallocAgent));
+/// The --cuda-malloc variant's CUDA malloc heap: --memory-mib, else generous (16 x the agents'
+/// bytes for a full grid, at least 256 MiB).
+std::uint64_t malloc_variant_heap_bytes(WaTorOptions const& o, Params const& p) {
+  return pool_bytes_for(
+      o.heap,
+      std::max<std::uint64_t>(std::uint64_t{256} << 20, 16 * p.cells() * sizeof(MallocAgent)));
 }
 
 /// Sizes CUDA's one device malloc heap before any kernel of this file runs (CUDA fixes it when
 /// this file's module loads; allocators.cuh): the --cuda-malloc variant's size, and with
-/// --allocators cuda-malloc the larger of it and any_pool_bytes. Returns the pool the cuda-malloc
-/// AnyVariant asks for: the size set, so that its Pool finds the heap as it needs it.
+/// --allocators cuda-malloc the larger of it and any_pool_bytes (with --memory-mib both are its
+/// bytes). Returns the pool the cuda-malloc AnyVariant asks for: the size set, so that its Pool
+/// finds the heap as it needs it.
 std::uint64_t reserve_malloc_heaps(WaTorOptions const& o, Params const& p) {
-  if (o.cuda_malloc) {
-    // Before any kernel that calls malloc: generous (16 x the agents' bytes for a full grid).
-    HEAPLAB_CUDA_TRY(cudaDeviceSetLimit(cudaLimitMallocHeapSize, malloc_variant_heap_bytes(p)));
-  }
-  std::uint64_t const pool =
-      std::max<std::uint64_t>(any_pool_bytes(p), o.cuda_malloc ? malloc_variant_heap_bytes(p) : 0);
+  std::uint64_t const legacy = o.cuda_malloc ? malloc_variant_heap_bytes(o, p) : 0;
+  // Before any kernel that calls malloc.
+  if (o.cuda_malloc) HEAPLAB_CUDA_TRY(cudaDeviceSetLimit(cudaLimitMallocHeapSize, legacy));
+  std::uint64_t const pool = std::max(any_pool_bytes(o, p), legacy);
   reserve_cuda_malloc(o.allocators, pool);
   return pool;
 }
 
+/// The heap variant: its header line and its run.
+RunResult run_heap_variant(Run& run) {
+  HeapVariant v(run.o, run.p);
+  std::printf("heap: %u blocks of %u bytes; N_Fish %u, N_Shark %u\n",
+              v.num_blocks(),
+              static_cast<unsigned>(Types::block_bytes),
+              static_cast<unsigned>(Types::capacity<Fish>),
+              static_cast<unsigned>(Types::capacity<Shark>));
+  return run.variant(v);
+}
+
+/// The baseline's object arrays per cell: what the heap variant keeps in its Fish and Shark
+/// objects, the kind (the object's type; 1 byte), timer, energy and decide's target (4 bytes
+/// each; DenseVariant's target array is Agent::target_). The request and accepted words are
+/// cells every variant has alike, and a cell index is implicit in a dense array (Agent::cell_).
+constexpr std::uint64_t kBaselineBytesPerCell = sizeof(std::uint8_t) + 3 * sizeof(std::uint32_t);
+
+/// The static SOA baseline: its object arrays' bytes, checked against --memory-mib before they
+/// are allocated, and its run.
+RunResult run_baseline(Run& run) {
+  std::size_t const n       = run.p.cells();
+  std::uint64_t const bytes = n * kBaselineBytesPerCell;
+  std::printf("baseline: object arrays %llu bytes (kind 1, timer 4, energy 4, target 4 per cell)\n",
+              static_cast<unsigned long long>(bytes));
+  require_baseline_fits(run.o.heap, "wa-tor", bytes);
+  cudart::device_buffer<std::uint8_t> kind(n, "wa-tor baseline kind");
+  cudart::device_buffer<std::uint32_t> timer(n, "wa-tor baseline timer");
+  cudart::device_buffer<std::uint32_t> energy(n, "wa-tor baseline energy");
+  kind.set_zero_async(nullptr);
+  timer.set_zero_async(nullptr);
+  energy.set_zero_async(nullptr);
+  DenseVariant<DenseStore> v(
+      "baseline", DenseStore{kind.data(), timer.data(), energy.data()}, run.o, run.p);
+  return run.variant(v);
+}
+
+/// The --cuda-malloc variant for at most --cuda-malloc-iterations; the agents it still holds
+/// are freed after its run (CUDA's heap outlives it). A null malloc leaves its cell empty and
+/// ends the run with OutOfMemory at the next counters().
+RunResult run_cuda_malloc(Run& run) {
+  WaTorOptions const& o = run.o;
+  int const iters = o.cuda_malloc_iterations > 0 ? std::min(o.cuda_malloc_iterations, o.iterations)
+                                                 : o.iterations;
+  cudart::device_buffer<MallocAgent*> agent(run.p.cells(), "wa-tor cuda-malloc cells");
+  agent.set_zero_async(nullptr);
+  MallocStore const store{agent.data()};
+  RunResult r;
+  {
+    DenseVariant<MallocStore> v("cuda-malloc", store, o, run.p);
+    r = run.variant(v, iters, run.agree);
+  }
+  malloc_free_all_kernel<<<blocks_for(run.p.cells()), kThreads>>>(store, run.p);
+  HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
+  return r;
+}
+
 /// Runs the app on each allocator of --allocators (AnyVariant), after the other variants: its
-/// summary, its enumeration time, the same-run ratio to the heap variant and whether its
-/// populations equal the heap variant's after every iteration (with --check a difference fails
-/// the run, as for the other variants). false when --check failed.
-bool run_allocators(WaTorOptions const& o,
-                    Params const& p,
-                    std::uint64_t cuda_pool,
-                    RunResult const& heap,
-                    std::vector<Population>& populations,
-                    std::FILE* csv,
-                    ProfileCsv& prof) {
-  for (auto const& name : o.allocators) {
+/// summary, its enumeration time and, when the heap variant ran, the same-run ratio to it and
+/// whether its populations equal the heap variant's after every iteration (with --check a
+/// difference fails the run, as for the other variants). false when --check failed.
+bool run_allocators(Run& run, std::uint64_t cuda_pool, RunResult const& heap) {
+  for (auto const& name : run.o.allocators) {
     RunResult r;
     bool agree = true;
     with_allocator(name, [&](auto tag) {
-      using A = typename decltype(tag)::type;
-      std::uint64_t const pool =
-          std::is_same_v<A, malloc_family::CudaMallocAdapter> ? cuda_pool : any_pool_bytes(p);
-      AnyVariant<A> v(o, p, pool);
-      r = run_variant(v, o, p, o.iterations, populations, agree, csv, prof);
+      using A                  = typename decltype(tag)::type;
+      std::uint64_t const pool = std::is_same_v<A, malloc_family::CudaMallocAdapter>
+                                     ? cuda_pool
+                                     : any_pool_bytes(run.o, run.p);
+      AnyVariant<A> v(run.o, run.p, pool);
+      r = run.variant(v, run.o.iterations, agree);
       if (r.ok) v.print_enumeration(r.ms);
     });
     if (!r.ok) return false;
+    if (!run.o.heap.run_heap) continue;  // --only: no heap variant to compare with
     print_heap_ratio("wa-tor", name.c_str(), heap.ms, r.ms);
     std::printf(agree ? "wa-tor heap vs %s: populations identical after every iteration\n"
                       : "wa-tor heap vs %s: populations DIFFER (run with --check to see where)\n",
@@ -1139,49 +1261,13 @@ int run_wa_tor(WaTorOptions const& o) {
                "fragmentation,shark_fragmentation,fragmentation,prepare_ms,decide_ms,move_ms");
   ProfileCsv prof;
   if (!o.profile.empty()) prof = ProfileCsv(o.profile, "wa-tor", Types::block_bytes);
-  std::vector<Population> populations;  // the heap variant's, per iteration
-  bool agree = true;
+  Run run{o, p, csv.get(), prof, {}};
   RunResult heap, base, mal;
-  {
-    HeapVariant v(o, p);
-    std::printf("heap: %u blocks of %u bytes; N_Fish %u, N_Shark %u\n",
-                v.num_blocks(),
-                static_cast<unsigned>(Types::block_bytes),
-                static_cast<unsigned>(Types::capacity<Fish>),
-                static_cast<unsigned>(Types::capacity<Shark>));
-    heap = run_variant(v, o, p, o.iterations, populations, agree, csv.get(), prof);
-    if (!heap.ok) return 1;
-  }
-  if (o.baseline) {
-    std::size_t const n = p.cells();
-    cudart::device_buffer<std::uint8_t> kind(n, "wa-tor baseline kind");
-    cudart::device_buffer<std::uint32_t> timer(n, "wa-tor baseline timer");
-    cudart::device_buffer<std::uint32_t> energy(n, "wa-tor baseline energy");
-    kind.set_zero_async(nullptr);
-    timer.set_zero_async(nullptr);
-    energy.set_zero_async(nullptr);
-    DenseVariant<DenseStore> v(
-        "baseline", DenseStore{kind.data(), timer.data(), energy.data()}, o, p);
-    base = run_variant(v, o, p, o.iterations, populations, agree, csv.get(), prof);
-    if (!base.ok) return 1;
-  }
-  if (o.cuda_malloc) {
-    int const iters = o.cuda_malloc_iterations > 0
-                          ? std::min(o.cuda_malloc_iterations, o.iterations)
-                          : o.iterations;
-    cudart::device_buffer<MallocAgent*> agent(p.cells(), "wa-tor cuda-malloc cells");
-    agent.set_zero_async(nullptr);
-    MallocStore const store{agent.data()};
-    {
-      DenseVariant<MallocStore> v("cuda-malloc", store, o, p);
-      mal = run_variant(v, o, p, iters, populations, agree, csv.get(), prof);
-    }
-    malloc_free_all_kernel<<<blocks_for(p.cells()), kThreads>>>(store, p);
-    HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
-    if (!mal.ok) return 1;
-  }
-  print_ratios(o, heap, base, mal, agree);
-  if (!run_allocators(o, p, cuda_pool, heap, populations, csv.get(), prof)) return 1;
+  if (o.heap.run_heap && !(heap = run_heap_variant(run)).ok) return 1;
+  if (o.baseline && !(base = run_baseline(run)).ok) return 1;
+  if (o.cuda_malloc && !(mal = run_cuda_malloc(run)).ok) return 1;
+  print_ratios(o, heap, base, mal, run.agree);
+  if (!run_allocators(run, cuda_pool, heap)) return 1;
   if (o.check) std::printf("wa-tor --check passed\n");
   return 0;
 }
