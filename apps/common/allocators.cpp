@@ -6,8 +6,15 @@
 namespace heaplab::apps {
 
 std::vector<std::string> const& allocator_names() {
-  // cuda-malloc: CUDA's device malloc; rw-malloc: heaplab's RW_malloc (RW Alg. 3, docs/rw.md).
-  static std::vector<std::string> const names{"cuda-malloc", "rw-malloc"};
+  // cuda-malloc: CUDA's device malloc; rw-malloc: heaplab's RW_malloc (RW Alg. 3, docs/rw.md);
+  // scatteralloc: mallocMC's ScatterAlloc, only in a build with mallocMC (HEAPLAB_MALLOCMC_DIR,
+  // apps/CMakeLists.txt; allocators.cuh maps the same names).
+  static std::vector<std::string> const names {
+    "cuda-malloc", "rw-malloc",
+#if defined(HEAPLAB_APPS_HAVE_SCATTERALLOC)
+        "scatteralloc",
+#endif
+  };
   return names;
 }
 

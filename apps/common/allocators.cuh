@@ -10,6 +10,9 @@
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/families/malloc/gpu/cuda_malloc_adapter.cuh"
 #include "heaplab/families/malloc/gpu/rw_malloc_adapter.cuh"
+#if defined(HEAPLAB_HAVE_SCATTERALLOC_ADAPTER)  // a build with mallocMC (apps/CMakeLists.txt)
+#include "heaplab/families/malloc/gpu/scatteralloc_adapter.cuh"
+#endif
 
 namespace heaplab::apps {
 
@@ -25,6 +28,10 @@ void with_allocator(std::string const& name, F&& f) {
     f(AllocatorTag<malloc_family::CudaMallocAdapter>{});
   } else if (name == "rw-malloc") {
     f(AllocatorTag<malloc_family::RwMallocAdapter>{});
+#if defined(HEAPLAB_HAVE_SCATTERALLOC_ADAPTER)
+  } else if (name == "scatteralloc") {
+    f(AllocatorTag<malloc_family::scatteralloc::NoopAdapter>{});
+#endif
   } else {
     throw std::invalid_argument("unknown allocator '" + name + "'");
   }

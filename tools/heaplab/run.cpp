@@ -50,6 +50,7 @@ struct RunOptions {
 struct AppSmokeRun {
   char const* name;
   char const* args;
+  int expect = 0;  // the exit status that passes: 0, or 5 for a run that must not fit
 };
 constexpr AppSmokeRun kAppSmokeRuns[] = {
     {"gen-ca",
@@ -82,6 +83,38 @@ constexpr AppSmokeRun kAppSmokeRuns[] = {
 };
 /// The same apps on random shapes (`--random-shape`, docs/apps.md "Random shapes"): no shape
 /// options, so that heaplab_apps draws grid sides, densities, body counts, rules and scenarios.
+/// DynaSOAr Fig. 11's probes (docs/apps.md "Same memory for every variant"): each app's run that
+/// cannot fit into --memory-mib 1 must end with exit 5 (OutOfMemory) and not crash, hang or fail
+/// its --check; the variants spread over the heap, the baseline and the allocators, at set-up
+/// and during the run (traffic makes its cars during the run); and one run that fits.
+constexpr AppSmokeRun kAppMemoryRuns[] = {
+    {"nbody", "nbody --bodies 100000 --iterations 1 --check --only heap --memory-mib 1", 5},
+    {"collision",
+     "collision --bodies 100000 --iterations 2 --check --only cuda-malloc --memory-mib 1",
+     5},
+    {"wa-tor",
+     "wa-tor --width 512 --height 256 --iterations 20 --check --only rw-malloc --memory-mib 1",
+     5},
+    {"structure",
+     "structure --width 512 --height 256 --iterations 5 --check --only baseline --memory-mib 1",
+     5},
+    {"game-of-life",
+     "game-of-life --width 512 --height 512 --iterations 10 --check --only heap --memory-mib 1",
+     5},
+    {"sugarscape",
+     "sugarscape --width 512 --height 512 --iterations 10 --check --only rw-malloc --memory-mib 1",
+     5},
+    {"traffic",
+     "traffic --width 96 --height 72 --iterations 200 --check --check-every 50 --only heap "
+     "--memory-mib 1",
+     5},
+    {"barnes-hut",
+     "barnes-hut --bodies 100000 --iterations 2 --check --only cuda-malloc --memory-mib 1",
+     5},
+    {"wa-tor",
+     "wa-tor --width 128 --height 64 --iterations 40 --check --check-every 10 --only rw-malloc "
+     "--memory-mib 8"},
+};
 constexpr AppSmokeRun kAppRandomRuns[] = {
     {"gen-ca", "gen-ca --iterations 100 --check --check-every 5 --defrag-every 10 --defrag-n 2"},
     {"nbody", "nbody --iterations 20 --check --check-every 5"},
@@ -336,6 +369,8 @@ class MainJob {
       return;
     }
     for (auto const& run : kAppSmokeRuns) run_app(apps, run, "", "");
+    for (std::size_t i = 0; i < std::size(kAppMemoryRuns); ++i)
+      run_app(apps, kAppMemoryRuns[i], "", "-memory-" + std::to_string(i));
     if (opt_.app_shapes == 0) return;
     std::uint64_t const seed = opt_.apps_seed.value_or(
         static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) %
@@ -366,12 +401,15 @@ class MainJob {
     }
     bool const defrag      = std::string(run.args).find("--defrag") != std::string::npos;
     std::string const what = shape.empty() ? "" : ", random shape " + shape;
-    run_command(
-        std::string("app ") + run.name + " (--check" + (defrag ? ", defrag" : "") + what + ")",
-        "gpu",
-        std::string("app-") + run.name + log_suffix + ".log",
-        argv,
-        opt_.budget_seconds);
+    std::string const fits =
+        run.expect == 0 ? "" : ", must not fit: exit " + std::to_string(run.expect);
+    run_command(std::string("app ") + run.name + " (--check" + (defrag ? ", defrag" : "") + what +
+                    fits + ")",
+                "gpu",
+                std::string("app-") + run.name + log_suffix + ".log",
+                argv,
+                opt_.budget_seconds,
+                run.expect);
   }
 
   /// The summary table; returns the number of rows that did not pass.
@@ -421,7 +459,8 @@ class MainJob {
                    std::string const& tier,
                    std::string const& log_name,
                    std::vector<std::string> const& argv,
-                   int timeout_seconds) {
+                   int timeout_seconds,
+                   int expect = 0) {
     std::printf("heaplab run: [%s] %s ...\n", tier.c_str(), name.c_str());
     std::fflush(stdout);
     SuiteRow row;
@@ -429,10 +468,11 @@ class MainJob {
     row.tier = tier;
     row.log  = (logdir_ / log_name).string();
     fs::remove(row.log);
-    auto const r = run_process(argv, {}, row.log, std::chrono::seconds(timeout_seconds));
-    row.seconds  = r.seconds;
-    row.result   = r.timed_out ? "TIMEOUT" : (r.exit_code == 0 ? "PASS" : "FAIL");
-    (r.exit_code == 0 ? row.passed : row.failed) = 1;
+    auto const r  = run_process(argv, {}, row.log, std::chrono::seconds(timeout_seconds));
+    row.seconds   = r.seconds;
+    bool const ok = !r.timed_out && r.exit_code == expect;
+    row.result    = r.timed_out ? "TIMEOUT" : (ok ? "PASS" : "FAIL");
+    (ok ? row.passed : row.failed) = 1;
     rows_.push_back(row);
     print_done(row);
   }
