@@ -84,8 +84,8 @@ kill -TERM $pid
 wait $pid; rc=$?
 check "SIGTERM: exit 130" test "$rc" -eq 130
 check "SIGTERM: the sleeping probe was stopped at once" test $(( $(date +%s) - started )) -lt 10
-check "SIGTERM: the CSV holds the search so far, 'interrupted', 64 x 32 cells fitted" \
-  grep -q "structure,heap,7,cells,2048,--width 64 --height 32,[0-9]*,interrupted" "$tmp/t/figure11.csv"
+check "SIGTERM: the CSV holds the search so far, 'interrupted', 64 x 32 nodes fitted" \
+  grep -q "structure,heap,7,nodes,2048,--width 64 --height 32,[0-9]*,interrupted" "$tmp/t/figure11.csv"
 "$src/tools/figure11" --bin "$tmp/apps" --apps nbody,linux-scalability --out "$tmp/h" 2>"$tmp/err"
 check "unknown app: exit 2" test $? -eq 2
 check "unknown app: named" grep -q "unknown application(s) linux-scalability" "$tmp/err"

@@ -164,6 +164,9 @@ while IFS=$'\t' read -r id _ _ commands _; do
     case ${w[0]} in
       heaplab_bench) kinds=(bench) ;;
       heaplab_apps) kinds=(apps) ;;
+      figure10 | figure11)  # tools/figure1x over heaplab_apps: the script must exist
+        [ -x "$src/tools/${w[0]}" ] || bad_commands+=" $id:${w[0]}(no tools/${w[0]})"
+        continue ;;
       *) bad_commands+=" $id:${w[0]}"; continue ;;
     esac
     [ "${w[0]} ${w[1]:-}" != "heaplab_bench rw" ] || kinds+=(bench-rw)

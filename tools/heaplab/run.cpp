@@ -105,7 +105,7 @@ constexpr AppSmokeRun kAppMemoryRuns[] = {
      "sugarscape --width 512 --height 512 --iterations 10 --check --only rw-malloc --memory-mib 1",
      5},
     {"traffic",
-     "traffic --width 96 --height 72 --iterations 200 --check --check-every 50 --only heap "
+     "traffic --width 256 --height 192 --iterations 150 --check --check-every 50 --only heap "
      "--memory-mib 1",
      5},
     {"barnes-hut",
