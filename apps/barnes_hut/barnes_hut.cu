@@ -335,11 +335,6 @@ __global__ void make_root_kernel(Ref heap, Board b) {
   *b.root = r;
 }
 
-/// Where a failed allocation was found, for OutOfMemory's message.
-std::string at_iteration(int iteration) {
-  return iteration == 0 ? "at set-up" : "by iteration " + std::to_string(iteration);
-}
-
 struct Phases {
   double build_ms = 0, force_ms = 0, move_ms = 0;
   std::uint32_t rounds = 0;
@@ -463,7 +458,7 @@ class HeapApp : public Simulation<Heap> {
     require_no_failed_allocations("barnes-hut",
                                   "heap",
                                   std::max(failed, heap_.oom_count()),
-                                  at_iteration(iteration),
+                                  at_step(iteration),
                                   std::to_string(num_blocks()) + " blocks of " +
                                       std::to_string(Types::block_bytes) + " bytes");
   }
@@ -471,13 +466,9 @@ class HeapApp : public Simulation<Heap> {
   /// --heap-blocks, else --memory-mib's blocks, else the default (too large an error only where
   /// it is used).
   static std::uint32_t heap_blocks(BarnesHutOptions const& o, std::uint64_t n) {
-    constexpr std::uint64_t kMax = 0xFFFFFFFFull;
-    std::uint64_t const b        = 2 * ((n + Types::capacity<Body> - 1) / Types::capacity<Body>)+8 *
+    std::uint64_t const b = 2 * ((n + Types::capacity<Body> - 1) / Types::capacity<Body>)+8 *
                             ((n + Types::capacity<TreeNode> - 1) / Types::capacity<TreeNode>)+256;
-    if (b > kMax && o.heap.heap_blocks == 0 && o.heap.memory_mib == 0)
-      throw std::invalid_argument("barnes-hut: too many bodies");
-    return heap_blocks_for(
-        o.heap, Types::block_bytes, static_cast<std::uint32_t>(std::min(b, kMax)));
+    return heap_blocks_for(o.heap, Types::block_bytes, b, "barnes-hut");
   }
 
   DefragLoop<Types> defrag_;
@@ -577,7 +568,7 @@ class AnyApp : public Simulation<AnyHeap<Types, Allocator>> {
     require_no_failed_allocations("barnes-hut",
                                   name.c_str(),
                                   std::max(failed, nulls),
-                                  at_iteration(iteration),
+                                  at_step(iteration),
                                   std::to_string(nulls) + " nulls from the allocator, pool " +
                                       std::to_string(pool_bytes_) + " bytes");
   }

@@ -158,23 +158,31 @@ AnyTypeState consistent_any_state() {
 TEST(MemoryBudget, WithoutMemoryMibEveryVariantKeepsItsDefault) {
   HeapFlags f;
   EXPECT_EQ(memory_bytes(f), 0u);
-  EXPECT_EQ(heap_blocks_for(f, 4096, 123), 123u);
+  EXPECT_EQ(heap_blocks_for(f, 4096, 123, "app"), 123u);
   EXPECT_EQ(pool_bytes_for(f, 999), 999u);
+  EXPECT_THROW(heap_blocks_for(f, 4096, 1ull << 32, "app"), std::invalid_argument);  // too large
   f.heap_blocks = 77;
-  EXPECT_EQ(heap_blocks_for(f, 4096, 123), 77u);
+  EXPECT_EQ(heap_blocks_for(f, 4096, 123, "app"), 77u);
+  EXPECT_EQ(heap_blocks_for(f, 4096, 1ull << 32, "app"), 77u);  // the default is not used
 }
 
 TEST(MemoryBudget, MemoryMibSizesTheHeapAndThePools) {
   HeapFlags f;
   f.memory_mib = 3;
   EXPECT_EQ(memory_bytes(f), 3u * 1024 * 1024);
-  EXPECT_EQ(heap_blocks_for(f, 4096, 123), 768u);    // 3 MiB / 4 KiB
-  EXPECT_EQ(heap_blocks_for(f, 5000, 123), 629u);    // rounded down: 3145728 / 5000 = 629.1
-  EXPECT_EQ(heap_blocks_for(f, 8u << 20, 123), 1u);  // never 0 blocks
+  EXPECT_EQ(heap_blocks_for(f, 4096, 123, "app"), 768u);    // 3 MiB / 4 KiB
+  EXPECT_EQ(heap_blocks_for(f, 5000, 123, "app"), 629u);    // rounded down: 3145728 / 5000 = 629.1
+  EXPECT_EQ(heap_blocks_for(f, 8u << 20, 123, "app"), 1u);  // never 0 blocks
   EXPECT_EQ(pool_bytes_for(f, 999), 3u * 1024 * 1024);
-  EXPECT_THROW(heap_blocks_for(f, 0, 1), std::invalid_argument);
+  EXPECT_THROW(heap_blocks_for(f, 0, 1, "app"), std::invalid_argument);
   f.memory_mib = 1u << 20;  // 1 TiB of 64-byte blocks: 2^34 blocks
-  EXPECT_THROW(heap_blocks_for(f, 64, 1), std::invalid_argument);
+  EXPECT_THROW(heap_blocks_for(f, 64, 1, "app"), std::invalid_argument);
+}
+
+TEST(MemoryBudget, AtStepNamesSetUpOrTheStep) {
+  EXPECT_EQ(at_step(0), "at set-up");
+  EXPECT_EQ(at_step(12), "by iteration 12");
+  EXPECT_EQ(at_step(3, "generation"), "by generation 3");
 }
 
 TEST(MemoryBudget, HeapBlocksAndMemoryMibExcludeEachOther) {

@@ -41,13 +41,19 @@ class OutOfMemory : public std::runtime_error {
 std::uint64_t memory_bytes(HeapFlags const& flags);
 
 /// The heap's blocks: --heap-blocks when given, else --memory-mib's bytes / block_bytes (at least
-/// one block; std::invalid_argument above 2^32 - 1 blocks), else the app's default.
+/// one block), else the app's default. std::invalid_argument (naming `app`) when the blocks it
+/// would use are more than 2^32 - 1.
 std::uint32_t heap_blocks_for(HeapFlags const& flags,
                               std::uint64_t block_bytes,
-                              std::uint32_t app_default);
+                              std::uint64_t app_default,
+                              char const* app);
 
 /// An --allocators pool: --memory-mib's bytes when given, else the app's default.
 std::uint64_t pool_bytes_for(HeapFlags const& flags, std::uint64_t app_default);
+
+/// Where a failed allocation was found, for OutOfMemory's message: "at set-up" for step 0, else
+/// "by <unit> N" ("by iteration 12", "by generation 3").
+std::string at_step(std::uint64_t step, char const* unit = "iteration");
 
 /// Throws OutOfMemory when `failed` allocations of `variant` answered null (`where`: "at set-up",
 /// "by iteration 12"; `detail`: what the allocator had, for the message).

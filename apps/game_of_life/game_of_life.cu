@@ -390,11 +390,6 @@ Phases step_phases(H& heap, Board const& w) {
   return p;
 }
 
-/// Where a failed allocation was found, for OutOfMemory's message.
-std::string at_generation(int generation) {
-  return generation == 0 ? "at set-up" : "by generation " + std::to_string(generation);
-}
-
 struct CsvRow {
   char const* variant;
   int iteration;
@@ -429,7 +424,7 @@ class HeapApp {
     require_no_failed_allocations("game-of-life",
                                   "heap",
                                   failed,
-                                  at_generation(generation),
+                                  at_step(generation, "generation"),
                                   std::to_string(num_blocks()) + " blocks of " +
                                       std::to_string(Types::block_bytes) + " bytes");
   }
@@ -468,13 +463,9 @@ class HeapApp {
   /// --heap-blocks, else --memory-mib's blocks, else the default: 4 * ceil(cells / capacity) + 64
   /// (too large an error only where it is used).
   static std::uint32_t heap_blocks(GameOfLifeOptions const& o, Grid const& g) {
-    constexpr std::uint64_t cap  = std::min(Types::capacity<Alive>, Types::capacity<Candidate>);
-    constexpr std::uint64_t kMax = 0xFFFFFFFFull;
-    std::uint64_t const b        = 4 * ((g.cells.size() + cap - 1) / cap) + 64;
-    if (b > kMax && o.heap.heap_blocks == 0 && o.heap.memory_mib == 0)
-      throw std::invalid_argument("game-of-life: grid too large");
+    constexpr std::uint64_t cap = std::min(Types::capacity<Alive>, Types::capacity<Candidate>);
     return heap_blocks_for(
-        o.heap, Types::block_bytes, static_cast<std::uint32_t>(std::min(b, kMax)));
+        o.heap, Types::block_bytes, 4 * ((g.cells.size() + cap - 1) / cap) + 64, "game-of-life");
   }
 
   BoardState board_;
@@ -541,7 +532,7 @@ class AnyApp {
     require_no_failed_allocations("game-of-life",
                                   name.c_str(),
                                   std::max(failed, nulls),
-                                  at_generation(generation),
+                                  at_step(generation, "generation"),
                                   "the allocator returned null " + std::to_string(nulls) +
                                       " times, pool " + std::to_string(pool_bytes_) + " bytes");
   }

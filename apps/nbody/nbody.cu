@@ -382,9 +382,8 @@ class HeapApp {
   /// --heap-blocks, else --memory-mib's blocks, else room for every body twice over and 64.
   static std::uint32_t heap_blocks(NbodyOptions const& o) {
     constexpr std::uint64_t cap = Types::capacity<Body>;
-    return heap_blocks_for(o.heap,
-                           Types::block_bytes,
-                           static_cast<std::uint32_t>(2 * ((o.bodies + cap - 1) / cap) + 64));
+    return heap_blocks_for(
+        o.heap, Types::block_bytes, 2 * ((o.bodies + cap - 1) / cap) + 64, app_name(o));
   }
 
   NbodyOptions o_;

@@ -648,8 +648,7 @@ class HeapVariant : public ObjectVariant {
     constexpr std::uint64_t cs = Types::capacity<Spring>;
     std::uint64_t const b =
         2 * ((m.num_nodes() + cn - 1) / cn + (m.num_springs() + cs - 1) / cs) + 64;
-    if (b > 0xFFFFFFFFull) throw std::invalid_argument("structure: mesh too large");
-    return heap_blocks_for(o.heap, Types::block_bytes, static_cast<std::uint32_t>(b));
+    return heap_blocks_for(o.heap, Types::block_bytes, b, "structure");
   }
 
   Heap heap_;

@@ -472,11 +472,6 @@ StateView view_on(H& heap, Grid const& g) {
   return out;
 }
 
-/// "at set-up" (iteration 0) or "by iteration N": where require_no_failed_allocations found nulls.
-std::string when(int iteration) {
-  return iteration == 0 ? "at set-up" : "by iteration " + std::to_string(iteration);
-}
-
 // ------------------------------------------------------------------------------------- heap
 
 class HeapApp {
@@ -502,9 +497,10 @@ class HeapApp {
   void throw_on_failed_allocations(int iteration) {
     std::string const detail = "the heap is full; raise --heap-blocks or --memory-mib (now " +
                                std::to_string(num_blocks()) + " blocks)";
-    require_no_failed_allocations("sugarscape", "heap", heap_.oom_count(), when(iteration), detail);
     require_no_failed_allocations(
-        "sugarscape", "heap", grid_.failed(heap_.stream()), when(iteration), detail);
+        "sugarscape", "heap", heap_.oom_count(), at_step(iteration), detail);
+    require_no_failed_allocations(
+        "sugarscape", "heap", grid_.failed(heap_.stream()), at_step(iteration), detail);
   }
 
   std::pair<std::uint64_t, std::uint64_t> census() { return census_of(heap_, grid_); }
@@ -527,11 +523,7 @@ class HeapApp {
   static std::uint32_t heap_blocks(SugarscapeOptions const& o, std::uint64_t n) {
     std::uint64_t const b = 2 * ((n + Types::capacity<Male> - 1) / Types::capacity<Male> +
                                  (n + Types::capacity<Female> - 1) / Types::capacity<Female>)+64;
-    bool const by_default = o.heap.heap_blocks == 0 && o.heap.memory_mib == 0;
-    if (by_default && b > 0xFFFFFFFFull) throw std::invalid_argument("sugarscape: grid too large");
-    return heap_blocks_for(o.heap,
-                           Types::block_bytes,
-                           static_cast<std::uint32_t>(std::min<std::uint64_t>(b, 0xFFFFFFFFull)));
+    return heap_blocks_for(o.heap, Types::block_bytes, b, "sugarscape");
   }
 
   Grid grid_;
@@ -591,7 +583,7 @@ class AnyApp {
                                std::to_string(pool_bytes_) + " bytes; else more than " +
                                std::to_string(max_objects(grid_.size())) + " objects of a type)";
     require_no_failed_allocations(
-        "sugarscape", name.c_str(), heap_.nulls(), when(iteration), detail);
+        "sugarscape", name.c_str(), heap_.nulls(), at_step(iteration), detail);
     if (failed != 0)
       throw std::runtime_error("sugarscape " + name + ": iteration " + std::to_string(iteration) +
                                ": " + detail);

@@ -372,11 +372,6 @@ class CarCells {
   Board b_;
 };
 
-/// "by iteration N" (0: "at set-up"): where require_no_failed_allocations found nulls.
-std::string when(int iteration) {
-  return iteration == 0 ? "at set-up" : "by iteration " + std::to_string(iteration);
-}
-
 class HeapApp {
  public:
   HeapApp(TrafficOptions const& o, Params const& p, Network const& network, DeviceNet const& dn)
@@ -402,9 +397,9 @@ class HeapApp {
     std::string const detail =
         "new cars found the heap full; raise --heap-blocks or --memory-mib (now " +
         std::to_string(num_blocks()) + " blocks)";
-    require_no_failed_allocations("traffic", "heap", heap_.oom_count(), when(iteration), detail);
+    require_no_failed_allocations("traffic", "heap", heap_.oom_count(), at_step(iteration), detail);
     require_no_failed_allocations(
-        "traffic", "heap", cars_.failed(heap_.stream()), when(iteration), detail);
+        "traffic", "heap", cars_.failed(heap_.stream()), at_step(iteration), detail);
   }
 
   std::uint64_t moving() { return cars_.moving(heap_); }
@@ -457,11 +452,7 @@ class HeapApp {
   /// --heap-blocks, else --memory-mib's blocks, else the default (traffic.hpp).
   static std::uint32_t heap_blocks(TrafficOptions const& o, std::uint64_t n) {
     std::uint64_t const b = 2 * ((n + Types::capacity<Car> - 1) / Types::capacity<Car>)+64;
-    bool const by_default = o.heap.heap_blocks == 0 && o.heap.memory_mib == 0;
-    if (by_default && b > 0xFFFFFFFFull) throw std::invalid_argument("traffic: network too large");
-    return heap_blocks_for(o.heap,
-                           Types::block_bytes,
-                           static_cast<std::uint32_t>(std::min<std::uint64_t>(b, 0xFFFFFFFFull)));
+    return heap_blocks_for(o.heap, Types::block_bytes, b, "traffic");
   }
 
   CarCells cars_;
@@ -529,7 +520,8 @@ class AnyApp {
                                std::to_string(heap_.nulls()) +
                                " nulls from the allocator, pool of " + std::to_string(pool_bytes_) +
                                " bytes; else Car's array was full)";
-    require_no_failed_allocations("traffic", name.c_str(), heap_.nulls(), when(iteration), detail);
+    require_no_failed_allocations(
+        "traffic", name.c_str(), heap_.nulls(), at_step(iteration), detail);
     if (failed != 0)
       throw std::runtime_error("traffic " + name + ": iteration " + std::to_string(iteration) +
                                ": " + detail);

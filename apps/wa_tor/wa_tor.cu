@@ -552,11 +552,8 @@ class Variant {
   /// the allocator's null (cuda-malloc; the baseline allocates nothing); the object variants
   /// read their allocator's own cumulative count.
   virtual void require_allocations(std::uint32_t iteration, unsigned long long failed) {
-    require_no_failed_allocations("wa-tor", name(), failed, when(iteration), failed_allocs_hint());
-  }
-  /// "at set-up" or "by iteration N" (OutOfMemory's message).
-  static std::string when(std::uint32_t iteration) {
-    return iteration == 0 ? "at set-up" : "by iteration " + std::to_string(iteration);
+    require_no_failed_allocations(
+        "wa-tor", name(), failed, at_step(iteration), failed_allocs_hint());
   }
   /// What the variant's allocator had (OutOfMemory's detail).
   virtual std::string failed_allocs_hint() const { return ""; }
@@ -721,7 +718,7 @@ class HeapVariant final : public Variant {
     require_no_failed_allocations("wa-tor",
                                   name(),
                                   std::max<std::uint64_t>(heap_.oom_count(), failed),
-                                  when(iteration),
+                                  at_step(iteration),
                                   failed_allocs_hint());
   }
   std::string failed_allocs_hint() const override {
@@ -736,11 +733,7 @@ class HeapVariant final : public Variant {
     std::uint64_t const n = p.cells();
     std::uint64_t const b = 2 * ((n + Types::capacity<Fish> - 1) / Types::capacity<Fish> +
                                  (n + Types::capacity<Shark> - 1) / Types::capacity<Shark>)+64;
-    bool const sized      = o.heap.heap_blocks != 0 || o.heap.memory_mib != 0;
-    if (!sized && b > 0xFFFFFFFFull) throw std::invalid_argument("wa-tor: grid too large");
-    return heap_blocks_for(o.heap,
-                           Types::block_bytes,
-                           static_cast<std::uint32_t>(std::min<std::uint64_t>(b, 0xFFFFFFFFull)));
+    return heap_blocks_for(o.heap, Types::block_bytes, b, "wa-tor");
   }
 
   CellBuffers buffers_;
@@ -825,9 +818,10 @@ class AnyVariant final : public Variant {
   /// AnyVariant's sizes, not a run that does not fit.
   void require_allocations(std::uint32_t iteration, unsigned long long failed) override {
     std::uint64_t const nulls = heap_.nulls();
-    require_no_failed_allocations("wa-tor", name(), nulls, when(iteration), failed_allocs_hint());
+    require_no_failed_allocations(
+        "wa-tor", name(), nulls, at_step(iteration), failed_allocs_hint());
     if (failed != 0)
-      throw std::runtime_error("wa-tor " + name_ + ": " + when(iteration) + ": " +
+      throw std::runtime_error("wa-tor " + name_ + ": " + at_step(iteration) + ": " +
                                std::to_string(failed) + " allocations failed without a null: an " +
                                "object array of " + std::to_string(cells_) +
                                " entries was full (AnyVariant's max_objects)");
