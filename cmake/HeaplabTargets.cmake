@@ -233,3 +233,13 @@ function(heaplab_uses_any target names out)
   endwhile()
   set(${out} ${_found} PARENT_SCOPE)
 endfunction()
+
+# heaplab_peer_source(<out var> <folder>): the first line of the folder's SOURCE file (what a
+# tools/fetch-* script wrote: the repository and commit), or "<folder> (no SOURCE file)".
+function(heaplab_peer_source out dir)
+  set(_line "${dir} (no SOURCE file)")
+  if(EXISTS "${dir}/SOURCE")
+    file(STRINGS "${dir}/SOURCE" _line LIMIT_COUNT 1)
+  endif()
+  set(${out} "${_line}" PARENT_SCOPE)
+endfunction()

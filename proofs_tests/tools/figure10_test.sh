@@ -5,13 +5,7 @@
 # arguments exit 2, and the plot is a PNG (that part SKIPPED without matplotlib).
 set -uo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
+. "$(dirname "$0")/support/check.sh"  # $tmp, check, fail
 cat > "$tmp/apps" <<'STUB'
 #!/bin/sh
 echo "args: $*"

@@ -7,13 +7,7 @@
 # not fit"; bad arguments exit 2; the plot is a PNG (that part SKIPPED without matplotlib).
 set -uo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
+. "$(dirname "$0")/support/check.sh"  # $tmp, check, fail
 # The stub: nbody fits up to 10000 bodies on the heap, 20000 on the baseline, 2500 on cuda-malloc,
 # 3001 on rw-malloc; collision's rw-malloc crashes (exit 1) above 5000 bodies; wa-tor's heap fits
 # up to width 300 (any height), its cuda-malloc exits 5 WITHOUT the fits=0 line above width 100.

@@ -9,13 +9,7 @@ if ! /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
   echo "SKIPPED: /usr/bin/python3 has no matplotlib (tools/setup installs python3-matplotlib)"
   exit 0
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
+. "$(dirname "$0")/support/check.sh"  # $tmp, check, fail
 is_png() {  # a PNG signature and more than 20 KB (a figure, not an empty canvas)
   [ -f "$1" ] && [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] &&
     [ "$(stat -c %s "$1")" -gt 20000 ]

@@ -17,14 +17,7 @@ build=${2:-}
 tool="$src/tools/reproduce"
 table="$src/tools/figures.tsv"
 results="$src/docs/results.md"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1
-  shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
+. "$(dirname "$0")/support/check.sh"  # $tmp, check, fail
 
 # --- coverage -------------------------------------------------------------------------------
 # paper_figures FILE: "paper figN" / "paper tableN", one a line, for every figure or table that

@@ -9,13 +9,7 @@
 # PNG part SKIPPED without matplotlib).
 set -uo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1; shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
+. "$(dirname "$0")/support/check.sh"  # $tmp, check, fail
 mkdir -p "$tmp/bin/survey/heaplab-rw-malloc" "$tmp/bin/survey/cuda" "$tmp/bin/survey/gallatin"
 # alloc: num size iterations on_device warp generate free alloc_csv free_csv GiB device.
 # heaplab: median 1.4 ms alloc, 0.4 free; cuda: 2.0 / 1.0, crashes above 1024 B; gallatin: 1.0 /
