@@ -67,6 +67,8 @@ check "--resume runs only the points not ok (cuda 2048, 4096; gallatin 64)" \
 
 "$src/tools/run-survey" --bin "$tmp/bin" --out "$tmp/x" --tests nope > /dev/null 2>&1
 check "an unknown test: exit 2" test $? -eq 2
+"$src/tools/run-survey" --bin "$tmp/bin" --out "$tmp/x" --tests "" > /dev/null 2>&1
+check "no test (without --build): exit 2" test $? -eq 2
 "$src/tools/run-survey" --bin "$tmp/bin" --out "$tmp/x" --frameworks mine > /dev/null 2>&1
 check "an unknown framework: exit 2" test $? -eq 2
 "$src/tools/run-survey" --bin "$tmp/nothing" --out "$tmp/x" > /dev/null 2>&1
