@@ -19,7 +19,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 
 namespace heaplab::survey {
 
