@@ -117,6 +117,10 @@ function(heaplab_add_test name)
     heaplab_link_families(${name})
   endif()
   heaplab_configure_target(${name})
+  if(T_LABEL STREQUAL "cpu" AND NOT HEAPLAB_DEVICE_OPTIMIZE)
+    # A CPU test runs its .cu files' host code: optimized although the GPU code is not.
+    target_compile_options(${name} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-O3>")
+  endif()
   # A gtest SKIPPED line makes CTest report the test as skipped instead of passed. The regex has
   # no ']': gtest_discover_tests writes it into a bracket argument, and CMake 4.x ends that
   # argument at the first ']]' (a regex ending in '\]' broke the whole file there).
