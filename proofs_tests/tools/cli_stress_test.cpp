@@ -320,11 +320,12 @@ TEST(CliStress, RatesAndTimeByPartAreReported) {
   // The model executor reads nothing back: its read-back part is zero and not printed.
   EXPECT_EQ(t.at("readback").get<double>(), 0.0);
   EXPECT_EQ(r.output.find("read-back"), std::string::npos) << r.output;
-  // The process's CPU time: at least the steps' time of the one worker, no more than the
-  // machine's threads can give in the run's time.
+  // The process's CPU time: some (the steps ran on the CPU), no more than the machine's threads
+  // can give in the run's time. Not compared with the steps' wall time: on a loaded machine
+  // (ctest -j2 on two cores) a worker waits for a core and its busy time falls well below it.
   auto const& cpu   = j.at("cpu_s");
   double const busy = cpu.at("user").get<double>() + cpu.at("system").get<double>();
-  EXPECT_GT(busy, parts * 0.5) << "the steps ran on the CPU";
+  EXPECT_GT(busy, 0.0) << "the steps ran on the CPU";
   EXPECT_LE(busy, secs * cpu.at("hardware_threads").get<double>() * 1.05 + 0.5);
   EXPECT_NE(r.output.find("CPU: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(" hardware threads busy (user "), std::string::npos) << r.output;
