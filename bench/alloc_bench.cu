@@ -21,41 +21,69 @@
 
 namespace heaplab::bench {
 
-class Object64 {
- public:
-  HEAPLAB_SOA_FIELDS(Object64, (std::uint64_t[8], words_));
-};
-class Object16 {
- public:
-  HEAPLAB_SOA_FIELDS(Object16, (std::uint64_t[2], words_));
-};
-using Types64 = soa::HeapTypes<Object64>;
-using Types16 = soa::HeapTypes<Object16>;
+// One type per object size of the size rows (kAllocSizes): `words_` of 8-byte words, or of one
+// 4-byte word for the 4-byte type. Object64 and Object16 are linux-scalability's and the wave's.
+#define HEAPLAB_BENCH_OBJECT(BYTES, WORD, COUNT)              \
+  class Object##BYTES {                                       \
+   public:                                                    \
+    HEAPLAB_SOA_FIELDS(Object##BYTES, (WORD[COUNT], words_)); \
+  };                                                          \
+  using Types##BYTES = soa::HeapTypes<Object##BYTES>;
+HEAPLAB_BENCH_OBJECT(4, std::uint32_t, 1)
+HEAPLAB_BENCH_OBJECT(16, std::uint64_t, 2)
+HEAPLAB_BENCH_OBJECT(64, std::uint64_t, 8)
+HEAPLAB_BENCH_OBJECT(256, std::uint64_t, 32)
+HEAPLAB_BENCH_OBJECT(1024, std::uint64_t, 128)
+HEAPLAB_BENCH_OBJECT(4096, std::uint64_t, 512)
+#undef HEAPLAB_BENCH_OBJECT
+// The mixed row's heap: kMixedSizes' three types in one heap (DynaSOAr sec. 3.2: a block holds
+// 64 of the 16-byte type, 16 of the 64-byte one, 4 of the 256-byte one).
+using TypesMixed = soa::HeapTypes<Object16, Object64, Object256>;
 
 namespace {
 
-/// The object check's Access (object_check.cuh) for heaplab's SOA objects: an object's first and
-/// last word are words_[0] and words_[size - 1], reached through the field DSL from the encoded
-/// pointer; it is owned when HeapRef::contains says it is a well-formed pointer into this heap;
-/// its key is its block address and slot (the pointer without type and capacity bits), so that
-/// distinct keys are distinct slots (min_distance 1).
-template <class Types, class T>
+/// The object check's Access (object_check.cuh) for heaplab's SOA objects of the types Ts (one,
+/// or the mixed row's three, which share their word type): an object's first and last word are
+/// words_[0] and words_[size - 1] of its type (from the pointer's type bits), reached through the
+/// field DSL from the encoded pointer; it is owned when HeapRef::contains says it is a
+/// well-formed pointer into this heap; its key is its block address and slot (the pointer without
+/// type and capacity bits), so that distinct keys are distinct slots (min_distance 1).
+template <class Types, class T0, class... Ts>
 struct HeapObjectAccess {
   soa::HeapRef<Types> heap;
   std::uint64_t min_distance = 1;
+  using Word                 = std::remove_reference_t<decltype(std::declval<T0&>().words_[0])>;
 
+  template <class T>
   __device__ static T* object(std::uint64_t p) {
     return reinterpret_cast<T*>(static_cast<std::uintptr_t>(p));
   }
-  __device__ bool owns(std::uint64_t p) const { return heap.contains(p); }
-  __device__ std::uint64_t& first(std::uint64_t p) const { return object(p)->words_[0]; }
-  __device__ std::uint64_t& last(std::uint64_t p) const {
-    auto& words = object(p)->words_;
-    return words[words.size() - 1];
+  /// &words_[first ? 0 : size - 1] of p's type.
+  __device__ static Word* word(std::uint64_t p, bool first) {
+    Word* w             = nullptr;
+    auto const try_type = [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      if (w != nullptr || core::pointer_type(p) != Types::template type_id<T>) return;
+      auto& words = object<T>(p)->words_;
+      w           = &words[first ? 0 : words.size() - 1];
+    };
+    try_type(static_cast<T0*>(nullptr));
+    (try_type(static_cast<Ts*>(nullptr)), ...);
+    return w;
   }
+  __device__ bool owns(std::uint64_t p) const {
+    return heap.contains(p) && word(p, true) != nullptr;
+  }
+  __device__ Word& first(std::uint64_t p) const { return *word(p, true); }
+  __device__ Word& last(std::uint64_t p) const { return *word(p, false); }
   __device__ std::uint64_t key(std::uint64_t p) const {
     return core::pointer_block_address(p) | core::pointer_slot(p);
   }
+};
+
+template <class T0, class...>
+struct detail_first {
+  using type = T0;
 };
 
 /// The heap options a benchmark's knobs stand for.
@@ -69,20 +97,65 @@ soa::HeapOptions heap_options(HeapKnobs const& knobs) {
   return options;
 }
 
-/// Heap blocks for `objects` objects of capacity `cap`: every object fits with 25% + 256 blocks
-/// to spare (concurrent block initialization leaves some blocks partly filled).
-std::uint64_t heap_blocks(std::uint64_t objects, std::uint32_t cap) {
-  return (objects + cap - 1) / cap * 5 / 4 + 256;
+/// What an allocation kernel makes and how the free kernel frees it: one type T for every object.
+template <class T>
+struct OneType {
+  template <class Types>
+  __device__ static T* make(soa::HeapRef<Types> const& heap, std::uint64_t, int) {
+    return heap.template make<T>();
+  }
+  template <class Types>
+  __device__ static void destroy(soa::HeapRef<Types> const& heap, std::uint64_t p) {
+    heap.destroy(reinterpret_cast<T*>(static_cast<std::uintptr_t>(p)));
+  }
+  /// Heap blocks `objects` of them need when every block is full.
+  template <class Types>
+  static std::uint64_t full_blocks(std::uint64_t objects) {
+    constexpr std::uint32_t cap = Types::template capacity<T>;
+    return (objects + cap - 1) / cap;
+  }
+};
+
+/// The mixed row: object i of thread tid is of type (tid + i) % 3 of TypesMixed (kMixedSizes), so
+/// that every warp asks for all three types in every round; freed by the type in its pointer.
+struct MixedTypes {
+  __device__ static void* make(soa::HeapRef<TypesMixed> const& heap, std::uint64_t tid, int i) {
+    switch ((tid + static_cast<std::uint64_t>(i)) % 3) {
+      case 0:
+        return heap.make<Object16>();
+      case 1:
+        return heap.make<Object64>();
+      default:
+        return heap.make<Object256>();
+    }
+  }
+  __device__ static void destroy(soa::HeapRef<TypesMixed> const& heap, std::uint64_t p) {
+    heap.destroy_raw(p);
+  }
+  template <class Types>
+  static std::uint64_t full_blocks(std::uint64_t objects) {
+    std::uint64_t const each = objects / 3 + 1;  // of each type, at most
+    return OneType<Object16>::full_blocks<Types>(each) +
+           OneType<Object64>::full_blocks<Types>(each) +
+           OneType<Object256>::full_blocks<Types>(each);
+  }
+};
+
+/// Heap blocks for `objects` objects made by Make: every object fits with 25% + 256 blocks to
+/// spare (concurrent block initialization leaves some blocks partly filled).
+template <class Types, class Make>
+std::uint64_t heap_blocks(std::uint64_t objects) {
+  return Make::template full_blocks<Types>(objects) * 5 / 4 + 256;
 }
 
-template <class Types, class T>
+template <class Types, class Make>
 std::uint64_t run_bytes(std::uint64_t objects) {
-  std::uint64_t const blocks = heap_blocks(objects, Types::template capacity<T>);
+  std::uint64_t const blocks = heap_blocks<Types, Make>(objects);
   // The metadata region is a few words per block (bitmaps, types): 64 bytes per block is ample.
   return blocks * (Types::block_bytes + 64) + 8 * objects + object_check_bytes(objects);
 }
 
-template <class Types, class T>
+template <class Types, class Make>
 __global__ void make_objects(soa::HeapRef<Types> heap,
                              std::uint64_t* slots,
                              std::uint64_t threads,
@@ -91,24 +164,24 @@ __global__ void make_objects(soa::HeapRef<Types> heap,
   if (tid >= threads) return;
   for (int i = 0; i < per_thread; ++i)
     slots[tid * per_thread + i] =
-        static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(heap.template make<T>()));
+        static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(Make::make(heap, tid, i)));
 }
 
-template <class Types, class T>
+template <class Types, class Make>
 __global__ void destroy_objects(soa::HeapRef<Types> heap,
                                 std::uint64_t const* slots,
                                 std::uint64_t threads,
                                 int per_thread) {
   std::uint64_t const tid = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
   if (tid >= threads) return;
-  for (int i = 0; i < per_thread; ++i)
-    heap.destroy(reinterpret_cast<T*>(static_cast<std::uintptr_t>(slots[tid * per_thread + i])));
+  for (int i = 0; i < per_thread; ++i) Make::destroy(heap, slots[tid * per_thread + i]);
 }
 
 /// What every allocation row measures on `heap`: the allocation kernel (threads x per_thread
-/// objects of T, the heap reset before each timed run), the nullptr answers and the object check
-/// of the last timed run (untimed), then the free kernel (each timed run after an untimed
-/// allocation); the heap must be empty after it (else std::runtime_error naming `what`).
+/// objects made by Make, the heap reset before each timed run), the nullptr answers and the
+/// object check of the last timed run (untimed, through `access`), then the free kernel (each
+/// timed run after an untimed allocation); the heap must be empty after it (else
+/// std::runtime_error naming `what`).
 struct AllocFreeRun {
   Sample alloc;
   Sample free;
@@ -116,27 +189,26 @@ struct AllocFreeRun {
   ObjectCheck check;
 };
 
-template <class Types, class T>
+template <class Types, class Make, class Access>
 AllocFreeRun time_alloc_free(soa::Heap<Types>& heap,
                              std::uint64_t* slots,
                              std::uint64_t threads,
                              int per_thread,
                              int warmup,
                              int repeats,
-                             std::string const& what) {
+                             std::string const& what,
+                             Access const& access) {
   unsigned const block = kAllocBlockThreads;
   auto const grid      = static_cast<unsigned>(cudart::ceil_div(threads, block));
   auto alloc           = [&] {
-    make_objects<Types, T><<<grid, block>>>(heap.ref(), slots, threads, per_thread);
+    make_objects<Types, Make><<<grid, block>>>(heap.ref(), slots, threads, per_thread);
     HEAPLAB_CHECK_LAUNCH();
   };
   AllocFreeRun r;
   r.alloc = time_repeated(
       warmup, repeats, [&] { heap.reset(); }, alloc);
   r.failed = heap.oom_count();
-  r.check  = check_objects(slots,
-                          threads * static_cast<std::uint64_t>(per_thread),
-                          HeapObjectAccess<Types, T>{heap.ref()});
+  r.check  = check_objects(slots, threads * static_cast<std::uint64_t>(per_thread), access);
   r.free   = time_repeated(
       warmup,
       repeats,
@@ -145,7 +217,7 @@ AllocFreeRun time_alloc_free(soa::Heap<Types>& heap,
         alloc();
       },
       [&] {
-        destroy_objects<Types, T><<<grid, block>>>(heap.ref(), slots, threads, per_thread);
+        destroy_objects<Types, Make><<<grid, block>>>(heap.ref(), slots, threads, per_thread);
         HEAPLAB_CHECK_LAUNCH();
       });
   heap.synchronize();
@@ -154,23 +226,29 @@ AllocFreeRun time_alloc_free(soa::Heap<Types>& heap,
   return r;
 }
 
-template <class Types, class T>
+/// One row in a heap of its own that holds every object with room to spare.
+template <class Types, class Make, class... Ts>
 HeapAllocResult run(
     std::uint64_t threads, int per_thread, int warmup, int repeats, HeapKnobs const& knobs) {
   std::uint64_t const objects = threads * static_cast<std::uint64_t>(per_thread);
-  constexpr std::uint32_t cap = Types::template capacity<T>;
-  std::uint64_t const blocks  = heap_blocks(objects, cap);
+  std::uint64_t const blocks  = heap_blocks<Types, Make>(objects);
   if (blocks > 0xFFFFFFFFull)
     throw std::runtime_error("alloc bench: too many objects for one heap");
   soa::HeapOptions const options = heap_options(knobs);
   auto heap = soa::Heap<Types>::with_blocks(static_cast<std::uint32_t>(blocks), options);
   cudart::device_buffer<std::uint64_t> slots(objects, "object pointer slots");
-  AllocFreeRun const t = time_alloc_free<Types, T>(
-      heap, slots.data(), threads, per_thread, warmup, repeats, "alloc bench");
+  AllocFreeRun const t = time_alloc_free<Types, Make>(heap,
+                                                      slots.data(),
+                                                      threads,
+                                                      per_thread,
+                                                      warmup,
+                                                      repeats,
+                                                      "alloc bench",
+                                                      HeapObjectAccess<Types, Ts...>{heap.ref()});
   HeapAllocResult r;
   r.blocks      = static_cast<std::uint32_t>(blocks);
   r.block_bytes = Types::block_bytes;
-  r.capacity    = cap;
+  r.capacity    = Types::template capacity<typename detail_first<Ts...>::type>;
   r.alloc       = t.alloc;
   r.free        = t.free;
   r.failed      = t.failed;
@@ -242,8 +320,15 @@ Fig14aRow fig14a_row(soa::Heap<Types64>& heap,
                      int n,
                      int warmup,
                      int repeats) {
-  AllocFreeRun const t = time_alloc_free<Types64, Object64>(
-      heap, slots.data(), threads, n, warmup, repeats, "utilization at n = " + std::to_string(n));
+  AllocFreeRun const t =
+      time_alloc_free<Types64, OneType<Object64>>(heap,
+                                                  slots.data(),
+                                                  threads,
+                                                  n,
+                                                  warmup,
+                                                  repeats,
+                                                  "utilization at n = " + std::to_string(n),
+                                                  HeapObjectAccess<Types64, Object64>{heap.ref()});
   Fig14aRow row;
   row.n      = n;
   row.alloc  = t.alloc;
@@ -282,7 +367,8 @@ Fig14aMax fig14a_max(soa::Heap<Types64>& heap,
       check_objects(dense.data(), max.objects, HeapObjectAccess<Types64, Object64>{heap.ref()});
   if (max.objects > 0) {
     auto const g = static_cast<unsigned>(cudart::ceil_div(max.objects, std::uint64_t{block}));
-    destroy_objects<Types64, Object64><<<g, block>>>(heap.ref(), dense.data(), max.objects, 1);
+    destroy_objects<Types64, OneType<Object64>>
+        <<<g, block>>>(heap.ref(), dense.data(), max.objects, 1);
     HEAPLAB_CHECK_LAUNCH();
   }
   heap.synchronize();
@@ -321,7 +407,7 @@ Fig14aResult heap_fig14a(int threads,
 HeapAllocResult heap_linux_scalability(
     int threads, int per_thread, int warmup, int repeats, HeapKnobs const& knobs) {
   static_assert(Types64::size_bytes<Object64> == 64);
-  return run<Types64, Object64>(
+  return run<Types64, OneType<Object64>, Object64>(
       static_cast<std::uint64_t>(threads), per_thread, warmup, repeats, knobs);
 }
 
@@ -330,16 +416,65 @@ HeapAllocResult heap_allocation_wave(std::uint64_t threads,
                                      int repeats,
                                      HeapKnobs const& knobs) {
   static_assert(Types16::size_bytes<Object16> == 16);
-  return run<Types16, Object16>(threads, 1, warmup, repeats, knobs);
+  return run<Types16, OneType<Object16>, Object16>(threads, 1, warmup, repeats, knobs);
 }
 
 std::uint64_t heap_linux_scalability_bytes(int threads, int per_thread) {
-  return run_bytes<Types64, Object64>(static_cast<std::uint64_t>(threads) *
-                                      static_cast<std::uint64_t>(per_thread));
+  return run_bytes<Types64, OneType<Object64>>(static_cast<std::uint64_t>(threads) *
+                                               static_cast<std::uint64_t>(per_thread));
 }
 
 std::uint64_t heap_allocation_wave_bytes(std::uint64_t threads) {
-  return run_bytes<Types16, Object16>(threads);
+  return run_bytes<Types16, OneType<Object16>>(threads);
+}
+
+// The size rows: one case per kAllocSizes entry (X(bytes)).
+#define HEAPLAB_BENCH_SIZES(X) X(4) X(16) X(64) X(256) X(1024) X(4096)
+
+HeapAllocResult heap_object_size(std::uint32_t bytes,
+                                 int threads,
+                                 int per_thread,
+                                 int warmup,
+                                 int repeats,
+                                 HeapKnobs const& knobs) {
+  auto const t = static_cast<std::uint64_t>(threads);
+  switch (bytes) {
+#define HEAPLAB_SIZE_CASE(B)                             \
+  case B:                                                \
+    static_assert(Types##B::size_bytes<Object##B> == B); \
+    return run<Types##B, OneType<Object##B>, Object##B>(t, per_thread, warmup, repeats, knobs);
+    HEAPLAB_BENCH_SIZES(HEAPLAB_SIZE_CASE)
+#undef HEAPLAB_SIZE_CASE
+  }
+  throw std::invalid_argument("alloc bench: no object type of " + std::to_string(bytes) + " bytes");
+}
+
+std::uint64_t heap_object_size_bytes(std::uint32_t bytes, int threads, int per_thread) {
+  std::uint64_t const objects =
+      static_cast<std::uint64_t>(threads) * static_cast<std::uint64_t>(per_thread);
+  switch (bytes) {
+#define HEAPLAB_SIZE_CASE(B) \
+  case B:                    \
+    return run_bytes<Types##B, OneType<Object##B>>(objects);
+    HEAPLAB_BENCH_SIZES(HEAPLAB_SIZE_CASE)
+#undef HEAPLAB_SIZE_CASE
+  }
+  throw std::invalid_argument("alloc bench: no object type of " + std::to_string(bytes) + " bytes");
+}
+#undef HEAPLAB_BENCH_SIZES
+
+HeapAllocResult heap_mixed(
+    int threads, int per_thread, int warmup, int repeats, HeapKnobs const& knobs) {
+  static_assert(TypesMixed::size_bytes<Object16> == kMixedSizes[0] &&
+                TypesMixed::size_bytes<Object64> == kMixedSizes[1] &&
+                TypesMixed::size_bytes<Object256> == kMixedSizes[2]);
+  return run<TypesMixed, MixedTypes, Object16, Object64, Object256>(
+      static_cast<std::uint64_t>(threads), per_thread, warmup, repeats, knobs);
+}
+
+std::uint64_t heap_mixed_bytes(int threads, int per_thread) {
+  return run_bytes<TypesMixed, MixedTypes>(static_cast<std::uint64_t>(threads) *
+                                           static_cast<std::uint64_t>(per_thread));
 }
 
 }  // namespace heaplab::bench

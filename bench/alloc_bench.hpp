@@ -85,6 +85,31 @@ HeapAllocResult heap_allocation_wave(std::uint64_t threads,
 std::uint64_t heap_linux_scalability_bytes(int threads, int per_thread);
 std::uint64_t heap_allocation_wave_bytes(std::uint64_t threads);
 
+/// The object sizes of the size rows (`heaplab_bench alloc --sizes`), in bytes: one heaplab type
+/// each (HeapTypes<one type>: words_ of 8-byte words, of one 4-byte word for 4 B).
+inline constexpr std::uint32_t kAllocSizes[] = {4, 16, 64, 256, 1024, 4096};
+
+/// A size row: `threads` threads each make `per_thread` objects of the type of `bytes` (one of
+/// kAllocSizes, else std::invalid_argument) in one kernel, then a second kernel destroys them;
+/// the same heap sizing, timing and check as heap_linux_scalability.
+HeapAllocResult heap_object_size(std::uint32_t bytes,
+                                 int threads,
+                                 int per_thread,
+                                 int warmup,
+                                 int repeats,
+                                 HeapKnobs const& knobs);
+std::uint64_t heap_object_size_bytes(std::uint32_t bytes, int threads, int per_thread);
+
+/// The mixed row's sizes: three types in ONE heap; object i of thread t is of kMixedSizes[(t +
+/// i) % 3], so that every warp asks for all three in every round.
+inline constexpr std::uint32_t kMixedSizes[] = {16, 64, 256};
+
+/// The mixed row: as heap_object_size, in one heap of the three types of kMixedSizes (its
+/// `capacity` is the 16-byte type's: 64; the 64- and 256-byte types have 16 and 4).
+HeapAllocResult heap_mixed(
+    int threads, int per_thread, int warmup, int repeats, HeapKnobs const& knobs);
+std::uint64_t heap_mixed_bytes(int threads, int per_thread);
+
 }  // namespace heaplab::bench
 
 namespace heaplab::bench {

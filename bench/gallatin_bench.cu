@@ -42,26 +42,45 @@ namespace gal = gallatin::allocators;
 constexpr std::uint64_t kGallatinSeed = 0x5EED;
 
 /// The object check's Access (object_check.cuh) for Gallatin: the object is `bytes` plain bytes
-/// at p; owned when Gallatin's memory table says so and 8-byte aligned; the key is the address,
-/// and two objects must start at least `bytes` apart.
+/// at p, checked through its first and last Word (8 bytes; 4 for a 4-byte object, where they are
+/// one word); owned when Gallatin's memory table says so and Word-aligned; the key is the
+/// address, and two objects must start at least `bytes` apart.
+template <class Word>
 struct GallatinObjectAccess {
   std::uint64_t bytes        = 0;
   std::uint64_t min_distance = 0;
 
   __device__ bool owns(std::uint64_t p) const {
-    return p % 8 == 0 && gal::global_gallatin->owns_allocation(
-                             reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)));
+    return p % sizeof(Word) == 0 && gal::global_gallatin->owns_allocation(
+                                        reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)));
   }
-  __device__ std::uint64_t& first(std::uint64_t p) const {
-    return *reinterpret_cast<std::uint64_t*>(static_cast<std::uintptr_t>(p));
+  __device__ Word& first(std::uint64_t p) const {
+    return *reinterpret_cast<Word*>(static_cast<std::uintptr_t>(p));
   }
-  __device__ std::uint64_t& last(std::uint64_t p) const {
-    return *reinterpret_cast<std::uint64_t*>(static_cast<std::uintptr_t>(p + bytes - 8));
+  __device__ Word& last(std::uint64_t p) const {
+    return *reinterpret_cast<Word*>(static_cast<std::uintptr_t>(p + bytes - sizeof(Word)));
   }
   __device__ std::uint64_t key(std::uint64_t p) const { return p; }
 };
 
-/// The allocation kernel: heaplab's make_objects with global_malloc(bytes) in place of make<T>.
+/// The size of object i of thread tid: `bytes`, or in the mixed row (bytes 0) kMixedSizes[(tid +
+/// i) % 3], as heaplab's mixed row.
+__device__ inline std::uint64_t object_bytes(std::uint64_t bytes, std::uint64_t tid, int i) {
+  // Copied into constants: device code reads no host array.
+  constexpr std::uint64_t small = kMixedSizes[0], middle = kMixedSizes[1], large = kMixedSizes[2];
+  if (bytes != 0) return bytes;
+  switch ((tid + static_cast<std::uint64_t>(i)) % 3) {
+    case 0:
+      return small;
+    case 1:
+      return middle;
+    default:
+      return large;
+  }
+}
+
+/// The allocation kernel: heaplab's make_objects with global_malloc(size) in place of make<T>
+/// (bytes 0: the mixed row's sizes).
 __global__ void gallatin_make(std::uint64_t* slots,
                               std::uint64_t threads,
                               int per_thread,
@@ -69,8 +88,8 @@ __global__ void gallatin_make(std::uint64_t* slots,
   std::uint64_t const tid = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
   if (tid >= threads) return;
   for (int i = 0; i < per_thread; ++i)
-    slots[tid * per_thread + i] =
-        static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(gal::global_malloc(bytes)));
+    slots[tid * per_thread + i] = static_cast<std::uint64_t>(
+        reinterpret_cast<std::uintptr_t>(gal::global_malloc(object_bytes(bytes, tid, i))));
 }
 
 /// The free kernel: global_free on every non-null pointer (heaplab's destroy ignores nullptr).
@@ -149,9 +168,15 @@ GallatinAllocResult run(std::uint64_t threads,
   GallatinAllocResult r;
   r.alloc = time_repeated(
       warmup, repeats, [&] { pool.fresh(); }, alloc);
-  // Untimed: the objects of the last timed run, written and read back (object_check.cuh).
-  r.check = check_objects(slots.data(), objects, GallatinObjectAccess{bytes, bytes});
-  r.free  = time_repeated(
+  // Untimed: the objects of the last timed run, written and read back (object_check.cuh). The
+  // mixed row's objects are checked as the smallest size's (16 B): their first 16 bytes.
+  std::uint64_t const checked = bytes == 0 ? kMixedSizes[0] : bytes;
+  r.check                     = checked < 8
+                                    ? check_objects(
+                      slots.data(), objects, GallatinObjectAccess<std::uint32_t>{checked, checked})
+                                    : check_objects(
+                      slots.data(), objects, GallatinObjectAccess<std::uint64_t>{checked, checked});
+  r.free                      = time_repeated(
       warmup,
       repeats,
       [&] {
@@ -187,6 +212,21 @@ GallatinAllocResult gallatin_allocation_wave(std::uint64_t threads,
   return run(threads, 1, 16, pool_bytes, warmup, repeats);
 }
 
+GallatinAllocResult gallatin_object_size(std::uint32_t bytes,
+                                         int threads,
+                                         int per_thread,
+                                         std::uint64_t pool_bytes,
+                                         int warmup,
+                                         int repeats) {
+  if (bytes == 0) throw std::invalid_argument("Gallatin: an object of 0 bytes");
+  return run(static_cast<std::uint64_t>(threads), per_thread, bytes, pool_bytes, warmup, repeats);
+}
+
+GallatinAllocResult gallatin_mixed(
+    int threads, int per_thread, std::uint64_t pool_bytes, int warmup, int repeats) {
+  return run(static_cast<std::uint64_t>(threads), per_thread, 0, pool_bytes, warmup, repeats);
+}
+
 #else  // not built with Gallatin
 
 namespace {
@@ -205,6 +245,12 @@ GallatinAllocResult gallatin_linux_scalability(int, int, std::uint64_t, int, int
 GallatinAllocResult gallatin_allocation_wave(std::uint64_t, std::uint64_t, int, int) {
   not_built();
 }
+
+GallatinAllocResult gallatin_object_size(std::uint32_t, int, int, std::uint64_t, int, int) {
+  not_built();
+}
+
+GallatinAllocResult gallatin_mixed(int, int, std::uint64_t, int, int) { not_built(); }
 
 #endif
 

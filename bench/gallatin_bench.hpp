@@ -42,6 +42,21 @@ GallatinAllocResult gallatin_allocation_wave(std::uint64_t threads,
                                              int warmup,
                                              int repeats);
 
+/// A size row (alloc_bench.hpp heap_object_size): `threads` x `per_thread` x
+/// global_malloc(bytes), then the free; the same check (4-byte words for a 4-byte object).
+GallatinAllocResult gallatin_object_size(std::uint32_t bytes,
+                                         int threads,
+                                         int per_thread,
+                                         std::uint64_t pool_bytes,
+                                         int warmup,
+                                         int repeats);
+
+/// The mixed row (alloc_bench.hpp heap_mixed): object i of thread t is global_malloc of
+/// kMixedSizes[(t + i) % 3]; checked as 16-byte objects (the first and last word of their first
+/// 16 bytes; the check does not know which size a pointer got).
+GallatinAllocResult gallatin_mixed(
+    int threads, int per_thread, std::uint64_t pool_bytes, int warmup, int repeats);
+
 /// Throws std::runtime_error naming the numbers when a Gallatin pool of `pool_bytes` together
 /// with `other_bytes` (CUDA's malloc heap, heaplab's largest run and Gallatin's largest besides
 /// the pool, as if they lived at the same time) exceeds the device's free memory

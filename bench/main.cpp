@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -104,11 +105,17 @@ int run_baselines(Common const& c, std::size_t copy_mib, std::vector<int> const&
 struct AllocOptions {
   int threads = 16384;
   std::vector<int> ns{1, 16, 64, 1024};
-  int cuda_malloc_max_n           = 64;  // CUDA malloc at n = 1024 takes minutes (docs/results.md)
-  int baseline_repeats            = 1;
-  std::uint64_t wave_threads      = std::uint64_t{1} << 20;
-  std::uint64_t gallatin_pool_gib = 16;  // Gallatin builds only (gallatin_bench.hpp)
-  heaplab::bench::HeapKnobs knobs;       // soa::HeapOptions of heaplab's heaps
+  int cuda_malloc_max_n = 64;  // CUDA malloc at n = 1024 takes minutes (docs/results.md)
+  // CUDA malloc of 16384 x 16 objects of 1 KiB takes 53 s (H200, 2026-12-03, docs/results.md).
+  std::uint32_t cuda_malloc_max_bytes = 256;
+  int baseline_repeats                = 1;
+  std::uint64_t wave_threads          = std::uint64_t{1} << 20;
+  std::uint64_t gallatin_pool_gib     = 16;  // Gallatin builds only (gallatin_bench.hpp)
+  heaplab::bench::HeapKnobs knobs;           // soa::HeapOptions of heaplab's heaps
+  // The size rows (kAllocSizes) and the mixed row: o.threads x size_n objects each.
+  std::vector<std::uint32_t> sizes{4, 16, 256, 1024, 4096};
+  int size_n        = 16;
+  bool no_size_rows = false;
 
   [[nodiscard]] std::uint64_t gallatin_pool_bytes() const { return gallatin_pool_gib << 30; }
 };
@@ -156,6 +163,14 @@ std::size_t cuda_malloc_reserve_bytes(AllocOptions const& o) {
   for (int n : o.ns)
     if (n <= o.cuda_malloc_max_n)
       reserve = std::max(reserve, heaplab::bench::cuda_malloc_heap_bytes(o.threads, n, 64));
+  if (!o.no_size_rows && o.size_n <= o.cuda_malloc_max_n) {
+    std::uint32_t largest = 0;
+    for (std::uint32_t b : o.sizes)
+      if (b <= o.cuda_malloc_max_bytes) largest = std::max(largest, b);
+    if (largest > 0)
+      reserve =
+          std::max(reserve, heaplab::bench::cuda_malloc_heap_bytes(o.threads, o.size_n, largest));
+  }
   if (o.cuda_malloc_max_n >= 1)  // the 1-object wave's baseline below
     reserve = std::max(
         reserve, heaplab::bench::cuda_malloc_heap_bytes(static_cast<int>(o.wave_threads), 1, 16));
@@ -175,31 +190,56 @@ void require_gallatin_fits(AllocOptions const& o) {
         largest,
         hb::heap_linux_scalability_bytes(o.threads, n) + hb::gallatin_run_bytes(objects, pool));
   }
+  if (!o.no_size_rows) {
+    std::uint64_t const objects = static_cast<std::uint64_t>(o.threads) * o.size_n;
+    largest                     = std::max(
+        largest, hb::heap_mixed_bytes(o.threads, o.size_n) + hb::gallatin_run_bytes(objects, pool));
+    for (std::uint32_t b : o.sizes)
+      largest = std::max(largest,
+                         hb::heap_object_size_bytes(b, o.threads, o.size_n) +
+                             hb::gallatin_run_bytes(objects, pool));
+  }
   hb::require_gallatin_fits(pool, largest + cuda_malloc_reserve_bytes(o));
 }
 
-/// The CUDA malloc cells of a linux-scalability row (56 characters), or why it was skipped
-/// (padded to that width when more cells follow).
+/// One row of an allocation table: heaplab's run (made by the caller), then CUDA malloc unless
+/// its n is above --cuda-malloc-max-n (bytes 0: the mixed row, which CUDA malloc does not run),
+/// then Gallatin where built; CSV rows `<bench>_alloc` and `<bench>_free` with `param`.
+struct AllocRow {
+  char const* bench = "";   // CSV benchmark prefix: linux_scalability, object_size, mixed
+  std::string label;        // first column
+  std::string param;        // CSV parameter
+  int n               = 0;  // objects per thread
+  std::uint32_t bytes = 0;  // object size for CUDA malloc (0: not run)
+  std::function<heaplab::bench::GallatinAllocResult()> gallatin;
+};
+
+/// The CUDA malloc cells of a row (56 characters), or why it was skipped (padded to that width
+/// when more cells follow).
 void cuda_malloc_cells(AllocOptions const& o,
-                       int n,
+                       AllocRow const& row,
                        heaplab::bench::HeapAllocResult const& h,
                        AllocCsv const& csv) {
-  if (n > o.cuda_malloc_max_n) {
+  if (row.n > o.cuda_malloc_max_n || row.bytes == 0 || row.bytes > o.cuda_malloc_max_bytes) {
     std::string const why =
-        "CUDA malloc skipped (n > --cuda-malloc-max-n " + std::to_string(o.cuda_malloc_max_n) + ")";
+        row.bytes == 0                ? std::string("CUDA malloc not run (one size per kernel)")
+        : row.n > o.cuda_malloc_max_n ? "CUDA malloc skipped (n > --cuda-malloc-max-n " +
+                                            std::to_string(o.cuda_malloc_max_n) + ")"
+                                      : "CUDA malloc skipped (> --cuda-malloc-max-bytes " +
+                                            std::to_string(o.cuda_malloc_max_bytes) + ")";
     std::printf(heaplab::bench::gallatin_built() ? " %-55s" : " %s", why.c_str());
     return;
   }
   auto const m = heaplab::bench::cuda_malloc_linux_scalability(
-      o.threads, n, 64, n <= 64 ? 1 : 0, o.baseline_repeats);
-  csv.row("linux_scalability_alloc",
+      o.threads, row.n, row.bytes, row.n <= 64 ? 1 : 0, o.baseline_repeats);
+  csv.row((std::string(row.bench) + "_alloc").c_str(),
           "cuda_malloc",
-          "n=" + std::to_string(n),
+          row.param,
           m.alloc,
           m.failed_allocations);
-  csv.row("linux_scalability_free",
+  csv.row((std::string(row.bench) + "_free").c_str(),
           "cuda_malloc",
-          "n=" + std::to_string(n),
+          row.param,
           m.free,
           m.failed_allocations);
   std::printf(" %8.3f ms %8.3f ms %7llu | %8.1fx %10.1fx",
@@ -210,20 +250,26 @@ void cuda_malloc_cells(AllocOptions const& o,
               (m.alloc.median_ms + m.free.median_ms) / (h.alloc.median_ms + h.free.median_ms));
 }
 
-/// The Gallatin cells of a linux-scalability row: its times, failures and the ratios
-/// Gallatin / heaplab (> 1: heaplab is faster); returns the check's description.
-std::string gallatin_cells(Common const& c,
-                           AllocOptions const& o,
-                           int n,
+/// The Gallatin cells of a row: its times, failures and the ratios Gallatin / heaplab (> 1:
+/// heaplab is faster); returns the check's description.
+std::string gallatin_cells(AllocRow const& row,
                            heaplab::bench::HeapAllocResult const& h,
                            AllocCsv const& csv,
                            AllocTally& tally) {
-  auto const g = heaplab::bench::gallatin_linux_scalability(
-      o.threads, n, o.gallatin_pool_bytes(), c.warmup, c.repeats);
-  std::string const param = "n=" + std::to_string(n);
-  std::string const bad   = std::to_string(g.check.violations());
-  csv.row("linux_scalability_alloc", "gallatin", param, g.alloc, g.check.nulls, bad);
-  csv.row("linux_scalability_free", "gallatin", param, g.free, g.check.nulls, bad);
+  auto const g          = row.gallatin();
+  std::string const bad = std::to_string(g.check.violations());
+  csv.row((std::string(row.bench) + "_alloc").c_str(),
+          "gallatin",
+          row.param,
+          g.alloc,
+          g.check.nulls,
+          bad);
+  csv.row((std::string(row.bench) + "_free").c_str(),
+          "gallatin",
+          row.param,
+          g.free,
+          g.check.nulls,
+          bad);
   std::printf(" | %8.3f ms %8.3f ms %7llu | %8.2fx %8.2fx",
               g.alloc.median_ms,
               g.free.median_ms,
@@ -233,24 +279,26 @@ std::string gallatin_cells(Common const& c,
   return tally.add("Gallatin", g.check);
 }
 
-/// One row of the linux-scalability table: heaplab at n, then CUDA malloc unless n is above
-/// --cuda-malloc-max-n, then Gallatin where built; then the object checks' line.
-void linux_scalability_row(
-    Common const& c, AllocOptions const& o, int n, AllocCsv const& csv, AllocTally& tally) {
-  auto const h = heaplab::bench::heap_linux_scalability(o.threads, n, c.warmup, c.repeats, o.knobs);
-  std::string const param = "n=" + std::to_string(n);
-  std::string const bad   = std::to_string(h.check.violations());
-  std::string const who   = o.knobs.label();
-  csv.row("linux_scalability_alloc", who.c_str(), param, h.alloc, h.failed, bad);
-  csv.row("linux_scalability_free", who.c_str(), param, h.free, h.failed, bad);
-  std::printf("  %6d | %8.3f ms %8.3f ms %7llu |",
-              n,
+/// Prints `row` with heaplab's result `h` and runs its baselines; then the object checks' line.
+void alloc_row(AllocOptions const& o,
+               AllocRow const& row,
+               heaplab::bench::HeapAllocResult const& h,
+               AllocCsv const& csv,
+               AllocTally& tally) {
+  std::string const bad = std::to_string(h.check.violations());
+  std::string const who = o.knobs.label();
+  csv.row(
+      (std::string(row.bench) + "_alloc").c_str(), who.c_str(), row.param, h.alloc, h.failed, bad);
+  csv.row(
+      (std::string(row.bench) + "_free").c_str(), who.c_str(), row.param, h.free, h.failed, bad);
+  std::printf("  %6s | %8.3f ms %8.3f ms %7llu |",
+              row.label.c_str(),
               h.alloc.median_ms,
               h.free.median_ms,
               static_cast<unsigned long long>(h.failed));
-  cuda_malloc_cells(o, n, h, csv);
+  cuda_malloc_cells(o, row, h, csv);
   std::string checks = tally.add("heaplab", h.check);
-  if (heaplab::bench::gallatin_built()) checks += "; " + gallatin_cells(c, o, n, h, csv, tally);
+  if (heaplab::bench::gallatin_built()) checks += "; " + gallatin_cells(row, h, csv, tally);
   std::printf("\n  %6s   check: %s\n", "", checks.c_str());
 }
 
@@ -269,6 +317,24 @@ void print_gallatin_line(Common const& c, AllocOptions const& o) {
       c.warmup);
 }
 
+/// The header line of an allocation table whose first column is `first`.
+void print_alloc_header(char const* first) {
+  std::printf("  %6s | %11s %11s %7s | %11s %11s %7s | %9s %11s",
+              first,
+              "heap alloc",
+              "heap free",
+              "failed",
+              "malloc",
+              "free",
+              "failed",
+              "x alloc",
+              "x alloc+free");
+  if (heaplab::bench::gallatin_built())
+    std::printf(
+        " | %11s %11s %7s | %9s %9s", "gal alloc", "gal free", "failed", "g/h alloc", "g/h free");
+  std::printf("\n");
+}
+
 /// linux-scalability: o.threads threads x n objects of 64 B, then free all, for every n.
 void linux_scalability_table(Common const& c,
                              AllocOptions const& o,
@@ -283,21 +349,70 @@ void linux_scalability_table(Common const& c,
       o.knobs.describe().c_str(),
       o.baseline_repeats);
   print_gallatin_line(c, o);
-  std::printf("  %6s | %11s %11s %7s | %11s %11s %7s | %9s %11s",
-              "n",
-              "heap alloc",
-              "heap free",
-              "failed",
-              "malloc",
-              "free",
-              "failed",
-              "x alloc",
-              "x alloc+free");
-  if (heaplab::bench::gallatin_built())
-    std::printf(
-        " | %11s %11s %7s | %9s %9s", "gal alloc", "gal free", "failed", "g/h alloc", "g/h free");
-  std::printf("\n");
-  for (int n : o.ns) linux_scalability_row(c, o, n, csv, tally);
+  print_alloc_header("n");
+  for (int n : o.ns) {
+    AllocRow row;
+    row.bench    = "linux_scalability";
+    row.label    = std::to_string(n);
+    row.param    = "n=" + std::to_string(n);
+    row.n        = n;
+    row.bytes    = 64;
+    row.gallatin = [&c, &o, n] {
+      return heaplab::bench::gallatin_linux_scalability(
+          o.threads, n, o.gallatin_pool_bytes(), c.warmup, c.repeats);
+    };
+    alloc_row(o,
+              row,
+              heaplab::bench::heap_linux_scalability(o.threads, n, c.warmup, c.repeats, o.knobs),
+              csv,
+              tally);
+  }
+}
+
+/// The size rows: o.threads threads x o.size_n objects of each of o.sizes, then the mixed row
+/// (kMixedSizes in one heap, every warp asking for all three).
+void size_table(Common const& c, AllocOptions const& o, AllocCsv const& csv, AllocTally& tally) {
+  namespace hb = heaplab::bench;
+  std::printf(
+      "\nobject sizes: %d threads x %d objects of one size, then free all; mixed: sizes "
+      "%u, %u, %u B in one heap, object i of thread t of size (t + i) %% 3\n",
+      o.threads,
+      o.size_n,
+      hb::kMixedSizes[0],
+      hb::kMixedSizes[1],
+      hb::kMixedSizes[2]);
+  print_gallatin_line(c, o);
+  print_alloc_header("bytes");
+  std::string const n = "n=" + std::to_string(o.size_n);
+  for (std::uint32_t bytes : o.sizes) {
+    AllocRow row;
+    row.bench    = "object_size";
+    row.label    = std::to_string(bytes);
+    row.param    = "bytes=" + std::to_string(bytes) + " " + n;
+    row.n        = o.size_n;
+    row.bytes    = bytes;
+    row.gallatin = [&c, &o, bytes] {
+      return hb::gallatin_object_size(
+          bytes, o.threads, o.size_n, o.gallatin_pool_bytes(), c.warmup, c.repeats);
+    };
+    alloc_row(o,
+              row,
+              hb::heap_object_size(bytes, o.threads, o.size_n, c.warmup, c.repeats, o.knobs),
+              csv,
+              tally);
+  }
+  AllocRow row;
+  row.bench = "mixed";
+  row.label = "mixed";
+  row.param = "bytes=" + std::to_string(hb::kMixedSizes[0]) + "/" +
+              std::to_string(hb::kMixedSizes[1]) + "/" + std::to_string(hb::kMixedSizes[2]) + " " +
+              n;
+  row.n        = o.size_n;
+  row.bytes    = 0;
+  row.gallatin = [&c, &o] {
+    return hb::gallatin_mixed(o.threads, o.size_n, o.gallatin_pool_bytes(), c.warmup, c.repeats);
+  };
+  alloc_row(o, row, hb::heap_mixed(o.threads, o.size_n, c.warmup, c.repeats, o.knobs), csv, tally);
 }
 
 /// One wave: o.wave_threads threads x 1 object of 16 B, then free; heaplab, CUDA malloc and
@@ -373,6 +488,7 @@ int run_alloc(Common const& c, AllocOptions const& o) {
   heaplab::bench::reserve_cuda_malloc_heap(cuda_malloc_reserve_bytes(o));
   AllocTally tally;
   linux_scalability_table(c, o, csv, tally);
+  if (!o.no_size_rows) size_table(c, o, csv, tally);
   one_wave(c, o, csv, tally);
   if (csv.file) std::fclose(csv.file);
   if (tally.violations == 0) return 0;
@@ -776,7 +892,8 @@ void add_alloc_command(CLI::App& app, BenchOptions& o) {
   auto* alloc = app.add_subcommand(
       "alloc",
       "heaplab's GPU object allocator vs CUDA device malloc (and Gallatin, where built with "
-      "-DHEAPLAB_GALLATIN_DIR): linux-scalability and one wave; every heaplab and Gallatin "
+      "-DHEAPLAB_GALLATIN_DIR): linux-scalability, one row per object size (--sizes), the mixed "
+      "row (three sizes in one launch) and one wave; every heaplab and Gallatin "
       "object written and read back (exit 1 on a violation).");
   add_common_options(alloc, o.common);
   AllocOptions& alloc_options = o.alloc;
@@ -789,6 +906,12 @@ void add_alloc_command(CLI::App& app, BenchOptions& o) {
                     "run the CUDA malloc baseline only up to this n (default 64; n=1024 takes "
                     "minutes); 0 skips it everywhere");
   alloc
+      ->add_option("--cuda-malloc-max-bytes",
+                   alloc_options.cuda_malloc_max_bytes,
+                   "run the CUDA malloc baseline of the size rows only up to this object size "
+                   "(default 256; 1024 B takes about a minute)")
+      ->check(CLI::Range(1u, 4096u));
+  alloc
       ->add_option("--baseline-repeats",
                    alloc_options.baseline_repeats,
                    "timed CUDA malloc runs per n (median)")
@@ -797,6 +920,15 @@ void add_alloc_command(CLI::App& app, BenchOptions& o) {
       ->add_option(
           "--wave-threads", alloc_options.wave_threads, "threads of the one-wave benchmark")
       ->check(CLI::Range(1, 1 << 28));
+  alloc
+      ->add_option("--sizes",
+                   alloc_options.sizes,
+                   "object sizes of the size rows, bytes (list of 4 16 64 256 1024 4096)")
+      ->check(CLI::IsMember({4u, 16u, 64u, 256u, 1024u, 4096u}));
+  alloc->add_option("--size-n", alloc_options.size_n, "objects per thread of the size rows")
+      ->check(CLI::Range(1, 1024));
+  alloc->add_flag(
+      "--no-size-rows", alloc_options.no_size_rows, "skip the size rows and the mixed row");
   add_knob_options(alloc, alloc_options.knobs);
   alloc
       ->add_option("--gallatin-pool-gib",

@@ -6,13 +6,16 @@
 //   struct Access {
 //     __device__ bool owns(std::uint64_t p) const;            // p is one of this allocator's
 //     objects
-//     __device__ std::uint64_t& first(std::uint64_t p) const; // the object's first 8-byte word
-//     __device__ std::uint64_t& last(std::uint64_t p) const;  // its last 8-byte word
+//     __device__ Word& first(std::uint64_t p) const; // the object's first word
+//     __device__ Word& last(std::uint64_t p) const;  // its last word (the same for a 1-word
+//     object)
 //     __device__ std::uint64_t key(std::uint64_t p) const;    // its place, never 0 (sort key)
 //     std::uint64_t min_distance;  // two objects' keys differ by at least this much
 //   };
 //
-// Kernel 1 writes pattern(slot, p, 0) and pattern(slot, p, 1) into the first and last word of
+// Word is std::uint64_t, or std::uint32_t for objects smaller than 8 bytes (the pattern is cut to
+// its width). Kernel 1 writes pattern(slot, p, 0) and pattern(slot, p, 1) into the first and last
+// word (only the latter where they are one word) of
 // every owned object and stores its key; kernel 2 reads both words back. Both run after the
 // allocation kernel has completed (stream order) and each thread touches only the objects of its
 // own slots, so two slots holding one object, or two objects sharing bytes, are the only way one
@@ -26,6 +29,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "heaplab/cuda/copy.hpp"
 #include "heaplab/cuda/device_buffer.hpp"
@@ -73,9 +77,12 @@ __global__ void write_patterns(std::uint64_t const* slots,
     } else if (!access.owns(p)) {
       atomicAdd(&counters->foreign, 1ull);
     } else {
-      access.first(p) = pattern(i, p, 0);
-      access.last(p)  = pattern(i, p, 1);
-      keys[i]         = access.key(p);
+      auto& first = access.first(p);
+      auto& last  = access.last(p);
+      using Word  = std::remove_reference_t<decltype(first)>;
+      first       = static_cast<Word>(pattern(i, p, 0));
+      last        = static_cast<Word>(pattern(i, p, 1));
+      keys[i]     = access.key(p);
     }
   }
 }
@@ -90,7 +97,12 @@ __global__ void read_patterns(std::uint64_t const* slots,
        i += std::uint64_t{gridDim.x} * blockDim.x) {
     if (keys[i] == 0) continue;
     std::uint64_t const p = slots[i];
-    if (access.first(p) != pattern(i, p, 0) || access.last(p) != pattern(i, p, 1))
+    auto const& first     = access.first(p);
+    auto const& last      = access.last(p);
+    using Word            = std::remove_cv_t<std::remove_reference_t<decltype(first)>>;
+    bool const one_word   = &first == &last;
+    if ((!one_word && first != static_cast<Word>(pattern(i, p, 0))) ||
+        last != static_cast<Word>(pattern(i, p, 1)))
       atomicAdd(&counters->mismatches, 1ull);
   }
 }

@@ -1,8 +1,9 @@
 // The object check of `heaplab_bench alloc` (docs/allocator.md "Benchmark"): after the timed
 // allocation runs of an allocator, untimed, every object of the last run gets a pattern written
-// into its first and last 8-byte word, the pattern is read back, and the pointers are sorted to
-// find duplicates and overlaps. The same check, with the same kernels, for heaplab and for
-// Gallatin; only how an object's words are reached differs (object_check.cuh's Access).
+// into its first and last 8-byte word (4-byte word for an object of 4 bytes), the pattern is read
+// back, and the pointers are sorted to find duplicates and overlaps. The same check, with the same
+// kernels, for heaplab and for Gallatin; only how an object's words are reached differs
+// (object_check.cuh's Access).
 #pragma once
 
 #include <cstdint>

@@ -56,6 +56,12 @@ check 2 "error: .*--gallatin-pool-gib" "alloc --gallatin-pool-gib 2048" -- \
   alloc --gallatin-pool-gib 2048
 check 2 "error: .*--gallatin-pool-gib" "alloc --gallatin-pool-gib x" -- alloc --gallatin-pool-gib x
 check 2 "error: .*--n.*0 not in range" "alloc --n 0" -- alloc --n 0
+check 0 "--sizes" "alloc --help lists the size rows" -- alloc --help
+check 2 "error: .*--sizes.*5 not in" "alloc --sizes 5 (no type of 5 bytes)" -- alloc --sizes 5
+check 2 "error: .*--size-n.*0 not in range" "alloc --size-n 0" -- alloc --size-n 0
+check 2 "error: .*--size-n" "alloc --size-n 2000" -- alloc --size-n 2000
+check 2 "error: .*--cuda-malloc-max-bytes.*0 not in range" "alloc --cuda-malloc-max-bytes 0" -- \
+  alloc --cuda-malloc-max-bytes 0
 
 "$bench" rw fig10 --min-bytes 100 --max-bytes 64 > "$tmp/out" 2>&1
 if [ "$(wc -l < "$tmp/out")" -ne 1 ]; then
