@@ -12,6 +12,7 @@
 #include "heaplab/check/from_core.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/check/snapshot_utils.hpp"
+#include "heaplab/core/atomics.hpp"
 #include "heaplab/core/heap_protocol.hpp"
 #include "heaplab/core/host_heap.hpp"
 #include "heaplab/families/interleaving/workloads/heap_workload.hpp"
@@ -212,6 +213,43 @@ TEST(HeapProtocol, InvalidationOfABlockWithALiveObjectRollsBack) {
   expect_state(heap, {});
   EXPECT_FALSE(ref.invalidate_block(0));  // a deleted block: nothing invalidated
   expect_state(heap, {});
+}
+
+namespace {
+/// Counts the loads the core issues on this thread (ObservedAtomics without a scheduler).
+class LoadCounter final : public core::AtomicObserver {
+ public:
+  int loads = 0;
+  void before_atomic(core::AtomicAccess const& a) override {
+    if (a.op == core::AtomicOp::load) ++loads;
+  }
+  void after_atomic(core::AtomicAccess const&, std::uint64_t, std::uint64_t) override {}
+  void on_backoff(core::Backoff) override {}
+};
+}  // namespace
+
+TEST(HeapProtocol, ActiveLookupsEndWhenTheTopLevelIsEmpty) {
+  // r = 5 lookups (DynaSOAr Alg. 1 line 2), 200 blocks: active[T] has two levels. On an empty
+  // active[T] the first lookup reads the top word and the others would read it again: one load.
+  // Below the top (a summary bit whose container is empty, sec. 4.1.4) every lookup descends:
+  // 5 x 2 loads. (Issue 30; heap_protocol.hpp find_active_block.)
+  core::HostHeap heap(make_config({8, 256}, 200, 1), 5);
+  auto const ref = heap.ref<core::ObservedAtomics>();
+  LoadCounter counter;
+  {
+    core::ScopedAtomicObserver const scope(&counter);
+    EXPECT_EQ(ref.find_active_block(0, 99), core::kNotFound);
+  }
+  EXPECT_EQ(counter.loads, 1);
+  std::uint64_t* const top = ref.active(0).container(1, 0);
+  *top                     = 1;  // the summary of level-0 word 0 (blocks 0..63), word 0 empty
+  counter.loads            = 0;
+  {
+    core::ScopedAtomicObserver const scope(&counter);
+    EXPECT_EQ(ref.find_active_block(0, 99), core::kNotFound);
+  }
+  EXPECT_EQ(counter.loads, 10);
+  *top = 0;
 }
 
 TEST(HeapProtocol, BadRequestsAreRejectedWithClearErrors) {

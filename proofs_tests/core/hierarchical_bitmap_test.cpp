@@ -173,6 +173,31 @@ TEST(HierarchicalBitmap, TryFindSetFailsOnALaggingSummaryButTheScanDoesNot) {
   for (auto w : words) EXPECT_EQ(w, 0u);  // and the clear-last propagated
 }
 
+TEST(HierarchicalBitmap, FindSetSaysWhetherItFailedAtTheTopLevel) {
+  // find_active_block ends its lookups after a failure at the top level (one word: another
+  // rotation reads it again) and retries one below it (a summary that a concurrent clear-last
+  // left set, sec. 4.1.4). 130 bits: level 0 words 0..2, level 1 (the top) word 3.
+  auto const layout = core::BitmapLayout::for_bits(130);
+  ASSERT_EQ(layout.num_levels, 2u);
+  std::vector<std::uint64_t> words(layout.total_words, 0);
+  Bitmap const bm(words.data(), layout);
+  auto found = bm.find_set(7);
+  EXPECT_EQ(found.pos, core::kNotFound);
+  EXPECT_TRUE(found.top_empty);      // nothing set
+  words[3] = std::uint64_t{1} << 1;  // summary of word 1 set, word 1 empty: a pending clear-last
+  found    = bm.find_set(7);
+  EXPECT_EQ(found.pos, core::kNotFound);
+  EXPECT_FALSE(found.top_empty);
+  words[1] = std::uint64_t{1} << 5;  // bit 69, now consistent
+  found    = bm.find_set(7);
+  EXPECT_EQ(found.pos, 69u);
+  EXPECT_FALSE(found.top_empty);
+  EXPECT_EQ(bm.try_find_set(7), 69u);
+  // No bits at all (num_levels 0): empty at the top by definition.
+  Bitmap const none(nullptr, core::BitmapLayout::for_bits(0));
+  EXPECT_TRUE(none.find_set(0).top_empty);
+}
+
 TEST(HierarchicalBitmap, ClearAnyWithoutRotationTakesTheLowestSetBit) {
   // HeapStorage::rotate_bitmaps off (DynaSOAr Fig. 12C "NoShift"): whatever the seed, every
   // search starts at bit 0 of every level, so clear_any takes the set bits in ascending order.

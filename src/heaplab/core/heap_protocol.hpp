@@ -167,11 +167,21 @@ class HeapProtocol {
   /// Up to active_lookups searches of active[T] with fresh rotations (sec. 4.2, DynaSOAr Alg. 1
   /// line 2). The block may be full, invalid or of another type by the time the caller reserves in
   /// it (App. A.3); try_reserve / commit_reservation handle every case.
+  ///
+  /// A search that found active[T]'s top-level word empty ends the lookups (issue 30): the next
+  /// rotation would read the same word, so the r lookups of DynaSOAr Fig. 13 are retries only
+  /// against descents that lose a race below the top (sec. 4.1.4). Where blocks fill as fast as
+  /// they open (one allocation wave, linux-scalability) active[T] is mostly empty, and the four
+  /// further top-level loads were a chain of dependent L2 round trips before every claim (H200,
+  /// docs/results.md "issue 30"). Returning kNotFound earlier is an outcome the r lookups could
+  /// always have had, so the callers' handling of it (claim tickets, a new block, out of memory)
+  /// is unchanged.
   HEAPLAB_HD std::uint32_t find_active_block(std::uint32_t t, std::uint64_t seed) const {
     BitmapRef<Atomics> const act = active(t);
     for (std::uint32_t i = 0; i < s_.active_lookups; ++i) {
-      std::uint32_t const b = act.try_find_set(search_seed(detail::mix_seed(seed, i)));
-      if (b != kNotFound) return b;
+      auto const found = act.find_set(search_seed(detail::mix_seed(seed, i)));
+      if (found.pos != kNotFound) return found.pos;
+      if (found.top_empty) break;
     }
     return kNotFound;
   }

@@ -124,8 +124,18 @@ class BitmapRef {
   /// taking the first set bit at or after a rotation derived from `seed` (sec. 4.2). May fail
   /// although bits are set: an upper level can lag behind its containers while other operations run
   /// (sec. 4.1.4). The result may be stale by the time the caller uses it.
-  HEAPLAB_HD std::uint32_t try_find_set(std::uint64_t seed) const {
-    if (layout_.num_levels == 0) return kNotFound;
+  HEAPLAB_HD std::uint32_t try_find_set(std::uint64_t seed) const { return find_set(seed).pos; }
+
+  /// try_find_set's answer, and whether it failed at the top level: the top level is one word
+  /// (BitmapLayout::for_bits), so a search with another rotation would read the same word. A
+  /// failure below the top is a summary bit whose container lagged or was cleared meanwhile
+  /// (sec. 4.1.4), which another descent can get past.
+  struct Found {
+    std::uint32_t pos = kNotFound;
+    bool top_empty    = false;  // the top-level load read 0 (or the bitmap has no bits)
+  };
+  HEAPLAB_HD Found find_set(std::uint64_t seed) const {
+    if (layout_.num_levels == 0) return Found{kNotFound, true};
     std::uint32_t index = 0;  // container index on the current level
     // Levels top-down, unrolled over the constant maximum so that the layout arrays are indexed
     // by constants (no local-memory copy of the layout on the GPU).
@@ -137,11 +147,11 @@ class BitmapRef {
       std::uint64_t const word =
           Atomics::load(words_ + layout_.level_offset[k] + index, MemoryOrder::relaxed);
       int const bit = find_first_set_rotated(word, detail::rotation(seed, k));
-      if (bit < 0) return kNotFound;
+      if (bit < 0) return Found{kNotFound, k + 1u == layout_.num_levels};
       index = index * 64u + static_cast<std::uint32_t>(bit);
-      if (index >= layout_.level_bits[k]) return kNotFound;  // never set; defensive
+      if (index >= layout_.level_bits[k]) return Found{};  // never set; defensive
     }
-    return index;
+    return Found{index, false};
   }
 
   /// Position of some set bit or kNotFound, by a scan of level 0 starting at a container derived
