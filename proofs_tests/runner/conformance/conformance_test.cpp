@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -114,6 +115,7 @@ class Conformance : public ::testing::TestWithParam<std::string> {
     // campaigns' 64 MiB (docs/results.md): at the default 16 MiB one fill of CUDA's malloc took
     // more than 30 s on an H200 (2026-11-28), so 20 cases outlast the test's budget.
     if (info().one_per_process) r.heap_mib = 64;
+    r.heap_mib = std::max(r.heap_mib, info().min_heap_mib);  // malloc-gallatin: 1 GiB
     return r;
   }
   /// A case drawn by RapidCheck (inside a property).

@@ -48,6 +48,10 @@ struct RunnerInfo {
   /// Stress defaults for this runner ("" / 0: the family's).
   std::string default_profile;
   std::uint32_t default_max_size = 0;
+  /// The smallest heap (stress `--heap-mib`) its runs accept; 0: any. Its runner's supports()
+  /// refuses smaller schedules with the reason; the conformance suite generates its cases at
+  /// least this large (a peer whose set-up needs a large pool: malloc-gallatin, 1024).
+  std::uint32_t min_heap_mib = 0;
 };
 
 class Registry {

@@ -2,6 +2,7 @@
 // its peer was built (HEAPLAB_HAVE_PEER_*, PUBLIC on heaplab::malloc_gpu, set by
 // gpu/CMakeLists.txt when the peer's folder variable is set). In the family's OBJECT library, so
 // that the registrations are always linked. Without any peer this file registers nothing.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -30,11 +31,21 @@ template <std::unique_ptr<Subject> (*Make)(GpuSubjectOptions const&)>
 }
 #endif
 
+#if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
+/// r with min_heap_mib from the subject's min_pool (whole MiB, rounded up).
+[[maybe_unused]] runner::RunnerInfo with_min_pool(runner::RunnerInfo r, SubjectInfo const& s) {
+  r.min_heap_mib = static_cast<std::uint32_t>((s.min_pool + (1u << 20) - 1) >> 20);
+  return r;
+}
+#endif
+
 #if defined(HEAPLAB_HAVE_CUDA_RUNTIME) && defined(HEAPLAB_HAVE_PEER_GALLATIN)
-runner::RunnerRegistration const malloc_gallatin{peer_info<&make_gallatin_subject>(
-    "malloc-gallatin",
-    "Gallatin (peer; 16 MiB segments, slices 16 B .. 4 KiB; the pool rounded up to whole "
-    "segments) against the catalog")};
+runner::RunnerRegistration const malloc_gallatin{with_min_pool(
+    peer_info<&make_gallatin_subject>(
+        "malloc-gallatin",
+        "Gallatin (peer; 16 MiB segments, slices 16 B .. 4 KiB; the pool rounded up to whole "
+        "segments) against the catalog"),
+    gallatin_subject_info())};
 #endif
 
 #if defined(HEAPLAB_HAVE_CUDA_RUNTIME) && defined(HEAPLAB_HAVE_PEER_OUROBOROS)

@@ -144,4 +144,6 @@ std::unique_ptr<Subject> make_gallatin_subject(GpuSubjectOptions const& options)
   return std::make_unique<gpu::GpuSubject<GallatinAdapter>>(options);
 }
 
+SubjectInfo gallatin_subject_info() { return GallatinAdapter::info(); }
+
 }  // namespace heaplab::malloc_family

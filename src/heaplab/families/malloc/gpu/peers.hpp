@@ -25,6 +25,8 @@ namespace heaplab::malloc_family {
 /// is rounded UP to whole segments (at least one), so a pool under 16 MiB has 16 MiB behind it;
 /// pool() is the segments' device range.
 std::unique_ptr<Subject> make_gallatin_subject(GpuSubjectOptions const& options);
+/// Its SubjectInfo without making one (no GPU needed): min_pool 1 GiB (peer_gallatin.cu says why).
+SubjectInfo gallatin_subject_info();
 #endif
 
 #if defined(HEAPLAB_HAVE_PEER_OUROBOROS)
