@@ -117,14 +117,17 @@ for args in "${tiny_malloc[@]}"; do
   fi
 done
 # alloc: without a GPU it says so and fails; with one, a tiny run verifies every object.
-"$bench" alloc --threads 256 --n 1 3 --wave-threads 1000 --warmup 0 --repeats 1 \
-  --cuda-malloc-max-n 1 --gallatin-pool-gib 1 > "$tmp/out" 2>&1
+# Six checked rows: n = 1 and 3, the sizes 4 and 4096 B (2 objects per thread), the mixed row,
+# the wave.
+"$bench" alloc --threads 256 --n 1 3 --sizes 4 4096 --size-n 2 --wave-threads 1000 --warmup 0 \
+  --repeats 1 --cuda-malloc-max-n 1 --gallatin-pool-gib 1 > "$tmp/out" 2>&1
 status=$?
 if grep -q "no CUDA device" "$tmp/out"; then
   if [ $status -ne 4 ]; then echo "FAIL: alloc without a GPU exited $status, not 4"; failed=1; else echo "ok: alloc without a GPU: exit $status, says so"; fi
-elif [ $status -eq 0 ] && [ "$(grep -c "check: heaplab verified" "$tmp/out")" -eq 3 ] &&
+elif [ $status -eq 0 ] && [ "$(grep -c "check: heaplab verified" "$tmp/out")" -eq 6 ] &&
      grep -q "heaplab verified 768 objects" "$tmp/out" &&
-     { grep -q "Gallatin: not built" "$tmp/out" || [ "$(grep -c "Gallatin verified" "$tmp/out")" -eq 3 ]; }; then
+     [ "$(grep -c "heaplab verified 512 objects" "$tmp/out")" -eq 3 ] &&
+     { grep -q "Gallatin: not built" "$tmp/out" || [ "$(grep -c "Gallatin verified" "$tmp/out")" -eq 6 ]; }; then
   echo "ok: a tiny alloc ran on the GPU, every object verified"
 else
   echo "FAIL: tiny alloc (exit $status):"; cat "$tmp/out"; failed=1
