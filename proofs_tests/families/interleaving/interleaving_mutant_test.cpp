@@ -87,7 +87,13 @@ TEST(InterleavingMutant, StressFindsItTheFailureFileReplaysAndMinimizes) {
   EXPECT_EQ(f.family().name(), "interleaving");
   EXPECT_EQ(f.runner, "explore");
   EXPECT_EQ(f.failure.kind, runner::FailureKind::invariant_violation);
-  EXPECT_EQ(f.failure.check, "catalog-at-barrier");
+  // The missed reactivation leaves a non-full block outside active[T]: the catalog at the barrier
+  // sees it, or a later deletion's clear of that bit waits for a set that never comes (DynaSOAr
+  // App. A.4's retrying clear) and the explorer reports the deadlock. Which one the search meets
+  // first depends on the core's exact steps (seed 1 met the deadlock first once the active
+  // lookups ended at an empty top level, issue 30).
+  EXPECT_TRUE(f.failure.check == "catalog-at-barrier" || f.failure.check == "deadlock")
+      << f.failure.check;
   auto const& s = schedule_of(f.schedule);
   EXPECT_FALSE(s.strategy.has_value());
   ASSERT_FALSE(s.steps.empty());
