@@ -60,6 +60,50 @@ using array = E[K];
 
 namespace detail {
 
+/// Where unit 0 of field J of a field list starts, and the distance between its units, for every
+/// capacity 1..64: field_list_layout's arithmetic (the layout rule of layout.hpp), evaluated at
+/// compile time. A field access reads one entry instead of redoing the layout of every field
+/// before J for the capacity in the pointer: on an H200 that arithmetic was 3.5x the
+/// instructions of the static SOA baseline's loop in nbody's force kernel and most of the
+/// heap's 1.6x (issue 31; docs/results.md "Field offsets from a table").
+struct field_offsets {
+  std::uint32_t begin[64];
+  std::uint32_t stride[64];
+};
+
+template <class Fields, std::size_t J>
+constexpr field_offsets make_field_offsets() {
+  using layout              = field_list_layout<Fields>;
+  constexpr FieldShape shape = layout::template shape<J>();
+  // Offsets only grow with the capacity, so the largest is at 64.
+  static_assert(soa_field_end(layout::template begin<J>(64), 64, shape) <= UINT32_MAX,
+                "a field of this type ends more than 4 GiB into its block");
+  field_offsets t{};
+  for (std::uint32_t capacity = 1; capacity <= 64; ++capacity) {
+    t.begin[capacity - 1]  = static_cast<std::uint32_t>(layout::template begin<J>(capacity));
+    t.stride[capacity - 1] = static_cast<std::uint32_t>(soa_unit_stride(capacity, shape));
+  }
+  return t;
+}
+
+/// The table for host code and, as a __device__ variable (read through the read-only path),
+/// for device code: one definition, the same entries.
+template <class Fields, std::size_t J>
+inline constexpr field_offsets kFieldOffsets = make_field_offsets<Fields, J>();
+#if defined(__CUDACC__)
+template <class Fields, std::size_t J>
+__device__ constexpr field_offsets kFieldOffsetsDevice = make_field_offsets<Fields, J>();
+#endif
+
+template <class Fields, std::size_t J>
+HEAPLAB_HD_INLINE field_offsets const& field_offsets_of() {
+#if defined(__CUDA_ARCH__)
+  return kFieldOffsetsDevice<Fields, J>;
+#else
+  return kFieldOffsets<Fields, J>;
+#endif
+}
+
 /// Address computation shared by the field proxies (DynaSOAr App. B Listing 2).
 template <class Owner, std::size_t I>
 struct field_locator {
@@ -76,7 +120,7 @@ struct field_locator {
   }
 
   /// Address of unit `unit` (0 for scalar fields) of this field of the object.
-  HEAPLAB_HD_INLINE static element* address(void const* proxy, std::uint32_t unit) {
+  HEAPLAB_HD_INLINE static element* address(void const* proxy, [[maybe_unused]] std::uint32_t unit) {
     static_assert(!std::is_polymorphic_v<Owner>,
                   "heap types cannot have virtual functions: an object pointer is not an address, "
                   "there is no storage for a vtable pointer");
@@ -89,11 +133,12 @@ struct field_locator {
                           "field access through a null object pointer");
     HEAPLAB_DEBUG_EXPECTS(core::pointer_slot(object) < core::pointer_capacity(object),
                           "field access through an object pointer whose slot is >= its capacity");
-    std::uint32_t const capacity = core::pointer_capacity(object);
+    std::uint32_t const row      = core::pointer_capacity(object) - 1u;  // 0..63
     constexpr FieldShape shape   = checked_field<field_type>::shape();
-    std::uint64_t const offset   = field_list_layout<fields>::template begin<index>(capacity) +
-                                 std::uint64_t{unit} * soa_unit_stride(capacity, shape) +
-                                 std::uint64_t{core::pointer_slot(object)} * shape.element_bytes;
+    field_offsets const& table   = field_offsets_of<fields, index>();
+    std::uint64_t offset         = std::uint64_t{table.begin[row]} +
+                           std::uint64_t{core::pointer_slot(object)} * shape.element_bytes;
+    if constexpr (shape.elements > 1) offset += std::uint64_t{unit} * table.stride[row];
     return reinterpret_cast<element*>(
         static_cast<std::uintptr_t>(core::pointer_block_address(object) + offset));
   }
