@@ -317,3 +317,40 @@ TEST(SoaField, DebugChecksRejectBadPointersAndIndices) {
   EXPECT_EQ(buffer.read<std::uint32_t>(list_a::kStarKind + 2 * 10), 0xA5A5A5A5u);
 #endif
 }
+
+// ---------------------------------------------------------------- the offset table
+
+// The proxies read a field's offsets from a table built at compile time for capacities 1..64
+// (field.hpp field_offsets). Its rows must be the layout rule's at every capacity: checked by hand
+// at two capacities and against the runtime layout (layout.hpp soa_field_offset, the form
+// CompactGpu and the snapshot code use) at all 64.
+TEST(SoaField, OffsetTableRowsAreTheLayoutRuleAtEveryCapacity) {
+  using fields = soa::detail::chain<Star>::all;  // x, y, mass, vel[3], next, planets[2], kind
+  soa::detail::field_offsets const* const tables[] = {
+      &soa::detail::kFieldOffsets<fields, 0>, &soa::detail::kFieldOffsets<fields, 1>,
+      &soa::detail::kFieldOffsets<fields, 2>, &soa::detail::kFieldOffsets<fields, 3>,
+      &soa::detail::kFieldOffsets<fields, 4>, &soa::detail::kFieldOffsets<fields, 5>,
+      &soa::detail::kFieldOffsets<fields, 6>};
+  // Capacity 64: x, y 256 B each, mass 512 B, vel three 256-byte units.
+  EXPECT_EQ(tables[2]->begin[63], 512u);
+  EXPECT_EQ(tables[3]->begin[63], 1024u);
+  EXPECT_EQ(tables[3]->stride[63], 256u);
+  // Capacity 3: x at 0 (12 B), y at 16 (12 B, 16-aligned), mass at 32 (24 B), vel at 64 with
+  // 16-byte units (12 B each, 16-aligned; they end at 108), next at 128 (24 B, 32-aligned).
+  EXPECT_EQ(tables[1]->begin[2], 16u);
+  EXPECT_EQ(tables[2]->begin[2], 32u);
+  EXPECT_EQ(tables[3]->begin[2], 64u);
+  EXPECT_EQ(tables[3]->stride[2], 16u);
+  EXPECT_EQ(tables[4]->begin[2], 128u);
+
+  soa::FieldShape const shapes[] = {{4, 1}, {4, 1}, {8, 1}, {4, 3}, {8, 1}, {8, 2}, {2, 1}};
+  for (std::uint32_t j = 0; j < 7; ++j) {
+    for (std::uint32_t capacity = 1; capacity <= 64; ++capacity) {
+      std::uint64_t const begin =
+          soa::soa_field_begin(soa::soa_field_offset(shapes, j, capacity), capacity, shapes[j]);
+      EXPECT_EQ(tables[j]->begin[capacity - 1], begin) << "field " << j << ", capacity " << capacity;
+      EXPECT_EQ(tables[j]->stride[capacity - 1], soa::soa_unit_stride(capacity, shapes[j]))
+          << "field " << j << ", capacity " << capacity;
+    }
+  }
+}
