@@ -144,6 +144,17 @@ struct AllocCsv {
                    failed,
                    violations.c_str());
   }
+  /// The two rows of one allocator on one benchmark row: `<bench>_alloc` and `<bench>_free`.
+  void alloc_and_free(char const* bench,
+                      char const* who,
+                      std::string const& param,
+                      heaplab::bench::Sample const& alloc,
+                      heaplab::bench::Sample const& free,
+                      unsigned long long failed,
+                      std::string const& violations = "") const {
+    row((std::string(bench) + "_alloc").c_str(), who, param, alloc, failed, violations);
+    row((std::string(bench) + "_free").c_str(), who, param, free, failed, violations);
+  }
 };
 
 /// What `alloc` has found so far: the object checks' violations (exit status 1 if any).
@@ -232,16 +243,7 @@ void cuda_malloc_cells(AllocOptions const& o,
   }
   auto const m = heaplab::bench::cuda_malloc_linux_scalability(
       o.threads, row.n, row.bytes, row.n <= 64 ? 1 : 0, o.baseline_repeats);
-  csv.row((std::string(row.bench) + "_alloc").c_str(),
-          "cuda_malloc",
-          row.param,
-          m.alloc,
-          m.failed_allocations);
-  csv.row((std::string(row.bench) + "_free").c_str(),
-          "cuda_malloc",
-          row.param,
-          m.free,
-          m.failed_allocations);
+  csv.alloc_and_free(row.bench, "cuda_malloc", row.param, m.alloc, m.free, m.failed_allocations);
   std::printf(" %8.3f ms %8.3f ms %7llu | %8.1fx %10.1fx",
               m.alloc.median_ms,
               m.free.median_ms,
@@ -258,18 +260,7 @@ std::string gallatin_cells(AllocRow const& row,
                            AllocTally& tally) {
   auto const g          = row.gallatin();
   std::string const bad = std::to_string(g.check.violations());
-  csv.row((std::string(row.bench) + "_alloc").c_str(),
-          "gallatin",
-          row.param,
-          g.alloc,
-          g.check.nulls,
-          bad);
-  csv.row((std::string(row.bench) + "_free").c_str(),
-          "gallatin",
-          row.param,
-          g.free,
-          g.check.nulls,
-          bad);
+  csv.alloc_and_free(row.bench, "gallatin", row.param, g.alloc, g.free, g.check.nulls, bad);
   std::printf(" | %8.3f ms %8.3f ms %7llu | %8.2fx %8.2fx",
               g.alloc.median_ms,
               g.free.median_ms,
@@ -287,10 +278,7 @@ void alloc_row(AllocOptions const& o,
                AllocTally& tally) {
   std::string const bad = std::to_string(h.check.violations());
   std::string const who = o.knobs.label();
-  csv.row(
-      (std::string(row.bench) + "_alloc").c_str(), who.c_str(), row.param, h.alloc, h.failed, bad);
-  csv.row(
-      (std::string(row.bench) + "_free").c_str(), who.c_str(), row.param, h.free, h.failed, bad);
+  csv.alloc_and_free(row.bench, who.c_str(), row.param, h.alloc, h.free, h.failed, bad);
   std::printf("  %6s | %8.3f ms %8.3f ms %7llu |",
               row.label.c_str(),
               h.alloc.median_ms,

@@ -4,12 +4,10 @@
 // in its pointer slot):
 //
 //   struct Access {
-//     __device__ bool owns(std::uint64_t p) const;            // p is one of this allocator's
-//     objects
-//     __device__ Word& first(std::uint64_t p) const; // the object's first word
-//     __device__ Word& last(std::uint64_t p) const;  // its last word (the same for a 1-word
-//     object)
-//     __device__ std::uint64_t key(std::uint64_t p) const;    // its place, never 0 (sort key)
+//     __device__ bool owns(std::uint64_t p) const;          // p is one of its objects
+//     __device__ Word& first(std::uint64_t p) const;        // the object's first word
+//     __device__ Word& last(std::uint64_t p) const;         // its last (first if one word)
+//     __device__ std::uint64_t key(std::uint64_t p) const;  // its place, never 0 (sort key)
 //     std::uint64_t min_distance;  // two objects' keys differ by at least this much
 //   };
 //

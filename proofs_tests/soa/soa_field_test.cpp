@@ -326,11 +326,13 @@ TEST(SoaField, DebugChecksRejectBadPointersAndIndices) {
 // CompactGpu and the snapshot code use) at all 64.
 TEST(SoaField, OffsetTableRowsAreTheLayoutRuleAtEveryCapacity) {
   using fields = soa::detail::chain<Star>::all;  // x, y, mass, vel[3], next, planets[2], kind
-  soa::detail::field_offsets const* const tables[] = {
-      &soa::detail::kFieldOffsets<fields, 0>, &soa::detail::kFieldOffsets<fields, 1>,
-      &soa::detail::kFieldOffsets<fields, 2>, &soa::detail::kFieldOffsets<fields, 3>,
-      &soa::detail::kFieldOffsets<fields, 4>, &soa::detail::kFieldOffsets<fields, 5>,
-      &soa::detail::kFieldOffsets<fields, 6>};
+  soa::detail::field_offsets const* const tables[] = {&soa::detail::kFieldOffsets<fields, 0>,
+                                                      &soa::detail::kFieldOffsets<fields, 1>,
+                                                      &soa::detail::kFieldOffsets<fields, 2>,
+                                                      &soa::detail::kFieldOffsets<fields, 3>,
+                                                      &soa::detail::kFieldOffsets<fields, 4>,
+                                                      &soa::detail::kFieldOffsets<fields, 5>,
+                                                      &soa::detail::kFieldOffsets<fields, 6>};
   // Capacity 64: x, y 256 B each, mass 512 B, vel three 256-byte units.
   EXPECT_EQ(tables[2]->begin[63], 512u);
   EXPECT_EQ(tables[3]->begin[63], 1024u);
@@ -348,7 +350,8 @@ TEST(SoaField, OffsetTableRowsAreTheLayoutRuleAtEveryCapacity) {
     for (std::uint32_t capacity = 1; capacity <= 64; ++capacity) {
       std::uint64_t const begin =
           soa::soa_field_begin(soa::soa_field_offset(shapes, j, capacity), capacity, shapes[j]);
-      EXPECT_EQ(tables[j]->begin[capacity - 1], begin) << "field " << j << ", capacity " << capacity;
+      EXPECT_EQ(tables[j]->begin[capacity - 1], begin)
+          << "field " << j << ", capacity " << capacity;
       EXPECT_EQ(tables[j]->stride[capacity - 1], soa::soa_unit_stride(capacity, shapes[j]))
           << "field " << j << ", capacity " << capacity;
     }

@@ -73,7 +73,7 @@ struct field_offsets {
 
 template <class Fields, std::size_t J>
 constexpr field_offsets make_field_offsets() {
-  using layout              = field_list_layout<Fields>;
+  using layout               = field_list_layout<Fields>;
   constexpr FieldShape shape = layout::template shape<J>();
   // Offsets only grow with the capacity, so the largest is at 64.
   static_assert(soa_field_end(layout::template begin<J>(64), 64, shape) <= UINT32_MAX,
@@ -120,7 +120,8 @@ struct field_locator {
   }
 
   /// Address of unit `unit` (0 for scalar fields) of this field of the object.
-  HEAPLAB_HD_INLINE static element* address(void const* proxy, [[maybe_unused]] std::uint32_t unit) {
+  HEAPLAB_HD_INLINE static element* address(void const* proxy,
+                                            [[maybe_unused]] std::uint32_t unit) {
     static_assert(!std::is_polymorphic_v<Owner>,
                   "heap types cannot have virtual functions: an object pointer is not an address, "
                   "there is no storage for a vtable pointer");
@@ -133,10 +134,10 @@ struct field_locator {
                           "field access through a null object pointer");
     HEAPLAB_DEBUG_EXPECTS(core::pointer_slot(object) < core::pointer_capacity(object),
                           "field access through an object pointer whose slot is >= its capacity");
-    std::uint32_t const row      = core::pointer_capacity(object) - 1u;  // 0..63
-    constexpr FieldShape shape   = checked_field<field_type>::shape();
-    field_offsets const& table   = field_offsets_of<fields, index>();
-    std::uint64_t offset         = std::uint64_t{table.begin[row]} +
+    std::uint32_t const row    = core::pointer_capacity(object) - 1u;  // 0..63
+    constexpr FieldShape shape = checked_field<field_type>::shape();
+    field_offsets const& table = field_offsets_of<fields, index>();
+    std::uint64_t offset       = std::uint64_t{table.begin[row]} +
                            std::uint64_t{core::pointer_slot(object)} * shape.element_bytes;
     if constexpr (shape.elements > 1) offset += std::uint64_t{unit} * table.stride[row];
     return reinterpret_cast<element*>(
