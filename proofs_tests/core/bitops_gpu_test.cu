@@ -15,7 +15,7 @@ namespace core = heaplab::core;
 
 namespace {
 
-constexpr int kOutputsPerInput = 8;
+constexpr int kOutputsPerInput = 9;
 
 struct Input {
   std::uint64_t word;
@@ -36,6 +36,7 @@ __global__ void evaluate_bitops(Input const* in, std::int64_t* out, std::size_t 
     o[5]            = core::find_first_set_rotated(v.word, v.rotation);
     o[6]            = core::find_first_zero_rotated(v.word, v.rotation);
     o[7]            = static_cast<std::int64_t>(core::low_bits(v.rotation % 65));
+    o[8]            = core::find_first_set32(static_cast<std::uint32_t>(v.word >> v.rotation % 33));
   }
 }
 
@@ -48,6 +49,7 @@ void evaluate_on_host(Input const& v, std::int64_t* o) {
   o[5] = core::find_first_set_rotated(v.word, v.rotation);
   o[6] = core::find_first_zero_rotated(v.word, v.rotation);
   o[7] = static_cast<std::int64_t>(core::low_bits(v.rotation % 65));
+  o[8] = core::find_first_set32(static_cast<std::uint32_t>(v.word >> v.rotation % 33));
 }
 
 }  // namespace

@@ -69,6 +69,11 @@ RC_GTEST_PROP(Bitops, FindFirstSetMatchesLoop, ()) {
   RC_ASSERT(core::find_first_set(x) == naive_ffs(x));
 }
 
+RC_GTEST_PROP(Bitops, FindFirstSet32MatchesLoopOnTheLowWord, ()) {
+  auto const x = static_cast<std::uint32_t>(*gen_word());
+  RC_ASSERT(core::find_first_set32(x) == naive_ffs(x));
+}
+
 RC_GTEST_PROP(Bitops, PopcountMatchesLoop, ()) {
   auto const x = *gen_word();
   RC_ASSERT(core::popcount(x) == naive_popc(x));
@@ -111,6 +116,9 @@ RC_GTEST_PROP(Bitops, LowestSetBitsMatchesLoop, ()) {
 TEST(Bitops, HandWorkedCorners) {
   EXPECT_EQ(core::find_first_set(0), -1);
   EXPECT_EQ(core::find_first_set(0x8000000000000000ull), 63);
+  EXPECT_EQ(core::find_first_set32(0), -1);
+  EXPECT_EQ(core::find_first_set32(0x80000000u), 31);
+  EXPECT_EQ(core::find_first_set32(0b1000100u), 2);
   EXPECT_EQ(core::popcount(~0ull), 64);
   EXPECT_EQ(core::nth_set_bit(0b101100, 0), 2);
   EXPECT_EQ(core::nth_set_bit(0b101100, 2), 5);

@@ -27,6 +27,15 @@ HEAPLAB_HD_INLINE int find_first_set(std::uint64_t x) {
 #endif
 }
 
+/// find_first_set of a 32-bit word (one FLO on the GPU instead of the 64-bit sequence).
+HEAPLAB_HD_INLINE int find_first_set32(std::uint32_t x) {
+#if HEAPLAB_DEVICE_CODE
+  return __ffs(static_cast<int>(x)) - 1;
+#else
+  return x == 0 ? -1 : __builtin_ctz(x);
+#endif
+}
+
 /// Number of set bits in x.
 HEAPLAB_HD_INLINE int popcount(std::uint64_t x) {
 #if HEAPLAB_DEVICE_CODE

@@ -137,9 +137,12 @@ struct field_locator {
     std::uint32_t const row    = core::pointer_capacity(object) - 1u;  // 0..63
     constexpr FieldShape shape = checked_field<field_type>::shape();
     field_offsets const& table = field_offsets_of<fields, index>();
-    std::uint64_t offset       = std::uint64_t{table.begin[row]} +
-                           std::uint64_t{core::pointer_slot(object)} * shape.element_bytes;
-    if constexpr (shape.elements > 1) offset += std::uint64_t{unit} * table.stride[row];
+    // The offset in 32-bit arithmetic and one 64-bit add to the block address: every unit of the
+    // field ends below 4 GiB into its block (make_field_offsets asserts it at capacity 64, the
+    // largest), so no sum overflows. On the GPU a 64-bit add or shift is two instructions; in
+    // nbody's force loop this is most of the address arithmetic (issue 31).
+    std::uint32_t offset = table.begin[row] + core::pointer_slot(object) * shape.element_bytes;
+    if constexpr (shape.elements > 1) offset += unit * table.stride[row];
     return reinterpret_cast<element*>(
         static_cast<std::uintptr_t>(core::pointer_block_address(object) + offset));
   }

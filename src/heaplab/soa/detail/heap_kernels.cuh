@@ -98,7 +98,6 @@ __global__ void parallel_do_kernel(HeapRef<Types> heap,
                                    std::uint32_t const* count,
                                    Args... args) {
   constexpr std::uint32_t n = Types::template capacity<U>;
-  constexpr std::uint32_t u = Types::template type_id<U>;
   std::uint64_t const total = std::uint64_t{*count} * n;
   for (std::uint64_t i = global_thread_1d(); i < total; i += grid_stride_1d()) {
     std::uint32_t const b    = blocks[i / n];
@@ -115,8 +114,8 @@ __global__ void parallel_do_kernel(HeapRef<Types> heap,
                                        core::MemoryOrder::relaxed);
     }
     if (((iter >> slot) & 1u) == 0) continue;
-    U* const object =
-        reinterpret_cast<U*>(static_cast<std::uintptr_t>(heap.object_pointer(b, slot, u)));
+    U* const object = reinterpret_cast<U*>(
+        static_cast<std::uintptr_t>(heap.template object_pointer_of<U>(b, slot)));
     (object->*Method)(args...);
   }
 }
