@@ -154,9 +154,14 @@ TEST_P(Conformance, GeneratedSchedulesPassAndEveryStepIsReportedOnceInOrder) {
 }
 
 TEST_P(Conformance, ADeterministicRunnerRepeatsItselfAndStartsFromAnEmptyHeap) {
-  auto alone = make();
-  if (!alone->deterministic()) GTEST_SKIP() << GetParam() << " is not deterministic";
-  auto after = make();
+  // A deterministic runner gives the same trace for a schedule every time, also right after
+  // another schedule. A runner that is not (the GPU ones: the hardware's schedule decides) is
+  // held to what holds for it too: a schedule it passed alone, it passes after another one, every
+  // step run (a heap left over from the other schedule would show as a failure or an OOM). Not a
+  // skip: the GPU tier counts a skipped test on a GPU box as a failure (tools/gpu-tier).
+  auto alone               = make();
+  bool const deterministic = alone->deterministic();
+  auto after               = make();
   testing::check_property(
       cases(),
       [&] {
@@ -164,11 +169,20 @@ TEST_P(Conformance, ADeterministicRunnerRepeatsItselfAndStartsFromAnEmptyHeap) {
         runner::AnySchedule const other = generated().schedule;
         RC_PRE(alone->supports(s).supported && alone->supports(other).supported);
         Trace const first = trace(*alone, s);
-        RC_ASSERT(trace(*alone, s) == first);
+        if (deterministic) {
+          RC_ASSERT(trace(*alone, s) == first);
+          (void)trace(*after, other);
+          RC_ASSERT(trace(*after, s) == first);
+          return;
+        }
+        RC_PRE(!first.failure.has_value());
         (void)trace(*after, other);
-        RC_ASSERT(trace(*after, s) == first);
+        Trace const again = trace(*after, s);
+        RC_ASSERT(!again.failure.has_value());
+        RC_ASSERT(again.steps_run == first.steps_run);
+        RC_ASSERT(again.lines.size() == first.lines.size());
       },
-      {true, false});
+      {deterministic, false});
 }
 
 TEST_P(Conformance, TheFamilysJsonFormRoundTripsAndRefusesUnknownKeys) {
