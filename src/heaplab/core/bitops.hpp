@@ -27,7 +27,7 @@ HEAPLAB_HD_INLINE int find_first_set(std::uint64_t x) {
 #endif
 }
 
-/// find_first_set of a 32-bit word (one FLO on the GPU instead of the 64-bit sequence).
+/// find_first_set of a 32-bit word (on the GPU half the instructions of the 64-bit sequence).
 HEAPLAB_HD_INLINE int find_first_set32(std::uint32_t x) {
 #if HEAPLAB_DEVICE_CODE
   return __ffs(static_cast<int>(x)) - 1;
