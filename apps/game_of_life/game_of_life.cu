@@ -54,6 +54,7 @@
 #include "common/heap_check.cuh"
 #include "common/memory_budget.hpp"
 #include "common/no_device.hpp"
+#include "common/phase_clock.cuh"
 #include "common/result_line.hpp"
 #include "gen_ca/dense_step.cuh"
 #include "heaplab/soa/heap.cuh"
@@ -80,7 +81,6 @@
 #include "heaplab/soa/field.hpp"
 #include "heaplab/soa/heap_types.hpp"
 #include "reference.hpp"
-#include "timing.hpp"
 
 namespace heaplab::apps::game_of_life {
 
@@ -374,19 +374,22 @@ class BoardState {
 };
 
 /// One generation's four do-alls (the top of this file) on H: soa::Heap<Types> or
-/// AnyHeap<Types, A>.
+/// AnyHeap<Types, A>. Phase times from events recorded between the phases on the heap's stream and
+/// read once at the end (common/phase_clock.cuh: no synchronize per phase, docs/apps.md).
 template <class H>
-Phases step_phases(H& heap, Board const& w) {
+Phases step_phases(H& heap, Board const& w, PhaseClock& clock) {
   using Ref = std::decay_t<decltype(heap.ref())>;
+  clock.start();
+  heap.template parallel_do<Alive, &Alive::prepare>(w);
+  heap.template parallel_do<Candidate, &Candidate::prepare<Ref>>(heap.ref(), w);
+  clock.mark();
+  heap.template parallel_do<Candidate, &Candidate::update<Ref>>(heap.ref(), w);
+  heap.template parallel_do<Alive, &Alive::update<Ref>>(heap.ref(), w);
+  clock.mark();
+  auto const ms = clock.phases_ms();
   Phases p;
-  p.prepare_ms = bench::time_once_ms([&] {
-    heap.template parallel_do<Alive, &Alive::prepare>(w);
-    heap.template parallel_do<Candidate, &Candidate::prepare<Ref>>(heap.ref(), w);
-  });
-  p.update_ms  = bench::time_once_ms([&] {
-    heap.template parallel_do<Candidate, &Candidate::update<Ref>>(heap.ref(), w);
-    heap.template parallel_do<Alive, &Alive::update<Ref>>(heap.ref(), w);
-  });
+  p.prepare_ms = ms.at(0);
+  p.update_ms  = ms.at(1);
   return p;
 }
 
@@ -415,7 +418,7 @@ class HeapApp {
 
   [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
 
-  Phases step() { return step_phases(heap_, board_.board()); }
+  Phases step() { return step_phases(heap_, board_.board(), clock_); }
 
   /// OutOfMemory when a make answered nullptr so far: the board's count (every make site counts
   /// its null) or the heap's own (cumulative; both synchronize).
@@ -471,6 +474,7 @@ class HeapApp {
   BoardState board_;
   Heap heap_;
   DefragLoop<Types> defrag_;
+  PhaseClock clock_{heap_.stream(), 2};
 };
 
 // ------------------------------------------------------------------------ other allocators
@@ -515,7 +519,7 @@ class AnyApp {
   /// The generation's do-alls; the enumeration inside them is added to enumeration_ms().
   Phases step() {
     double const before = heap_.enumeration_ms();
-    Phases const p      = step_phases(heap_, board_.board());
+    Phases const p      = step_phases(heap_, board_.board(), clock_);
     enumeration_ms_ += heap_.enumeration_ms() - before;
     return p;
   }
@@ -567,6 +571,7 @@ class AnyApp {
   std::uint64_t pool_bytes_ = 0;
   AnyAgents heap_;
   double enumeration_ms_ = 0;
+  PhaseClock clock_{heap_.stream(), 2};
 };
 
 // ------------------------------------------------------------------------------ the runs
@@ -772,14 +777,16 @@ double run_baseline(GameOfLifeOptions const& o,
   cudart::copy_to_device_async(cur.data(), initial.cells.data(), n, nullptr);
   Grid reference = initial;
   Grid host(initial.width, initial.height);
+  PhaseClock clock(nullptr, 1);  // the same clock as the heap variant's
   double total = 0;
   for (int g = 1; g <= o.iterations; ++g) {
     Phases p;
-    p.update_ms = bench::time_once_ms([&] {
-      gen_ca::dense_step_kernel<false><<<blocks_for(n), kThreads>>>(
-          rule, initial.width, initial.height, cur.data(), next.data());
-      HEAPLAB_CUDA_TRY(cudaGetLastError());
-    });
+    clock.start();
+    gen_ca::dense_step_kernel<false>
+        <<<blocks_for(n), kThreads>>>(rule, initial.width, initial.height, cur.data(), next.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    clock.mark();
+    p.update_ms = clock.phases_ms().at(0);
     total += p.update_ms;
     cur.swap(next);
     if (o.check) reference = gen_ca::step(reference, rule);

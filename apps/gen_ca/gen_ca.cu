@@ -27,6 +27,7 @@
 #include "common/defrag_loop.cuh"
 #include "common/grid.cuh"
 #include "common/no_device.hpp"
+#include "common/phase_clock.cuh"
 #include "gen_ca/dense_step.cuh"
 #include "heaplab/soa/heap.cuh"
 
@@ -51,7 +52,6 @@
 #include "heaplab/soa/heap_types.hpp"
 #include "reference.hpp"
 #include "rule.hpp"
-#include "timing.hpp"
 
 namespace heaplab::apps::gen_ca {
 
@@ -214,21 +214,21 @@ class HeapApp {
 
   [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
 
-  /// One generation; phase times from CUDA events (timing.hpp).
+  /// One generation; phase times from CUDA events recorded between the phases and read once at
+  /// its end (common/phase_clock.cuh: no synchronize per phase, docs/apps.md "Timing").
   Phases step() {
-    Phases p;
     auto const s = heap_.stream();
-    p.count_ms   = bench::time_once_ms([&] {
-      HEAPLAB_CUDA_TRY(cudaMemsetAsync(w_.n_candidates, 0, sizeof(std::uint32_t), s));
-      heap_.parallel_do<Cell, &Cell::count>(w_);
-    });
-    p.update_ms =
-        bench::time_once_ms([&] { heap_.parallel_do<Cell, &Cell::update>(heap_.ref(), w_); });
-    p.birth_ms = bench::time_once_ms([&] {
-      birth_kernel<<<blocks_for(cells_.size()), kThreads, 0, s>>>(heap_.ref(), w_);
-      HEAPLAB_CUDA_TRY(cudaGetLastError());
-    });
-    return p;
+    clock_.start();
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(w_.n_candidates, 0, sizeof(std::uint32_t), s));
+    heap_.parallel_do<Cell, &Cell::count>(w_);
+    clock_.mark();
+    heap_.parallel_do<Cell, &Cell::update>(heap_.ref(), w_);
+    clock_.mark();
+    birth_kernel<<<blocks_for(cells_.size()), kThreads, 0, s>>>(heap_.ref(), w_);
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    clock_.mark();
+    auto const ms = clock_.phases_ms();
+    return {ms.at(0), ms.at(1), ms.at(2)};
   }
 
   void throw_on_failed_births(int generation) {
@@ -296,6 +296,7 @@ class HeapApp {
   Heap heap_;
   DefragLoop<Types> defrag_;
   World w_;
+  PhaseClock clock_{heap_.stream(), 3};
 };
 
 struct CsvRow {
@@ -423,14 +424,16 @@ double run_baseline(GenCaOptions const& o, Rule const& rule, Grid const& initial
   cudart::copy_to_device_async(cur.data(), initial.cells.data(), n, nullptr);
   Grid reference = initial;
   Grid host(initial.width, initial.height);
+  PhaseClock clock(nullptr, 1);  // the same clock as the heap variant's
   double total = 0;
   for (int g = 1; g <= o.iterations; ++g) {
     Phases p;
-    p.update_ms = bench::time_once_ms([&] {
-      dense_step_kernel<kMutantSkipDying><<<blocks_for(n), kThreads>>>(
-          rule, initial.width, initial.height, cur.data(), next.data());
-      HEAPLAB_CUDA_TRY(cudaGetLastError());
-    });
+    clock.start();
+    dense_step_kernel<kMutantSkipDying>
+        <<<blocks_for(n), kThreads>>>(rule, initial.width, initial.height, cur.data(), next.data());
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    clock.mark();
+    p.update_ms = clock.phases_ms().at(0);
     total += p.update_ms;
     cur.swap(next);
     if (o.check) reference = step(reference, rule);

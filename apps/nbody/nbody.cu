@@ -48,6 +48,7 @@
 #include "common/grid.cuh"
 #include "common/memory_budget.hpp"
 #include "common/no_device.hpp"
+#include "common/phase_clock.cuh"
 #include "common/result_line.hpp"
 #include "heaplab/soa/heap.cuh"
 
@@ -77,7 +78,6 @@
 #include "nbody.hpp"
 #include "physics.hpp"
 #include "reference.hpp"
-#include "timing.hpp"
 
 namespace heaplab::apps::nbody {
 
@@ -248,6 +248,14 @@ struct Phases {
   }
 };
 
+/// A PhaseClock's times of one iteration: force, move, and with collision pick, merge, reap.
+Phases phases_from(std::vector<float> const& ms) {
+  Phases p;
+  double* const slot[] = {&p.force_ms, &p.move_ms, &p.pick_ms, &p.merge_ms, &p.reap_ms};
+  for (std::size_t i = 0; i < ms.size() && i < 5; ++i) *slot[i] = ms[i];
+  return p;
+}
+
 /// Device arrays of N doubles/flags for the initial state, the baseline and the exports.
 struct Arrays {
   explicit Arrays(std::size_t n)
@@ -301,22 +309,27 @@ struct Arrays {
 // ------------------------------------------------------------------------------------- heap
 
 /// One iteration's do-alls (the top of this file) on H: soa::Heap<Types> or AnyHeap<Types, A>.
+/// Phase times from events recorded between the phases on the heap's stream and read once at the
+/// end (common/phase_clock.cuh: no synchronize per phase, docs/apps.md "Timing").
 template <class H>
-Phases step_phases(H& heap, NbodyOptions const& o, unsigned long long* merges) {
-  using Ref = std::decay_t<decltype(heap.ref())>;
-  Phases p;
+Phases step_phases(H& heap, NbodyOptions const& o, unsigned long long* merges, PhaseClock& clock) {
+  using Ref         = std::decay_t<decltype(heap.ref())>;
   double const eps2 = o.softening * o.softening;
-  p.force_ms        = bench::time_once_ms(
-      [&] { heap.template parallel_do<Body, &Body::compute_force<Ref>>(heap.ref(), eps2); });
-  p.move_ms = bench::time_once_ms([&] { heap.template parallel_do<Body, &Body::move>(o.dt); });
-  if (!o.collision) return p;
-  double const r2 = o.merge_radius * o.merge_radius;
-  p.pick_ms       = bench::time_once_ms(
-      [&] { heap.template parallel_do<Body, &Body::pick<Ref>>(heap.ref(), r2); });
-  p.merge_ms = bench::time_once_ms([&] { heap.template parallel_do<Body, &Body::merge>(merges); });
-  p.reap_ms =
-      bench::time_once_ms([&] { heap.template parallel_do<Body, &Body::reap<Ref>>(heap.ref()); });
-  return p;
+  clock.start();
+  heap.template parallel_do<Body, &Body::compute_force<Ref>>(heap.ref(), eps2);
+  clock.mark();
+  heap.template parallel_do<Body, &Body::move>(o.dt);
+  clock.mark();
+  if (o.collision) {
+    double const r2 = o.merge_radius * o.merge_radius;
+    heap.template parallel_do<Body, &Body::pick<Ref>>(heap.ref(), r2);
+    clock.mark();
+    heap.template parallel_do<Body, &Body::merge>(merges);
+    clock.mark();
+    heap.template parallel_do<Body, &Body::reap<Ref>>(heap.ref());
+    clock.mark();
+  }
+  return phases_from(clock.phases_ms());
 }
 
 /// The bodies as H's objects say (each writes itself at its id).
@@ -363,7 +376,7 @@ class HeapApp {
             std::to_string(Types::block_bytes) + " bytes; raise --heap-blocks or --memory-mib");
   }
 
-  Phases step() { return step_phases(heap_, o_, merges_.data()); }
+  Phases step() { return step_phases(heap_, o_, merges_.data(), clock_); }
 
   std::uint64_t merges() { return cudart::value_to_host(merges_.data(), heap_.stream()); }
 
@@ -392,6 +405,7 @@ class HeapApp {
   cudart::device_buffer<unsigned long long> merges_;
   Heap heap_;
   DefragLoop<Types> defrag_;
+  PhaseClock clock_{heap_.stream(), 5};
 };
 
 // ------------------------------------------------------------------------ other allocators
@@ -437,7 +451,7 @@ class AnyApp {
                                       "-byte pool");
   }
 
-  Phases step() { return step_phases(heap_, o_, merges_.data()); }
+  Phases step() { return step_phases(heap_, o_, merges_.data(), clock_); }
   std::uint64_t merges() { return cudart::value_to_host(merges_.data(), heap_.stream()); }
   State download() { return download_bodies(heap_, io_); }
   AnyBodies& heap() { return heap_; }
@@ -448,6 +462,7 @@ class AnyApp {
   Arrays io_;
   cudart::device_buffer<unsigned long long> merges_;
   AnyBodies heap_;
+  PhaseClock clock_{heap_.stream(), 5};
 };
 
 template <class App>
@@ -587,23 +602,23 @@ class BaselineApp {
   }
 
   Phases step() {
-    Phases p;
     unsigned const g  = blocks_for(v_.n);
     auto const launch = [&](auto&& k) {
-      return bench::time_once_ms([&] {
-        k();
-        HEAPLAB_CUDA_TRY(cudaGetLastError());
-      });
+      k();
+      HEAPLAB_CUDA_TRY(cudaGetLastError());
+      clock_.mark();
     };
     double const eps2 = o_.softening * o_.softening;
-    p.force_ms        = launch([&] { baseline_force_kernel<<<g, kThreads>>>(v_, eps2); });
-    p.move_ms         = launch([&] { baseline_move_kernel<<<g, kThreads>>>(v_, o_.dt); });
-    if (!o_.collision) return p;
-    double const r2 = o_.merge_radius * o_.merge_radius;
-    p.pick_ms       = launch([&] { baseline_pick_kernel<<<g, kThreads>>>(v_, r2); });
-    p.merge_ms      = launch([&] { baseline_merge_kernel<<<g, kThreads>>>(v_, merges_.data()); });
-    p.reap_ms       = launch([&] { baseline_reap_kernel<<<g, kThreads>>>(v_); });
-    return p;
+    clock_.start();
+    launch([&] { baseline_force_kernel<<<g, kThreads>>>(v_, eps2); });
+    launch([&] { baseline_move_kernel<<<g, kThreads>>>(v_, o_.dt); });
+    if (o_.collision) {
+      double const r2 = o_.merge_radius * o_.merge_radius;
+      launch([&] { baseline_pick_kernel<<<g, kThreads>>>(v_, r2); });
+      launch([&] { baseline_merge_kernel<<<g, kThreads>>>(v_, merges_.data()); });
+      launch([&] { baseline_reap_kernel<<<g, kThreads>>>(v_); });
+    }
+    return phases_from(clock_.phases_ms());
   }
 
   std::uint64_t merges() { return cudart::value_to_host(merges_.data(), nullptr); }
@@ -619,6 +634,7 @@ class BaselineApp {
   cudart::device_buffer<std::uint8_t> absorbs_, absorbed_;
   cudart::device_buffer<unsigned long long> merges_;
   BaselineView v_;
+  PhaseClock clock_{nullptr, 5};
 };
 
 // ------------------------------------------------------------------------------------ driver

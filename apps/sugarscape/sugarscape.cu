@@ -53,6 +53,7 @@
 #include "common/heap_check.cuh"
 #include "common/memory_budget.hpp"
 #include "common/no_device.hpp"
+#include "common/phase_clock.cuh"
 #include "common/result_line.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/core/object_pointer.hpp"
@@ -65,7 +66,6 @@
 #include "heaplab/soa/heap_types.hpp"
 #include "reference.hpp"
 #include "sugarscape.hpp"
-#include "timing.hpp"
 
 namespace heaplab::apps::sugarscape {
 
@@ -343,6 +343,16 @@ struct Phases {
   }
 };
 
+/// A PhaseClock's times of one iteration: live, move, harvest, mate.
+Phases phases_from(std::vector<float> const& ms) {
+  Phases p;
+  p.live_ms    = ms.at(0);
+  p.move_ms    = ms.at(1);
+  p.harvest_ms = ms.at(2);
+  p.mate_ms    = ms.at(3);
+  return p;
+}
+
 template <class T>
 using Buffer = cudart::device_buffer<T>;
 
@@ -420,31 +430,30 @@ void populate(H& heap, Grid& g) {
   HEAPLAB_CUDA_TRY(cudaGetLastError());
 }
 
-/// One iteration's kernels and do-alls (the top of this file) on H.
+/// One iteration's kernels and do-alls (the top of this file) on H, timed by events between the
+/// phases on H's stream, read once at the end (common/phase_clock.cuh).
 template <class H>
-Phases step_phases(H& heap, Grid& g, std::uint32_t it) {
+Phases step_phases(H& heap, Grid& g, std::uint32_t it, PhaseClock& clock) {
   using Ref    = std::decay_t<decltype(heap.ref())>;
   Board& b     = g.board();
   b.it         = it;
   auto const s = heap.stream();
   auto const n = g.size();
-  Phases p;
-  p.live_ms    = bench::time_once_ms([&] {
-    regrow_kernel<<<blocks_for(n), kThreads, 0, s>>>(b);
-    HEAPLAB_CUDA_TRY(cudaGetLastError());
-    heap.template parallel_do<Agent, &Agent::live<Ref>>(heap.ref(), b);
-  });
-  p.move_ms    = bench::time_once_ms([&] {
-    heap.template parallel_do<Agent, &Agent::decide>(b);
-    heap.template parallel_do<Agent, &Agent::move>(b);
-  });
-  p.harvest_ms = bench::time_once_ms([&] { heap.template parallel_do<Agent, &Agent::harvest>(b); });
-  p.mate_ms    = bench::time_once_ms([&] {
-    heap.template parallel_do<Male, &Male::propose>(b);
-    heap.template parallel_do<Female, &Female::choose>(b);
-    heap.template parallel_do<Female, &Female::give_birth<Ref>>(heap.ref(), b);
-  });
-  return p;
+  clock.start();
+  regrow_kernel<<<blocks_for(n), kThreads, 0, s>>>(b);
+  HEAPLAB_CUDA_TRY(cudaGetLastError());
+  heap.template parallel_do<Agent, &Agent::live<Ref>>(heap.ref(), b);
+  clock.mark();
+  heap.template parallel_do<Agent, &Agent::decide>(b);
+  heap.template parallel_do<Agent, &Agent::move>(b);
+  clock.mark();
+  heap.template parallel_do<Agent, &Agent::harvest>(b);
+  clock.mark();
+  heap.template parallel_do<Male, &Male::propose>(b);
+  heap.template parallel_do<Female, &Female::choose>(b);
+  heap.template parallel_do<Female, &Female::give_birth<Ref>>(heap.ref(), b);
+  clock.mark();
+  return phases_from(clock.phases_ms());
 }
 
 /// (males, females) on H.
@@ -490,7 +499,7 @@ class HeapApp {
 
   [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
 
-  Phases step(std::uint32_t it) { return step_phases(heap_, grid_, it); }
+  Phases step(std::uint32_t it) { return step_phases(heap_, grid_, it, clock_); }
 
   /// Throws OutOfMemory when a make answered null so far (the heap's count, then the app's own:
   /// both are cumulative, so a check after every step sees every null before any --check).
@@ -529,6 +538,7 @@ class HeapApp {
   Grid grid_;
   Heap heap_;
   DefragLoop<Types> defrag_;
+  PhaseClock clock_{heap_.stream(), 4};
 };
 
 // ------------------------------------------------------------------------ other allocators
@@ -570,7 +580,7 @@ class AnyApp {
     (void)census();
   }
 
-  Phases step(std::uint32_t it) { return step_phases(heap_, grid_, it); }
+  Phases step(std::uint32_t it) { return step_phases(heap_, grid_, it, clock_); }
 
   /// Throws OutOfMemory when the allocator answered null so far (cumulative: a check after every
   /// step sees every null before any --check), std::runtime_error when a make failed otherwise (a
@@ -623,6 +633,7 @@ class AnyApp {
   std::uint64_t pool_bytes_;
   AnyAgents heap_;
   double untimed_ms_ = 0;
+  PhaseClock clock_{heap_.stream(), 4};
 };
 
 // --------------------------------------------------------------------------------- baseline
@@ -664,20 +675,19 @@ class BaselineApp {
   }
 
   Phases step(std::uint32_t it) {
-    Phases p;
     auto run = [&](std::initializer_list<DensePhase> phases) {
-      return bench::time_once_ms([&] {
-        for (DensePhase ph : phases) {
-          dense_kernel<<<blocks_for(n_), kThreads>>>(d_, capacity_.data(), it, ph);
-          HEAPLAB_CUDA_TRY(cudaGetLastError());
-        }
-      });
+      for (DensePhase ph : phases) {
+        dense_kernel<<<blocks_for(n_), kThreads>>>(d_, capacity_.data(), it, ph);
+        HEAPLAB_CUDA_TRY(cudaGetLastError());
+      }
+      clock_.mark();
     };
-    p.live_ms    = run({kLive});
-    p.move_ms    = run({kDecide, kPull, kLeave});
-    p.harvest_ms = run({kHarvest});
-    p.mate_ms    = run({kPropose, kChoose, kBorn, kPay});
-    return p;
+    clock_.start();
+    run({kLive});
+    run({kDecide, kPull, kLeave});
+    run({kHarvest});
+    run({kPropose, kChoose, kBorn, kPay});
+    return phases_from(clock_.phases_ms());
   }
 
   World download(Params const& p) {
@@ -726,6 +736,7 @@ class BaselineApp {
   Buffer<std::uint8_t> kind_;
   Buffer<std::uint64_t> u64_;
   Dense d_;
+  PhaseClock clock_{nullptr, 4};
 };
 
 struct CsvRow {

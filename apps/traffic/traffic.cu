@@ -42,6 +42,7 @@
 #include "common/heap_check.cuh"
 #include "common/memory_budget.hpp"
 #include "common/no_device.hpp"
+#include "common/phase_clock.cuh"
 #include "common/result_line.hpp"
 #include "heaplab/check/invariants.hpp"
 #include "heaplab/core/object_pointer.hpp"
@@ -53,7 +54,6 @@
 #include "heaplab/soa/field.hpp"
 #include "heaplab/soa/heap_types.hpp"
 #include "reference.hpp"
-#include "timing.hpp"
 #include "traffic.hpp"
 
 namespace heaplab::apps::traffic {
@@ -280,6 +280,15 @@ struct Phases {
   }
 };
 
+/// A PhaseClock's times of one iteration: decide, move, spawn.
+Phases phases_from(std::vector<float> const& ms) {
+  Phases p;
+  p.decide_ms = ms.at(0);
+  p.move_ms   = ms.at(1);
+  p.spawn_ms  = ms.at(2);
+  return p;
+}
+
 struct CsvRow {
   char const* variant;
   int iteration;
@@ -318,25 +327,24 @@ class CarCells {
   [[nodiscard]] Car** cells() const { return cells_.data(); }
   [[nodiscard]] unsigned long long* counts() const { return counts_.data(); }
 
-  /// Iteration `it`'s phases (the top of this file) on H: soa::Heap<Types> or AnyHeap<Types, A>.
+  /// Iteration `it`'s phases (the top of this file) on H: soa::Heap<Types> or AnyHeap<Types, A>,
+  /// timed by events between the phases on H's stream, read once at the end (PhaseClock).
   template <class H>
-  Phases step(H& heap, std::uint32_t it) {
+  Phases step(H& heap, std::uint32_t it, PhaseClock& clock) {
     using Ref    = std::decay_t<decltype(heap.ref())>;
     b_.it        = it;
     auto const s = heap.stream();
-    Phases p;
-    p.decide_ms = bench::time_once_ms([&] {
-      HEAPLAB_CUDA_TRY(
-          cudaMemsetAsync(claims_.data(), 0xFF, claims_.size() * sizeof(std::uint64_t), s));
-      heap.template parallel_do<Car, &Car::decide>(b_);
-    });
-    p.move_ms   = bench::time_once_ms(
-        [&] { heap.template parallel_do<Car, &Car::move<Ref>>(heap.ref(), b_); });
-    p.spawn_ms = bench::time_once_ms([&] {
-      spawn_kernel<<<blocks_for(b_.num_producers), kThreads, 0, s>>>(heap.ref(), b_);
-      HEAPLAB_CUDA_TRY(cudaGetLastError());
-    });
-    return p;
+    clock.start();
+    HEAPLAB_CUDA_TRY(
+        cudaMemsetAsync(claims_.data(), 0xFF, claims_.size() * sizeof(std::uint64_t), s));
+    heap.template parallel_do<Car, &Car::decide>(b_);
+    clock.mark();
+    heap.template parallel_do<Car, &Car::move<Ref>>(heap.ref(), b_);
+    clock.mark();
+    spawn_kernel<<<blocks_for(b_.num_producers), kThreads, 0, s>>>(heap.ref(), b_);
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+    clock.mark();
+    return phases_from(clock.phases_ms());
   }
 
   /// New cars that got no object so far (synchronizes s).
@@ -388,7 +396,7 @@ class HeapApp {
 
   [[nodiscard]] std::uint32_t num_blocks() const { return heap_.config().num_blocks; }
 
-  Phases step(std::uint32_t it) { return cars_.step(heap_, it); }
+  Phases step(std::uint32_t it) { return cars_.step(heap_, it, clock_); }
 
   /// Throws OutOfMemory when a make answered null so far (the heap's count, then the app's own:
   /// both are cumulative, so a check after every step sees every null before any --check). The
@@ -458,6 +466,7 @@ class HeapApp {
   CarCells cars_;
   Heap heap_;
   DefragLoop<Types> defrag_;
+  PhaseClock clock_{heap_.stream(), 3};
 };
 
 // ------------------------------------------------------------------------ other allocators
@@ -505,7 +514,7 @@ class AnyApp {
   /// or --check's, which are not timed).
   Phases step(std::uint32_t it) {
     double const before = heap_.enumeration_ms();
-    Phases const p      = cars_.step(heap_, it);
+    Phases const p      = cars_.step(heap_, it, clock_);
     enumeration_ms_ += heap_.enumeration_ms() - before;
     return p;
   }
@@ -564,6 +573,7 @@ class AnyApp {
   std::uint64_t pool_bytes_;
   AnyCars heap_;
   double enumeration_ms_ = 0;  // the timed iterations' (step)
+  PhaseClock clock_{heap_.stream(), 3};
 };
 
 /// The baseline's device arrays (dense.hpp's layout).
@@ -613,25 +623,19 @@ class BaselineApp {
 
   Phases step(std::uint32_t it) {
     auto run = [&](std::initializer_list<DensePhase> phases) {
-      return bench::time_once_ms([&] {
-        for (DensePhase ph : phases) {
-          dense_kernel<<<blocks_for(n_), kThreads>>>(d_, it, ph);
-          HEAPLAB_CUDA_TRY(cudaGetLastError());
-        }
-      });
-    };
-    Phases p;
-    p.decide_ms = bench::time_once_ms([&] {
-      HEAPLAB_CUDA_TRY(cudaMemsetAsync(d_.claims, 0xFF, streets_ * sizeof(std::uint64_t), nullptr));
-      HEAPLAB_CUDA_TRY(cudaMemsetAsync(d_.incoming, 0xFF, n_ * sizeof(std::uint32_t), nullptr));
-      for (DensePhase ph : {kDecide}) {
+      for (DensePhase ph : phases) {
         dense_kernel<<<blocks_for(n_), kThreads>>>(d_, it, ph);
         HEAPLAB_CUDA_TRY(cudaGetLastError());
       }
-    });
-    p.move_ms   = run({kResolve, kPull, kLeave});
-    p.spawn_ms  = run({kSpawnPhase});
-    return p;
+      clock_.mark();
+    };
+    clock_.start();
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(d_.claims, 0xFF, streets_ * sizeof(std::uint64_t), nullptr));
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(d_.incoming, 0xFF, n_ * sizeof(std::uint32_t), nullptr));
+    run({kDecide});
+    run({kResolve, kPull, kLeave});
+    run({kSpawnPhase});
+    return phases_from(clock_.phases_ms());
   }
 
   World download(Params const& p, Network const& network) {
@@ -652,6 +656,7 @@ class BaselineApp {
   Buffer<std::uint32_t> incoming_;
   Buffer<std::uint64_t> claims_;
   Dense d_;
+  PhaseClock clock_{nullptr, 3};
 };
 
 void write_row(std::FILE* csv, CsvRow const& r) {
