@@ -121,8 +121,8 @@ function(heaplab_add_test name)
   # time (explorer_test.cpp 34 -> 15 s, rw_queue_explorer_test.cpp 18.6 -> 9.6 s), and the
   # longest searches they run took as long as at -O3 (explorer_test's two default-budget
   # explorations 18-25 s either way; runner_gpu_host_test's property pipeline 40 s at -O1,
-  # 46 s at -O3; 2-core machine, 2026-12-03). The test
-  # files are most of what CI compiles (docs/testing.md "Build time").
+  # 46 s at -O3; 2-core machine, 2026-12-03). The test files are most of what CI compiles
+  # (docs/testing.md "Build time").
   target_compile_options(${name} PRIVATE "$<$<AND:$<CONFIG:Release>,$<COMPILE_LANGUAGE:CXX>>:-O1>")
   if(T_LABEL STREQUAL "cpu" AND NOT HEAPLAB_DEVICE_OPTIMIZE)
     # A CPU test runs its .cu files' host code: optimized although the GPU code is not.
