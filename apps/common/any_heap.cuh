@@ -417,7 +417,7 @@ class AnyHeap {
     auto const start = std::chrono::steady_clock::now();
     for_subtypes<T>([&](auto u) {
       using U                       = typename decltype(u)::type;
-      n[Types::template type_id<U>] = enumerate<U>();
+      n[Types::template type_id<U>] = compact_objects<U>();
     });
     enumeration_ms_ +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -432,11 +432,37 @@ class AnyHeap {
     });
   }
 
+  /// soa::Heap::Enumeration's counterpart, so that one app code path runs on both heaps: here a
+  /// do-all compacts a type's object array only when objects were created or destroyed since
+  /// the last one, so keeping an enumeration needs nothing more and freezes nothing.
+  template <class T>
+  class Enumeration {
+   public:
+    template <auto Method, class... Args>
+    void parallel_do(Args const&... args) {
+      heap_->template parallel_do<T, Method>(args...);
+    }
+    template <auto Method, class... Args>
+    void last_parallel_do(Args const&... args) {
+      heap_->template parallel_do<T, Method>(args...);
+    }
+    void thaw() {}
+
+   private:
+    friend class AnyHeap;
+    explicit Enumeration(AnyHeap* heap) : heap_(heap) {}
+    AnyHeap* heap_ = nullptr;
+  };
+  template <class T>
+  [[nodiscard]] Enumeration<T> enumerate() {
+    return Enumeration<T>(this);
+  }
+
   /// Live objects of T and its concrete subtypes (compacts; synchronizes; not timed).
   template <class T>
   std::uint64_t live() {
     std::uint64_t total = 0;
-    for_subtypes<T>([&](auto u) { total += enumerate<typename decltype(u)::type>(); });
+    for_subtypes<T>([&](auto u) { total += compact_objects<typename decltype(u)::type>(); });
     return total;
   }
 
@@ -544,7 +570,7 @@ class AnyHeap {
   /// objects[U]'s live entries: compacted when dirty; returns their number. Throws when U's
   /// array overflowed.
   template <class U>
-  std::uint32_t enumerate() {
+  std::uint32_t compact_objects() {
     namespace d                  = any_heap_detail;
     std::uint32_t const t        = Types::template type_id<U>;
     AnyTypeArrays const& a       = ref_.arrays[t];

@@ -72,10 +72,12 @@ std::vector<View> export_objects(H& heap, std::string const& app) {
   return views;
 }
 
-/// The heap's own checks after an app's: its live-object count equals what the enumeration found,
-/// and the invariant catalog holds on a snapshot. The first problem, or nullopt.
+/// The heap's own checks after an app's: no device-side error report (e.g. a broken
+/// Heap::Enumeration freeze), its live-object count equals what the enumeration found, and the
+/// invariant catalog holds on a snapshot. The first problem, or nullopt.
 template <class Types>
 std::optional<std::string> heap_problem(soa::Heap<Types> const& heap, std::size_t enumerated) {
+  if (auto e = heap.device_errors()) return e;
   auto const stats = heap.statistics();
   if (stats.used_slots != enumerated)
     return "the heap's statistics count " + std::to_string(stats.used_slots) +

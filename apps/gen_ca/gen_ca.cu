@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -220,9 +221,12 @@ class HeapApp {
     auto const s = heap_.stream();
     clock_.start();
     HEAPLAB_CUDA_TRY(cudaMemsetAsync(w_.n_candidates, 0, sizeof(std::uint32_t), s));
-    heap_.parallel_do<Cell, &Cell::count>(w_);
+    // count creates and destroys no Cell: update runs on count's enumeration (Heap::Enumeration)
+    // and, as its last do-all, may destroy cells.
+    auto cells = heap_.enumerate<Cell>();
+    cells.parallel_do<&Cell::count>(w_);
     clock_.mark();
-    heap_.parallel_do<Cell, &Cell::update>(heap_.ref(), w_);
+    cells.last_parallel_do<&Cell::update>(heap_.ref(), w_);
     clock_.mark();
     birth_kernel<<<blocks_for(cells_.size()), kThreads, 0, s>>>(heap_.ref(), w_);
     HEAPLAB_CUDA_TRY(cudaGetLastError());
@@ -270,6 +274,7 @@ class HeapApp {
 
   soa::HeapStatistics statistics() const { return heap_.statistics(); }
   check::HeapSnapshot snapshot() const { return heap_.snapshot(); }
+  std::optional<std::string> device_errors() const { return heap_.device_errors(); }
 
  private:
   static std::uint32_t heap_blocks(GenCaOptions const& o, Grid const& g) {
@@ -343,6 +348,7 @@ bool check_heap(HeapApp& app, Grid const& reference, int generation) {
   if (stats.used_slots != pop.alive + pop.dying)
     return fail("heap holds " + std::to_string(stats.used_slots) + " live objects, the reference " +
                 std::to_string(pop.alive + pop.dying) + " alive or dying cells");
+  if (auto e = app.device_errors()) return fail(*e);
   auto const violations = check::check_all(app.snapshot());
   if (!violations.empty())
     return fail("invariant catalog: " + std::to_string(violations.size()) +

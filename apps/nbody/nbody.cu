@@ -316,17 +316,20 @@ Phases step_phases(H& heap, NbodyOptions const& o, unsigned long long* merges, P
   using Ref         = std::decay_t<decltype(heap.ref())>;
   double const eps2 = o.softening * o.softening;
   clock.start();
-  heap.template parallel_do<Body, &Body::compute_force<Ref>>(heap.ref(), eps2);
+  // Only reap destroys bodies (and nothing creates them): one enumeration of Body serves the
+  // iteration (Heap::Enumeration), reap being its last do-all.
+  auto bodies = heap.template enumerate<Body>();
+  bodies.template parallel_do<&Body::compute_force<Ref>>(heap.ref(), eps2);
   clock.mark();
-  heap.template parallel_do<Body, &Body::move>(o.dt);
+  bodies.template parallel_do<&Body::move>(o.dt);
   clock.mark();
   if (o.collision) {
     double const r2 = o.merge_radius * o.merge_radius;
-    heap.template parallel_do<Body, &Body::pick<Ref>>(heap.ref(), r2);
+    bodies.template parallel_do<&Body::pick<Ref>>(heap.ref(), r2);
     clock.mark();
-    heap.template parallel_do<Body, &Body::merge>(merges);
+    bodies.template parallel_do<&Body::merge>(merges);
     clock.mark();
-    heap.template parallel_do<Body, &Body::reap<Ref>>(heap.ref());
+    bodies.template last_parallel_do<&Body::reap<Ref>>(heap.ref());
     clock.mark();
   }
   return phases_from(clock.phases_ms());

@@ -637,17 +637,24 @@ Phases step_phases(H& heap, Cells const& cells, std::uint32_t it, PhaseClock& cl
     w.round     = round;
     HEAPLAB_CUDA_TRY(cudaMemsetAsync(w.requests, 0, n * sizeof(std::uint32_t), s));
     clock.mark();  // prepare
-    if (round == kFishRound)
-      heap.template parallel_do<Fish, &Fish::decide>(w);
-    else
-      heap.template parallel_do<Shark, &Shark::decide>(w);
-    accept_kernel<<<blocks_for(n), kThreads, 0, s>>>(w.p, it, round, w.requests, w.accepted);
-    HEAPLAB_CUDA_TRY(cudaGetLastError());
-    clock.mark();  // decide
-    if (round == kFishRound)
-      heap.template parallel_do<Fish, &Fish::move<R>>(heap.ref(), w);
-    else
-      heap.template parallel_do<Shark, &Shark::move<R>>(heap.ref(), w);
+    auto const accept = [&] {
+      accept_kernel<<<blocks_for(n), kThreads, 0, s>>>(w.p, it, round, w.requests, w.accepted);
+      HEAPLAB_CUDA_TRY(cudaGetLastError());
+      clock.mark();  // decide
+    };
+    // decide creates and destroys no agent: move, the round's last do-all (births, deaths),
+    // runs on decide's enumeration (Heap::Enumeration).
+    if (round == kFishRound) {
+      auto fish = heap.template enumerate<Fish>();
+      fish.template parallel_do<&Fish::decide>(w);
+      accept();
+      fish.template last_parallel_do<&Fish::move<R>>(heap.ref(), w);
+    } else {
+      auto sharks = heap.template enumerate<Shark>();
+      sharks.template parallel_do<&Shark::decide>(w);
+      accept();
+      sharks.template last_parallel_do<&Shark::move<R>>(heap.ref(), w);
+    }
     clock.mark();  // move
   }
   return Phases::of_rounds(clock.phases_ms());

@@ -243,6 +243,118 @@ TEST(HeapGpu, ParallelDoVisitsEveryObjectOnceAndNotTheOnesItCreates) {
   EXPECT_EQ(heap.oom_count(), 0u);
 }
 
+TEST(HeapGpu, AKeptEnumerationVisitsEveryObjectOncePerDoAll) {
+  HEAPLAB_REQUIRE_GPU();
+  auto heap                      = soa::Heap<Types>::with_blocks(128);
+  constexpr std::uint32_t n      = 2000;
+  constexpr std::uint64_t offset = 5000;
+  heap.parallel_new<Leaf>(n, 1u);
+  heap.parallel_new<Node>(300, 1.0f);
+  DeviceArray<unsigned> visits(offset + n);
+  DeviceArray<unsigned> node_visits(300);
+  {
+    auto leaves = heap.enumerate<Leaf>();
+    EXPECT_TRUE(heap.is_frozen(kLeaf));
+    EXPECT_FALSE(heap.is_frozen(kNode));
+    leaves.parallel_do<&Leaf::count_visit>(visits.data, offset + n);
+    heap.parallel_do<Leaf, &Leaf::count_visit>(visits.data, offset + n);  // the kept R too
+    // Another type's do-all (with its subtype) is enumerated as usual meanwhile.
+    heap.parallel_do<Node, &Node::count_visit>(node_visits.data, std::uint64_t{300});
+    // The last do-all may create Leaves: they are not visited by it.
+    leaves.last_parallel_do<&Leaf::visit_and_spawn<Ref>>(
+        heap.ref(), visits.data, offset + n, offset);
+    EXPECT_FALSE(heap.is_frozen(kLeaf));
+  }
+  EXPECT_NO_THROW(heap.check_device_errors());
+  auto v = visits.to_host();
+  for (std::uint64_t id = 0; id < n; ++id) ASSERT_EQ(v[id], 3u) << "leaf " << id;
+  for (std::uint64_t id = offset; id < offset + n; ++id) ASSERT_EQ(v[id], 0u) << "leaf " << id;
+  for (auto c : node_visits.to_host()) EXPECT_EQ(c, 1u);
+  // After the enumeration: a fresh one sees the created leaves too.
+  heap.parallel_do<Leaf, &Leaf::count_visit>(visits.data, offset + n);
+  v = visits.to_host();
+  for (std::uint64_t id = 0; id < n; ++id) ASSERT_EQ(v[id], 4u) << "leaf " << id;
+  for (std::uint64_t id = offset; id < offset + n; ++id) ASSERT_EQ(v[id], 1u) << "leaf " << id;
+  // (No payloads: the Leaf and Node ids overlap.)
+  expect_catalog_holds(heap.snapshot(), "after a kept enumeration");
+}
+
+TEST(HeapGpu, CreatingOrDestroyingAFrozenTypeIsReported) {
+  HEAPLAB_REQUIRE_GPU();
+  constexpr std::uint32_t n = 256;
+  {  // a creation inside a do-all of the kept enumeration
+    auto heap = soa::Heap<Types>::with_blocks(128);
+    heap.parallel_new<Leaf>(n, 1u);
+    DeviceArray<unsigned> visits(2 * n);
+    auto leaves = heap.enumerate<Leaf>();
+    leaves.parallel_do<&Leaf::visit_and_spawn<Ref>>(heap.ref(), visits.data, 2 * n, n);
+    leaves.thaw();
+    try {
+      heap.check_device_errors();
+      ADD_FAILURE() << "a Leaf created while Leaf was frozen was not reported";
+    } catch (soa::heap_error const& e) {
+      EXPECT_NE(std::string(e.what()).find("live Heap::Enumeration"), std::string::npos)
+          << e.what();
+      EXPECT_NE(
+          std::string(e.what()).find("object of type " + std::to_string(kLeaf) + " was created"),
+          std::string::npos)
+          << e.what();
+    }
+    EXPECT_NO_THROW(heap.check_device_errors());  // the reports were cleared
+  }
+  {  // a destruction by a kernel of its own
+    auto heap = soa::Heap<Types>::with_blocks(128);
+    DeviceArray<Leaf*> leaves(n);
+    DeviceArray<Node*> nodes(n);
+    make_pairs<<<n / 64, 64>>>(heap.ref(), n, leaves.data, nodes.data);
+    HEAPLAB_CHECK_LAUNCH();
+    {
+      auto frozen = heap.enumerate<Leaf>();
+      destroy_all<<<n / 64, 64>>>(heap.ref(), n, leaves.data, nullptr);
+      HEAPLAB_CHECK_LAUNCH();
+    }
+    EXPECT_THROW(
+        {
+          try {
+            heap.check_device_errors();
+          } catch (soa::heap_error const& e) {
+            EXPECT_NE(std::string(e.what()).find("object of type " + std::to_string(kLeaf) +
+                                                 " was destroyed"),
+                      std::string::npos)
+                << e.what();
+            throw;
+          }
+        },
+        soa::heap_error);
+    // Destroying Nodes (not frozen) while Leaf is frozen is fine.
+    auto frozen = heap.enumerate<Leaf>();
+    destroy_all<<<n / 64, 64>>>(heap.ref(), n, nullptr, nodes.data);
+    HEAPLAB_CHECK_LAUNCH();
+    frozen.thaw();
+    EXPECT_NO_THROW(heap.check_device_errors());
+  }
+}
+
+TEST(HeapGpu, AKeptEnumerationRefusesWhatWouldBreakIt) {
+  HEAPLAB_REQUIRE_GPU();
+  auto heap = soa::Heap<Types>::with_blocks(64);
+  heap.parallel_new<Leaf>(100, 1u);
+  DeviceArray<unsigned> visits(100);
+  auto leaves = heap.enumerate<Leaf>();
+  EXPECT_THROW((void)heap.enumerate<Leaf>(), heaplab::core::precondition_error);
+  EXPECT_THROW(heap.parallel_new<Leaf>(10, 1u), heaplab::core::precondition_error);
+  EXPECT_THROW(heap.reset(), heaplab::core::precondition_error);
+  EXPECT_NO_THROW(heap.parallel_new<Node>(10, 1.0f));
+  leaves.last_parallel_do<&Leaf::count_visit>(visits.data, std::uint64_t{100});
+  EXPECT_THROW(leaves.parallel_do<&Leaf::count_visit>(visits.data, std::uint64_t{100}),
+               heaplab::core::precondition_error);
+  EXPECT_THROW(leaves.last_parallel_do<&Leaf::count_visit>(visits.data, std::uint64_t{100}),
+               heaplab::core::precondition_error);
+  for (auto c : visits.to_host()) EXPECT_EQ(c, 1u);
+  EXPECT_NO_THROW(heap.parallel_new<Leaf>(10, 1u));  // thawed
+  EXPECT_NO_THROW(heap.reset());
+}
+
 TEST(HeapGpu, ParallelDoOverABaseTypeVisitsSubtypes) {
   HEAPLAB_REQUIRE_GPU();
   auto heap = soa::Heap<Types>::with_blocks(128);

@@ -31,6 +31,11 @@ class Leaf : public soa::Tracked {
   HEAPLAB_HD std::uint32_t value() const { return value_; }
   /// device_do body: adds the value to *sum (sequential per thread).
   HEAPLAB_HD void add_to(unsigned long long* sum) { *sum += value_; }
+  /// parallel_do body: counts visits per id (ids < limit).
+  __device__ void count_visit(unsigned* visits, std::uint64_t limit) {
+    std::uint64_t const id = id_;
+    if (id < limit) atomicAdd(&visits[id], 1u);
+  }
   /// parallel_do body: counts the visit of this id (ids < limit) and creates a new Leaf
   /// (id + offset), which the same parallel_do must not visit. Defined below.
   template <class Heap>

@@ -112,11 +112,15 @@ class Compactor {
   /// Types) in passes until at most k1 candidates remain or a pass has no source (B = 0), then
   /// rewrites the pointers once. on_pass is called after every pass at quiescence (the passes
   /// are then stepped on the host; pointers still hold their values of the call's start). Throws
-  /// core::precondition_error for an unknown or abstract type, n outside 1 <= n < N_T, or a source
-  /// cap of 0; cudart::cuda_error when a launch fails.
+  /// core::precondition_error for an unknown or abstract type, a type with a live
+  /// soa::Heap::Enumeration, n outside 1 <= n < N_T, or a source cap of 0; cudart::cuda_error
+  /// when a launch fails.
   DefragStats defragment(std::uint32_t type,
                          DefragOptions const& options = {},
                          PassObserver const& on_pass  = {}) {
+    HEAPLAB_EXPECTS(!heap_->is_frozen(type),
+                    "Compactor::defragment: the type has a live Heap::Enumeration (moving its "
+                    "objects would invalidate the kept block array)");
     detail::CallPlan const plan = make_plan(type, options);
     GpuPassDriver driver(*this);
     return detail::run_defragmentation(driver, plan, on_pass);

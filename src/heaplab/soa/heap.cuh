@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -51,8 +52,9 @@
 
 namespace heaplab::soa {
 
-/// A debug check (HEAPLAB_DEBUG_CHECKS) found an error in device code: a double free or a
-/// pointer not from this heap. The message names the kind, the thread (blockIdx, threadIdx) and
+/// A device-side check found an error: a debug check (HEAPLAB_DEBUG_CHECKS) a double free or a
+/// pointer not from this heap, or the always-on check of Heap::Enumeration a change of a frozen
+/// type. The message names the kind, the thread (blockIdx, threadIdx) and
 /// the pointer of the first report, and the number of reports.
 class heap_error : public std::runtime_error {
  public:
@@ -137,6 +139,7 @@ class Heap {
   /// Empties the heap (every block free and invalidated, counters and error reports cleared),
   /// as after construction. Object data is left as it is.
   void reset() {
+    HEAPLAB_EXPECTS(frozen_count_ == 0, "Heap::reset: a Heap::Enumeration is still live");
     launch_initialize();
     HEAPLAB_CUDA_TRY(cudaMemsetAsync(control_device(), 0, sizeof(detail::DeviceControl), stream()));
   }
@@ -151,6 +154,9 @@ class Heap {
     static_assert(Types::template contains<T> && !Types::template is_abstract<T>,
                   "parallel_new<T>: T must be a concrete type of this heap");
     if (count == 0) return;
+    HEAPLAB_EXPECTS(!is_frozen(Types::template type_id<T>),
+                    "parallel_new<T>: T has a live Heap::Enumeration (no T may be created until "
+                    "its last_parallel_do or its destruction)");
     detail::parallel_new_kernel<Types, T, std::decay_t<Args>...>
         <<<grid_for(count), detail::kThreadsPerBlock, 0, stream()>>>(ref_, count, args...);
     after_launch();
@@ -177,7 +183,12 @@ class Heap {
       // T is its only concrete type: R, with the iteration bitmaps of R's blocks set as it is
       // enumerated, then the method (the same steps and order as below, without the pass over
       // all M headers; with the tiled enumeration two kernels in all).
-      constexpr std::uint32_t t   = Types::template type_id<T>;
+      constexpr std::uint32_t t = Types::template type_id<T>;
+      if (is_frozen(t)) {  // T's kept enumeration is R, iteration bitmaps set (Enumeration)
+        std::uint32_t const* const kept = kept_blocks_[t].data();
+        launch_parallel_do_kernel<T, Method>(kept, kept + plan_.num_blocks, args...);
+        return;
+      }
       std::uint32_t* const blocks = block_array_.data();
       std::uint32_t* const count  = blocks + plan_.num_blocks;
       indices_->enumerate(ref_.core().allocated(t),
@@ -195,6 +206,113 @@ class Heap {
     }
   }
 
+  /// One enumeration of concrete type T kept for several do-alls (issue 31: an iteration's
+  /// phases that neither create nor destroy T need R = allocated[T] once, not once per phase).
+  /// Heap::enumerate<T>() builds R and sets the iteration bitmaps of R's blocks (the first half
+  /// of parallel_do, DynaSOAr sec. 3.1, 3.7) and freezes T: until last_parallel_do or the
+  /// destructor, every parallel_do over T (through this object or Heap::parallel_do<T> or a
+  /// supertype's) runs on the kept R without enumerating again.
+  ///
+  /// Why it is exact: R and the iteration bitmaps are exactly what a fresh parallel_do would
+  /// compute as long as no object of T is created or destroyed (a T block enters allocated[T]
+  /// only when a T is created in it, leaves it only when its last T is destroyed, and its
+  /// allocation bitmap changes only by those two operations; nothing else writes T's iteration
+  /// bitmaps). That condition is checked, always (not only in the debug preset): while T is
+  /// frozen, the first creation or destruction of a T through HeapRef is recorded
+  /// (DeviceControl::frozen_change) and thrown as heap_error by the next check_device_errors()
+  /// (call it once per iteration where you synchronize anyway; device_errors() returns it
+  /// without clearing), and parallel_new<T>, reset() and the compactor's defragment() refuse to
+  /// run (core::precondition_error). The check costs one cached byte load per allocation and
+  /// free (DeviceControl::frozen_types) and an atomic on the error branch only.
+  ///
+  ///   {
+  ///     auto cells = heap.enumerate<Cell>();               // one enumeration
+  ///     cells.parallel_do<&Cell::count>(w);                // no Cell created or destroyed
+  ///     cells.last_parallel_do<&Cell::update>(ref, w);     // may create and destroy Cells
+  ///   }
+  ///   heap.check_device_errors();                          // throws if a freeze was broken
+  ///
+  /// At most one live Enumeration per type; it refers to its heap (do not move the heap while it
+  /// lives). Move-only.
+  template <class T>
+  class Enumeration {
+   public:
+    Enumeration(Enumeration&& other) noexcept : heap_(std::exchange(other.heap_, nullptr)) {}
+    Enumeration& operator=(Enumeration&&)      = delete;
+    Enumeration(Enumeration const&)            = delete;
+    Enumeration& operator=(Enumeration const&) = delete;
+    ~Enumeration() {
+      if (heap_ != nullptr) heap_->thaw_quietly(type_id);
+    }
+
+    static constexpr std::uint32_t type_id = Types::template type_id<T>;
+
+    /// parallel_do<T, Method>(args...) on the kept R. Its methods must not create or destroy T.
+    template <auto Method, class... Args>
+    void parallel_do(Args const&... args) {
+      HEAPLAB_EXPECTS(heap_ != nullptr, "Heap::Enumeration::parallel_do after last_parallel_do");
+      heap_->template parallel_do<T, Method>(args...);
+    }
+
+    /// The last do-all on the kept R: T is thawed first, so these methods may create and destroy
+    /// T (new objects are not visited: their iteration bits are 0, as in every parallel_do). The
+    /// Enumeration is spent afterwards. Asynchronous, like parallel_do: a broken freeze before it
+    /// is reported by the heap's next check_device_errors().
+    template <auto Method, class... Args>
+    void last_parallel_do(Args const&... args) {
+      HEAPLAB_EXPECTS(heap_ != nullptr,
+                      "Heap::Enumeration::last_parallel_do on a spent enumeration");
+      Heap* const heap = std::exchange(heap_, nullptr);
+      heap->thaw_quietly(type_id);
+      std::uint32_t const* const kept = heap->kept_blocks_[type_id].data();
+      heap->template launch_parallel_do_kernel<T, Method>(
+          kept, kept + heap->plan_.num_blocks, args...);
+    }
+
+    /// Ends the freeze without another do-all (as the destructor does). Asynchronous.
+    void thaw() {
+      if (heap_ != nullptr) std::exchange(heap_, nullptr)->thaw_quietly(type_id);
+    }
+
+   private:
+    friend class Heap;
+    explicit Enumeration(Heap* heap) : heap_(heap) {}
+    Heap* heap_ = nullptr;
+  };
+
+  /// Enumerates T now and keeps the result for several do-alls (Enumeration). T must be a
+  /// concrete type without concrete subtypes (its objects are exactly parallel_do<T>'s).
+  template <class T>
+  [[nodiscard]] Enumeration<T> enumerate() {
+    static_assert(Types::template contains<T> && !Types::template is_abstract<T>,
+                  "enumerate<T>: T must be a concrete type of this heap");
+    static_assert(concrete_types_under<T>(std::make_index_sequence<Types::num_types>{}) == 1,
+                  "enumerate<T>: T has concrete subtypes; parallel_do<T> would visit them too");
+    constexpr std::uint32_t t = Types::template type_id<T>;
+    HEAPLAB_EXPECTS(!is_frozen(t), "enumerate<T>: T already has a live Heap::Enumeration");
+    ensure_scratch();
+    if (kept_blocks_.empty()) kept_blocks_.resize(Types::num_types);
+    if (!kept_blocks_[t])
+      kept_blocks_[t] = cudart::device_buffer<std::uint32_t>(std::size_t{plan_.num_blocks} + 1,
+                                                             "kept enumeration block array");
+    std::uint32_t* const blocks = kept_blocks_[t].data();
+    indices_->enumerate(ref_.core().allocated(t),
+                        blocks,
+                        blocks + plan_.num_blocks,
+                        stream(),
+                        detail::CopyIterationBitmap<Types, T>{ref_});
+    after_launch();
+    set_frozen(t, true);
+    return Enumeration<T>(this);
+  }
+
+  /// Whether type t has a live Enumeration (host-side mirror of DeviceControl::frozen_types).
+  [[nodiscard]] bool is_frozen(std::uint32_t t) const {
+    return t < frozen_.size() && frozen_[t] != 0;
+  }
+  /// Whether any type has a live Enumeration (the compactor refuses to run then).
+  [[nodiscard]] bool has_frozen_types() const { return frozen_count_ != 0; }
+
   // ---------------------------------------------------------------- queries (synchronize)
 
   /// Allocation requests answered with nullptr since construction or the last reset.
@@ -204,12 +322,13 @@ class Heap {
         cudaMemsetAsync(&control_device()->oom_count, 0, sizeof(unsigned long long), stream()));
   }
 
-  /// Throws heap_error if a debug check (HEAPLAB_DEBUG_CHECKS) reported an error since the last
-  /// call, and clears the reports. In the debug preset the heap's own operations call it after
+  /// Throws heap_error if a debug check (HEAPLAB_DEBUG_CHECKS) reported an error, or an object of
+  /// a frozen type was created or destroyed (Enumeration, always checked), since the last call,
+  /// and clears the reports. In the debug preset the heap's own operations call it after
   /// every launch; after launching your own kernels with ref(), call it yourself.
   void check_device_errors() {
     detail::DeviceControl const c = read_control();
-    if (c.error_count == 0) return;
+    if (c.error_count == 0 && c.frozen_change == 0) return;
     HEAPLAB_CUDA_TRY(cudaMemsetAsync(
         &control_device()->error_count,
         0,
@@ -217,6 +336,14 @@ class Heap {
         stream()));
     HEAPLAB_CUDA_TRY(cudaStreamSynchronize(stream()));
     throw heap_error(describe_errors(c));
+  }
+
+  /// The error reports check_device_errors() would throw, without clearing them; nullopt when
+  /// there are none. For checks that must not change the heap (the apps' --check).
+  [[nodiscard]] std::optional<std::string> device_errors() const {
+    detail::DeviceControl const c = read_control();
+    if (c.error_count == 0 && c.frozen_change == 0) return std::nullopt;
+    return describe_errors(c);
   }
 
   /// Per-type block and slot counts, fragmentation F (CompactGpu sec. 2.2), OOM count.
@@ -416,14 +543,24 @@ class Heap {
   }
 
   static std::string describe_errors(detail::DeviceControl const& c) {
+    std::string msg;
+    if (c.frozen_change != 0) {
+      bool const created = (c.frozen_change & 0x10000u) != 0;
+      msg = "heaplab heap: an object of type " + std::to_string((c.frozen_change & 0xffffu) - 1u) +
+            " was " + (created ? "created" : "destroyed") +
+            " while the type had a live Heap::Enumeration (its kept block array would " +
+            (created ? "miss it" : "still hold it") +
+            "; use last_parallel_do for the do-all that creates or destroys)";
+      if (c.error_count == 0) return msg;
+      msg += "; ";
+    }
     std::string kinds;
     if ((c.error_kinds & (1u << static_cast<unsigned>(detail::HeapErrorKind::double_free))) != 0)
       kinds += "double free";
     if ((c.error_kinds & (1u << static_cast<unsigned>(detail::HeapErrorKind::foreign_pointer))) !=
         0)
       kinds += std::string(kinds.empty() ? "" : ", ") + "pointer not from this heap";
-    std::string msg =
-        "heaplab heap: " + std::to_string(c.error_count) + " error report(s) (" + kinds + ")";
+    msg += "heaplab heap: " + std::to_string(c.error_count) + " error report(s) (" + kinds + ")";
     // order: acquire [first-error-report] (kernel completion: the control block was copied to
     // the host after the stream synchronized)
     if (c.first_ready != 0) {
@@ -447,6 +584,22 @@ class Heap {
         <<<grid_for(initial_state_elements(storage)), detail::kThreadsPerBlock, 0, stream()>>>(
             storage);
     HEAPLAB_CHECK_LAUNCH();
+  }
+
+  /// Sets or clears T's freeze on the host and, stream-ordered, in DeviceControl::frozen_types.
+  void set_frozen(std::uint32_t t, bool on) {
+    if (frozen_.empty()) frozen_.assign(Types::num_types, 0);
+    HEAPLAB_CUDA_TRY(cudaMemsetAsync(&control_device()->frozen_types[t], on ? 1 : 0, 1, stream()));
+    frozen_count_ += on ? 1 : -1;
+    frozen_[t] = on ? 1 : 0;
+  }
+  /// Enumeration's destructor and last_parallel_do: thaws without checking (never throws; a
+  /// violation stays in the error reports for the next check_device_errors).
+  void thaw_quietly(std::uint32_t t) noexcept {
+    if (!is_frozen(t)) return;
+    (void)cudaMemsetAsync(&control_device()->frozen_types[t], 0, 1, stream());
+    --frozen_count_;
+    frozen_[t] = 0;
   }
 
   void after_launch() {
@@ -485,7 +638,12 @@ class Heap {
   void run_one_type(Args const&... args) {
     if constexpr ((std::is_same_v<T, U> ||
                    std::is_base_of_v<T, U>)&&!Types::template is_abstract<U>) {
-      constexpr std::uint32_t u   = Types::template type_id<U>;
+      constexpr std::uint32_t u = Types::template type_id<U>;
+      if (is_frozen(u)) {  // U's kept enumeration is R (Enumeration)
+        std::uint32_t const* const kept = kept_blocks_[u].data();
+        launch_parallel_do_kernel<U, Method>(kept, kept + plan_.num_blocks, args...);
+        return;
+      }
       std::uint32_t* const blocks = block_array_.data();
       std::uint32_t* const count  = blocks + plan_.num_blocks;
       // R = allocated[U] by the hierarchical enumeration (DynaSOAr Alg. 5): O(blocks of U), not
@@ -528,6 +686,11 @@ class Heap {
   Bytes blocks_;
   cudart::device_buffer<std::uint32_t> block_array_;  // parallel_do's R, then its length
   std::unique_ptr<SetBitIndices> indices_;
+  // Enumeration: per type the kept R (its length after num_blocks entries), allocated at the
+  // type's first enumerate<T>(); the host mirror of the freeze flags and their count.
+  std::vector<cudart::device_buffer<std::uint32_t>> kept_blocks_;
+  std::vector<unsigned char> frozen_;
+  int frozen_count_            = 0;
   std::uint64_t scratch_bytes_ = 0;
   ref_type ref_{};
   std::unique_ptr<NvtxBlockPool> nvtx_;  // HeapOptions::nvtx_pool

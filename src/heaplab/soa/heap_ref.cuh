@@ -281,6 +281,8 @@ class HeapRef {
     // Always checked: an abstract type (capacity 0) would make the leader retry forever.
     HEAPLAB_EXPECTS(type < Types::num_types && layout().types[type].capacity >= 2,
                     "allocate_raw: type id out of range or not a concrete type");
+    // Issued first, read after the rounds: the load's latency hides behind them.
+    bool const frozen   = is_frozen(type);
     unsigned const lane = detail::lane_id();
     unsigned group      = 1u << lane;  // coalescing off: a group of one
     std::uint64_t seed  = core::detail::mix_seed(detail::global_warp_id(), type);
@@ -321,6 +323,7 @@ class HeapRef {
     }
     // order: relaxed (a statistic, read by the host after the kernel)
     if (lane == leader && served < count) atomicAdd(&control_->oom_count, 1ull * (count - served));
+    if (frozen && lane == leader && served != 0) report_frozen_change(type, true);
     return result;
   }
 
@@ -453,7 +456,14 @@ class HeapRef {
   /// order nothing. Each lane's free linearizes at that fetch_and.
   __device__ void free_unchecked(std::uint64_t p) const {
     std::uint32_t const type = core::pointer_type(p);
-    core::SlotRef const at   = locate(p);
+    // Issued first, read after the free: the load's latency hides behind it.
+    bool const frozen = is_frozen(type);
+    free_slot(type, locate(p), p);
+    if (frozen) report_frozen_change(type, false);
+  }
+
+  /// free_unchecked's body: the slot `at` of object p of type `type`.
+  __device__ void free_slot(std::uint32_t type, core::SlotRef at, std::uint64_t p) const {
     if (!coalesce_frees_) {
       core_.deallocate(type, at);
       return;
@@ -526,6 +536,18 @@ class HeapRef {
     }
 #endif
     return true;
+  }
+
+  /// Whether type t has a live Heap::Enumeration (DeviceControl::frozen_types). A plain load:
+  /// the flag changes only between kernels (stream-ordered memsets), never during one.
+  __device__ bool is_frozen(std::uint32_t t) const { return control_->frozen_types[t & 255u] != 0; }
+
+  /// Records the first change of a frozen type (DeviceControl::frozen_change; the host reports
+  /// it from check_device_errors / device_errors).
+  __device__ void report_frozen_change(std::uint32_t type, bool created) const {
+    // order: relaxed (only its atomicity matters: the first change is kept; the host reads it
+    // after the kernel)
+    atomicCAS(&control_->frozen_change, 0u, detail::frozen_change_code(type, created));
   }
 
   __device__ void report(detail::HeapErrorKind kind,
