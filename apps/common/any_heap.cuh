@@ -440,11 +440,11 @@ class AnyHeap {
    public:
     template <auto Method, class... Args>
     void parallel_do(Args const&... args) {
-      heap_->template parallel_do<T, Method>(args...);
+      heap_->template parallel_do<soa::do_all_target_t<T, Method>, Method>(args...);
     }
     template <auto Method, class... Args>
     void last_parallel_do(Args const&... args) {
-      heap_->template parallel_do<T, Method>(args...);
+      heap_->template parallel_do<soa::do_all_target_t<T, Method>, Method>(args...);
     }
     void thaw() {}
 

@@ -444,14 +444,18 @@ Phases step_phases(H& heap, Grid& g, std::uint32_t it, PhaseClock& clock) {
   HEAPLAB_CUDA_TRY(cudaGetLastError());
   heap.template parallel_do<Agent, &Agent::live<Ref>>(heap.ref(), b);
   clock.mark();
-  heap.template parallel_do<Agent, &Agent::decide>(b);
-  heap.template parallel_do<Agent, &Agent::move>(b);
+  // After live's deaths nothing creates or destroys an agent until the births: one enumeration
+  // of Male and Female serves decide, move, harvest, propose, choose and, as the last do-all,
+  // give_birth (Heap::Enumeration).
+  auto agents = heap.template enumerate<Agent>();
+  agents.template parallel_do<&Agent::decide>(b);
+  agents.template parallel_do<&Agent::move>(b);
   clock.mark();
-  heap.template parallel_do<Agent, &Agent::harvest>(b);
+  agents.template parallel_do<&Agent::harvest>(b);
   clock.mark();
-  heap.template parallel_do<Male, &Male::propose>(b);
-  heap.template parallel_do<Female, &Female::choose>(b);
-  heap.template parallel_do<Female, &Female::give_birth<Ref>>(heap.ref(), b);
+  agents.template parallel_do<&Male::propose>(b);
+  agents.template parallel_do<&Female::choose>(b);
+  agents.template last_parallel_do<&Female::give_birth<Ref>>(heap.ref(), b);
   clock.mark();
   return phases_from(clock.phases_ms());
 }

@@ -337,9 +337,12 @@ class CarCells {
     clock.start();
     HEAPLAB_CUDA_TRY(
         cudaMemsetAsync(claims_.data(), 0xFF, claims_.size() * sizeof(std::uint64_t), s));
-    heap.template parallel_do<Car, &Car::decide>(b_);
+    // decide creates and destroys no car: move (arrivals destroy themselves) runs on its
+    // enumeration as the last do-all (Heap::Enumeration).
+    auto cars = heap.template enumerate<Car>();
+    cars.template parallel_do<&Car::decide>(b_);
     clock.mark();
-    heap.template parallel_do<Car, &Car::move<Ref>>(heap.ref(), b_);
+    cars.template last_parallel_do<&Car::move<Ref>>(heap.ref(), b_);
     clock.mark();
     spawn_kernel<<<blocks_for(b_.num_producers), kThreads, 0, s>>>(heap.ref(), b_);
     HEAPLAB_CUDA_TRY(cudaGetLastError());

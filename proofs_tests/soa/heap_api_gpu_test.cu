@@ -279,6 +279,43 @@ TEST(HeapGpu, AKeptEnumerationVisitsEveryObjectOncePerDoAll) {
   expect_catalog_holds(heap.snapshot(), "after a kept enumeration");
 }
 
+TEST(HeapGpu, AKeptEnumerationOfABaseTypeCoversItsSubtypes) {
+  HEAPLAB_REQUIRE_GPU();
+  auto heap = soa::Heap<Types>::with_blocks(128);
+  heap.parallel_new<Node>(500, 1.0f);
+  DeviceArray<unsigned> visits(2000);
+  {
+    auto nodes = heap.enumerate<Node>();  // Node and Fat
+    EXPECT_TRUE(heap.is_frozen(kNode));
+    EXPECT_TRUE(heap.is_frozen(kFat));
+    EXPECT_FALSE(heap.is_frozen(kLeaf));
+    EXPECT_THROW(heap.parallel_new<Fat>(10, 1.0f), heaplab::core::precondition_error);
+    EXPECT_THROW((void)heap.enumerate<Fat>(), heaplab::core::precondition_error);
+    nodes.parallel_do<&Node::count_visit>(visits.data, std::uint64_t{2000});
+    heap.parallel_do<Node, &Node::count_visit>(visits.data, std::uint64_t{2000});
+    // The last do-all creates Leaves and destroys every third Node: allowed.
+    nodes.last_parallel_do<&Node::grow<Ref>>(heap.ref());
+  }
+  EXPECT_NO_THROW(heap.check_device_errors());
+  auto v = visits.to_host();
+  for (std::uint64_t id = 0; id < 500; ++id) ASSERT_EQ(v[id], 2u) << "node " << id;
+  for (std::uint64_t id = 500; id < 2000; ++id) ASSERT_EQ(v[id], 0u) << "id " << id;
+  // Fat objects (ids 0..299, as parallel_new numbers them) made after the enumeration are
+  // visited by a fresh one, with the Nodes that did not destroy themselves (id % 3 != 0).
+  heap.parallel_new<Fat>(300, 2.0f);
+  {
+    auto nodes = heap.enumerate<Node>();
+    nodes.parallel_do<&Node::count_visit>(visits.data, std::uint64_t{2000});
+  }
+  v = visits.to_host();
+  for (std::uint64_t id = 0; id < 500; ++id) {
+    unsigned const expected = 2u + (id % 3 != 0 ? 1u : 0u) + (id < 300 ? 1u : 0u);
+    ASSERT_EQ(v[id], expected) << "id " << id;
+  }
+  EXPECT_EQ(heap.statistics().types[kFat].used_slots, 300u);
+  expect_catalog_holds(heap.snapshot(), "after a kept enumeration of a base type");
+}
+
 TEST(HeapGpu, CreatingOrDestroyingAFrozenTypeIsReported) {
   HEAPLAB_REQUIRE_GPU();
   constexpr std::uint32_t n = 256;

@@ -52,6 +52,16 @@
 
 namespace heaplab::soa {
 
+namespace detail {
+/// A type as a value, for generic lambdas over a type list (Heap::for_concrete_under). At
+/// namespace scope: nvcc's kernel stubs name the types a kernel is instantiated with, and a
+/// private member type would not be accessible there.
+template <class U>
+struct type_tag {
+  using type = U;
+};
+}  // namespace detail
+
 /// A device-side check found an error: a debug check (HEAPLAB_DEBUG_CHECKS) a double free or a
 /// pointer not from this heap, or the always-on check of Heap::Enumeration a change of a frozen
 /// type. The message names the kind, the thread (blockIdx, threadIdx) and
@@ -199,19 +209,27 @@ class Heap {
       after_launch();
       launch_parallel_do_kernel<T, Method>(blocks, count, args...);
     } else {
-      detail::copy_iteration_bitmaps_kernel<Types, T>
-          <<<grid_for(plan_.num_blocks), detail::kThreadsPerBlock, 0, stream()>>>(ref_);
-      after_launch();
+      // With every concrete type under T frozen (Enumeration) their iteration bitmaps are set.
+      bool all_frozen = true;
+      for_concrete_under<T>([&](auto tag) {
+        all_frozen = all_frozen && is_frozen(Types::template type_id<typename decltype(tag)::type>);
+      });
+      if (!all_frozen) {
+        detail::copy_iteration_bitmaps_kernel<Types, T>
+            <<<grid_for(plan_.num_blocks), detail::kThreadsPerBlock, 0, stream()>>>(ref_);
+        after_launch();
+      }
       run_per_subtype<T, Method>(std::make_index_sequence<Types::num_types>{}, args...);
     }
   }
 
-  /// One enumeration of concrete type T kept for several do-alls (issue 31: an iteration's
-  /// phases that neither create nor destroy T need R = allocated[T] once, not once per phase).
+  /// One enumeration of T kept for several do-alls (issue 31: an iteration's phases that
+  /// neither create nor destroy T need R = allocated[T] once, not once per phase).
   /// Heap::enumerate<T>() builds R and sets the iteration bitmaps of R's blocks (the first half
-  /// of parallel_do, DynaSOAr sec. 3.1, 3.7) and freezes T: until last_parallel_do or the
-  /// destructor, every parallel_do over T (through this object or Heap::parallel_do<T> or a
-  /// supertype's) runs on the kept R without enumerating again.
+  /// of parallel_do, DynaSOAr sec. 3.1, 3.7), per concrete type U of T and its subtypes, and
+  /// freezes every such U: until last_parallel_do or the destructor, every parallel_do over U
+  /// (through this object, or Heap::parallel_do of U or of a supertype) runs on the kept R
+  /// without enumerating again.
   ///
   /// Why it is exact: R and the iteration bitmaps are exactly what a fresh parallel_do would
   /// compute as long as no object of T is created or destroyed (a T block enters allocated[T]
@@ -232,8 +250,8 @@ class Heap {
   ///   }
   ///   heap.check_device_errors();                          // throws if a freeze was broken
   ///
-  /// At most one live Enumeration per type; it refers to its heap (do not move the heap while it
-  /// lives). Move-only.
+  /// At most one live Enumeration per concrete type; it refers to its heap (do not move the heap
+  /// while it lives). Move-only.
   template <class T>
   class Enumeration {
    public:
@@ -242,36 +260,46 @@ class Heap {
     Enumeration(Enumeration const&)            = delete;
     Enumeration& operator=(Enumeration const&) = delete;
     ~Enumeration() {
-      if (heap_ != nullptr) heap_->thaw_quietly(type_id);
+      if (heap_ != nullptr) heap_->template thaw_under<T>();
     }
 
-    static constexpr std::uint32_t type_id = Types::template type_id<T>;
-
-    /// parallel_do<T, Method>(args...) on the kept R. Its methods must not create or destroy T.
+    /// parallel_do<U, Method>(args...) on the kept R, U = T or, for a method of a subtype of T
+    /// (e.g. &Male::propose on an enumeration of Agent), that subtype (do_all_target_t). Its
+    /// methods must not create or destroy objects of T or of its subtypes.
     template <auto Method, class... Args>
     void parallel_do(Args const&... args) {
+      static_assert(is_do_all_target_v<T, Method>,
+                    "Enumeration<T>::parallel_do<&C::m>: C must be T, a base or a subtype of T");
       HEAPLAB_EXPECTS(heap_ != nullptr, "Heap::Enumeration::parallel_do after last_parallel_do");
-      heap_->template parallel_do<T, Method>(args...);
+      heap_->template parallel_do<do_all_target_t<T, Method>, Method>(args...);
     }
 
-    /// The last do-all on the kept R: T is thawed first, so these methods may create and destroy
-    /// T (new objects are not visited: their iteration bits are 0, as in every parallel_do). The
-    /// Enumeration is spent afterwards. Asynchronous, like parallel_do: a broken freeze before it
-    /// is reported by the heap's next check_device_errors().
+    /// The last do-all on the kept R (over do_all_target_t, as parallel_do): T (and its
+    /// subtypes) are thawed first, so these methods
+    /// may create and destroy them (new objects are not visited: their iteration bits are 0, as
+    /// in every parallel_do). The Enumeration is spent afterwards. Asynchronous, like
+    /// parallel_do: a broken freeze before it is reported by the heap's next
+    /// check_device_errors().
     template <auto Method, class... Args>
     void last_parallel_do(Args const&... args) {
+      static_assert(is_do_all_target_v<T, Method>,
+                    "Enumeration<T>::last_parallel_do<&C::m>: C must be T, a base or a subtype "
+                    "of T");
       HEAPLAB_EXPECTS(heap_ != nullptr,
                       "Heap::Enumeration::last_parallel_do on a spent enumeration");
       Heap* const heap = std::exchange(heap_, nullptr);
-      heap->thaw_quietly(type_id);
-      std::uint32_t const* const kept = heap->kept_blocks_[type_id].data();
-      heap->template launch_parallel_do_kernel<T, Method>(
-          kept, kept + heap->plan_.num_blocks, args...);
+      heap->template thaw_under<T>();
+      heap->template for_concrete_under<do_all_target_t<T, Method>>([&](auto tag) {
+        using U                         = typename decltype(tag)::type;
+        std::uint32_t const* const kept = heap->kept_blocks_[Types::template type_id<U>].data();
+        heap->template launch_parallel_do_kernel<U, Method>(
+            kept, kept + heap->plan_.num_blocks, args...);
+      });
     }
 
     /// Ends the freeze without another do-all (as the destructor does). Asynchronous.
     void thaw() {
-      if (heap_ != nullptr) std::exchange(heap_, nullptr)->thaw_quietly(type_id);
+      if (heap_ != nullptr) std::exchange(heap_, nullptr)->template thaw_under<T>();
     }
 
    private:
@@ -280,29 +308,35 @@ class Heap {
     Heap* heap_ = nullptr;
   };
 
-  /// Enumerates T now and keeps the result for several do-alls (Enumeration). T must be a
-  /// concrete type without concrete subtypes (its objects are exactly parallel_do<T>'s).
+  /// Enumerates T's objects now (per concrete type U of T and its subtypes: R = allocated[U],
+  /// the iteration bitmaps of R's blocks set) and keeps the result for several do-alls over T
+  /// (Enumeration); freezes every such U.
   template <class T>
   [[nodiscard]] Enumeration<T> enumerate() {
-    static_assert(Types::template contains<T> && !Types::template is_abstract<T>,
-                  "enumerate<T>: T must be a concrete type of this heap");
-    static_assert(concrete_types_under<T>(std::make_index_sequence<Types::num_types>{}) == 1,
-                  "enumerate<T>: T has concrete subtypes; parallel_do<T> would visit them too");
-    constexpr std::uint32_t t = Types::template type_id<T>;
-    HEAPLAB_EXPECTS(!is_frozen(t), "enumerate<T>: T already has a live Heap::Enumeration");
+    static_assert(Types::template contains<T>, "enumerate<T>: T is not in this heap's type list");
+    static_assert(concrete_types_under<T>(std::make_index_sequence<Types::num_types>{}) >= 1,
+                  "enumerate<T>: neither T nor a subtype of T is concrete");
+    for_concrete_under<T>([&](auto tag) {
+      HEAPLAB_EXPECTS(!is_frozen(Types::template type_id<typename decltype(tag)::type>),
+                      "enumerate<T>: T or a subtype already has a live Heap::Enumeration");
+    });
     ensure_scratch();
     if (kept_blocks_.empty()) kept_blocks_.resize(Types::num_types);
-    if (!kept_blocks_[t])
-      kept_blocks_[t] = cudart::device_buffer<std::uint32_t>(std::size_t{plan_.num_blocks} + 1,
-                                                             "kept enumeration block array");
-    std::uint32_t* const blocks = kept_blocks_[t].data();
-    indices_->enumerate(ref_.core().allocated(t),
-                        blocks,
-                        blocks + plan_.num_blocks,
-                        stream(),
-                        detail::CopyIterationBitmap<Types, T>{ref_});
-    after_launch();
-    set_frozen(t, true);
+    for_concrete_under<T>([&](auto tag) {
+      using U                   = typename decltype(tag)::type;
+      constexpr std::uint32_t u = Types::template type_id<U>;
+      if (!kept_blocks_[u])
+        kept_blocks_[u] = cudart::device_buffer<std::uint32_t>(std::size_t{plan_.num_blocks} + 1,
+                                                               "kept enumeration block array");
+      std::uint32_t* const blocks = kept_blocks_[u].data();
+      indices_->enumerate(ref_.core().allocated(u),
+                          blocks,
+                          blocks + plan_.num_blocks,
+                          stream(),
+                          detail::CopyIterationBitmap<Types, U>{ref_});
+      after_launch();
+      set_frozen(u, true);
+    });
     return Enumeration<T>(this);
   }
 
@@ -593,6 +627,30 @@ class Heap {
     frozen_count_ += on ? 1 : -1;
     frozen_[t] = on ? 1 : 0;
   }
+  /// f(detail::type_tag<U>{}) for every concrete type U that is T or derives from T, in type-id
+  /// order.
+  template <class T, class F>
+  void for_concrete_under(F&& f) {
+    for_concrete_under_impl<T>(f, std::make_index_sequence<Types::num_types>{});
+  }
+  template <class T, class F, std::size_t... I>
+  void for_concrete_under_impl(F& f, std::index_sequence<I...>) {
+    (call_if_concrete_under<T, typename Types::template type<static_cast<std::uint32_t>(I)>>(f),
+     ...);
+  }
+  template <class T, class U, class F>
+  static void call_if_concrete_under(F& f) {
+    if constexpr ((std::is_same_v<T, U> ||
+                   std::is_base_of_v<T, U>)&&!Types::template is_abstract<U>)
+      f(detail::type_tag<U>{});
+  }
+  /// Thaws every concrete type under T (Enumeration<T>).
+  template <class T>
+  void thaw_under() noexcept {
+    for_concrete_under<T>(
+        [&](auto tag) { thaw_quietly(Types::template type_id<typename decltype(tag)::type>); });
+  }
+
   /// Enumeration's destructor and last_parallel_do: thaws without checking (never throws; a
   /// violation stays in the error reports for the next check_device_errors).
   void thaw_quietly(std::uint32_t t) noexcept {

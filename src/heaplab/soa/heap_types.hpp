@@ -441,6 +441,39 @@ class HeapTypes {
   }
 };
 
+namespace detail {
+template <class M>
+struct method_class;
+template <class C, class R, class... A>
+struct method_class<R (C::*)(A...)> {
+  using type = C;
+};
+template <class C, class R, class... A>
+struct method_class<R (C::*)(A...) const> {
+  using type = C;
+};
+template <class C, class R, class... A>
+struct method_class<R (C::*)(A...) noexcept> {
+  using type = C;
+};
+template <class C, class R, class... A>
+struct method_class<R (C::*)(A...) const noexcept> {
+  using type = C;
+};
+}  // namespace detail
+
+/// The type a kept enumeration of T (Heap::Enumeration) runs `Method` over: the method's class
+/// when it is T or derives from T (e.g. &Male::propose on an enumeration of Agent), else T (a
+/// method T inherits). Any other class is an error.
+template <class T, auto Method>
+using do_all_target_t =
+    std::conditional_t<std::is_base_of_v<typename detail::method_class<decltype(Method)>::type, T>,
+                       T,
+                       typename detail::method_class<decltype(Method)>::type>;
+
+template <class T, auto Method>
+inline constexpr bool is_do_all_target_v = std::is_base_of_v<T, do_all_target_t<T, Method>>;
+
 /// Bytes of every block of a heap of `Types` (a HeapTypes<...>).
 template <class Types>
 HEAPLAB_HD_INLINE constexpr std::uint32_t block_bytes() {
