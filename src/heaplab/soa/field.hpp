@@ -86,13 +86,15 @@ constexpr field_offsets make_field_offsets() {
   return t;
 }
 
-/// The table for host code and, as a __device__ variable (read through the read-only path),
-/// for device code: one definition, the same entries.
+/// The table for host code and, as a __constant__ variable, for device code: one definition, the
+/// same entries. Constant memory because the threads of a warp read the same row (one type's
+/// objects): the constant cache broadcasts it with less latency than a read-only global load
+/// (nbody's force loop is bound by its dependent chain per pair; issue 31, docs/results.md).
 template <class Fields, std::size_t J>
 inline constexpr field_offsets kFieldOffsets = make_field_offsets<Fields, J>();
 #if defined(__CUDACC__)
 template <class Fields, std::size_t J>
-__device__ constexpr field_offsets kFieldOffsetsDevice = make_field_offsets<Fields, J>();
+__constant__ constexpr field_offsets kFieldOffsetsDevice = make_field_offsets<Fields, J>();
 #endif
 
 template <class Fields, std::size_t J>
