@@ -136,7 +136,8 @@ class Heap {
   [[nodiscard]] StoragePlan const& plan() const { return plan_; }
   [[nodiscard]] std::uint32_t num_blocks() const { return plan_.num_blocks; }
   [[nodiscard]] cudaStream_t stream() const { return options_.stream; }
-  /// Device memory owned: metadata region + block area (+ parallel_do scratch once used).
+  /// Device memory owned: metadata region + block area (+ parallel_do scratch once used, + a
+  /// block array per type once enumerate<T>() kept one).
   [[nodiscard]] std::uint64_t device_bytes() const {
     return plan_.metadata_bytes + plan_.block_area_bytes() + scratch_bytes_;
   }
@@ -325,9 +326,11 @@ class Heap {
     for_concrete_under<T>([&](auto tag) {
       using U                   = typename decltype(tag)::type;
       constexpr std::uint32_t u = Types::template type_id<U>;
-      if (!kept_blocks_[u])
+      if (!kept_blocks_[u]) {
         kept_blocks_[u] = cudart::device_buffer<std::uint32_t>(std::size_t{plan_.num_blocks} + 1,
                                                                "kept enumeration block array");
+        scratch_bytes_ += (std::uint64_t{plan_.num_blocks} + 1) * sizeof(std::uint32_t);
+      }
       std::uint32_t* const blocks = kept_blocks_[u].data();
       indices_->enumerate(ref_.core().allocated(u),
                           blocks,
