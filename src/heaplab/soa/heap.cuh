@@ -17,6 +17,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -150,7 +151,8 @@ class Heap {
   /// Empties the heap (every block free and invalidated, counters and error reports cleared),
   /// as after construction. Object data is left as it is.
   void reset() {
-    HEAPLAB_EXPECTS(frozen_count_ == 0, "Heap::reset: a Heap::Enumeration is still live");
+    HEAPLAB_EXPECTS(std::find(frozen_.begin(), frozen_.end(), 1) == frozen_.end(),
+                    "Heap::reset: a Heap::Enumeration is still live");
     launch_initialize();
     HEAPLAB_CUDA_TRY(cudaMemsetAsync(control_device(), 0, sizeof(detail::DeviceControl), stream()));
   }
@@ -196,8 +198,7 @@ class Heap {
       // all M headers; with the tiled enumeration two kernels in all).
       constexpr std::uint32_t t = Types::template type_id<T>;
       if (is_frozen(t)) {  // T's kept enumeration is R, iteration bitmaps set (Enumeration)
-        std::uint32_t const* const kept = kept_blocks_[t].data();
-        launch_parallel_do_kernel<T, Method>(kept, kept + plan_.num_blocks, args...);
+        launch_on_kept<T, Method>(args...);
         return;
       }
       std::uint32_t* const blocks = block_array_.data();
@@ -291,10 +292,7 @@ class Heap {
       Heap* const heap = std::exchange(heap_, nullptr);
       heap->template thaw_under<T>();
       heap->template for_concrete_under<do_all_target_t<T, Method>>([&](auto tag) {
-        using U                         = typename decltype(tag)::type;
-        std::uint32_t const* const kept = heap->kept_blocks_[Types::template type_id<U>].data();
-        heap->template launch_parallel_do_kernel<U, Method>(
-            kept, kept + heap->plan_.num_blocks, args...);
+        heap->template launch_on_kept<typename decltype(tag)::type, Method>(args...);
       });
     }
 
@@ -347,8 +345,6 @@ class Heap {
   [[nodiscard]] bool is_frozen(std::uint32_t t) const {
     return t < frozen_.size() && frozen_[t] != 0;
   }
-  /// Whether any type has a live Enumeration (the compactor refuses to run then).
-  [[nodiscard]] bool has_frozen_types() const { return frozen_count_ != 0; }
 
   // ---------------------------------------------------------------- queries (synchronize)
 
@@ -582,9 +578,10 @@ class Heap {
   static std::string describe_errors(detail::DeviceControl const& c) {
     std::string msg;
     if (c.frozen_change != 0) {
-      bool const created = (c.frozen_change & 0x10000u) != 0;
-      msg = "heaplab heap: an object of type " + std::to_string((c.frozen_change & 0xffffu) - 1u) +
-            " was " + (created ? "created" : "destroyed") +
+      bool const created = detail::frozen_change_created(c.frozen_change);
+      msg                = "heaplab heap: an object of type " +
+            std::to_string(detail::frozen_change_type(c.frozen_change)) + " was " +
+            (created ? "created" : "destroyed") +
             " while the type had a live Heap::Enumeration (its kept block array would " +
             (created ? "miss it" : "still hold it") +
             "; use last_parallel_do for the do-all that creates or destroys)";
@@ -627,7 +624,6 @@ class Heap {
   void set_frozen(std::uint32_t t, bool on) {
     if (frozen_.empty()) frozen_.assign(Types::num_types, 0);
     HEAPLAB_CUDA_TRY(cudaMemsetAsync(&control_device()->frozen_types[t], on ? 1 : 0, 1, stream()));
-    frozen_count_ += on ? 1 : -1;
     frozen_[t] = on ? 1 : 0;
   }
   /// f(detail::type_tag<U>{}) for every concrete type U that is T or derives from T, in type-id
@@ -659,7 +655,6 @@ class Heap {
   void thaw_quietly(std::uint32_t t) noexcept {
     if (!is_frozen(t)) return;
     (void)cudaMemsetAsync(&control_device()->frozen_types[t], 0, 1, stream());
-    --frozen_count_;
     frozen_[t] = 0;
   }
 
@@ -701,8 +696,7 @@ class Heap {
                    std::is_base_of_v<T, U>)&&!Types::template is_abstract<U>) {
       constexpr std::uint32_t u = Types::template type_id<U>;
       if (is_frozen(u)) {  // U's kept enumeration is R (Enumeration)
-        std::uint32_t const* const kept = kept_blocks_[u].data();
-        launch_parallel_do_kernel<U, Method>(kept, kept + plan_.num_blocks, args...);
+        launch_on_kept<U, Method>(args...);
         return;
       }
       std::uint32_t* const blocks = block_array_.data();
@@ -724,6 +718,12 @@ class Heap {
         <<<grid_for(max_threads, block_size), block_size, 0, stream()>>>(
             ref_, blocks, count, args...);
     after_launch();
+  }
+  /// The method kernel of U over U's kept enumeration (Enumeration).
+  template <class U, auto Method, class... Args>
+  void launch_on_kept(Args const&... args) {
+    std::uint32_t const* const kept = kept_blocks_[Types::template type_id<U>].data();
+    launch_parallel_do_kernel<U, Method>(kept, kept + plan_.num_blocks, args...);
   }
   /// Concrete types U of the list with U = T or U derived from T.
   template <class T, std::size_t... I>
@@ -748,10 +748,9 @@ class Heap {
   cudart::device_buffer<std::uint32_t> block_array_;  // parallel_do's R, then its length
   std::unique_ptr<SetBitIndices> indices_;
   // Enumeration: per type the kept R (its length after num_blocks entries), allocated at the
-  // type's first enumerate<T>(); the host mirror of the freeze flags and their count.
+  // type's first enumerate<T>(); the host mirror of the freeze flags.
   std::vector<cudart::device_buffer<std::uint32_t>> kept_blocks_;
   std::vector<unsigned char> frozen_;
-  int frozen_count_            = 0;
   std::uint64_t scratch_bytes_ = 0;
   ref_type ref_{};
   std::unique_ptr<NvtxBlockPool> nvtx_;  // HeapOptions::nvtx_pool

@@ -50,5 +50,8 @@ struct DeviceControl {
 constexpr unsigned frozen_change_code(std::uint32_t type, bool created) {
   return (type + 1u) | (created ? 0x10000u : 0u);
 }
+/// The type and the kind of a nonzero frozen_change_code.
+constexpr std::uint32_t frozen_change_type(unsigned code) { return (code & 0xffffu) - 1u; }
+constexpr bool frozen_change_created(unsigned code) { return (code & 0x10000u) != 0; }
 
 }  // namespace heaplab::soa::detail
