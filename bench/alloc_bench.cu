@@ -94,6 +94,7 @@ soa::HeapOptions heap_options(HeapKnobs const& knobs) {
   options.coalesce_requests = knobs.coalesce_requests;
   options.rotate_bitmaps    = knobs.rotate_bitmaps;
   options.active_lookups    = knobs.active_lookups;
+  options.block_hints       = knobs.block_hints;
   return options;
 }
 

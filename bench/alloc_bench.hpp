@@ -21,7 +21,7 @@ namespace heaplab::bench {
 inline constexpr unsigned kAllocBlockThreads = 256;
 
 /// The soa::HeapOptions the allocation benchmarks vary (docs/allocator.md "Ablation switches"):
-/// claim tickets, coalesced frees, and DynaSOAr's ablations of Fig. 12C / 13 (request
+/// claim tickets, coalesced frees, block hints, and DynaSOAr's ablations of Fig. 12C / 13 (request
 /// coalescing, bitmap rotation, r active lookups). The defaults are HeapOptions' defaults.
 struct HeapKnobs {
   std::uint32_t claim_wait_rounds = core::kDefaultClaimWaitRounds;
@@ -29,18 +29,21 @@ struct HeapKnobs {
   bool coalesce_requests          = true;
   bool rotate_bitmaps             = true;
   std::uint32_t active_lookups    = core::kDefaultActiveLookups;
+  bool block_hints                = false;
 
-  /// "claim_wait_rounds 16, coalesced frees on, coalesced requests on, rotation on, r 5".
+  /// "claim_wait_rounds 16, coalesced frees on, coalesced requests on, rotation on, r 5, block
+  /// hints off".
   [[nodiscard]] std::string describe() const {
     auto const on = [](bool b) { return b ? "on" : "off"; };
     return "claim_wait_rounds " + std::to_string(claim_wait_rounds) + ", coalesced frees " +
            on(coalesce_frees) + ", coalesced requests " + on(coalesce_requests) + ", rotation " +
-           on(rotate_bitmaps) + ", r " + std::to_string(active_lookups);
+           on(rotate_bitmaps) + ", r " + std::to_string(active_lookups) + ", block hints " +
+           on(block_hints);
   }
 
   /// The allocator column of CSV rows: "heaplab" with the defaults, else the paper's variant
   /// naming (Fig. 12C), e.g. "heaplab-NoCoal-NoShift-r2", "heaplab-NoTickets",
-  /// "heaplab-NoCoalFree".
+  /// "heaplab-NoCoalFree", "heaplab-Hints".
   [[nodiscard]] std::string label() const {
     std::string l = "heaplab";
     if (!coalesce_requests) l += "-NoCoal";
@@ -49,6 +52,7 @@ struct HeapKnobs {
     if (claim_wait_rounds != core::kDefaultClaimWaitRounds)
       l += claim_wait_rounds == 0 ? "-NoTickets" : "-wait" + std::to_string(claim_wait_rounds);
     if (!coalesce_frees) l += "-NoCoalFree";
+    if (block_hints) l += "-Hints";
     return l;
   }
 };

@@ -252,6 +252,116 @@ TEST(HeapProtocol, ActiveLookupsEndWhenTheTopLevelIsEmpty) {
   *top = 0;
 }
 
+namespace {
+/// Counts the loads the core issues on this thread into one address range.
+class RangeLoadCounter final : public core::AtomicObserver {
+ public:
+  RangeLoadCounter(void const* begin, void const* end) : begin_(begin), end_(end) {}
+  int loads = 0;
+  void before_atomic(core::AtomicAccess const& a) override {
+    auto const p = reinterpret_cast<std::uintptr_t>(a.address);
+    if (a.op == core::AtomicOp::load && p >= reinterpret_cast<std::uintptr_t>(begin_) &&
+        p < reinterpret_cast<std::uintptr_t>(end_))
+      ++loads;
+  }
+  void after_atomic(core::AtomicAccess const&, std::uint64_t, std::uint64_t) override {}
+  void on_backoff(core::Backoff) override {}
+
+ private:
+  void const* begin_;
+  void const* end_;
+};
+
+/// Entry `slot` of type t's block hints of a HostHeap (HeapProtocol::reserve_slots "Block hints").
+std::uint32_t& hint_of(core::HostHeap& heap, std::uint32_t t, std::uint32_t slot) {
+  core::HeapStorage const s = heap.storage();
+  return s.block_hints[std::uint64_t{t} * s.hint_slots + slot];
+}
+}  // namespace
+
+TEST(HeapProtocol, ABlockHintIsStoredAndSkipsTheLookupOfActive) {
+  // 200 blocks: active[T0] has two levels. T0 has 32 slots per block (8-byte objects next to a
+  // 256-byte type). The first allocation with hint 1 looks up, opens a block and stores it in
+  // entry 1; the next ones reserve there without reading active[T0].
+  core::HostHeap heap(make_config({8, 256}, 200, 1));
+  auto const ref                = heap.ref<core::ObservedAtomics>();
+  std::uint32_t const cap       = heap.config().capacity(0);
+  core::HeapStorage const s     = heap.storage();
+  std::uint64_t const* const a0 = s.active_words;
+  RangeLoadCounter counter(a0, a0 + s.layout.total_words);
+  EXPECT_EQ(hint_of(heap, 0, 1), core::kNotFound);  // a fresh heap has no hints
+  core::SlotRef first;
+  {
+    core::ScopedAtomicObserver const scope(&counter);
+    first = ref.allocate(0, 5, 1);
+  }
+  ASSERT_FALSE(first.is_null());
+  EXPECT_GE(counter.loads, 1);  // the lookup
+  EXPECT_EQ(hint_of(heap, 0, 1), first.block);
+  EXPECT_EQ(hint_of(heap, 0, 0), core::kNotFound);  // other entries untouched
+  std::uint64_t slots = std::uint64_t{1} << first.slot;
+  counter.loads       = 0;
+  for (std::uint32_t i = 1; i + 1 < cap; ++i) {
+    core::SlotRef r;
+    {
+      core::ScopedAtomicObserver const scope(&counter);
+      r = ref.allocate(0, 100 + i, 1);
+    }
+    ASSERT_FALSE(r.is_null());
+    EXPECT_EQ(r.block, first.block) << "allocation " << i;
+    slots |= std::uint64_t{1} << r.slot;
+  }
+  EXPECT_EQ(counter.loads, 0) << "a hinted round read active[T0]";
+  EXPECT_EQ(hint_of(heap, 0, 1), first.block);
+  // The reservation that fills the block takes the hint back.
+  core::SlotRef const last = ref.allocate(0, 7, 1);
+  ASSERT_FALSE(last.is_null());
+  EXPECT_EQ(last.block, first.block);
+  slots |= std::uint64_t{1} << last.slot;
+  EXPECT_EQ(hint_of(heap, 0, 1), core::kNotFound);
+  expect_state(heap, {{first.block, {0, slots}}});
+}
+
+TEST(HeapProtocol, AStaleBlockHintIsACandidateThatTheReservationRejects) {
+  // A hint may name any block by the time it is used (App. A.3): one of another type (the
+  // reservation is rolled back by the type check), a free one (its bitmap is all ones), a full
+  // one, or no block at all. Each time the allocation takes a T0 block, the state stays exact and
+  // the entry is cleared.
+  core::HostHeap heap(make_config({8, 256}, 8, 1));
+  Ref const ref           = heap.ref<core::HostAtomics>();
+  core::SlotRef const big = ref.allocate(1, 3);  // a T1 block (capacity 2)
+  ASSERT_FALSE(big.is_null());
+  std::uint32_t const free_block = big.block == 7u ? 6u : 7u;
+  std::map<std::uint32_t, std::pair<std::uint32_t, std::uint64_t>> objects{
+      {big.block, {1, std::uint64_t{1} << big.slot}}};
+  for (std::uint32_t stale : {big.block, free_block, 12345u}) {
+    hint_of(heap, 0, 2)   = stale;
+    core::SlotRef const r = ref.allocate(0, 40 + stale, 2);
+    ASSERT_FALSE(r.is_null()) << "hint " << stale;
+    EXPECT_NE(r.block, big.block) << "hint " << stale;
+    EXPECT_EQ(heap.block_type(r.block), 0u) << "hint " << stale;
+    objects[r.block].first = 0;
+    objects[r.block].second |= std::uint64_t{1} << r.slot;
+    EXPECT_EQ(hint_of(heap, 0, 2), r.block) << "hint " << stale;  // the block it reserved in
+    expect_state(heap, objects);
+  }
+  // A full block of T1 named as a T0 hint: nothing reserved there, entry cleared on the way.
+  core::SlotRef const big2 = ref.allocate(1, 4);
+  ASSERT_EQ(big2.block, big.block);  // fills it
+  objects[big.block].second |= std::uint64_t{1} << big2.slot;
+  hint_of(heap, 0, 3)   = big.block;
+  core::SlotRef const r = ref.allocate(0, 77, 3);
+  ASSERT_FALSE(r.is_null());
+  EXPECT_EQ(heap.block_type(r.block), 0u);
+  objects[r.block].second |= std::uint64_t{1} << r.slot;
+  expect_state(heap, objects);
+  // Without a hint argument the entries are neither read nor written.
+  hint_of(heap, 0, 0)   = big.block;
+  core::SlotRef const n = ref.allocate(0, 78);
+  ASSERT_FALSE(n.is_null());
+  EXPECT_EQ(hint_of(heap, 0, 0), big.block);
+}
+
 TEST(HeapProtocol, BadRequestsAreRejectedWithClearErrors) {
   core::HostHeap heap(make_config({8, 256}, 1, 1));
   Ref const ref = heap.ref<core::HostAtomics>();

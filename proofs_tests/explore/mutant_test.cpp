@@ -100,6 +100,7 @@ PlantedCase const kPlantedCases[] = {
      "claim_wait_unbounded_livelock"},
     {"claim_wait_miss_is_oom",          "burst"},
     {"alloc_null_after_lost_round",     "heap"},
+    {"hint_skips_type_check",           "heap"},
     {"reserve_k_update_one_slot",       "heap_k"},
     {"rw_claim_without_atomic",         "rw"},
     {"rw_bm_success_from_word",         "rw"},

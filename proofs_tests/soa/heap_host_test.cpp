@@ -142,6 +142,7 @@ TEST(HeapHostPlan, ArraysAreAlignedDisjointAndInBounds) {
         {"capacities", plan.capacities, 4ull * config.num_types()},
         {"claim tickets", plan.claim_tickets, 8ull * config.num_types()},
         {"claim runs", plan.claim_runs, 8ull * config.num_types() * core::claim_run_slots_for(m)},
+        {"block hints", plan.block_hints, 4ull * config.num_types() * soa::hint_slots_for(m)},
         {"control", plan.control, sizeof(soa::detail::DeviceControl)},
     };
     for (std::size_t i = 0; i < ranges.size(); ++i) {
@@ -180,6 +181,10 @@ TEST(HeapHostPlan, StorageAtPointsEveryArrayIntoItsPlannedPlace) {
   EXPECT_TRUE(same(s.claim_tickets, at(image.plan.claim_tickets)));
   EXPECT_TRUE(same(s.claim_runs, at(image.plan.claim_runs)));
   EXPECT_EQ(s.claim_run_slots, core::claim_run_slots_for(4097));
+  EXPECT_TRUE(same(s.block_hints, at(image.plan.block_hints)));
+  EXPECT_EQ(s.hint_slots, 8192u);  // a power of two >= M, at most 16384 (soa::hint_slots_for)
+  EXPECT_EQ(soa::hint_slots_for(1), 1u);
+  EXPECT_EQ(soa::hint_slots_for(300000), 16384u);
   EXPECT_EQ(s.claim_wait_rounds, core::kDefaultClaimWaitRounds);
   // The same fields as the CPU heap's storage, pointer for pointer non-null.
   core::HostHeap host(config);
@@ -199,6 +204,15 @@ TEST(HeapHostPlan, StorageAtPointsEveryArrayIntoItsPlannedPlace) {
                                                       /*rotate_bitmaps=*/false);
   EXPECT_FALSE(off.rotate_bitmaps);
   EXPECT_EQ(off.free_words, s.free_words);
+  // Block hints off (HeapOptions::block_hints, the default): the core sees no entries.
+  core::HeapStorage const no_hints = image.plan.storage_at(image.metadata.data(),
+                                                           config.defrag_factor,
+                                                           core::kDefaultActiveLookups,
+                                                           core::kDefaultClaimWaitRounds,
+                                                           true,
+                                                           /*block_hints=*/false);
+  EXPECT_EQ(no_hints.hint_slots, 0u);
+  EXPECT_EQ(s.block_hints[0], core::kNotFound);
 }
 
 TEST(HeapHostPlan, InitialStateIsTheEmptyHeap) {
@@ -216,6 +230,12 @@ TEST(HeapHostPlan, InitialStateIsTheEmptyHeap) {
     std::vector<std::uint64_t> const free_words = host.bitmap_words(core::StateBitmap::free_blocks);
     for (std::uint32_t w = 0; w < free_words.size(); ++w)
       EXPECT_EQ(soa::full_bitmap_word(image.plan.layout, w), free_words[w]) << "free word " << w;
+    // No block hint: every entry of every type kNotFound (block 0 would be a hint).
+    std::size_t const hints = std::size_t{config.num_types()} * soa::hint_slots_for(m);
+    std::size_t wrong       = 0;
+    for (std::size_t i = 0; i < hints; ++i)
+      wrong += image.storage.block_hints[i] != core::kNotFound;
+    EXPECT_EQ(wrong, 0u);
   }
 }
 

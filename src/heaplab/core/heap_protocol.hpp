@@ -83,13 +83,17 @@ struct HeapStorage {
   /// Per type, claim_run_slots entries (run tag << 32 | block): the block opened for a run of
   /// tickets (find_or_claim_block); 0: none yet.
   std::uint64_t* claim_runs = nullptr;  // [num_types * claim_run_slots]
-  BitmapLayout layout{};                // of a bitmap of num_blocks bits
+  /// Per type, hint_slots entries: a block of that type that a caller of the entry last reserved
+  /// in and left not full, or kNotFound (reserve_slots "Block hints"); nullptr: hints off.
+  std::uint32_t* block_hints = nullptr;  // [num_types * hint_slots]
+  BitmapLayout layout{};                 // of a bitmap of num_blocks bits
   std::uint32_t num_blocks        = 0;
   std::uint32_t num_types         = 0;
   std::uint32_t defrag_factor     = 1;  // CompactGpu's n
   std::uint32_t active_lookups    = kDefaultActiveLookups;
   std::uint32_t claim_wait_rounds = kDefaultClaimWaitRounds;
   std::uint32_t claim_run_slots   = 1;  // claim_run_slots_for(num_blocks)
+  std::uint32_t hint_slots        = 0;  // entries per type of block_hints; a power of two
   /// DynaSOAr sec. 4.2 "Bitmap Rotation": every bitmap search (active[T] lookups, the free
   /// bitmap, the level-0 scans, the slot pick in a block) starts at a rotation derived from the
   /// caller's seed. false: the ablation of DynaSOAr Fig. 12C (*-NoShift): every search starts at
@@ -107,6 +111,9 @@ struct BlockPick {
   std::uint32_t block        = kNotFound;
   std::uint64_t reserve_seed = 0;
 };
+
+/// reserve_slots' hint argument when the caller has no entry of HeapStorage::block_hints.
+inline constexpr std::uint32_t kNoHint = 0xFFFFFFFFu;
 
 /// Slots reserved in one block by one coalescing round (HeapProtocol::reserve_slots): bit s of
 /// `slots` is slot s. block == kNotFound (slots 0) is the null result (out of memory).
@@ -339,6 +346,12 @@ class HeapProtocol {
   }
 
  private:
+  /// Entry `hint` of type t's block hints (reduced modulo hint_slots), or nullptr (hints off, or
+  /// kNoHint).
+  HEAPLAB_HD std::uint32_t* hint_entry(std::uint32_t t, std::uint32_t hint) const {
+    if (s_.block_hints == nullptr || s_.hint_slots == 0 || hint == kNoHint) return nullptr;
+    return s_.block_hints + std::uint64_t{t} * s_.hint_slots + (hint & (s_.hint_slots - 1u));
+  }
   HEAPLAB_HD bool claim_tickets_on() const {
     return s_.claim_tickets != nullptr && s_.claim_runs != nullptr && s_.claim_wait_rounds > 0;
   }
@@ -404,16 +417,58 @@ class HeapProtocol {
   /// committing round. Returns the null SlotsRef, `round` at the round that found no block, when
   /// find_or_claim_block finds none (out of memory). A round fails only because another thread
   /// completed an operation (lock-free, as allocate()).
+  ///
+  /// Block hints (issue 30; not in the papers). `hint` names an entry of HeapStorage::block_hints
+  /// for type t (on the GPU one per warp slot of an SM: the warps that run there one after
+  /// another; kNoHint: none). The first round of a call reserves in the entry's block, when it
+  /// names one, instead of looking up active[t]: one load instead of the descent of
+  /// find_active_block (up to num_levels dependent loads per lookup). A committed reservation
+  /// that leaves its block not full stores the block there; one that fills the hinted block, or
+  /// a hinted round that fails, stores kNotFound. The entry is a relaxed load and relaxed stores:
+  /// it publishes nothing. Its block is a candidate like a lookup's result (App. A.3): possibly
+  /// full, invalidated, free or of another type by the time of the reservation, which try_reserve
+  /// (an invalidated or free block's bitmap is all ones: no slot) and commit_reservation's type
+  /// check (rollback) handle; so hints add no safety obligation. A failed hinted round is one
+  /// more round that failed because another thread completed an operation (the block filled, was
+  /// deleted or retyped after the hint was stored), and it is tried once per call: lock-freedom
+  /// and the rounds' bound are as before.
   HEAPLAB_HD SlotsRef reserve_slots(std::uint32_t t,
                                     std::uint32_t k,
                                     std::uint64_t seed,
-                                    std::uint64_t& round) const {
+                                    std::uint64_t& round,
+                                    std::uint32_t hint = kNoHint) const {
+    std::uint32_t* const entry = hint_entry(t, hint);
+    // order: relaxed (a hint: the reservation's acquire RMW and the type check validate it)
+    std::uint32_t hinted =
+        entry != nullptr ? Atomics::load(entry, MemoryOrder::relaxed) : kNotFound;
     for (;; ++round) {
       std::uint64_t const s = detail::mix_seed(seed, round);
-      BlockPick const p     = find_or_claim_block(t, k, s);
+      bool const from_hint  = hinted < s_.num_blocks;
+      BlockPick const p =
+          from_hint ? BlockPick{hinted, search_seed(s)} : find_or_claim_block(t, k, s);
       if (p.block == kNotFound) return SlotsRef{};
       ReserveResult const r = blocks().try_reserve(p.block, k, p.reserve_seed);
-      if (r.ok() && commit_reservation(t, p.block, r)) return SlotsRef{p.block, r.slots};
+      // MUTANT hint_skips_type_check: a hinted round trusts the hinted block's type, as if a hint
+      // could not go stale: it commits the reservation for the type the header has, so the caller
+      // gets slots of a block that was deleted and re-initialized for another type since the
+      // hint was stored (App. A.3 "Block Replaced (Different Type)"; docs/mutants.md).
+      std::uint32_t const commit_as =
+          mutant::hint_skips_type_check && from_hint && r.ok() ? blocks().load_type(p.block) : t;
+      if (r.ok() && commit_reservation(commit_as, p.block, r)) {
+        if (entry != nullptr) {
+          bool const full = r.update.after == kFullBitmap;
+          // order: relaxed (a hint)
+          if (!full && p.block != hinted) Atomics::store(entry, p.block, MemoryOrder::relaxed);
+          // order: relaxed (a hint)
+          if (full && from_hint) Atomics::store(entry, kNotFound, MemoryOrder::relaxed);
+        }
+        return SlotsRef{p.block, r.slots};
+      }
+      if (from_hint) {
+        // order: relaxed (a hint)
+        Atomics::store(entry, kNotFound, MemoryOrder::relaxed);
+        hinted = kNotFound;  // once per call: the next rounds look up
+      }
       if HEAPLAB_MUTANT_CONSTEXPR (mutant::alloc_null_after_lost_round) {
         // MUTANT alloc_null_after_lost_round: gives up when the selected block filled up, was
         // deleted or changed type under it, instead of selecting another one (docs/mutants.md).
@@ -439,10 +494,11 @@ class HeapProtocol {
                                            std::uint64_t seed,
                                            std::uint64_t& round,
                                            std::uint32_t oom_retries,
-                                           Pause&& pause) const {
+                                           Pause&& pause,
+                                           std::uint32_t hint = kNoHint) const {
     std::uint32_t misses = 0;
     for (;; ++round) {
-      SlotsRef const r = reserve_slots(t, k, seed, round);
+      SlotsRef const r = reserve_slots(t, k, seed, round, hint);
       if (!r.is_null()) return r;
       // MUTANT alloc_retry_forever_on_oom (the GPU leader path too): never gives up, so a
       // group that finds the heap full spins until the watchdog reports the hang.
@@ -458,11 +514,13 @@ class HeapProtocol {
   /// thread completed an operation. Linearizes at the fetch_or of the reservation it keeps
   /// (App. A.1.1); a null result at the level-0 scans that observed no free block and no active
   /// block of t.
-  HEAPLAB_HD SlotRef allocate(std::uint32_t t, std::uint64_t seed) const {
+  HEAPLAB_HD SlotRef allocate(std::uint32_t t,
+                              std::uint64_t seed,
+                              std::uint32_t hint = kNoHint) const {
     HEAPLAB_EXPECTS(t < s_.num_types && s_.capacities[t] >= 2,
                     "allocate: type id out of range or not a concrete type");
     for (std::uint64_t round = 0;; ++round) {
-      SlotsRef const r = reserve_slots(t, 1, seed, round);
+      SlotsRef const r = reserve_slots(t, 1, seed, round, hint);
       if (!r.is_null())
         return SlotRef{r.block, static_cast<std::uint32_t>(find_first_set(r.slots))};
       if HEAPLAB_MUTANT_CONSTEXPR (mutant::alloc_retry_forever_on_oom) {

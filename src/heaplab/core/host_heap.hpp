@@ -28,6 +28,10 @@ enum class StateBitmap : std::uint8_t { free_blocks, allocated, active, defrag }
 
 class HostHeap {
  public:
+  /// Entries per type of the block hints (HeapProtocol::reserve_slots "Block hints"): callers
+  /// that pass hint i use entry i mod kHintSlots (the explorer's threads pass their index).
+  static constexpr std::uint32_t kHintSlots = 4;
+
   /// Throws core::precondition_error if the config does not validate or a concrete type has
   /// capacity < 2 (the protocol needs FIRST and EMPTY to be distinct; HeapConfig::validate
   /// already implies it through 1 <= n < min capacity).
@@ -53,6 +57,7 @@ class HostHeap {
     defrag_.assign(std::size_t{k} * layout_.total_words, 0);
     claim_tickets_.assign(k, 0);
     claim_runs_.assign(std::size_t{k} * claim_run_slots_for(m), 0);
+    block_hints_.assign(std::size_t{k} * kHintSlots, kNotFound);
     // Free bitmap full: every meaningful bit of every level set.
     for (std::uint32_t l = 0; l < layout_.num_levels; ++l)
       for (std::uint32_t bit = 0; bit < layout_.level_bits[l]; ++bit)
@@ -81,6 +86,8 @@ class HostHeap {
     s.claim_tickets   = claim_tickets_.data();
     s.claim_runs      = claim_runs_.data();
     s.claim_run_slots = claim_run_slots_for(config_.num_blocks);
+    s.block_hints     = block_hints_.data();
+    s.hint_slots      = kHintSlots;
     s.layout          = layout_;
     s.num_blocks      = config_.num_blocks;
     s.num_types       = config_.num_types();
@@ -127,6 +134,9 @@ class HostHeap {
     if (in(iter_, i)) return "iter_bitmap[block " + std::to_string(i) + "]";
     if (in(types_, i)) return "type[block " + std::to_string(i) + "]";
     if (in(free_, i)) return "free" + word_name(i);
+    if (in(block_hints_, i))
+      return "block_hint[" + config_.types[i / kHintSlots].name + "][" +
+             std::to_string(i % kHintSlots) + "]";
     struct Kind {
       char const* name;
       std::vector<std::uint64_t> const* words;
@@ -173,6 +183,7 @@ class HostHeap {
   std::vector<std::uint64_t> free_, allocated_, active_, defrag_;
   std::vector<std::uint64_t> claim_tickets_;  // HeapStorage::claim_tickets
   std::vector<std::uint64_t> claim_runs_;     // HeapStorage::claim_runs
+  std::vector<std::uint32_t> block_hints_;    // HeapStorage::block_hints
   std::uint32_t active_lookups_ = kDefaultActiveLookups;
 };
 

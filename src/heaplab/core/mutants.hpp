@@ -51,6 +51,7 @@
   X(defrag_crossing_from_reload)        \
   X(alloc_retry_forever_on_oom)         \
   X(alloc_null_after_lost_round)        \
+  X(hint_skips_type_check)              \
   X(reserve_k_update_one_slot)          \
   X(delete_keeps_defrag_bit)            \
   X(hierarchy_skip_set_first)           \

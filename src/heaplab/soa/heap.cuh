@@ -96,6 +96,12 @@ struct HeapOptions {
   /// a seed-derived rotation. false: every search starts at bit 0 (DynaSOAr-NoShift of
   /// Fig. 12C; for measurements).
   bool rotate_bitmaps = true;
+  /// Block hints (core/heap_protocol.hpp reserve_slots "Block hints", issue 30): a warp's first
+  /// reservation round tries the block that the last warp in its warp slot of the SM left not
+  /// full before it looks up active[T]. Off by default: on an H200 it made the n = 16 rows of
+  /// `heaplab_bench alloc` steady but n = 1024 3% slower and the apps no faster (docs/results.md
+  /// "Block hints"); true: for measurements.
+  bool block_hints = false;
   /// Stream every heap operation is ordered on.
   cudaStream_t stream = nullptr;
   /// Register the block area with the NVTX memory API as a pool with one region per block
@@ -407,7 +413,8 @@ class Heap {
                                                        config_.defrag_factor,
                                                        options_.active_lookups,
                                                        options_.claim_wait_rounds,
-                                                       options_.rotate_bitmaps);
+                                                       options_.rotate_bitmaps,
+                                                       options_.block_hints);
     check::HeapSnapshot snap        = check::from_core(config_, storage);
     snap.producer                   = "gpu";
     return snap;
@@ -547,7 +554,8 @@ class Heap {
                                      config_.defrag_factor,
                                      options_.active_lookups,
                                      options_.claim_wait_rounds,
-                                     options_.rotate_bitmaps),
+                                     options_.rotate_bitmaps,
+                                     options_.block_hints),
                     static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(blocks_.data())),
                     control_device(),
                     options_.oom_retries,

@@ -422,7 +422,9 @@ class HeapRef {
   /// The leader's part of one coalescing round: reserve up to `want` slots of `type` in one
   /// block through the core's k-slot reservation with out-of-memory retries
   /// (core::HeapProtocol::reserve_slots_or_oom, k = want: the rounds of find_or_claim_block,
-  /// try_reserve, commit_reservation; the same code the CPU explorer runs). block = kNotFound
+  /// try_reserve, commit_reservation; the same code the CPU explorer runs), with the block hint
+  /// of the warp's slot on its SM (detail::sm_warp_slot: the warps that run in that slot one after
+  /// another share it; "Block hints" there). block = kNotFound
   /// after 1 + oom_retries_ consecutive "no block" answers, with a short, growing sleep between
   /// them.
   __device__ void reserve_for_group(std::uint32_t type,
@@ -431,11 +433,15 @@ class HeapRef {
                                     std::uint64_t& round,
                                     std::uint32_t& block,
                                     std::uint64_t& slots) const {
-    std::uint32_t const k = want < 64u ? want : 64u;
-    core::SlotsRef const r =
-        core_.reserve_slots_or_oom(type, k, seed, round, oom_retries_, [](std::uint32_t misses) {
-          __nanosleep(256u << (misses < 4 ? misses : 4));
-        });
+    std::uint32_t const k  = want < 64u ? want : 64u;
+    core::SlotsRef const r = core_.reserve_slots_or_oom(
+        type,
+        k,
+        seed,
+        round,
+        oom_retries_,
+        [](std::uint32_t misses) { __nanosleep(256u << (misses < 4 ? misses : 4)); },
+        detail::sm_warp_slot());
     block = r.block;
     slots = r.slots;
   }

@@ -30,6 +30,16 @@
 
 namespace heaplab::soa {
 
+/// Entries per type of the block hints (core HeapProtocol::reserve_slots "Block hints"): one per
+/// warp slot of the GPU (HeapRef::allocate_raw names entry SM id * 64 + warp slot, 64 warps per
+/// SM, up to 256 SMs), at most one per block rounded up to a power of two: on a small heap the
+/// warps share entries (a hint is only a candidate), and the snapshot copy stays small.
+HEAPLAB_HD_INLINE constexpr std::uint32_t hint_slots_for(std::uint32_t num_blocks) {
+  std::uint32_t slots = 1;
+  while (slots < num_blocks && slots < 16384u) slots *= 2u;
+  return slots;
+}
+
 /// Byte offsets of the arrays of one heap's metadata region, and the sizes that determine them.
 /// Every offset is a multiple of kCacheLineBytes (128).
 struct StoragePlan {
@@ -49,6 +59,7 @@ struct StoragePlan {
   std::size_t capacities      = 0;  // uint32_t[num_types]
   std::size_t claim_tickets   = 0;  // uint64_t[num_types]
   std::size_t claim_runs      = 0;  // uint64_t[num_types * core::claim_run_slots_for(num_blocks)]
+  std::size_t block_hints     = 0;  // uint32_t[num_types * hint_slots_for(num_blocks)]
   std::size_t control         = 0;  // detail::DeviceControl
   std::size_t metadata_bytes  = 0;  // end of the region (a multiple of 128)
 
@@ -88,8 +99,10 @@ struct StoragePlan {
     p.claim_tickets     = place(std::size_t{p.num_types} * sizeof(std::uint64_t));
     p.claim_runs        = place(std::size_t{p.num_types} * core::claim_run_slots_for(p.num_blocks) *
                          sizeof(std::uint64_t));
-    p.control           = place(sizeof(detail::DeviceControl));
-    p.metadata_bytes    = end;
+    p.block_hints =
+        place(std::size_t{p.num_types} * hint_slots_for(p.num_blocks) * sizeof(std::uint32_t));
+    p.control        = place(sizeof(detail::DeviceControl));
+    p.metadata_bytes = end;
     return p;
   }
 
@@ -98,20 +111,24 @@ struct StoragePlan {
                                              std::uint32_t defrag_factor,
                                              std::uint32_t active_lookups,
                                              std::uint32_t claim_wait_rounds,
-                                             bool rotate_bitmaps = true) const {
+                                             bool rotate_bitmaps = true,
+                                             bool block_hints    = true) const {
     auto* const bytes = static_cast<unsigned char*>(base);
     core::HeapStorage s;
-    s.alloc_bitmaps     = reinterpret_cast<std::uint64_t*>(bytes + alloc_bitmaps);
-    s.iter_bitmaps      = reinterpret_cast<std::uint64_t*>(bytes + iter_bitmaps);
-    s.block_types       = reinterpret_cast<std::uint32_t*>(bytes + block_types);
-    s.free_words        = reinterpret_cast<std::uint64_t*>(bytes + free_words);
-    s.allocated_words   = reinterpret_cast<std::uint64_t*>(bytes + allocated_words);
-    s.active_words      = reinterpret_cast<std::uint64_t*>(bytes + active_words);
-    s.defrag_words      = reinterpret_cast<std::uint64_t*>(bytes + defrag_words);
-    s.capacities        = reinterpret_cast<std::uint32_t const*>(bytes + capacities);
-    s.claim_tickets     = reinterpret_cast<std::uint64_t*>(bytes + claim_tickets);
-    s.claim_runs        = reinterpret_cast<std::uint64_t*>(bytes + claim_runs);
-    s.claim_run_slots   = core::claim_run_slots_for(num_blocks);
+    s.alloc_bitmaps   = reinterpret_cast<std::uint64_t*>(bytes + alloc_bitmaps);
+    s.iter_bitmaps    = reinterpret_cast<std::uint64_t*>(bytes + iter_bitmaps);
+    s.block_types     = reinterpret_cast<std::uint32_t*>(bytes + block_types);
+    s.free_words      = reinterpret_cast<std::uint64_t*>(bytes + free_words);
+    s.allocated_words = reinterpret_cast<std::uint64_t*>(bytes + allocated_words);
+    s.active_words    = reinterpret_cast<std::uint64_t*>(bytes + active_words);
+    s.defrag_words    = reinterpret_cast<std::uint64_t*>(bytes + defrag_words);
+    s.capacities      = reinterpret_cast<std::uint32_t const*>(bytes + capacities);
+    s.claim_tickets   = reinterpret_cast<std::uint64_t*>(bytes + claim_tickets);
+    s.claim_runs      = reinterpret_cast<std::uint64_t*>(bytes + claim_runs);
+    s.claim_run_slots = core::claim_run_slots_for(num_blocks);
+    // The entries exist either way (the initial state writes them); off: the core never reads them.
+    s.block_hints       = reinterpret_cast<std::uint32_t*>(bytes + this->block_hints);
+    s.hint_slots        = block_hints ? hint_slots_for(num_blocks) : 0u;
     s.layout            = layout;
     s.num_blocks        = num_blocks;
     s.num_types         = num_types;
@@ -144,8 +161,9 @@ HEAPLAB_HD_INLINE std::uint64_t full_bitmap_word(core::BitmapLayout const& layou
 /// every i in [0, initial_state_elements(plan)) leaves the region in the state of an empty heap
 /// (DynaSOAr sec. 3.4, App. A.2): every block free and invalidated (allocation bitmap all ones,
 /// iteration bitmap 0, type kNoType), the free bitmap full on every level, allocated/active/
-/// defrag of every type empty, no claim ticket taken. Capacities and the control block are not
-/// touched. Plain stores: the heap is quiescent (the initialization kernel, or a CPU test).
+/// defrag of every type empty, no claim ticket taken, no block hint. Capacities and the control
+/// block are not touched. Plain stores: the heap is quiescent (the initialization kernel, or a CPU
+/// test).
 HEAPLAB_HD_INLINE void write_initial_state(core::HeapStorage const& s, std::size_t i) {
   if (i < s.num_blocks) {
     s.alloc_bitmaps[i] = core::kFullBitmap;
@@ -162,6 +180,8 @@ HEAPLAB_HD_INLINE void write_initial_state(core::HeapStorage const& s, std::size
   if (i < s.num_types && s.claim_tickets != nullptr) s.claim_tickets[i] = 0;
   if (i < std::size_t{s.num_types} * s.claim_run_slots && s.claim_runs != nullptr)
     s.claim_runs[i] = 0;
+  if (i < std::size_t{s.num_types} * hint_slots_for(s.num_blocks) && s.block_hints != nullptr)
+    s.block_hints[i] = core::kNotFound;  // no hint
 }
 
 /// The number of indices write_initial_state must be run for.
@@ -172,6 +192,8 @@ HEAPLAB_HD_INLINE std::size_t initial_state_elements(core::HeapStorage const& s)
     n = std::size_t{s.num_types} * s.layout.total_words;
   if (std::size_t{s.num_types} * s.claim_run_slots > n)
     n = std::size_t{s.num_types} * s.claim_run_slots;
+  if (s.block_hints != nullptr && std::size_t{s.num_types} * hint_slots_for(s.num_blocks) > n)
+    n = std::size_t{s.num_types} * hint_slots_for(s.num_blocks);
   return n;
 }
 

@@ -37,6 +37,18 @@ __device__ __forceinline__ std::uint64_t global_warp_id() {
   return block * warps + thread_rank_in_block() / 32u;
 }
 
+/// The warp's slot on the GPU: SM id * 64 + the warp's slot on its SM (%warpid, < 64 on every
+/// architecture so far). Resident warps have distinct slots; the warps that run on one SM one
+/// after another reuse them. The PTX manual calls both values volatile (a warp may be moved):
+/// use it only where any value is correct (a block hint, HeapRef::reserve_for_group).
+__device__ __forceinline__ std::uint32_t sm_warp_slot() {
+  std::uint32_t sm;
+  std::uint32_t warp;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  asm volatile("mov.u32 %0, %%warpid;" : "=r"(warp));
+  return sm * 64u + warp;
+}
+
 /// Global linear thread index for 1-D launches (grid-stride loops of the heap's own kernels).
 __device__ __forceinline__ std::uint64_t global_thread_1d() {
   return std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;

@@ -223,7 +223,7 @@ class HeapRun {
           std::uint64_t const seed =
               core::detail::mix_seed(w_.seed_salt, (std::uint64_t{i} << 32) | k);
           if (op.k <= 1) {
-            core::SlotRef const r = ref_.allocate(op.arg, seed);
+            core::SlotRef const r = ref_.allocate(op.arg, seed, i);
             if (r.is_null()) {
               note_null(i, k, op.arg, 1);
               break;
@@ -238,9 +238,13 @@ class HeapRun {
           std::uint64_t round  = 0;
           while (served < op.k) {
             core::SlotsRef const r = ref_.reserve_slots_or_oom(
-                op.arg, op.k - served, seed, round, w_.oom_retries, [](std::uint32_t) {
-                  A::backoff(core::Backoff::retry);
-                });
+                op.arg,
+                op.k - served,
+                seed,
+                round,
+                w_.oom_retries,
+                [](std::uint32_t) { A::backoff(core::Backoff::retry); },
+                i);
             if (r.is_null()) {
               note_null(i, k, op.arg, op.k - served);
               break;
