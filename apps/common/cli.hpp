@@ -36,6 +36,11 @@ inline void add_heap_flags(CLI::App* cmd, HeapFlags& f, std::string& profile) {
       "--no-rotation",
       [&f] { f.rotate_bitmaps = false; },
       "bitmap searches start at bit 0 (DynaSOAr sec. 4.2; Fig. 12C 'NoShift' ablation)");
+  cmd->add_flag_callback(
+      "--block-hints",
+      [&f] { f.block_hints = true; },
+      "a warp's first allocation round tries the block its warp slot last left not full "
+      "(heaplab's block hints, docs/core.md; off by default)");
   cmd->add_option("--claim-wait-rounds",
                   f.claim_wait_rounds,
                   "rounds an allocation waits for a block another one opens (heaplab's claim "

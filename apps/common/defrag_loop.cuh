@@ -27,6 +27,7 @@ inline soa::HeapOptions heap_options(HeapFlags const& flags) {
   o.coalesce_frees    = flags.coalesce_frees;
   o.coalesce_requests = flags.coalesce_requests;
   o.rotate_bitmaps    = flags.rotate_bitmaps;
+  o.block_hints       = flags.block_hints;
   if (flags.claim_wait_rounds) o.claim_wait_rounds = *flags.claim_wait_rounds;
   return o;
 }

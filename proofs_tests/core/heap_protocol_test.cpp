@@ -4,7 +4,9 @@
 // choice; what follows from it is not).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -253,23 +255,23 @@ TEST(HeapProtocol, ActiveLookupsEndWhenTheTopLevelIsEmpty) {
 }
 
 namespace {
-/// Counts the loads the core issues on this thread into one address range.
-class RangeLoadCounter final : public core::AtomicObserver {
+/// The addresses of the loads the core issues on this thread, in order.
+class LoadLog final : public core::AtomicObserver {
  public:
-  RangeLoadCounter(void const* begin, void const* end) : begin_(begin), end_(end) {}
-  int loads = 0;
+  std::vector<void const*> loads;
   void before_atomic(core::AtomicAccess const& a) override {
-    auto const p = reinterpret_cast<std::uintptr_t>(a.address);
-    if (a.op == core::AtomicOp::load && p >= reinterpret_cast<std::uintptr_t>(begin_) &&
-        p < reinterpret_cast<std::uintptr_t>(end_))
-      ++loads;
+    if (a.op == core::AtomicOp::load) loads.push_back(a.address);
   }
   void after_atomic(core::AtomicAccess const&, std::uint64_t, std::uint64_t) override {}
   void on_backoff(core::Backoff) override {}
-
- private:
-  void const* begin_;
-  void const* end_;
+  [[nodiscard]] int count(void const* address) const {
+    return static_cast<int>(std::count(loads.begin(), loads.end(), address));
+  }
+  [[nodiscard]] int count_in(void const* begin, void const* end) const {
+    return static_cast<int>(std::count_if(loads.begin(), loads.end(), [&](void const* p) {
+      return std::less_equal<>()(begin, p) && std::less<>()(p, end);
+    }));
+  }
 };
 
 /// Entry `slot` of type t's block hints of a HostHeap (HeapProtocol::reserve_slots "Block hints").
@@ -281,37 +283,48 @@ std::uint32_t& hint_of(core::HostHeap& heap, std::uint32_t t, std::uint32_t slot
 
 TEST(HeapProtocol, ABlockHintIsStoredAndSkipsTheLookupOfActive) {
   // 200 blocks: active[T0] has two levels. T0 has 32 slots per block (8-byte objects next to a
-  // 256-byte type). The first allocation with hint 1 looks up, opens a block and stores it in
-  // entry 1; the next ones reserve there without reading active[T0].
+  // 256-byte type). Every call with hint 1 first loads the entry and active[T0]'s top-level word
+  // (both before either is used); the first call finds the entry empty, looks up from that word
+  // without loading it again, opens a block and stores it in entry 1; the next ones reserve there
+  // and read no other word of active[T0].
   core::HostHeap heap(make_config({8, 256}, 200, 1));
   auto const ref                = heap.ref<core::ObservedAtomics>();
   std::uint32_t const cap       = heap.config().capacity(0);
   core::HeapStorage const s     = heap.storage();
   std::uint64_t const* const a0 = s.active_words;
-  RangeLoadCounter counter(a0, a0 + s.layout.total_words);
+  void const* const top         = ref.active(0).container(1, 0);
+  void const* const entry       = &hint_of(heap, 0, 1);
   EXPECT_EQ(hint_of(heap, 0, 1), core::kNotFound);  // a fresh heap has no hints
+  LoadLog log;
   core::SlotRef first;
   {
-    core::ScopedAtomicObserver const scope(&counter);
+    core::ScopedAtomicObserver const scope(&log);
     first = ref.allocate(0, 5, 1);
   }
   ASSERT_FALSE(first.is_null());
-  EXPECT_GE(counter.loads, 1);  // the lookup
+  ASSERT_GE(log.loads.size(), 2u);
+  EXPECT_EQ(log.loads[0], entry);
+  EXPECT_EQ(log.loads[1], top);
+  EXPECT_EQ(log.count(top), 1) << "the lookup loaded the top-level word again";
   EXPECT_EQ(hint_of(heap, 0, 1), first.block);
   EXPECT_EQ(hint_of(heap, 0, 0), core::kNotFound);  // other entries untouched
   std::uint64_t slots = std::uint64_t{1} << first.slot;
-  counter.loads       = 0;
   for (std::uint32_t i = 1; i + 1 < cap; ++i) {
     core::SlotRef r;
+    log.loads.clear();
     {
-      core::ScopedAtomicObserver const scope(&counter);
+      core::ScopedAtomicObserver const scope(&log);
       r = ref.allocate(0, 100 + i, 1);
     }
     ASSERT_FALSE(r.is_null());
     EXPECT_EQ(r.block, first.block) << "allocation " << i;
     slots |= std::uint64_t{1} << r.slot;
+    ASSERT_GE(log.loads.size(), 2u);
+    EXPECT_EQ(log.loads[0], entry);
+    EXPECT_EQ(log.loads[1], top);
+    EXPECT_EQ(log.count_in(a0, a0 + s.layout.total_words), 1)
+        << "a hinted round read active[T0] beyond its top-level word, allocation " << i;
   }
-  EXPECT_EQ(counter.loads, 0) << "a hinted round read active[T0]";
   EXPECT_EQ(hint_of(heap, 0, 1), first.block);
   // The reservation that fills the block takes the hint back.
   core::SlotRef const last = ref.allocate(0, 7, 1);

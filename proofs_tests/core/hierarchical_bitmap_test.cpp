@@ -196,6 +196,36 @@ TEST(HierarchicalBitmap, FindSetSaysWhetherItFailedAtTheTopLevel) {
   // No bits at all (num_levels 0): empty at the top by definition.
   Bitmap const none(nullptr, core::BitmapLayout::for_bits(0));
   EXPECT_TRUE(none.find_set(0).top_empty);
+  EXPECT_EQ(none.top_word(), 0u);
+}
+
+TEST(HierarchicalBitmap, FindSetStartsFromATopWordTheCallerLoaded) {
+  // reserve_slots loads active[T]'s top-level word beside its block hint and hands it to the
+  // first lookup: the descent starts from that word, not from a second load of it.
+  auto const layout = core::BitmapLayout::for_bits(130);
+  std::vector<std::uint64_t> words(layout.total_words, 0);
+  Bitmap const bm(words.data(), layout);
+  words[1]                = std::uint64_t{1} << 5;  // bit 69
+  words[3]                = std::uint64_t{1} << 1;  // its summary
+  std::uint64_t const top = bm.top_word();
+  EXPECT_EQ(top, words[3]);
+  EXPECT_EQ(bm.find_set(7, &top).pos, 69u);
+  std::uint64_t const stale = 0;  // loaded before the set-first reached the top
+  auto const found          = bm.find_set(7, &stale);
+  EXPECT_EQ(found.pos, core::kNotFound);
+  EXPECT_TRUE(found.top_empty);
+  std::uint64_t const other = std::uint64_t{1} << 0;  // names word 0, which is empty
+  EXPECT_EQ(bm.find_set(7, &other).pos, core::kNotFound);
+  EXPECT_FALSE(bm.find_set(7, &other).top_empty);
+  // One level: the top word is level 0 itself.
+  auto const one = core::BitmapLayout::for_bits(40);
+  std::vector<std::uint64_t> w1(one.total_words, 0);
+  Bitmap const small(w1.data(), one);
+  w1[0]                    = std::uint64_t{1} << 33;
+  std::uint64_t const top1 = small.top_word();
+  EXPECT_EQ(small.find_set(3, &top1).pos, 33u);
+  std::uint64_t const none1 = 0;
+  EXPECT_EQ(small.find_set(3, &none1).pos, core::kNotFound);
 }
 
 TEST(HierarchicalBitmap, ClearAnyWithoutRotationTakesTheLowestSetBit) {

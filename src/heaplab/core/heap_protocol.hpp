@@ -183,10 +183,16 @@ class HeapProtocol {
   /// docs/results.md "issue 30"). Returning kNotFound earlier is an outcome the r lookups could
   /// always have had, so the callers' handling of it (claim tickets, a new block, out of memory)
   /// is unchanged.
-  HEAPLAB_HD std::uint32_t find_active_block(std::uint32_t t, std::uint64_t seed) const {
+  ///
+  /// `top`: active[t]'s top-level word as the caller already loaded it (reserve_slots with a block
+  /// hint), for the first lookup; the further lookups load it again.
+  HEAPLAB_HD std::uint32_t find_active_block(std::uint32_t t,
+                                             std::uint64_t seed,
+                                             std::uint64_t const* top = nullptr) const {
     BitmapRef<Atomics> const act = active(t);
     for (std::uint32_t i = 0; i < s_.active_lookups; ++i) {
-      auto const found = act.find_set(search_seed(detail::mix_seed(seed, i)));
+      auto const found =
+          act.find_set(search_seed(detail::mix_seed(seed, i)), i == 0 ? top : nullptr);
       if (found.pos != kNotFound) return found.pos;
       if (found.top_empty) break;
     }
@@ -286,10 +292,12 @@ class HeapProtocol {
   /// lookup found the block may take a slot first, and the holder then takes the next free ones
   /// (or finds the block full and starts another round), as before. Only the search start
   /// changes, not the protocol (H100, docs/results.md "Ticket slots").
+  /// `top` as for find_active_block.
   HEAPLAB_HD BlockPick find_or_claim_block(std::uint32_t t,
                                            std::uint32_t k,
-                                           std::uint64_t seed) const {
-    std::uint32_t b = find_active_block(t, seed);
+                                           std::uint64_t seed,
+                                           std::uint64_t const* top = nullptr) const {
+    std::uint32_t b = find_active_block(t, seed, top);
     if (b != kNotFound) return BlockPick{b, search_seed(seed)};
     if (claim_tickets_on()) {
       ClaimTicket const ticket = take_claim_tickets(t, k);
@@ -431,21 +439,31 @@ class HeapProtocol {
   /// check (rollback) handle; so hints add no safety obligation. A failed hinted round is one
   /// more round that failed because another thread completed an operation (the block filled, was
   /// deleted or retyped after the hint was stored), and it is tried once per call: lock-freedom
-  /// and the rounds' bound are as before.
+  /// and the rounds' bound are as before. With an entry, the call loads active[t]'s top-level word
+  /// right after the entry and before either is used: the two independent loads are in flight
+  /// together, so an empty or stale entry does not add a dependent load before the lookup (the
+  /// first lookup starts from that word; on a hit it goes unused).
   HEAPLAB_HD SlotsRef reserve_slots(std::uint32_t t,
                                     std::uint32_t k,
                                     std::uint64_t seed,
                                     std::uint64_t& round,
                                     std::uint32_t hint = kNoHint) const {
     std::uint32_t* const entry = hint_entry(t, hint);
-    // order: relaxed (a hint: the reservation's acquire RMW and the type check validate it)
-    std::uint32_t hinted =
-        entry != nullptr ? Atomics::load(entry, MemoryOrder::relaxed) : kNotFound;
+    std::uint32_t hinted       = kNotFound;
+    std::uint64_t top          = 0;
+    bool have_top              = false;  // `top` not used yet by a lookup
+    if (entry != nullptr) {
+      // order: relaxed (a hint: the reservation's acquire RMW and the type check validate it)
+      hinted   = Atomics::load(entry, MemoryOrder::relaxed);
+      top      = active(t).top_word();
+      have_top = true;
+    }
     for (;; ++round) {
       std::uint64_t const s = detail::mix_seed(seed, round);
       bool const from_hint  = hinted < s_.num_blocks;
-      BlockPick const p =
-          from_hint ? BlockPick{hinted, search_seed(s)} : find_or_claim_block(t, k, s);
+      BlockPick const p     = from_hint ? BlockPick{hinted, search_seed(s)}
+                                        : find_or_claim_block(t, k, s, have_top ? &top : nullptr);
+      if (!from_hint) have_top = false;  // a later round's lookup loads the word afresh
       if (p.block == kNotFound) return SlotsRef{};
       ReserveResult const r = blocks().try_reserve(p.block, k, p.reserve_seed);
       // MUTANT hint_skips_type_check: a hinted round trusts the hinted block's type, as if a hint

@@ -130,11 +130,14 @@ class BitmapRef {
   /// (BitmapLayout::for_bits), so a search with another rotation would read the same word. A
   /// failure below the top is a summary bit whose container lagged or was cleared meanwhile
   /// (sec. 4.1.4), which another descent can get past.
+  /// `top`, when given, is the top-level word as the caller already loaded it (relaxed, as the
+  /// descent's own load; top_word()): the descent starts from it instead of loading it again, so
+  /// a caller can have that load in flight beside another one (HeapProtocol::reserve_slots).
   struct Found {
     std::uint32_t pos = kNotFound;
     bool top_empty    = false;  // the top-level load read 0 (or the bitmap has no bits)
   };
-  HEAPLAB_HD Found find_set(std::uint64_t seed) const {
+  HEAPLAB_HD Found find_set(std::uint64_t seed, std::uint64_t const* top = nullptr) const {
     if (layout_.num_levels == 0) return Found{kNotFound, true};
     std::uint32_t index = 0;  // container index on the current level
     // Levels top-down, unrolled over the constant maximum so that the layout arrays are indexed
@@ -145,13 +148,22 @@ class BitmapRef {
     for (std::uint32_t k = kBitmapMaxLevels; k-- > 0;) {
       if (k >= layout_.num_levels) continue;
       std::uint64_t const word =
-          Atomics::load(words_ + layout_.level_offset[k] + index, MemoryOrder::relaxed);
+          top != nullptr && k + 1u == layout_.num_levels
+              ? *top
+              : Atomics::load(words_ + layout_.level_offset[k] + index, MemoryOrder::relaxed);
       int const bit = find_first_set_rotated(word, detail::rotation(seed, k));
       if (bit < 0) return Found{kNotFound, k + 1u == layout_.num_levels};
       index = index * 64u + static_cast<std::uint32_t>(bit);
       if (index >= layout_.level_bits[k]) return Found{};  // never set; defensive
     }
     return Found{index, false};
+  }
+
+  /// The top-level word (one container: BitmapLayout::for_bits), one relaxed load; 0 for a bitmap
+  /// without bits. What find_set(seed, &word) starts from.
+  HEAPLAB_HD std::uint64_t top_word() const {
+    if (layout_.num_levels == 0) return 0;
+    return Atomics::load(container(layout_.num_levels - 1u, 0), MemoryOrder::relaxed);
   }
 
   /// Position of some set bit or kNotFound, by a scan of level 0 starting at a container derived
