@@ -288,3 +288,90 @@ TEST(HeapItsGpu, CoalescingOffEveryLaneAllocatesOnItsOwn) {
   for (int i = 0; i < 10; ++i) most = std::max(most, blocks_of_one_warp(single));
   EXPECT_GT(most, 1u) << "with coalescing off the lanes still shared one block every time";
 }
+
+namespace {
+
+/// Lane l of the one warp makes one Leaf with id base + l (out[base + l]).
+__global__ void one_leaf_per_lane(Ref heap, std::uint64_t* out, std::uint32_t base) {
+  std::uint32_t const lane = threadIdx.x;
+  out[base + lane]         = bits(heap.make<Leaf>(base + lane, 0u));
+}
+
+/// Object (lane, round) of the free pattern below: the warp's lanes free, in one instruction,
+/// objects of all four allocation launches (a quarter of the lanes each), so most free
+/// instructions span several blocks.
+__host__ __device__ std::uint32_t mixed_id(std::uint32_t lane, std::uint32_t round) {
+  return 32u * ((lane / 8u + round) % 4u) + (lane + 8u * round) % 32u;
+}
+
+/// One warp: round r (r < rounds) frees object mixed_id(lane, r) of every lane.
+__global__ void free_mixed(Ref heap, std::uint64_t const* out, std::uint32_t rounds) {
+  for (std::uint32_t r = 0; r < rounds; ++r) heap.destroy_raw(out[mixed_id(threadIdx.x, r)]);
+}
+
+}  // namespace
+
+TEST(HeapItsGpu, AWarpFreeingIntoSeveralBlocksFreesExactlyItsObjects) {
+  HEAPLAB_REQUIRE_GPU();
+  // A warp whose lanes free into several blocks at once (HeapRef::free_slot coalesces only a warp
+  // that frees into one block; here every lane frees its own slot) must free exactly its objects.
+  // 128 Leafs from four one-warp launches (two or more blocks of 64), then free instructions whose
+  // lanes hold objects of all four launches. After two of the four rounds exactly the other half
+  // is live, at its own slots; after all four the heap is empty.
+  auto heap = soa::Heap<Types>::with_blocks(64);
+  // mixed_id is a permutation of 0..127 over (lane, round): each object is freed once.
+  std::set<std::uint32_t> ids;
+  for (std::uint32_t r = 0; r < 4; ++r)
+    for (std::uint32_t l = 0; l < 32; ++l) ids.insert(mixed_id(l, r));
+  ASSERT_EQ(ids.size(), 128u);
+  std::uint64_t* d_out = nullptr;
+  HEAPLAB_CUDA_TRY(cudaMalloc(&d_out, 128 * sizeof(std::uint64_t)));
+  for (std::uint32_t launch = 0; launch < 4; ++launch) {
+    one_leaf_per_lane<<<1, 32, 0, heap.stream()>>>(heap.ref(), d_out, 32u * launch);
+    HEAPLAB_CUDA_TRY(cudaGetLastError());
+  }
+  wait_or_exit(heap.stream(), kTimeoutSeconds, "128 Leafs");
+  std::vector<std::uint64_t> out(128);
+  HEAPLAB_CUDA_TRY(
+      cudaMemcpy(out.data(), d_out, 128 * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
+  std::set<std::uint64_t> blocks;
+  for (std::uint64_t p : out) {
+    ASSERT_NE(p, 0u);
+    blocks.insert(heaplab::core::pointer_block_address(p));
+  }
+  EXPECT_GE(blocks.size(), 2u);
+  free_mixed<<<1, 32, 0, heap.stream()>>>(heap.ref(), d_out, 2);
+  HEAPLAB_CUDA_TRY(cudaGetLastError());
+  wait_or_exit(heap.stream(), kTimeoutSeconds, "two mixed free rounds");
+  heap.check_device_errors();
+  auto const half = heap.snapshot_with_payloads();
+  expect_catalog_holds(half, "after two mixed free rounds");
+  auto const live = objects_by_id(half);
+  std::set<std::uint32_t> freed;
+  for (std::uint32_t r = 0; r < 2; ++r)
+    for (std::uint32_t l = 0; l < 32; ++l) freed.insert(mixed_id(l, r));
+  EXPECT_EQ(live.size(), 64u);
+  for (std::uint32_t id = 0; id < 128; ++id) {
+    auto const it = live.find(id);
+    if (freed.count(id) != 0) {
+      EXPECT_EQ(it, live.end()) << "object " << id << " was freed but is live";
+      continue;
+    }
+    ASSERT_NE(it, live.end()) << "object " << id << " was not freed but is gone";
+    EXPECT_EQ(it->second.at, heap.ref().locate(out[id])) << "object " << id;
+  }
+  // The other two rounds: the same kernel on rounds 2 and 3's objects, moved to 0 and 1's places.
+  std::vector<std::uint64_t> rest(128, 0);
+  for (std::uint32_t r = 2; r < 4; ++r)
+    for (std::uint32_t l = 0; l < 32; ++l) rest[mixed_id(l, r - 2)] = out[mixed_id(l, r)];
+  HEAPLAB_CUDA_TRY(
+      cudaMemcpy(d_out, rest.data(), 128 * sizeof(std::uint64_t), cudaMemcpyHostToDevice));
+  free_mixed<<<1, 32, 0, heap.stream()>>>(heap.ref(), d_out, 2);
+  HEAPLAB_CUDA_TRY(cudaGetLastError());
+  wait_or_exit(heap.stream(), kTimeoutSeconds, "the last two mixed free rounds");
+  heap.check_device_errors();
+  auto const empty = heap.snapshot();
+  expect_catalog_holds(empty, "after freeing everything");
+  EXPECT_EQ(check::count_set(empty.free_blocks), heap.num_blocks());
+  HEAPLAB_CUDA_TRY(cudaFree(d_out));
+}
