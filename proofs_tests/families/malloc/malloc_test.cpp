@@ -478,5 +478,25 @@ TEST(MallocRegistry, TheFamilyAndItsRunnersAreRegistered) {
     EXPECT_NE(nullptr, registry.runner(name)) << name;
 }
 
+TEST(MallocRunners, TheSmallestPoolReachesTheRunnerInWholeMiBRoundedUp) {
+  // RunnerInfo::min_heap_mib (the conformance suite's heap floor; malloc-gallatin's 1 GiB).
+  runner::RunnerInfo const r;
+  SubjectInfo s;
+  auto const mib = [&](std::uint64_t bytes) {
+    s.min_pool = bytes;
+    return with_min_pool(r, s).min_heap_mib;
+  };
+  EXPECT_EQ(mib(0), 0u);
+  EXPECT_EQ(mib(1), 1u);
+  EXPECT_EQ(mib(std::uint64_t{1} << 20), 1u);
+  EXPECT_EQ(mib((std::uint64_t{1} << 20) + 1), 2u);
+  EXPECT_EQ(mib(std::uint64_t{1} << 30), 1024u);
+  EXPECT_EQ(mib(std::uint64_t{1} << 62), 0xFFFFFFFFu);  // saturates
+  s.min_pool = std::uint64_t{1} << 30;
+  runner::RunnerInfo named;
+  named.name = "x";
+  EXPECT_EQ(with_min_pool(named, s).name, "x");  // the rest of the info is kept
+}
+
 }  // namespace
 }  // namespace heaplab::malloc_family

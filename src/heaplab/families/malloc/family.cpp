@@ -2,6 +2,7 @@
 // the registrations of its runners (generation is in generate.cpp).
 #include "heaplab/families/malloc/family.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <utility>
@@ -215,6 +216,12 @@ runner::RunnerInfo runner_info(std::string name,
     return std::make_unique<MallocRunner>(
         name, [&] { return make(o); }, deterministic);
   };
+  return r;
+}
+
+runner::RunnerInfo with_min_pool(runner::RunnerInfo r, SubjectInfo const& s) {
+  std::uint64_t const mib = (s.min_pool + (std::uint64_t{1} << 20) - 1u) >> 20;
+  r.min_heap_mib          = static_cast<std::uint32_t>(std::min<std::uint64_t>(mib, 0xFFFFFFFFu));
   return r;
 }
 

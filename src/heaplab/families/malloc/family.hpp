@@ -80,4 +80,9 @@ runner::RunnerInfo gpu_runner_info(std::string name,
                                    SubjectMaker make,
                                    bool one_per_process);
 
+/// r with RunnerInfo::min_heap_mib from the subject's smallest pool (SubjectInfo::min_pool,
+/// bytes), in whole MiB rounded up: a suite that sizes its heaps for every runner (the runner
+/// conformance test) then never asks the subject for a pool it refuses.
+runner::RunnerInfo with_min_pool(runner::RunnerInfo r, SubjectInfo const& s);
+
 }  // namespace heaplab::malloc_family

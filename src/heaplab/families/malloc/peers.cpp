@@ -31,14 +31,6 @@ template <std::unique_ptr<Subject> (*Make)(GpuSubjectOptions const&)>
 }
 #endif
 
-#if defined(HEAPLAB_HAVE_CUDA_RUNTIME)
-/// r with min_heap_mib from the subject's min_pool (whole MiB, rounded up).
-[[maybe_unused]] runner::RunnerInfo with_min_pool(runner::RunnerInfo r, SubjectInfo const& s) {
-  r.min_heap_mib = static_cast<std::uint32_t>((s.min_pool + (1u << 20) - 1) >> 20);
-  return r;
-}
-#endif
-
 #if defined(HEAPLAB_HAVE_CUDA_RUNTIME) && defined(HEAPLAB_HAVE_PEER_GALLATIN)
 runner::RunnerRegistration const malloc_gallatin{with_min_pool(
     peer_info<&make_gallatin_subject>(
