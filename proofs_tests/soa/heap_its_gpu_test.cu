@@ -111,6 +111,14 @@ __global__ void free_all(Ref heap, std::uint64_t const* out, std::uint64_t n) {
     heap.destroy_raw(out[i]);
 }
 
+/// After a kernel that freed every object: no device error, the catalog holds, every block free.
+void expect_empty(soa::Heap<Types>& heap) {
+  heap.check_device_errors();
+  auto const empty = heap.snapshot();
+  expect_catalog_holds(empty, "after freeing everything");
+  EXPECT_EQ(check::count_set(empty.free_blocks), heap.num_blocks());
+}
+
 struct Expected {
   std::set<std::uint64_t> ids;
   std::uint64_t per_type[3] = {0, 0, 0};
@@ -186,10 +194,7 @@ void run_round(soa::Heap<Types>& heap,
   free_all<<<256, 256, 0, heap.stream()>>>(heap.ref(), d_out, slots);
   HEAPLAB_CUDA_TRY(cudaGetLastError());
   wait_or_exit(heap.stream(), kTimeoutSeconds, "free kernel");
-  heap.check_device_errors();
-  auto const empty = heap.snapshot();
-  expect_catalog_holds(empty, "after freeing everything");
-  EXPECT_EQ(check::count_set(empty.free_blocks), heap.num_blocks());
+  expect_empty(heap);
   HEAPLAB_CUDA_TRY(cudaFree(d_out));
 }
 
@@ -369,9 +374,6 @@ TEST(HeapItsGpu, AWarpFreeingIntoSeveralBlocksFreesExactlyItsObjects) {
   free_mixed<<<1, 32, 0, heap.stream()>>>(heap.ref(), d_out, 2);
   HEAPLAB_CUDA_TRY(cudaGetLastError());
   wait_or_exit(heap.stream(), kTimeoutSeconds, "the last two mixed free rounds");
-  heap.check_device_errors();
-  auto const empty = heap.snapshot();
-  expect_catalog_holds(empty, "after freeing everything");
-  EXPECT_EQ(check::count_set(empty.free_blocks), heap.num_blocks());
+  expect_empty(heap);
   HEAPLAB_CUDA_TRY(cudaFree(d_out));
 }
