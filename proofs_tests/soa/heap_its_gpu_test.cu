@@ -302,11 +302,13 @@ __global__ void one_leaf_per_lane(Ref heap, std::uint64_t* out, std::uint32_t ba
   out[base + lane]         = bits(heap.make<Leaf>(base + lane, 0u));
 }
 
-/// Object (lane, round) of the free pattern below: the warp's lanes free, in one instruction,
-/// objects of all four allocation launches (a quarter of the lanes each), so most free
-/// instructions span several blocks.
+/// Object (lane, round) of the free pattern below: in one instruction the warp's lanes free
+/// objects of all four allocation launches (lanes 8a .. 8a + 7 those of launch (a + round) % 4,
+/// its objects 8 round .. 8 round + 7), so most free instructions span several blocks. Over the
+/// four rounds every object once: launch g's object 8r + b is freed by lane 8((g - r) mod 4) + b
+/// in round r.
 __host__ __device__ std::uint32_t mixed_id(std::uint32_t lane, std::uint32_t round) {
-  return 32u * ((lane / 8u + round) % 4u) + (lane + 8u * round) % 32u;
+  return 32u * ((lane / 8u + round) % 4u) + 8u * round + lane % 8u;
 }
 
 /// One warp: round r (r < rounds) frees object mixed_id(lane, r) of every lane.
