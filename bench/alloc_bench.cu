@@ -288,14 +288,14 @@ __global__ void compact_non_null(std::uint64_t const* in,
 
 }  // namespace
 
-Fig14aHeap fig14a_heap(std::uint64_t heap_bytes) {
+Fig14aHeap fig14a_heap(std::uint64_t heap_bytes, bool block_hints) {
   Fig14aHeap h;
   h.heap_bytes        = heap_bytes;
   h.block_bytes       = Types64::block_bytes;
   h.capacity          = Types64::capacity<Object64>;
-  auto const metadata = [](std::uint64_t m) {
+  auto const metadata = [block_hints](std::uint64_t m) {
     auto const config = soa::heap_config<Types64>(static_cast<std::uint32_t>(m), 1, 0);
-    return soa::StoragePlan::make(config, Types64::block_bytes).metadata_bytes;
+    return soa::StoragePlan::make(config, Types64::block_bytes, block_hints).metadata_bytes;
   };
   std::uint64_t m = std::min<std::uint64_t>(heap_bytes / h.block_bytes, 0xFFFFFFFFull);
   // The metadata grows with M: take blocks off until metadata + blocks fit the budget.
@@ -388,7 +388,7 @@ Fig14aResult heap_fig14a(int threads,
                          HeapKnobs const& knobs,
                          std::function<void(Fig14aRow const&)> const& on_row) {
   Fig14aResult result;
-  result.heap = fig14a_heap(heap_bytes);
+  result.heap = fig14a_heap(heap_bytes, knobs.block_hints);
   auto heap   = soa::Heap<Types64>::with_blocks(result.heap.blocks, heap_options(knobs));
   if (heap.device_bytes() > heap_bytes)
     throw std::logic_error("utilization: the heap takes more than its budget");

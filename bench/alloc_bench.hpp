@@ -160,8 +160,9 @@ struct Fig14aResult {
   Fig14aMax max;
 };
 
-/// The heap of Fig. 14A for `heap_bytes` (throws std::invalid_argument when no block fits).
-Fig14aHeap fig14a_heap(std::uint64_t heap_bytes);
+/// The heap of Fig. 14A for `heap_bytes` (throws std::invalid_argument when no block fits), its
+/// metadata planned with or without the block hints' entries (HeapKnobs::block_hints).
+Fig14aHeap fig14a_heap(std::uint64_t heap_bytes, bool block_hints = false);
 
 /// Runs Fig. 14A with heaplab's heap: every n of `ns` (on_row is called after each, for
 /// printing as it goes), then the maximum utilization.

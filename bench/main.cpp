@@ -755,7 +755,7 @@ int run_utilization(Common const& c, UtilizationOptions const& o) {
   namespace hb = heaplab::bench;
   print_device();
   auto const heap_bytes      = static_cast<std::uint64_t>(o.heap_gib * double(1ull << 30));
-  hb::Fig14aHeap const shape = hb::fig14a_heap(heap_bytes);
+  hb::Fig14aHeap const shape = hb::fig14a_heap(heap_bytes, o.knobs.block_hints);
   std::FILE* csv             = c.csv.empty() ? nullptr : std::fopen(c.csv.c_str(), "w");
   if (!c.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + c.csv);
   print_utilization_heading(c, o, heap_bytes, shape);

@@ -91,8 +91,9 @@ static_assert(Types::block_bytes == 1408);
 
 /// Host memory shaped like one GPU heap: metadata region per the plan, block area 128-aligned.
 struct HostImage {
+  /// With the block hints' entries (StoragePlan::make's block_hints), so that they are checked.
   HostImage(core::HeapConfig const& config, std::uint32_t block_bytes)
-      : plan(soa::StoragePlan::make(config, block_bytes)),
+      : plan(soa::StoragePlan::make(config, block_bytes, true)),
         metadata(plan.metadata_bytes / 8 + 1, 0),
         blocks(static_cast<unsigned char*>(std::aligned_alloc(128, plan.block_area_bytes()))) {
     storage = plan.storage_at(metadata.data(),
@@ -124,7 +125,7 @@ TEST(HeapHostPlan, ArraysAreAlignedDisjointAndInBounds) {
   for (std::uint32_t m : {1u, 63u, 64u, 65u, 4095u, 4097u, 300000u}) {
     SCOPED_TRACE("M = " + std::to_string(m));
     auto const config       = soa::heap_config<Types>(m, 1, 0);
-    auto const plan         = soa::StoragePlan::make(config, Types::block_bytes);
+    auto const plan         = soa::StoragePlan::make(config, Types::block_bytes, true);
     std::size_t const words = core::BitmapLayout::for_bits(m).total_words;
     EXPECT_EQ(plan.layout.total_words, words);
     struct Range {
@@ -142,7 +143,7 @@ TEST(HeapHostPlan, ArraysAreAlignedDisjointAndInBounds) {
         {"capacities", plan.capacities, 4ull * config.num_types()},
         {"claim tickets", plan.claim_tickets, 8ull * config.num_types()},
         {"claim runs", plan.claim_runs, 8ull * config.num_types() * core::claim_run_slots_for(m)},
-        {"block hints", plan.block_hints, 4ull * config.num_types() * soa::hint_slots_for(m)},
+        {"block hints", plan.block_hints, 4ull * config.num_types() * plan.hint_slots},
         {"control", plan.control, sizeof(soa::detail::DeviceControl)},
     };
     for (std::size_t i = 0; i < ranges.size(); ++i) {
@@ -183,6 +184,7 @@ TEST(HeapHostPlan, StorageAtPointsEveryArrayIntoItsPlannedPlace) {
   EXPECT_EQ(s.claim_run_slots, core::claim_run_slots_for(4097));
   EXPECT_TRUE(same(s.block_hints, at(image.plan.block_hints)));
   EXPECT_EQ(s.hint_slots, 8192u);  // a power of two >= M, at most 16384 (soa::hint_slots_for)
+  EXPECT_EQ(image.plan.hint_slots, 8192u);
   EXPECT_EQ(soa::hint_slots_for(1), 1u);
   EXPECT_EQ(soa::hint_slots_for(300000), 16384u);
   EXPECT_EQ(s.claim_wait_rounds, core::kDefaultClaimWaitRounds);
@@ -204,15 +206,20 @@ TEST(HeapHostPlan, StorageAtPointsEveryArrayIntoItsPlannedPlace) {
                                                       /*rotate_bitmaps=*/false);
   EXPECT_FALSE(off.rotate_bitmaps);
   EXPECT_EQ(off.free_words, s.free_words);
-  // Block hints off (HeapOptions::block_hints, the default): the core sees no entries.
-  core::HeapStorage const no_hints = image.plan.storage_at(image.metadata.data(),
-                                                           config.defrag_factor,
-                                                           core::kDefaultActiveLookups,
-                                                           core::kDefaultClaimWaitRounds,
-                                                           true,
-                                                           /*block_hints=*/false);
-  EXPECT_EQ(no_hints.hint_slots, 0u);
+  // Block hints (planned here, HostImage): every entry starts as "none".
   EXPECT_EQ(s.block_hints[0], core::kNotFound);
+  // Without them (HeapOptions::block_hints false, the default) the plan has no entries: the
+  // metadata region is what it was before the hints, and the core sees none.
+  auto const plain = soa::StoragePlan::make(config, Types::block_bytes);
+  EXPECT_EQ(plain.hint_slots, 0u);
+  EXPECT_LT(plain.metadata_bytes, image.plan.metadata_bytes);
+  std::vector<std::uint64_t> plain_metadata(plain.metadata_bytes / 8 + 1, 0);
+  core::HeapStorage const none = plain.storage_at(plain_metadata.data(),
+                                                  config.defrag_factor,
+                                                  core::kDefaultActiveLookups,
+                                                  core::kDefaultClaimWaitRounds);
+  EXPECT_EQ(none.block_hints, nullptr);
+  EXPECT_EQ(none.hint_slots, 0u);
 }
 
 TEST(HeapHostPlan, InitialStateIsTheEmptyHeap) {

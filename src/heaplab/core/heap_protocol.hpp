@@ -93,7 +93,7 @@ struct HeapStorage {
   std::uint32_t active_lookups    = kDefaultActiveLookups;
   std::uint32_t claim_wait_rounds = kDefaultClaimWaitRounds;
   std::uint32_t claim_run_slots   = 1;  // claim_run_slots_for(num_blocks)
-  std::uint32_t hint_slots        = 0;  // entries per type of block_hints; a power of two
+  std::uint32_t hint_slots        = 0;  // entries per type of block_hints; a power of two (0: off)
   /// DynaSOAr sec. 4.2 "Bitmap Rotation": every bitmap search (active[T] lookups, the free
   /// bitmap, the level-0 scans, the slot pick in a block) starts at a rotation derived from the
   /// caller's seed. false: the ablation of DynaSOAr Fig. 12C (*-NoShift): every search starts at

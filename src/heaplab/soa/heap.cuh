@@ -413,8 +413,7 @@ class Heap {
                                                        config_.defrag_factor,
                                                        options_.active_lookups,
                                                        options_.claim_wait_rounds,
-                                                       options_.rotate_bitmaps,
-                                                       options_.block_hints);
+                                                       options_.rotate_bitmaps);
     check::HeapSnapshot snap        = check::from_core(config_, storage);
     snap.producer                   = "gpu";
     return snap;
@@ -529,7 +528,7 @@ class Heap {
       : config_(heap_config<Types>(num_blocks, options.defrag_factor, options.k1)),
         options_(options) {
     check_gpu_heap_config(config_, options_.active_lookups);
-    plan_ = StoragePlan::make(config_, Types::block_bytes);
+    plan_ = StoragePlan::make(config_, Types::block_bytes, options_.block_hints);
 
     multiprocessors_ = cudart::multiprocessor_count();
     metadata_        = Bytes(plan_.metadata_bytes, "heap metadata region");
@@ -554,8 +553,7 @@ class Heap {
                                      config_.defrag_factor,
                                      options_.active_lookups,
                                      options_.claim_wait_rounds,
-                                     options_.rotate_bitmaps,
-                                     options_.block_hints),
+                                     options_.rotate_bitmaps),
                     static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(blocks_.data())),
                     control_device(),
                     options_.oom_retries,

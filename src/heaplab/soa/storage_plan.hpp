@@ -33,7 +33,8 @@ namespace heaplab::soa {
 /// Entries per type of the block hints (core HeapProtocol::reserve_slots "Block hints"): one per
 /// warp slot of the GPU (HeapRef::allocate_raw names entry SM id * 64 + warp slot, 64 warps per
 /// SM, up to 256 SMs), at most one per block rounded up to a power of two: on a small heap the
-/// warps share entries (a hint is only a candidate), and the snapshot copy stays small.
+/// warps share entries (a hint is only a candidate). A heap without hints (the default) plans
+/// none, so its metadata region and snapshot copies are what they were before the hints.
 HEAPLAB_HD_INLINE constexpr std::uint32_t hint_slots_for(std::uint32_t num_blocks) {
   std::uint32_t slots = 1;
   while (slots < num_blocks && slots < 16384u) slots *= 2u;
@@ -59,7 +60,8 @@ struct StoragePlan {
   std::size_t capacities      = 0;  // uint32_t[num_types]
   std::size_t claim_tickets   = 0;  // uint64_t[num_types]
   std::size_t claim_runs      = 0;  // uint64_t[num_types * core::claim_run_slots_for(num_blocks)]
-  std::size_t block_hints     = 0;  // uint32_t[num_types * hint_slots_for(num_blocks)]
+  std::size_t block_hints     = 0;  // uint32_t[num_types * hint_slots]
+  std::uint32_t hint_slots    = 0;  // hint_slots_for(num_blocks) with block hints, else 0
   std::size_t control         = 0;  // detail::DeviceControl
   std::size_t metadata_bytes  = 0;  // end of the region (a multiple of 128)
 
@@ -72,8 +74,11 @@ struct StoragePlan {
     return std::size_t{num_types} * layout.total_words;
   }
 
-  /// The plan for `config` (validated by the caller) with blocks of `block_bytes` bytes.
-  static StoragePlan make(core::HeapConfig const& config, std::uint32_t block_bytes) {
+  /// The plan for `config` (validated by the caller) with blocks of `block_bytes` bytes, with the
+  /// entries of the block hints when `block_hints` (HeapOptions::block_hints).
+  static StoragePlan make(core::HeapConfig const& config,
+                          std::uint32_t block_bytes,
+                          bool block_hints = false) {
     HEAPLAB_EXPECTS(block_bytes > 0 && block_bytes % kCacheLineBytes == 0,
                     "StoragePlan: block_bytes must be a positive multiple of 128");
     StoragePlan p;
@@ -99,10 +104,10 @@ struct StoragePlan {
     p.claim_tickets     = place(std::size_t{p.num_types} * sizeof(std::uint64_t));
     p.claim_runs        = place(std::size_t{p.num_types} * core::claim_run_slots_for(p.num_blocks) *
                          sizeof(std::uint64_t));
-    p.block_hints =
-        place(std::size_t{p.num_types} * hint_slots_for(p.num_blocks) * sizeof(std::uint32_t));
-    p.control        = place(sizeof(detail::DeviceControl));
-    p.metadata_bytes = end;
+    p.hint_slots        = block_hints ? hint_slots_for(p.num_blocks) : 0u;
+    p.block_hints       = place(std::size_t{p.num_types} * p.hint_slots * sizeof(std::uint32_t));
+    p.control           = place(sizeof(detail::DeviceControl));
+    p.metadata_bytes    = end;
     return p;
   }
 
@@ -111,8 +116,7 @@ struct StoragePlan {
                                              std::uint32_t defrag_factor,
                                              std::uint32_t active_lookups,
                                              std::uint32_t claim_wait_rounds,
-                                             bool rotate_bitmaps = true,
-                                             bool block_hints    = true) const {
+                                             bool rotate_bitmaps = true) const {
     auto* const bytes = static_cast<unsigned char*>(base);
     core::HeapStorage s;
     s.alloc_bitmaps   = reinterpret_cast<std::uint64_t*>(bytes + alloc_bitmaps);
@@ -126,9 +130,9 @@ struct StoragePlan {
     s.claim_tickets   = reinterpret_cast<std::uint64_t*>(bytes + claim_tickets);
     s.claim_runs      = reinterpret_cast<std::uint64_t*>(bytes + claim_runs);
     s.claim_run_slots = core::claim_run_slots_for(num_blocks);
-    // The entries exist either way (the initial state writes them); off: the core never reads them.
-    s.block_hints       = reinterpret_cast<std::uint32_t*>(bytes + this->block_hints);
-    s.hint_slots        = block_hints ? hint_slots_for(num_blocks) : 0u;
+    s.block_hints =
+        hint_slots != 0 ? reinterpret_cast<std::uint32_t*>(bytes + block_hints) : nullptr;
+    s.hint_slots        = hint_slots;
     s.layout            = layout;
     s.num_blocks        = num_blocks;
     s.num_types         = num_types;
@@ -180,7 +184,7 @@ HEAPLAB_HD_INLINE void write_initial_state(core::HeapStorage const& s, std::size
   if (i < s.num_types && s.claim_tickets != nullptr) s.claim_tickets[i] = 0;
   if (i < std::size_t{s.num_types} * s.claim_run_slots && s.claim_runs != nullptr)
     s.claim_runs[i] = 0;
-  if (i < std::size_t{s.num_types} * hint_slots_for(s.num_blocks) && s.block_hints != nullptr)
+  if (i < std::size_t{s.num_types} * s.hint_slots && s.block_hints != nullptr)
     s.block_hints[i] = core::kNotFound;  // no hint
 }
 
@@ -192,8 +196,8 @@ HEAPLAB_HD_INLINE std::size_t initial_state_elements(core::HeapStorage const& s)
     n = std::size_t{s.num_types} * s.layout.total_words;
   if (std::size_t{s.num_types} * s.claim_run_slots > n)
     n = std::size_t{s.num_types} * s.claim_run_slots;
-  if (s.block_hints != nullptr && std::size_t{s.num_types} * hint_slots_for(s.num_blocks) > n)
-    n = std::size_t{s.num_types} * hint_slots_for(s.num_blocks);
+  if (s.block_hints != nullptr && std::size_t{s.num_types} * s.hint_slots > n)
+    n = std::size_t{s.num_types} * s.hint_slots;
   return n;
 }
 
