@@ -441,7 +441,7 @@ class HeapRef {
         round,
         oom_retries_,
         [](std::uint32_t misses) { __nanosleep(256u << (misses < 4 ? misses : 4)); },
-        detail::sm_warp_slot());
+        core_.storage().hint_slots != 0 ? detail::sm_warp_slot() : core::kNoHint);
     block = r.block;
     slots = r.slots;
   }
