@@ -451,19 +451,19 @@ class HeapProtocol {
     std::uint32_t* const entry = hint_entry(t, hint);
     std::uint32_t hinted       = kNotFound;
     std::uint64_t top          = 0;
-    bool have_top              = false;  // `top` not used yet by a lookup
+    std::uint64_t const* first = nullptr;  // the preloaded top word, until a lookup used it
     if (entry != nullptr) {
       // order: relaxed (a hint: the reservation's acquire RMW and the type check validate it)
-      hinted   = Atomics::load(entry, MemoryOrder::relaxed);
-      top      = active(t).top_word();
-      have_top = true;
+      hinted = Atomics::load(entry, MemoryOrder::relaxed);
+      top    = active(t).top_word();
+      first  = &top;
     }
     for (;; ++round) {
       std::uint64_t const s = detail::mix_seed(seed, round);
       bool const from_hint  = hinted < s_.num_blocks;
-      BlockPick const p     = from_hint ? BlockPick{hinted, search_seed(s)}
-                                        : find_or_claim_block(t, k, s, have_top ? &top : nullptr);
-      if (!from_hint) have_top = false;  // a later round's lookup loads the word afresh
+      BlockPick const p =
+          from_hint ? BlockPick{hinted, search_seed(s)} : find_or_claim_block(t, k, s, first);
+      if (!from_hint) first = nullptr;  // a later round's lookup loads the word afresh
       if (p.block == kNotFound) return SlotsRef{};
       ReserveResult const r = blocks().try_reserve(p.block, k, p.reserve_seed);
       // MUTANT hint_skips_type_check: a hinted round trusts the hinted block's type, as if a hint
