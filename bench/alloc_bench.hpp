@@ -29,10 +29,10 @@ struct HeapKnobs {
   bool coalesce_requests          = true;
   bool rotate_bitmaps             = true;
   std::uint32_t active_lookups    = core::kDefaultActiveLookups;
-  bool block_hints                = false;
+  bool block_hints                = true;
 
   /// "claim_wait_rounds 16, coalesced frees on, coalesced requests on, rotation on, r 5, block
-  /// hints off".
+  /// hints on".
   [[nodiscard]] std::string describe() const {
     auto const on = [](bool b) { return b ? "on" : "off"; };
     return "claim_wait_rounds " + std::to_string(claim_wait_rounds) + ", coalesced frees " +
@@ -43,7 +43,7 @@ struct HeapKnobs {
 
   /// The allocator column of CSV rows: "heaplab" with the defaults, else the paper's variant
   /// naming (Fig. 12C), e.g. "heaplab-NoCoal-NoShift-r2", "heaplab-NoTickets",
-  /// "heaplab-NoCoalFree", "heaplab-Hints".
+  /// "heaplab-NoCoalFree", "heaplab-NoHints".
   [[nodiscard]] std::string label() const {
     std::string l = "heaplab";
     if (!coalesce_requests) l += "-NoCoal";
@@ -52,7 +52,7 @@ struct HeapKnobs {
     if (claim_wait_rounds != core::kDefaultClaimWaitRounds)
       l += claim_wait_rounds == 0 ? "-NoTickets" : "-wait" + std::to_string(claim_wait_rounds);
     if (!coalesce_frees) l += "-NoCoalFree";
-    if (block_hints) l += "-Hints";
+    if (!block_hints) l += "-NoHints";
     return l;
   }
 };
@@ -162,7 +162,7 @@ struct Fig14aResult {
 
 /// The heap of Fig. 14A for `heap_bytes` (throws std::invalid_argument when no block fits), its
 /// metadata planned with or without the block hints' entries (HeapKnobs::block_hints).
-Fig14aHeap fig14a_heap(std::uint64_t heap_bytes, bool block_hints = false);
+Fig14aHeap fig14a_heap(std::uint64_t heap_bytes, bool block_hints);
 
 /// Runs Fig. 14A with heaplab's heap: every n of `ns` (on_row is called after each, for
 /// printing as it goes), then the maximum utilization.

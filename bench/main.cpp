@@ -874,10 +874,12 @@ void add_knob_options(CLI::App* cmd, heaplab::bench::HeapKnobs& k) {
                   "r: active-block lookups before a new block is opened (HeapOptions::"
                   "active_lookups; DynaSOAr Fig. 13, default 5)")
       ->check(CLI::Range(1u, 64u));
-  cmd->add_flag("--block-hints",
-                k.block_hints,
-                "a warp's first reservation round tries the block its warp slot last left not "
-                "full before it looks up active[T] (HeapOptions::block_hints = true; issue 30)");
+  cmd->add_flag(
+      "!--no-block-hints",
+      k.block_hints,
+      "no block hints: every reservation round starts with DynaSOAr's lookups of active[T] "
+      "(HeapOptions::block_hints = false; on by default: a warp's first round tries the block its "
+      "warp slot last left not full, issue 30)");
 }
 
 void add_alloc_command(CLI::App& app, BenchOptions& o) {

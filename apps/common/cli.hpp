@@ -37,10 +37,11 @@ inline void add_heap_flags(CLI::App* cmd, HeapFlags& f, std::string& profile) {
       [&f] { f.rotate_bitmaps = false; },
       "bitmap searches start at bit 0 (DynaSOAr sec. 4.2; Fig. 12C 'NoShift' ablation)");
   cmd->add_flag_callback(
-      "--block-hints",
-      [&f] { f.block_hints = true; },
-      "a warp's first allocation round tries the block its warp slot last left not full "
-      "(heaplab's block hints, docs/core.md; off by default)");
+      "--no-block-hints",
+      [&f] { f.block_hints = false; },
+      "no block hints: every allocation round starts with DynaSOAr's lookups of active[T] "
+      "(on by default: a warp's first round tries the block its warp slot last left not full, "
+      "docs/core.md \"Block hints\")");
   cmd->add_option("--claim-wait-rounds",
                   f.claim_wait_rounds,
                   "rounds an allocation waits for a block another one opens (heaplab's claim "

@@ -91,14 +91,15 @@ TEST(HeapFlags, DescribeNamesThePolicy) {
   f.active_lookups    = 2;
   f.coalesce_frees    = false;
   f.rotate_bitmaps    = false;
-  f.block_hints       = true;
+  f.block_hints       = false;
   f.claim_wait_rounds = 0;
   f.defrag_after      = "5%";
   f.defrag_n          = 3;
   f.rewrite           = "recompute-global";
-  EXPECT_EQ(describe(f),
-            "r 2, frees one by one, no bitmap rotation (NoShift), block hints, claim tickets off, "
-            "defrag after 5% candidates (n 3, k1 16, recompute-global)");
+  EXPECT_EQ(
+      describe(f),
+      "r 2, frees one by one, no bitmap rotation (NoShift), no block hints, claim tickets off, "
+      "defrag after 5% candidates (n 3, k1 16, recompute-global)");
 }
 
 std::vector<std::string> lines_of(std::string const& path) {

@@ -72,7 +72,7 @@ std::string describe(HeapFlags const& flags) {
   s += flags.coalesce_frees ? ", frees coalesced" : ", frees one by one";
   if (!flags.coalesce_requests) s += ", requests not coalesced (NoCoal)";
   if (!flags.rotate_bitmaps) s += ", no bitmap rotation (NoShift)";
-  if (flags.block_hints) s += ", block hints";
+  if (!flags.block_hints) s += ", no block hints";
   if (flags.claim_wait_rounds)
     s += *flags.claim_wait_rounds == 0
              ? ", claim tickets off"

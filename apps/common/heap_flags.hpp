@@ -26,8 +26,8 @@ struct HeapFlags {
   /// rotate_bitmaps; Fig. 12C ablations "NoCoal", "NoShift").
   bool coalesce_requests = true;
   bool rotate_bitmaps    = true;
-  /// heaplab's block hints per warp slot (HeapOptions::block_hints; issue 30, off by default).
-  bool block_hints = false;
+  /// heaplab's block hints per warp slot (HeapOptions::block_hints; issue 30, on by default).
+  bool block_hints = true;
   /// heaplab's claim tickets (HeapOptions::claim_wait_rounds; not in the papers); nullopt: the
   /// heap's default, 0: off (DynaSOAr Alg. 1 as published).
   std::optional<std::uint32_t> claim_wait_rounds;

@@ -210,7 +210,7 @@ TEST(HeapHostPlan, StorageAtPointsEveryArrayIntoItsPlannedPlace) {
   EXPECT_EQ(s.block_hints[0], core::kNotFound);
   // Without them (HeapOptions::block_hints false, the default) the plan has no entries: the
   // metadata region is what it was before the hints, and the core sees none.
-  auto const plain = soa::StoragePlan::make(config, Types::block_bytes);
+  auto const plain = soa::StoragePlan::make(config, Types::block_bytes, false);
   EXPECT_EQ(plain.hint_slots, 0u);
   EXPECT_LT(plain.metadata_bytes, image.plan.metadata_bytes);
   std::vector<std::uint64_t> plain_metadata(plain.metadata_bytes / 8 + 1, 0);

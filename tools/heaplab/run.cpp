@@ -71,15 +71,15 @@ constexpr AppSmokeRun kAppSmokeRuns[] = {
     {"game-of-life",
      "game-of-life --width 160 --height 96 --iterations 100 --density 0.3 --check --check-every 5 "
      "--baseline --defrag-every 10 --defrag-n 2 --allocators cuda-malloc,rw-malloc"},
-    // Two apps that allocate inside their do-alls run with the block hints (HeapOptions::
-    // block_hints, off by default): the hinted path on the GPU in every main job; the random
-    // shapes below run them with the defaults.
+    // Two apps that allocate inside their do-alls run without the block hints (HeapOptions::
+    // block_hints, on by default): DynaSOAr's unhinted path on the GPU in every main job; the
+    // random shapes below run them with the defaults.
     {"sugarscape",
      "sugarscape --width 128 --height 96 --iterations 60 --check --check-every 5 --baseline "
-     "--defrag-every 10 --defrag-n 2 --allocators cuda-malloc,rw-malloc --block-hints"},
+     "--defrag-every 10 --defrag-n 2 --allocators cuda-malloc,rw-malloc --no-block-hints"},
     {"traffic",
      "traffic --width 12 --height 9 --iterations 150 --check --check-every 10 --baseline "
-     "--defrag-every 20 --defrag-n 2 --allocators cuda-malloc,rw-malloc --block-hints"},
+     "--defrag-every 20 --defrag-n 2 --allocators cuda-malloc,rw-malloc --no-block-hints"},
     {"barnes-hut",
      "barnes-hut --bodies 2000 --iterations 30 --check --check-every 10 --allocators "
      "cuda-malloc,rw-malloc"},
@@ -403,12 +403,12 @@ class MainJob {
       argv.push_back(shape);
     }
     bool const defrag      = std::string(run.args).find("--defrag") != std::string::npos;
-    bool const hints       = std::string(run.args).find("--block-hints") != std::string::npos;
+    bool const no_hints    = std::string(run.args).find("--no-block-hints") != std::string::npos;
     std::string const what = shape.empty() ? "" : ", random shape " + shape;
     std::string const fits =
         run.expect == 0 ? "" : ", must not fit: exit " + std::to_string(run.expect);
     run_command(std::string("app ") + run.name + " (--check" + (defrag ? ", defrag" : "") +
-                    (hints ? ", block hints" : "") + what + fits + ")",
+                    (no_hints ? ", no block hints" : "") + what + fits + ")",
                 "gpu",
                 std::string("app-") + run.name + log_suffix + ".log",
                 argv,

@@ -78,7 +78,7 @@ struct StoragePlan {
   /// entries of the block hints when `block_hints` (HeapOptions::block_hints).
   static StoragePlan make(core::HeapConfig const& config,
                           std::uint32_t block_bytes,
-                          bool block_hints = false) {
+                          bool block_hints) {
     HEAPLAB_EXPECTS(block_bytes > 0 && block_bytes % kCacheLineBytes == 0,
                     "StoragePlan: block_bytes must be a positive multiple of 128");
     StoragePlan p;
