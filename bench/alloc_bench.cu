@@ -10,6 +10,7 @@
 
 #include "alloc_bench.hpp"
 #include "heaplab/core/object_pointer.hpp"
+#include "heaplab/cuda/copy.hpp"
 #include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/grid.hpp"
@@ -18,6 +19,7 @@
 #include "heaplab/soa/host_config.hpp"
 #include "heaplab/soa/storage_plan.hpp"
 #include "object_check.cuh"
+#include "warp_rounds.hpp"
 
 namespace heaplab::bench {
 
@@ -188,6 +190,7 @@ struct AllocFreeRun {
   Sample free;
   std::uint64_t failed = 0;
   ObjectCheck check;
+  double one_block_rounds = 1;  // warp_rounds.hpp, of the last timed allocation run
 };
 
 template <class Types, class Make, class Access>
@@ -210,7 +213,10 @@ AllocFreeRun time_alloc_free(soa::Heap<Types>& heap,
       warmup, repeats, [&] { heap.reset(); }, alloc);
   r.failed = heap.oom_count();
   r.check  = check_objects(slots, threads * static_cast<std::uint64_t>(per_thread), access);
-  r.free   = time_repeated(
+  std::vector<std::uint64_t> pointers(threads * static_cast<std::uint64_t>(per_thread));
+  cudart::copy_to_host(pointers.data(), slots, pointers.size());
+  r.one_block_rounds = one_block_rounds(pointers, threads, per_thread);
+  r.free             = time_repeated(
       warmup,
       repeats,
       [&] {
@@ -247,13 +253,14 @@ HeapAllocResult run(
                                                       "alloc bench",
                                                       HeapObjectAccess<Types, Ts...>{heap.ref()});
   HeapAllocResult r;
-  r.blocks      = static_cast<std::uint32_t>(blocks);
-  r.block_bytes = Types::block_bytes;
-  r.capacity    = Types::template capacity<typename detail_first<Ts...>::type>;
-  r.alloc       = t.alloc;
-  r.free        = t.free;
-  r.failed      = t.failed;
-  r.check       = t.check;
+  r.blocks           = static_cast<std::uint32_t>(blocks);
+  r.block_bytes      = Types::block_bytes;
+  r.capacity         = Types::template capacity<typename detail_first<Ts...>::type>;
+  r.alloc            = t.alloc;
+  r.free             = t.free;
+  r.failed           = t.failed;
+  r.check            = t.check;
+  r.one_block_rounds = t.one_block_rounds;
   return r;
 }
 

@@ -65,6 +65,9 @@ struct HeapAllocResult {
   std::uint32_t block_bytes = 0;
   std::uint32_t capacity    = 0;  // objects per block
   ObjectCheck check;              // the object check of the last timed allocation run
+  /// Of that run's warp rounds, the share whose objects lie in one block: the free kernel frees
+  /// them with one release_slots, the others lane by lane (warp_rounds.hpp).
+  double one_block_rounds = 1;
 };
 
 /// linux-scalability with heaplab's heap: `threads` threads each make `per_thread` objects of a

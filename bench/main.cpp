@@ -286,6 +286,12 @@ void alloc_row(AllocOptions const& o,
               static_cast<unsigned long long>(h.failed));
   cuda_malloc_cells(o, row, h, csv);
   std::string checks = tally.add("heaplab", h.check);
+  char rounds[96];
+  std::snprintf(rounds,
+                sizeof rounds,
+                " (%.1f%% of its free rounds in one block)",
+                100.0 * h.one_block_rounds);
+  checks += rounds;
   if (heaplab::bench::gallatin_built()) checks += "; " + gallatin_cells(row, h, csv, tally);
   std::printf("\n  %6s   check: %s\n", "", checks.c_str());
 }

@@ -126,6 +126,7 @@ if grep -q "no CUDA device" "$tmp/out"; then
   if [ $status -ne 4 ]; then echo "FAIL: alloc without a GPU exited $status, not 4"; failed=1; else echo "ok: alloc without a GPU: exit $status, says so"; fi
 elif [ $status -eq 0 ] && [ "$(grep -c "check: heaplab verified" "$tmp/out")" -eq 6 ] &&
      grep -q "heaplab verified 768 objects" "$tmp/out" &&
+     [ "$(grep -c "% of its free rounds in one block)" "$tmp/out")" -eq 5 ] &&
      [ "$(grep -c "heaplab verified 512 objects" "$tmp/out")" -eq 3 ] &&
      { grep -q "Gallatin: not built" "$tmp/out" || [ "$(grep -c "Gallatin verified" "$tmp/out")" -eq 6 ]; }; then
   echo "ok: a tiny alloc ran on the GPU, every object verified"
