@@ -208,7 +208,7 @@ TEST(HeapHostPlan, StorageAtPointsEveryArrayIntoItsPlannedPlace) {
   EXPECT_EQ(off.free_words, s.free_words);
   // Block hints (planned here, HostImage): every entry starts as "none".
   EXPECT_EQ(s.block_hints[0], core::kNotFound);
-  // Without them (HeapOptions::block_hints false, the default) the plan has no entries: the
+  // Without them (HeapOptions::block_hints false) the plan has no entries: the
   // metadata region is what it was before the hints, and the core sees none.
   auto const plain = soa::StoragePlan::make(config, Types::block_bytes, false);
   EXPECT_EQ(plain.hint_slots, 0u);
