@@ -99,10 +99,10 @@ struct HeapOptions {
   /// Block hints (core/heap_protocol.hpp reserve_slots "Block hints", issue 30): a warp's first
   /// reservation round tries the block that the last warp in its warp slot of the SM left not
   /// full before it looks up active[T]. On by default since its entry and active[T]'s top-level
-  /// word are loaded together: on an H200 it made wa-tor 6% and game-of-life 12-16% faster, the
-  /// size rows of `heaplab_bench alloc` steady and n = 1024 3% faster, gen-ca, the mixed row and
-  /// the wave up to 4% slower (docs/results.md "Block hints on by default"). false: DynaSOAr's
-  /// lookups only, and the metadata region has no entries.
+  /// word are loaded together: on an H200 it made wa-tor 6% and game-of-life 12-16% faster, slow
+  /// launches of `heaplab_bench alloc`'s size rows rarer and n = 1024 3% faster, gen-ca, the mixed
+  /// row and the wave up to 4% slower (docs/results.md "Block hints on by default"). false:
+  /// DynaSOAr's lookups only, and the metadata region has no entries.
   bool block_hints = true;
   /// Stream every heap operation is ordered on.
   cudaStream_t stream = nullptr;
