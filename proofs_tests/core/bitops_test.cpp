@@ -132,3 +132,15 @@ TEST(Bitops, HandWorkedCorners) {
   EXPECT_EQ(core::lowest_set_bits(0b1011010, 0), 0u);
   EXPECT_EQ(core::lowest_set_bits(0b1011010, 9), 0b1011010u);
 }
+
+TEST(Bitops, PowerOfTwoAtLeastIsTheSmallestOneUpToTheCap) {
+  EXPECT_EQ(core::power_of_two_at_least(0, 8192), 1u);
+  EXPECT_EQ(core::power_of_two_at_least(1, 8192), 1u);
+  EXPECT_EQ(core::power_of_two_at_least(2, 8192), 2u);
+  EXPECT_EQ(core::power_of_two_at_least(3, 8192), 4u);
+  EXPECT_EQ(core::power_of_two_at_least(64, 8192), 64u);
+  EXPECT_EQ(core::power_of_two_at_least(65, 8192), 128u);
+  EXPECT_EQ(core::power_of_two_at_least(8191, 8192), 8192u);
+  EXPECT_EQ(core::power_of_two_at_least(100000, 8192), 8192u);
+  EXPECT_EQ(core::power_of_two_at_least(100000, 16384), 16384u);
+}

@@ -106,4 +106,13 @@ HEAPLAB_HD_INLINE constexpr std::uint64_t low_bits(unsigned k) {
   return k >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << k) - 1u;
 }
 
+/// The smallest power of two >= min(n, cap), for a power of two cap; 1 for n <= 1. The size of
+/// a per-type table indexed modulo its length (claim_run_slots_for, soa::hint_slots_for).
+HEAPLAB_HD_INLINE constexpr std::uint32_t power_of_two_at_least(std::uint32_t n,
+                                                                std::uint32_t cap) {
+  std::uint32_t p = 1;
+  while (p < n && p < cap) p *= 2u;
+  return p;
+}
+
 }  // namespace heaplab::core

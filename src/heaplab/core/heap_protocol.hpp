@@ -60,9 +60,7 @@ inline constexpr std::uint32_t kDefaultClaimWaitRounds = 16;
 /// 8192 on a GPU with ~8,000 resident warps), so that a waiter's entry is not overwritten by a
 /// later run before it reads it; a power of two.
 HEAPLAB_HD_INLINE constexpr std::uint32_t claim_run_slots_for(std::uint32_t num_blocks) {
-  std::uint32_t slots = 1;
-  while (slots < num_blocks && slots < 8192u) slots *= 2u;
-  return slots;
+  return power_of_two_at_least(num_blocks, 8192u);
 }
 
 /// Raw storage of a heap: plain pointers to memory the protocol accesses atomically, plus the

@@ -33,12 +33,11 @@ namespace heaplab::soa {
 /// Entries per type of the block hints (core HeapProtocol::reserve_slots "Block hints"): one per
 /// warp slot of the GPU (HeapRef::allocate_raw names entry SM id * 64 + warp slot, 64 warps per
 /// SM, up to 256 SMs), at most one per block rounded up to a power of two: on a small heap the
-/// warps share entries (a hint is only a candidate). A heap without hints (the default) plans
-/// none, so its metadata region and snapshot copies are what they were before the hints.
+/// warps share entries (a hint is only a candidate). A heap without hints (HeapOptions::
+/// block_hints false) plans none, so its metadata region and snapshot copies are what they were
+/// before the hints.
 HEAPLAB_HD_INLINE constexpr std::uint32_t hint_slots_for(std::uint32_t num_blocks) {
-  std::uint32_t slots = 1;
-  while (slots < num_blocks && slots < 16384u) slots *= 2u;
-  return slots;
+  return core::power_of_two_at_least(num_blocks, 16384u);
 }
 
 /// Byte offsets of the arrays of one heap's metadata region, and the sizes that determine them.
