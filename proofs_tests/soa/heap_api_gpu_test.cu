@@ -210,6 +210,12 @@ TEST(HeapGpu, ParallelNewConstructsWithTheIndexFirst) {
     EXPECT_EQ(objects.at(i).record->cookie, heaplab::core::cookie_of(i));
   }
   expect_catalog_holds(snap2, "after parallel_new with payloads");
+  // device_do takes full blocks in a counted loop and the others by a bit scan: both run below.
+  std::uint32_t full_blocks = 0, partial_blocks = 0;
+  for (std::uint32_t const b : check::set_bits(snap2.allocated[kLeaf]))
+    ++(snap2.blocks[b].alloc_bitmap == ~std::uint64_t{0} ? full_blocks : partial_blocks);
+  ASSERT_GT(full_blocks, 0u);
+  ASSERT_GT(partial_blocks, 0u);
 
   // device_do: every thread sees every leaf exactly once: sum of values = 7n.
   DeviceArray<unsigned long long> sums(64);
@@ -217,6 +223,48 @@ TEST(HeapGpu, ParallelNewConstructsWithTheIndexFirst) {
   device_do_sums<<<2, 32>>>(heap2.ref(), sums.data, counts.data);
   HEAPLAB_CHECK_LAUNCH();
   for (auto s : sums.to_host()) EXPECT_EQ(s, 7ull * n);
+  for (auto c : counts.to_host()) EXPECT_EQ(c, 0u);
+}
+
+TEST(HeapGpu, DeviceDoVisitsEveryObjectOfFullHalfFullAndSparseBlocksOnce) {
+  HEAPLAB_REQUIRE_GPU();
+  // device_do reads a full block in a counted loop and the others by a bit scan. Three full
+  // blocks are thinned to 64, 40 and 3 live leaves, the rest of the heap's leaf blocks left as
+  // parallel_new made them.
+  auto heap                   = soa::Heap<Types>::with_blocks(64);
+  constexpr std::uint32_t cap = Types::capacity<Leaf>;
+  constexpr std::uint32_t n   = 8 * cap;
+  heap.parallel_new<Leaf>(n, 7u);
+  auto const before = heap.snapshot();
+  std::vector<std::uint32_t> full;
+  for (std::uint32_t const b : check::set_bits(before.allocated[kLeaf]))
+    if (before.blocks[b].alloc_bitmap == ~std::uint64_t{0}) full.push_back(b);
+  ASSERT_GE(full.size(), 3u) << "parallel_new filled fewer than three blocks";
+  std::vector<Leaf*> doomed;
+  for (std::uint32_t slot = 3; slot < cap; ++slot) {
+    if (slot >= 40)
+      doomed.push_back(reinterpret_cast<Leaf*>(heap.ref().object_pointer_of<Leaf>(full[1], slot)));
+    doomed.push_back(reinterpret_cast<Leaf*>(heap.ref().object_pointer_of<Leaf>(full[2], slot)));
+  }
+  DeviceArray<Leaf*> pointers(doomed.size());
+  HEAPLAB_CUDA_TRY(cudaMemcpy(
+      pointers.data, doomed.data(), doomed.size() * sizeof(Leaf*), cudaMemcpyHostToDevice));
+  auto const count = static_cast<std::uint32_t>(doomed.size());
+  destroy_all<<<(count + 63) / 64, 64>>>(heap.ref(), count, pointers.data, nullptr);
+  HEAPLAB_CHECK_LAUNCH();
+  heap.check_device_errors();
+  auto const after = heap.snapshot();
+  expect_catalog_holds(after, "after thinning three blocks");
+  EXPECT_EQ(check::used_slots(after.blocks[full[0]].alloc_bitmap, cap), 64u);
+  EXPECT_EQ(check::used_slots(after.blocks[full[1]].alloc_bitmap, cap), 40u);
+  EXPECT_EQ(check::used_slots(after.blocks[full[2]].alloc_bitmap, cap), 3u);
+
+  std::uint64_t const live = n - doomed.size();
+  DeviceArray<unsigned long long> sums(64);
+  DeviceArray<unsigned long long> counts(64);
+  device_do_sums<<<2, 32>>>(heap.ref(), sums.data, counts.data);
+  HEAPLAB_CHECK_LAUNCH();
+  for (auto s : sums.to_host()) EXPECT_EQ(s, 7ull * live);
   for (auto c : counts.to_host()) EXPECT_EQ(c, 0u);
 }
 
