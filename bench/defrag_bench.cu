@@ -12,59 +12,27 @@
 
 #include "baselines.hpp"
 #include "defrag_bench.hpp"
-#include "heaplab/core/mix.hpp"
+#include "defrag_bench_types.hpp"
 #include "heaplab/cuda/copy.hpp"
 #include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/grid.hpp"
-#include "heaplab/soa/field.hpp"
-#include "heaplab/soa/heap_types.hpp"
-#include "heaplab/soa/tracked.hpp"
 
 namespace heaplab::bench {
-
-// The two classes of Table 1's synthetic benchmark: 32 bytes each (id, cookie, one pointer to
-// the other class, one payload word), so every block holds 64 objects and exactly one SOA array
-// per block may point to the defragmented class ("#Rewr. Fields 1").
-class DefragBenchB;
-class DefragBenchA : public soa::Tracked {
- public:
-  HEAPLAB_SOA_DERIVED_FIELDS(DefragBenchA,
-                             soa::Tracked,
-                             (DefragBenchB*, other_),
-                             (std::uint64_t, payload_));
-  HEAPLAB_HD explicit DefragBenchA(std::uint64_t id) : Tracked(id), other_(nullptr), payload_(0) {}
-};
-class DefragBenchB : public soa::Tracked {
- public:
-  HEAPLAB_SOA_DERIVED_FIELDS(DefragBenchB,
-                             soa::Tracked,
-                             (DefragBenchA*, other_),
-                             (std::uint64_t, payload_));
-  HEAPLAB_HD explicit DefragBenchB(std::uint64_t id) : Tracked(id), other_(nullptr), payload_(0) {}
-};
-using DefragBenchTypes = soa::HeapTypes<soa::Tracked, DefragBenchA, DefragBenchB>;
-static_assert(DefragBenchTypes::size_bytes<DefragBenchA> == 32 &&
-              DefragBenchTypes::capacity<DefragBenchA> == 64);
 
 namespace {
 
 using Types                      = DefragBenchTypes;
 using Ref                        = soa::HeapRef<Types>;
 constexpr std::uint32_t kA       = Types::type_id<DefragBenchA>;
-constexpr std::uint64_t kObjects = 32768000;  // per class (CompactGpu sec. 4.4)
-
-/// Whether object i of class A is deleted (a pseudo-random fraction of them).
-__host__ __device__ bool deleted(std::uint64_t i, std::uint64_t seed, double fraction) {
-  return static_cast<double>(core::splitmix64(i ^ (seed << 40)) >> 11) * 0x1.0p-53 < fraction;
-}
+constexpr std::uint64_t kObjects = kDefragBenchObjects;
 
 __global__ void make_objects(
     Ref heap, std::uint64_t count, bool both, DefragBenchA** a, DefragBenchB** b) {
   for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < count;
        i += std::uint64_t{gridDim.x} * blockDim.x) {
-    a[i] = heap.make<DefragBenchA>(2 * i + 1);
-    if (both) b[i] = heap.make<DefragBenchB>(2 * i + 2);
+    a[i] = heap.make<DefragBenchA>(defrag_bench_id(i, false));
+    if (both) b[i] = heap.make<DefragBenchB>(defrag_bench_id(i, true));
   }
 }
 
@@ -74,11 +42,11 @@ __global__ void link_objects(
     std::uint64_t count, std::uint64_t seed, double fraction, DefragBenchA** a, DefragBenchB** b) {
   for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < count;
        i += std::uint64_t{gridDim.x} * blockDim.x) {
-    a[i]->other_          = b[core::splitmix64(i * 2 + seed) % count];
-    std::uint64_t const k = core::splitmix64(i * 2 + 1 + seed) % count;
-    bool const gone       = deleted(k, seed, fraction);
+    a[i]->other_          = b[defrag_bench_a_target(i, seed, count)];
+    std::uint64_t const k = defrag_bench_b_target(i, seed, count);
+    bool const gone       = defrag_bench_deleted(k, seed, fraction);
     b[i]->other_          = gone ? nullptr : a[k];
-    b[i]->payload_        = gone ? 0 : 2 * k + 1;
+    b[i]->payload_        = gone ? 0 : defrag_bench_id(k, false);
   }
 }
 
@@ -86,7 +54,7 @@ __global__ void delete_objects(
     Ref heap, std::uint64_t count, std::uint64_t seed, double fraction, DefragBenchA** a) {
   for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < count;
        i += std::uint64_t{gridDim.x} * blockDim.x)
-    if (deleted(i, seed, fraction)) heap.destroy(a[i]);
+    if (defrag_bench_deleted(i, seed, fraction)) heap.destroy(a[i]);
 }
 
 /// After defragmentation: every B's pointer reaches the A it was given (id and cookie), i.e. the
@@ -103,14 +71,7 @@ __global__ void verify_pointers(std::uint64_t count, DefragBenchB** b, unsigned 
 
 unsigned grid_for(std::uint64_t n) { return cudart::grid_size(n, 256, 65535); }
 
-compact::RewriteVariant variant_from(std::string const& s) {
-  for (auto v : {compact::RewriteVariant::forwarding,
-                 compact::RewriteVariant::recompute_global,
-                 compact::RewriteVariant::recompute_shared})
-    if (s == core::to_string(v)) return v;
-  throw std::runtime_error("unknown variant '" + s +
-                           "' (forwarding, recompute-global, recompute-shared)");
-}
+compact::RewriteVariant variant_from(std::string const& s) { return defrag_bench_variant(s); }
 
 /// The heap of one benchmark: objects of class A (and B), links, deletions. Everything untimed.
 struct Workload {
@@ -122,9 +83,7 @@ struct Workload {
         b(both ? count : 1) {}
 
   static std::uint32_t blocks_for(std::uint64_t count, bool both) {
-    // Every object fits with 2% + 1024 blocks to spare (concurrent block initialization leaves
-    // some blocks partly filled).
-    std::uint64_t const blocks = (count + 63) / 64 * (both ? 2 : 1) * 102 / 100 + 1024;
+    std::uint64_t const blocks = defrag_bench_blocks(count, both);
     if (blocks > 0xFFFFFFFFull) throw std::runtime_error("defrag bench: too many objects");
     return static_cast<std::uint32_t>(blocks);
   }
@@ -202,7 +161,8 @@ bool verify_defrag(Workload& w, DefragBenchOptions const& o, std::string const& 
   std::uint64_t const errors   = w.pointer_errors();
   soa::HeapStatistics const st = w.heap.statistics();
   std::uint64_t survivors      = 0;
-  for (std::uint64_t k = 0; k < count; ++k) survivors += deleted(k, o.seed, o.fraction) ? 0 : 1;
+  for (std::uint64_t k = 0; k < count; ++k)
+    survivors += defrag_bench_deleted(k, o.seed, o.fraction) ? 0 : 1;
   bool const ok =
       errors == 0 && st.types[kA].used_slots == survivors && st.types[kA + 1].used_slots == count;
   std::printf("verify %s: %llu wrong pointers, %llu of %llu A objects, %llu of %llu B: %s\n",

@@ -14,6 +14,7 @@
 #include "alloc_bench.hpp"
 #include "baselines.hpp"
 #include "defrag_bench.hpp"
+#include "defrag_traffic.hpp"
 #include "enumerate_bench.hpp"
 #include "fill_bench.hpp"
 #include "gallatin_bench.hpp"
@@ -821,6 +822,7 @@ struct BenchOptions {
   BaselineOptions baselines;
   AllocOptions alloc;
   heaplab::bench::DefragBenchOptions defrag;
+  heaplab::bench::DefragTrafficOptions defrag_traffic;
   heaplab::bench::FragSweepOptions sweep;
   heaplab::bench::FillBenchOptions fill;
   heaplab::bench::EnumerateBenchOptions enumerate;
@@ -994,6 +996,38 @@ void add_defrag_command(CLI::App& app, heaplab::bench::DefragBenchOptions& defra
     print_device();
     std::exit(heaplab::bench::run_defrag_bench(defrag_options));
   });
+}
+
+void add_defrag_traffic_command(CLI::App& app, heaplab::bench::DefragTrafficOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "defrag-traffic",
+      "CompactGpu Table 1 on the reference model, no GPU needed: the 32-byte sectors each kernel "
+      "of the call must touch (copy per pass, scan and block states, the one rewrite), a lower "
+      "bound on its DRAM traffic, and the time that takes at a copy bandwidth.");
+  cmd->add_option("--scale", o.scale, "objects per class = scale x 32,768,000 (default 1/16)")
+      ->check(CLI::Range(1e-6, 4.0));
+  cmd->add_option("--n", o.n, "defragmentation factor")->check(CLI::Range(1, 63));
+  cmd->add_option("--k1", o.k1, "stop when at most k1 candidates remain");
+  cmd->add_option("--fraction", o.fraction, "fraction of class A deleted")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--variant",
+                  o.variants,
+                  "pointer rewriting: forwarding, recompute-global, recompute-shared (list)");
+  cmd->add_option("--seed", o.seed, "which objects are deleted and linked (as defrag's)");
+  cmd->add_flag("--per-pass", o.per_pass, "print every pass's copy");
+  cmd->add_option("--copy-gbps",
+                  o.copy_gbps,
+                  "copy bandwidths (GB/s, bytes read + written; list) to turn sectors into time; "
+                  "default 2988.7, heaplab_bench defrag's same-run copy on an H100, 2026-11-24")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--csv", o.csv, "also write the counts per pass as CSV to this file");
+  cmd->footer(
+      "Examples:\n"
+      "  heaplab_bench defrag-traffic                      Table 1 at scale 1/16, forwarding\n"
+      "  heaplab_bench defrag-traffic --scale 0.25 --variant forwarding recompute-global "
+      "--per-pass\n"
+      "The model needs about 0.2 KB of host memory per object (scale 1/16: 4,096,000 objects).");
+  cmd->callback([&o] { std::exit(heaplab::bench::run_defrag_traffic(o)); });
 }
 
 void add_sweep_command(CLI::App& app, heaplab::bench::FragSweepOptions& sweep_options) {
@@ -1321,6 +1355,7 @@ int main(int argc, char** argv) {
   add_utilization_command(app, options.common, options.utilization);
   add_fill_command(app, options.fill);
   add_defrag_command(app, options.defrag);
+  add_defrag_traffic_command(app, options.defrag_traffic);
   add_sweep_command(app, options.sweep);
   add_enumerate_command(app, options.enumerate);
   add_rw_command(app, options);

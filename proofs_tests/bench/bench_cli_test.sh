@@ -5,7 +5,8 @@
 # present, a tiny run that completes; the same for RW_malloc's figures (fig8-11): help, bad
 # arguments (also those only the figure's own check sees: a size beyond one RW_malloc run, min
 # above max), tiny runs; `alloc`: help, bad arguments, and a tiny run (no GPU: says so and fails;
-# GPU: heaplab's and, where built, Gallatin's objects verified, or Gallatin said not built).
+# GPU: heaplab's and, where built, Gallatin's objects verified, or Gallatin said not built);
+# `defrag-traffic` (no GPU needed): help, bad arguments, a tiny run and its CSV.
 #   bench_cli_test.sh HEAPLAB_BENCH
 set -uo pipefail
 # shellcheck source=bench_check.sh
@@ -186,6 +187,20 @@ if [ $status -eq 4 ] && grep -q "SKIPPED: nothing was measured" "$tmp/out"; then
   echo "ok: no usable GPU: exit 4 (not checked), SKIPPED"
 else
   echo "FAIL: alloc with no usable GPU (exit $status, wanted 4 and SKIPPED):"; cat "$tmp/out"; failed=1
+fi
+# defrag-traffic: the model's count of Table 1's sectors, on any machine (no GPU needed).
+check 0 "heaplab_bench defrag-traffic +Table 1 at scale" "defrag-traffic --help has examples" -- defrag-traffic --help
+check 2 "error: .*--scale" "defrag-traffic --scale 0" -- defrag-traffic --scale 0
+check 2 "error: .*--copy-gbps" "defrag-traffic --copy-gbps 0" -- defrag-traffic --copy-gbps 0
+check 2 "error: unknown variant 'nope'" "defrag-traffic --variant nope" -- \
+  defrag-traffic --variant nope
+check 0 "forwarding: [0-9]+ passes.*" "defrag-traffic runs without a GPU" -- \
+  defrag-traffic --scale 0.0005 --csv "$tmp/traffic.csv"
+if [ "$(grep -c "^forwarding,[0-9]" "$tmp/traffic.csv")" -ge 1 ] &&
+  grep -q "^forwarding,rewrite," "$tmp/traffic.csv"; then
+  echo "ok: defrag-traffic --csv has a row per pass and the rewrite"
+else
+  echo "FAIL: defrag-traffic --csv:"; cat "$tmp/traffic.csv"; failed=1
 fi
 check 0 "example: heaplab_bench fill" "fill --help has an example" -- fill --help
 check 2 "fractions" "fill --fractions 1.5" -- fill --fractions 1.5

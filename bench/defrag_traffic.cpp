@@ -1,0 +1,385 @@
+#include "defrag_traffic.hpp"
+
+#include "defrag_bench_types.hpp"
+#include "heaplab/soa/host_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+namespace heaplab::bench {
+
+namespace {
+
+/// Disjoint address ranges for the data a call touches: the block area, and each metadata array
+/// on its own (their real places do not matter for a count of distinct sectors).
+enum class Region : std::uint64_t {
+  blocks,
+  R,
+  alloc_bitmaps,
+  candidates,
+  call_sources,
+  active,
+  defrag,
+  allocated,
+  free_blocks,
+  records,
+  holder_words,  // + the holder type id
+};
+
+std::uint64_t address(Region r, std::uint64_t offset, std::uint32_t type = 0) {
+  return ((static_cast<std::uint64_t>(r) + type) << 48) | offset;
+}
+
+/// The distinct sectors one kernel touches (TrafficGeometry::sector_bytes each). Writes count
+/// bytes per sector; no byte is written twice within one of the counted kernels.
+class SectorSet {
+ public:
+  explicit SectorSet(std::uint32_t sector_bytes) : sector_(sector_bytes) {}
+
+  void read(std::uint64_t at, std::uint64_t bytes) {
+    for (std::uint64_t s = at / sector_; s <= (at + bytes - 1) / sector_; ++s) read_.insert(s);
+  }
+  void write(std::uint64_t at, std::uint64_t bytes) {
+    while (bytes > 0) {
+      std::uint64_t const s    = at / sector_;
+      std::uint64_t const here = std::min<std::uint64_t>(bytes, (s + 1) * sector_ - at);
+      written_[s] += here;
+      at += here, bytes -= here;
+    }
+  }
+  [[nodiscard]] SectorCount count() const {
+    SectorCount c;
+    c.read    = read_.size();
+    c.written = written_.size();
+    for (auto const& [s, bytes] : written_)
+      if (bytes < sector_ && read_.count(s) == 0) ++c.filled;
+    return c;
+  }
+
+ private:
+  std::uint64_t sector_;
+  std::unordered_set<std::uint64_t> read_;
+  std::unordered_map<std::uint64_t, std::uint64_t> written_;
+};
+
+/// Level-0 word of block b in a bitmap region (8 bytes per 64 blocks).
+std::uint64_t word_of(Region r, std::uint32_t b, std::uint32_t type = 0) {
+  return address(r, std::uint64_t{b} / 64u * 8u, type);
+}
+
+}  // namespace
+
+SectorCount DefragTraffic::passes_total() const {
+  SectorCount c;
+  for (PassTraffic const& p : passes) {
+    c += p.copy;
+    c += p.scan_and_states;
+  }
+  return c;
+}
+
+SectorCount DefragTraffic::total() const {
+  SectorCount c = passes_total();
+  c += rewrite;
+  return c;
+}
+
+DefragTraffic defrag_traffic(model::HeapModel& model,
+                             std::uint32_t type,
+                             core::DefragOptions const& options,
+                             TrafficGeometry const& geometry) {
+  core::HeapConfig const& config = model.config();
+  std::uint32_t const n          = options.n.value_or(config.defrag_factor);
+  std::uint32_t const cap        = core::effective_source_cap(options, n);
+  std::uint32_t const blocks     = model.num_blocks();
+  bool const forwarding          = options.variant == core::RewriteVariant::forwarding;
+  std::uint64_t const record     = 8u + 12u * std::uint64_t{n};  // docs/compaction.md "Using it"
+  auto const block_at            = [&](std::uint32_t b, std::uint64_t offset) {
+    return address(Region::blocks, std::uint64_t{b} * geometry.block_bytes + offset);
+  };
+
+  // The plan of every pass as the model makes it: the first before the call, each next one
+  // from the model's state after a pass (the observer); the passes that ran are a prefix.
+  std::vector<model::DefragPassPlan> plans{model.plan_defrag_pass(type, n, cap)};
+  model::DefragResult const result =
+      model.defrag(type, options, [&](model::HeapModel const& m, model::DefragPassStats const&) {
+        plans.push_back(m.plan_defrag_pass(type, n, cap));
+      });
+
+  DefragTraffic out;
+  // Per moved object, every (from, to) of the call in pass order: the rewrite's hops.
+  std::unordered_map<model::ObjectId, std::vector<core::SlotRef>> hops_of;
+  for (std::size_t p = 0; p < result.passes.size(); ++p) {
+    model::DefragPassPlan const& plan = plans.at(p);
+    model::DefragPassStats const& ran = result.passes[p];
+    PassTraffic t;
+    t.candidates = static_cast<std::uint32_t>(plan.R.size());
+    t.sources    = plan.B;
+    SectorSet copy(geometry.sector_bytes), states(geometry.sector_bytes);
+    states.read(address(Region::candidates, 0), (std::uint64_t{blocks} + 63u) / 64u * 8u);
+    if (!plan.R.empty()) states.write(address(Region::R, 0), 4u * plan.R.size());
+    if (plan.B > 0) copy.read(address(Region::R, 0), 4u * std::uint64_t{n + 1} * plan.B);
+    for (model::SourceAssignment const& a : plan.sources) {
+      copy.read(address(Region::alloc_bitmaps, 8u * std::uint64_t{a.source}), 8);
+      states.write(address(Region::alloc_bitmaps, 8u * std::uint64_t{a.source}), 8);
+      for (Region r : {Region::active,
+                       Region::defrag,
+                       Region::allocated,
+                       Region::free_blocks,
+                       Region::call_sources}) {
+        states.read(word_of(r, a.source), 8);
+        states.write(word_of(r, a.source), 8);
+      }
+      std::set<std::uint32_t> gained;
+      for (std::uint32_t target : a.targets)
+        copy.read(address(Region::alloc_bitmaps, 8u * std::uint64_t{target}), 8);
+      for (model::Relocation const& m : a.moves) {
+        for (TrafficGeometry::Array const& array : geometry.arrays) {
+          copy.read(block_at(m.from.block,
+                             array.offset + std::uint64_t{m.from.slot} * array.element_bytes),
+                    array.element_bytes);
+          copy.write(
+              block_at(m.to.block, array.offset + std::uint64_t{m.to.slot} * array.element_bytes),
+              array.element_bytes);
+          t.useful_bytes += 2u * array.element_bytes;
+        }
+        if (forwarding) {
+          copy.write(block_at(m.from.block, 8u * std::uint64_t{m.from.slot}), 8);
+          t.useful_bytes += 8;
+        }
+        gained.insert(m.to.block);
+        hops_of[m.id].push_back(m.from);
+      }
+      if (!forwarding) copy.write(address(Region::records, a.source * record), record);
+      for (std::uint32_t target : gained)
+        states.write(address(Region::alloc_bitmaps, 8u * std::uint64_t{target}), 8);
+      t.objects_moved += a.moves.size();
+    }
+    if (t.sources != ran.sources || t.objects_moved != ran.objects_moved)
+      throw std::logic_error(
+          "defrag_traffic: pass " + std::to_string(p) + " planned " + std::to_string(t.sources) +
+          " sources and " + std::to_string(t.objects_moved) + " moves, the model ran " +
+          std::to_string(ran.sources) + " and " + std::to_string(ran.objects_moved));
+    t.copy            = copy.count();
+    t.scan_and_states = states.count();
+    out.passes.push_back(t);
+  }
+  if (out.passes.empty()) return out;  // a call without a pass scans nothing
+
+  // The rewrite, over the heap after the last pass: every live object of a holder type.
+  SectorSet rewrite(geometry.sector_bytes);
+  std::set<std::uint32_t> holder_types, bitmaps_read;
+  for (TrafficGeometry::Holder const& h : geometry.holders) holder_types.insert(h.type);
+  for (std::uint32_t u : holder_types)
+    rewrite.read(address(Region::holder_words, 0, u), (std::uint64_t{blocks} + 63u) / 64u * 8u);
+  for (auto const& [id, object] : model.objects()) {
+    if (holder_types.count(object.type) == 0) continue;
+    std::uint32_t const b = object.where.block;
+    if (bitmaps_read.insert(b).second)
+      rewrite.read(address(Region::alloc_bitmaps, 8u * std::uint64_t{b}), 8);
+    for (TrafficGeometry::Holder const& h : geometry.holders) {
+      if (h.type != object.type) continue;
+      std::uint64_t const at = block_at(b, h.offset + 8u * std::uint64_t{object.where.slot});
+      rewrite.read(at, 8);
+      ++out.pointers_scanned;
+      out.rewrite_useful_bytes += 8;
+      std::optional<model::ObjectId> const target = object.refs.at(h.pointer_slot);
+      if (!target) continue;
+      auto const moved = hops_of.find(*target);
+      if (moved == hops_of.end()) {
+        // Not moved: its block is not a source of the call (one bit read).
+        rewrite.read(word_of(Region::call_sources, model.object(*target).where.block), 8);
+        continue;
+      }
+      for (core::SlotRef const& from : moved->second) {
+        rewrite.read(word_of(Region::call_sources, from.block), 8);
+        if (forwarding)
+          rewrite.read(block_at(from.block, 8u * std::uint64_t{from.slot}), 8);
+        else
+          rewrite.read(address(Region::records, from.block * record), record);
+        ++out.hops;
+      }
+      // The last hop's destination is no source: one more bit read.
+      rewrite.read(word_of(Region::call_sources, model.object(*target).where.block), 8);
+      rewrite.write(at, 8);
+      ++out.pointers_rewritten;
+      out.rewrite_useful_bytes += 16;
+    }
+  }
+  out.rewrite = rewrite.count();
+  return out;
+}
+
+namespace {
+
+/// Table 1's heap on the model: the objects, links and deletions of `heaplab_bench defrag`
+/// (defrag_bench_types.hpp), allocated in the model's deterministic placement.
+model::HeapModel table1_model(std::uint64_t count, DefragTrafficOptions const& o) {
+  using Types               = DefragBenchTypes;
+  std::uint32_t const a     = Types::type_id<DefragBenchA>;
+  std::uint32_t const b     = Types::type_id<DefragBenchB>;
+  std::uint64_t const total = defrag_bench_blocks(count, true);
+  if (total > 0xFFFFFFFFull) throw std::runtime_error("defrag-traffic: too many objects");
+  model::HeapModel m(soa::heap_config<Types>(static_cast<std::uint32_t>(total), o.n, o.k1));
+  for (std::uint64_t i = 0; i < count; ++i)
+    if (!m.allocate(a, defrag_bench_id(i, false)) || !m.allocate(b, defrag_bench_id(i, true)))
+      throw std::logic_error("defrag-traffic: the model's heap is full");
+  for (std::uint64_t i = 0; i < count; ++i) {
+    m.set_ref(defrag_bench_id(i, false),
+              0,
+              defrag_bench_id(defrag_bench_a_target(i, o.seed, count), true));
+    std::uint64_t const k = defrag_bench_b_target(i, o.seed, count);
+    if (!defrag_bench_deleted(k, o.seed, o.fraction))
+      m.set_ref(defrag_bench_id(i, true), 0, defrag_bench_id(k, false));
+  }
+  for (std::uint64_t i = 0; i < count; ++i)
+    if (defrag_bench_deleted(i, o.seed, o.fraction)) m.free(defrag_bench_id(i, false));
+  return m;
+}
+
+double mb(std::uint64_t sectors, std::uint32_t sector_bytes) {
+  return static_cast<double>(sectors) * sector_bytes / 1e6;
+}
+
+void print_row(char const* what, SectorCount const& c, std::uint64_t useful, std::uint32_t sector) {
+  std::printf("  %-22s %10.1f %10.1f %10.1f %10.1f %12.1f\n",
+              what,
+              mb(c.read, sector),
+              mb(c.written, sector),
+              mb(c.filled, sector),
+              mb(c.sectors(), sector),
+              static_cast<double>(useful) / 1e6);
+}
+
+}  // namespace
+
+int run_defrag_traffic(DefragTrafficOptions const& o) {
+  if (!(o.scale > 0) || o.scale > 4)
+    throw std::runtime_error("defrag-traffic: --scale must be in (0, 4]");
+  for (double g : o.copy_gbps)
+    if (!(g > 0)) throw std::runtime_error("defrag-traffic: --copy-gbps must be positive");
+  std::vector<core::RewriteVariant> variants;
+  for (std::string const& v : o.variants) variants.push_back(defrag_bench_variant(v));
+  auto const count = static_cast<std::uint64_t>(std::llround(o.scale * kDefragBenchObjects));
+  if (count == 0) throw std::runtime_error("defrag-traffic: --scale leaves no object");
+  std::FILE* csv = o.csv.empty() ? nullptr : std::fopen(o.csv.c_str(), "w");
+  if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
+  if (csv)
+    std::fprintf(csv,
+                 "variant,pass,candidates,sources,objects_moved,copy_read,copy_written,"
+                 "copy_filled,states_read,states_written,states_filled,useful_bytes,"
+                 "sector_bytes\n");
+
+  std::printf(
+      "CompactGpu Table 1 on the reference model (no GPU): 2 classes x %llu objects of 32 B (scale "
+      "%.4g), %.0f%% of class A deleted, n=%u, k1=%u, seed %llu\n"
+      "sectors each kernel must touch, each counted once (docs/compaction.md \"The sectors a call "
+      "must touch\"):\na lower bound on DRAM traffic; \"fill\": sectors written in part and not "
+      "read, which DRAM reads first\n",
+      static_cast<unsigned long long>(count),
+      o.scale,
+      o.fraction * 100,
+      o.n,
+      o.k1,
+      static_cast<unsigned long long>(o.seed));
+  std::fflush(stdout);
+  model::HeapModel const base = table1_model(count, o);
+  TrafficGeometry const geometry =
+      traffic_geometry<DefragBenchTypes>(DefragBenchTypes::type_id<DefragBenchA>);
+  std::uint32_t const sector = geometry.sector_bytes;
+  for (core::RewriteVariant const v : variants) {
+    model::HeapModel m = base;
+    core::DefragOptions options;
+    options.n       = o.n;
+    options.k1      = o.k1;
+    options.variant = v;
+    DefragTraffic const t =
+        defrag_traffic(m, DefragBenchTypes::type_id<DefragBenchA>, options, geometry);
+    std::uint64_t moved = 0, useful = 0;
+    SectorCount copy, states;
+    for (PassTraffic const& p : t.passes) {
+      moved += p.objects_moved, useful += p.useful_bytes;
+      copy += p.copy, states += p.scan_and_states;
+    }
+    std::printf("\n%s: %zu passes, %llu moves, %llu pointers scanned, %llu rewritten, %llu hops\n",
+                core::to_string(v),
+                t.passes.size(),
+                static_cast<unsigned long long>(moved),
+                static_cast<unsigned long long>(t.pointers_scanned),
+                static_cast<unsigned long long>(t.pointers_rewritten),
+                static_cast<unsigned long long>(t.hops));
+    std::printf("  %-22s %10s %10s %10s %10s %12s\n",
+                "phase (MB)",
+                "read",
+                "written",
+                "fill",
+                "sum",
+                "sec. 4.4");
+    if (o.per_pass)
+      for (std::size_t i = 0; i < t.passes.size(); ++i) {
+        PassTraffic const& p = t.passes[i];
+        std::string const what =
+            "pass " + std::to_string(i) + " copy (B " + std::to_string(p.sources) + ")";
+        print_row(what.c_str(), p.copy, p.useful_bytes, sector);
+      }
+    print_row("copy, all passes", copy, useful, sector);
+    print_row("scan and block states", states, 0, sector);
+    print_row("rewrite", t.rewrite, t.rewrite_useful_bytes, sector);
+    print_row("call", t.total(), useful + t.rewrite_useful_bytes, sector);
+    for (double g : o.copy_gbps) {
+      auto const ms = [&](SectorCount const& c) {
+        return static_cast<double>(c.sectors()) * sector / (g * 1e9) * 1e3;
+      };
+      std::printf(
+          "  at %.1f GB/s: copy %.3f ms, scan and states %.3f ms, rewrite %.3f ms, call %.3f ms "
+          "(x %.4g for scale 1: %.3f ms)\n",
+          g,
+          ms(copy),
+          ms(states),
+          ms(t.rewrite),
+          ms(t.total()),
+          1.0 / o.scale,
+          ms(t.total()) / o.scale);
+    }
+    if (csv) {
+      for (std::size_t i = 0; i < t.passes.size(); ++i) {
+        PassTraffic const& p = t.passes[i];
+        std::fprintf(csv,
+                     "%s,%zu,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%u\n",
+                     core::to_string(v),
+                     i,
+                     p.candidates,
+                     p.sources,
+                     static_cast<unsigned long long>(p.objects_moved),
+                     static_cast<unsigned long long>(p.copy.read),
+                     static_cast<unsigned long long>(p.copy.written),
+                     static_cast<unsigned long long>(p.copy.filled),
+                     static_cast<unsigned long long>(p.scan_and_states.read),
+                     static_cast<unsigned long long>(p.scan_and_states.written),
+                     static_cast<unsigned long long>(p.scan_and_states.filled),
+                     static_cast<unsigned long long>(p.useful_bytes),
+                     sector);
+      }
+      std::fprintf(csv,
+                   "%s,rewrite,,,,%llu,%llu,%llu,,,,%llu,%u\n",
+                   core::to_string(v),
+                   static_cast<unsigned long long>(t.rewrite.read),
+                   static_cast<unsigned long long>(t.rewrite.written),
+                   static_cast<unsigned long long>(t.rewrite.filled),
+                   static_cast<unsigned long long>(t.rewrite_useful_bytes),
+                   sector);
+    }
+    std::fflush(stdout);
+  }
+  if (csv) std::fclose(csv);
+  return 0;
+}
+
+}  // namespace heaplab::bench
