@@ -960,20 +960,39 @@ void add_fill_command(CLI::App& app, heaplab::bench::FillBenchOptions& f) {
   fill->callback([&f] { std::exit(run_fill(f)); });
 }
 
+/// The options of Table 1's workload (defrag_bench_types.hpp), shared by `defrag` and
+/// `defrag-traffic`.
+void add_table1_options(CLI::App* cmd,
+                        double& scale,
+                        std::uint32_t& n,
+                        std::uint32_t& k1,
+                        double& fraction,
+                        std::vector<std::string>& variants,
+                        std::uint64_t& seed) {
+  cmd->add_option("--scale", scale, "objects per class = scale x 32,768,000")
+      ->check(CLI::Range(1e-6, 4.0));
+  cmd->add_option("--n", n, "defragmentation factor")->check(CLI::Range(1, 63));
+  cmd->add_option("--k1", k1, "stop when at most k1 candidates remain");
+  cmd->add_option("--fraction", fraction, "fraction of class A deleted")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--variant",
+                  variants,
+                  "pointer rewriting: forwarding, recompute-global, recompute-shared (list)");
+  cmd->add_option("--seed", seed, "which objects are deleted and linked");
+}
+
 void add_defrag_command(CLI::App& app, heaplab::bench::DefragBenchOptions& defrag_options) {
   auto* defrag = app.add_subcommand(
       "defrag",
       "CompactGpu Table 1: two classes of 32 B objects pointing to each other, 60% of one class "
       "deleted, defragmented with n=3; time, bytes and bandwidth per phase vs a D2D copy.");
-  defrag->add_option("--scale", defrag_options.scale, "objects per class = scale x 32,768,000")
-      ->check(CLI::Range(1e-6, 4.0));
-  defrag->add_option("--n", defrag_options.n, "defragmentation factor")->check(CLI::Range(1, 63));
-  defrag->add_option("--k1", defrag_options.k1, "stop when at most k1 candidates remain");
-  defrag->add_option("--fraction", defrag_options.fraction, "fraction of class A deleted")
-      ->check(CLI::Range(0.0, 1.0));
-  defrag->add_option("--variant",
+  add_table1_options(defrag,
+                     defrag_options.scale,
+                     defrag_options.n,
+                     defrag_options.k1,
+                     defrag_options.fraction,
                      defrag_options.variants,
-                     "pointer rewriting: forwarding, recompute-global, recompute-shared (list)");
+                     defrag_options.seed);
   defrag->add_option("--warmup", defrag_options.warmup, "untimed runs")->check(CLI::Range(0, 100));
   defrag->add_option("--repeats", defrag_options.repeats, "timed runs (median by total)")
       ->check(CLI::Range(1, 100));
@@ -990,7 +1009,6 @@ void add_defrag_command(CLI::App& app, heaplab::bench::DefragBenchOptions& defra
   defrag->add_flag("!--no-relocations",
                    defrag_options.relocations,
                    "skip the extra run that counts how often each object moved (Fig. 10)");
-  defrag->add_option("--seed", defrag_options.seed, "which objects are deleted and linked");
   defrag->add_option("--csv", defrag_options.csv, "also write the numbers as CSV to this file");
   defrag->callback([&defrag_options] {
     print_device();
@@ -1003,17 +1021,9 @@ void add_defrag_traffic_command(CLI::App& app, heaplab::bench::DefragTrafficOpti
       "defrag-traffic",
       "CompactGpu Table 1 on the reference model, no GPU needed: the 32-byte sectors each kernel "
       "of the call must touch (copy per pass, scan and block states, the one rewrite), a lower "
-      "bound on its DRAM traffic, and the time that takes at a copy bandwidth.");
-  cmd->add_option("--scale", o.scale, "objects per class = scale x 32,768,000 (default 1/16)")
-      ->check(CLI::Range(1e-6, 4.0));
-  cmd->add_option("--n", o.n, "defragmentation factor")->check(CLI::Range(1, 63));
-  cmd->add_option("--k1", o.k1, "stop when at most k1 candidates remain");
-  cmd->add_option("--fraction", o.fraction, "fraction of class A deleted")
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--variant",
-                  o.variants,
-                  "pointer rewriting: forwarding, recompute-global, recompute-shared (list)");
-  cmd->add_option("--seed", o.seed, "which objects are deleted and linked (as defrag's)");
+      "bound on its DRAM traffic, and the time that takes at a copy bandwidth (default scale "
+      "1/16).");
+  add_table1_options(cmd, o.scale, o.n, o.k1, o.fraction, o.variants, o.seed);
   cmd->add_flag("--per-pass", o.per_pass, "print every pass's copy");
   cmd->add_option("--copy-gbps",
                   o.copy_gbps,
@@ -1026,7 +1036,7 @@ void add_defrag_traffic_command(CLI::App& app, heaplab::bench::DefragTrafficOpti
       "  heaplab_bench defrag-traffic                      Table 1 at scale 1/16, forwarding\n"
       "  heaplab_bench defrag-traffic --scale 0.25 --variant forwarding recompute-global "
       "--per-pass\n"
-      "The model needs about 0.2 KB of host memory per object (scale 1/16: 4,096,000 objects).");
+      "The model needs about 0.3 KB of host memory per object (scale 1/16: 4,096,000 objects).");
   cmd->callback([&o] { std::exit(heaplab::bench::run_defrag_traffic(o)); });
 }
 
