@@ -91,19 +91,130 @@ SectorCount DefragTraffic::total() const {
   return c;
 }
 
+namespace {
+
+/// What the counting of one call needs besides the model.
+struct CallShape {
+  TrafficGeometry const& geometry;
+  std::uint32_t n      = 1;
+  std::uint32_t blocks = 0;
+  bool forwarding      = true;
+  std::uint64_t record = 0;  // bytes of a recompute variant's record per source
+  [[nodiscard]] std::uint64_t block_at(std::uint32_t b, std::uint64_t offset) const {
+    return address(Region::blocks, std::uint64_t{b} * geometry.block_bytes + offset);
+  }
+};
+
+/// The sectors of one pass (its plan), and the (from) of each move appended to hops_of.
+PassTraffic count_pass(CallShape const& c,
+                       model::DefragPassPlan const& plan,
+                       std::unordered_map<model::ObjectId, std::vector<core::SlotRef>>& hops_of) {
+  PassTraffic t;
+  t.candidates = static_cast<std::uint32_t>(plan.R.size());
+  t.sources    = plan.B;
+  SectorSet copy(c.geometry.sector_bytes), states(c.geometry.sector_bytes);
+  states.read(address(Region::candidates, 0), (std::uint64_t{c.blocks} + 63u) / 64u * 8u);
+  if (!plan.R.empty()) states.write(address(Region::R, 0), 4u * plan.R.size());
+  if (plan.B > 0) copy.read(address(Region::R, 0), 4u * std::uint64_t{c.n + 1} * plan.B);
+  for (model::SourceAssignment const& a : plan.sources) {
+    copy.read(address(Region::alloc_bitmaps, 8u * std::uint64_t{a.source}), 8);
+    states.write(address(Region::alloc_bitmaps, 8u * std::uint64_t{a.source}), 8);
+    for (Region r : {Region::active,
+                     Region::defrag,
+                     Region::allocated,
+                     Region::free_blocks,
+                     Region::call_sources}) {
+      states.read(word_of(r, a.source), 8);
+      states.write(word_of(r, a.source), 8);
+    }
+    std::set<std::uint32_t> gained;
+    for (std::uint32_t target : a.targets)
+      copy.read(address(Region::alloc_bitmaps, 8u * std::uint64_t{target}), 8);
+    for (model::Relocation const& m : a.moves) {
+      for (TrafficGeometry::Array const& array : c.geometry.arrays) {
+        copy.read(c.block_at(m.from.block,
+                             array.offset + std::uint64_t{m.from.slot} * array.element_bytes),
+                  array.element_bytes);
+        copy.write(
+            c.block_at(m.to.block, array.offset + std::uint64_t{m.to.slot} * array.element_bytes),
+            array.element_bytes);
+        t.useful_bytes += 2u * array.element_bytes;
+      }
+      if (c.forwarding) {
+        copy.write(c.block_at(m.from.block, 8u * std::uint64_t{m.from.slot}), 8);
+        t.useful_bytes += 8;
+      }
+      gained.insert(m.to.block);
+      hops_of[m.id].push_back(m.from);
+    }
+    if (!c.forwarding) copy.write(address(Region::records, a.source * c.record), c.record);
+    for (std::uint32_t target : gained)
+      states.write(address(Region::alloc_bitmaps, 8u * std::uint64_t{target}), 8);
+    t.objects_moved += a.moves.size();
+  }
+  t.copy            = copy.count();
+  t.scan_and_states = states.count();
+  return t;
+}
+
+/// The sectors of the call's one rewrite, over the heap after the last pass: every live object
+/// of a holder type.
+void count_rewrite(CallShape const& c,
+                   model::HeapModel const& model,
+                   std::unordered_map<model::ObjectId, std::vector<core::SlotRef>> const& hops_of,
+                   DefragTraffic& out) {
+  SectorSet rewrite(c.geometry.sector_bytes);
+  std::set<std::uint32_t> holder_types, bitmaps_read;
+  for (TrafficGeometry::Holder const& h : c.geometry.holders) holder_types.insert(h.type);
+  for (std::uint32_t u : holder_types)
+    rewrite.read(address(Region::holder_words, 0, u), (std::uint64_t{c.blocks} + 63u) / 64u * 8u);
+  for (auto const& [id, object] : model.objects()) {
+    if (holder_types.count(object.type) == 0) continue;
+    std::uint32_t const b = object.where.block;
+    if (bitmaps_read.insert(b).second)
+      rewrite.read(address(Region::alloc_bitmaps, 8u * std::uint64_t{b}), 8);
+    for (TrafficGeometry::Holder const& h : c.geometry.holders) {
+      if (h.type != object.type) continue;
+      std::uint64_t const at = c.block_at(b, h.offset + 8u * std::uint64_t{object.where.slot});
+      rewrite.read(at, 8);
+      ++out.pointers_scanned;
+      out.rewrite_useful_bytes += 8;
+      std::optional<model::ObjectId> const target = object.refs.at(h.pointer_slot);
+      if (!target) continue;
+      auto const moved = hops_of.find(*target);
+      if (moved != hops_of.end()) {
+        for (core::SlotRef const& from : moved->second) {
+          rewrite.read(word_of(Region::call_sources, from.block), 8);
+          if (c.forwarding)
+            rewrite.read(c.block_at(from.block, 8u * std::uint64_t{from.slot}), 8);
+          else
+            rewrite.read(address(Region::records, from.block * c.record), c.record);
+          ++out.hops;
+        }
+        rewrite.write(at, 8);
+        ++out.pointers_rewritten;
+        out.rewrite_useful_bytes += 16;
+      }
+      // Where the pointer ends (not moved, or after its last hop) is no source: one bit read.
+      rewrite.read(word_of(Region::call_sources, model.object(*target).where.block), 8);
+    }
+  }
+  out.rewrite = rewrite.count();
+}
+
+}  // namespace
+
 DefragTraffic defrag_traffic(model::HeapModel& model,
                              std::uint32_t type,
                              core::DefragOptions const& options,
                              TrafficGeometry const& geometry) {
-  core::HeapConfig const& config = model.config();
-  std::uint32_t const n          = options.n.value_or(config.defrag_factor);
-  std::uint32_t const cap        = core::effective_source_cap(options, n);
-  std::uint32_t const blocks     = model.num_blocks();
-  bool const forwarding          = options.variant == core::RewriteVariant::forwarding;
-  std::uint64_t const record     = 8u + 12u * std::uint64_t{n};  // docs/compaction.md "Using it"
-  auto const block_at            = [&](std::uint32_t b, std::uint64_t offset) {
-    return address(Region::blocks, std::uint64_t{b} * geometry.block_bytes + offset);
-  };
+  std::uint32_t const n   = options.n.value_or(model.config().defrag_factor);
+  std::uint32_t const cap = core::effective_source_cap(options, n);
+  CallShape const shape{geometry,
+                        n,
+                        model.num_blocks(),
+                        options.variant == core::RewriteVariant::forwarding,
+                        8u + 12u * std::uint64_t{n}};  // docs/compaction.md "Using it"
 
   // The plan of every pass as the model makes it: the first before the call, each next one
   // from the model's state after a pass (the observer); the passes that ran are a prefix.
@@ -114,106 +225,20 @@ DefragTraffic defrag_traffic(model::HeapModel& model,
       });
 
   DefragTraffic out;
-  // Per moved object, every (from, to) of the call in pass order: the rewrite's hops.
+  // Per moved object, the (from) of each of its moves in the call, in pass order: its hops.
   std::unordered_map<model::ObjectId, std::vector<core::SlotRef>> hops_of;
   for (std::size_t p = 0; p < result.passes.size(); ++p) {
-    model::DefragPassPlan const& plan = plans.at(p);
+    PassTraffic const t               = count_pass(shape, plans.at(p), hops_of);
     model::DefragPassStats const& ran = result.passes[p];
-    PassTraffic t;
-    t.candidates = static_cast<std::uint32_t>(plan.R.size());
-    t.sources    = plan.B;
-    SectorSet copy(geometry.sector_bytes), states(geometry.sector_bytes);
-    states.read(address(Region::candidates, 0), (std::uint64_t{blocks} + 63u) / 64u * 8u);
-    if (!plan.R.empty()) states.write(address(Region::R, 0), 4u * plan.R.size());
-    if (plan.B > 0) copy.read(address(Region::R, 0), 4u * std::uint64_t{n + 1} * plan.B);
-    for (model::SourceAssignment const& a : plan.sources) {
-      copy.read(address(Region::alloc_bitmaps, 8u * std::uint64_t{a.source}), 8);
-      states.write(address(Region::alloc_bitmaps, 8u * std::uint64_t{a.source}), 8);
-      for (Region r : {Region::active,
-                       Region::defrag,
-                       Region::allocated,
-                       Region::free_blocks,
-                       Region::call_sources}) {
-        states.read(word_of(r, a.source), 8);
-        states.write(word_of(r, a.source), 8);
-      }
-      std::set<std::uint32_t> gained;
-      for (std::uint32_t target : a.targets)
-        copy.read(address(Region::alloc_bitmaps, 8u * std::uint64_t{target}), 8);
-      for (model::Relocation const& m : a.moves) {
-        for (TrafficGeometry::Array const& array : geometry.arrays) {
-          copy.read(block_at(m.from.block,
-                             array.offset + std::uint64_t{m.from.slot} * array.element_bytes),
-                    array.element_bytes);
-          copy.write(
-              block_at(m.to.block, array.offset + std::uint64_t{m.to.slot} * array.element_bytes),
-              array.element_bytes);
-          t.useful_bytes += 2u * array.element_bytes;
-        }
-        if (forwarding) {
-          copy.write(block_at(m.from.block, 8u * std::uint64_t{m.from.slot}), 8);
-          t.useful_bytes += 8;
-        }
-        gained.insert(m.to.block);
-        hops_of[m.id].push_back(m.from);
-      }
-      if (!forwarding) copy.write(address(Region::records, a.source * record), record);
-      for (std::uint32_t target : gained)
-        states.write(address(Region::alloc_bitmaps, 8u * std::uint64_t{target}), 8);
-      t.objects_moved += a.moves.size();
-    }
     if (t.sources != ran.sources || t.objects_moved != ran.objects_moved)
       throw std::logic_error(
           "defrag_traffic: pass " + std::to_string(p) + " planned " + std::to_string(t.sources) +
           " sources and " + std::to_string(t.objects_moved) + " moves, the model ran " +
           std::to_string(ran.sources) + " and " + std::to_string(ran.objects_moved));
-    t.copy            = copy.count();
-    t.scan_and_states = states.count();
     out.passes.push_back(t);
   }
   if (out.passes.empty()) return out;  // a call without a pass scans nothing
-
-  // The rewrite, over the heap after the last pass: every live object of a holder type.
-  SectorSet rewrite(geometry.sector_bytes);
-  std::set<std::uint32_t> holder_types, bitmaps_read;
-  for (TrafficGeometry::Holder const& h : geometry.holders) holder_types.insert(h.type);
-  for (std::uint32_t u : holder_types)
-    rewrite.read(address(Region::holder_words, 0, u), (std::uint64_t{blocks} + 63u) / 64u * 8u);
-  for (auto const& [id, object] : model.objects()) {
-    if (holder_types.count(object.type) == 0) continue;
-    std::uint32_t const b = object.where.block;
-    if (bitmaps_read.insert(b).second)
-      rewrite.read(address(Region::alloc_bitmaps, 8u * std::uint64_t{b}), 8);
-    for (TrafficGeometry::Holder const& h : geometry.holders) {
-      if (h.type != object.type) continue;
-      std::uint64_t const at = block_at(b, h.offset + 8u * std::uint64_t{object.where.slot});
-      rewrite.read(at, 8);
-      ++out.pointers_scanned;
-      out.rewrite_useful_bytes += 8;
-      std::optional<model::ObjectId> const target = object.refs.at(h.pointer_slot);
-      if (!target) continue;
-      auto const moved = hops_of.find(*target);
-      if (moved == hops_of.end()) {
-        // Not moved: its block is not a source of the call (one bit read).
-        rewrite.read(word_of(Region::call_sources, model.object(*target).where.block), 8);
-        continue;
-      }
-      for (core::SlotRef const& from : moved->second) {
-        rewrite.read(word_of(Region::call_sources, from.block), 8);
-        if (forwarding)
-          rewrite.read(block_at(from.block, 8u * std::uint64_t{from.slot}), 8);
-        else
-          rewrite.read(address(Region::records, from.block * record), record);
-        ++out.hops;
-      }
-      // The last hop's destination is no source: one more bit read.
-      rewrite.read(word_of(Region::call_sources, model.object(*target).where.block), 8);
-      rewrite.write(at, 8);
-      ++out.pointers_rewritten;
-      out.rewrite_useful_bytes += 16;
-    }
-  }
-  out.rewrite = rewrite.count();
+  count_rewrite(shape, model, hops_of, out);
   return out;
 }
 
@@ -256,6 +281,92 @@ void print_row(char const* what, SectorCount const& c, std::uint64_t useful, std
               mb(c.filled, sector),
               mb(c.sectors(), sector),
               static_cast<double>(useful) / 1e6);
+}
+
+/// One variant's table: per pass (with --per-pass), by phase, and the times at each bandwidth.
+void print_variant(DefragTrafficOptions const& o,
+                   core::RewriteVariant v,
+                   DefragTraffic const& t,
+                   std::uint32_t sector) {
+  std::uint64_t moved = 0, useful = 0;
+  SectorCount copy, states;
+  for (PassTraffic const& p : t.passes) {
+    moved += p.objects_moved, useful += p.useful_bytes;
+    copy += p.copy, states += p.scan_and_states;
+  }
+  std::printf("\n%s: %zu passes, %llu moves, %llu pointers scanned, %llu rewritten, %llu hops\n",
+              core::to_string(v),
+              t.passes.size(),
+              static_cast<unsigned long long>(moved),
+              static_cast<unsigned long long>(t.pointers_scanned),
+              static_cast<unsigned long long>(t.pointers_rewritten),
+              static_cast<unsigned long long>(t.hops));
+  std::printf("  %-22s %10s %10s %10s %10s %12s\n",
+              "phase (MB)",
+              "read",
+              "written",
+              "fill",
+              "sum",
+              "sec. 4.4");
+  if (o.per_pass)
+    for (std::size_t i = 0; i < t.passes.size(); ++i) {
+      PassTraffic const& p = t.passes[i];
+      std::string const what =
+          "pass " + std::to_string(i) + " copy (B " + std::to_string(p.sources) + ")";
+      print_row(what.c_str(), p.copy, p.useful_bytes, sector);
+    }
+  print_row("copy, all passes", copy, useful, sector);
+  print_row("scan and block states", states, 0, sector);
+  print_row("rewrite", t.rewrite, t.rewrite_useful_bytes, sector);
+  print_row("call", t.total(), useful + t.rewrite_useful_bytes, sector);
+  for (double g : o.copy_gbps) {
+    auto const ms = [&](SectorCount const& c) {
+      return static_cast<double>(c.sectors()) * sector / (g * 1e9) * 1e3;
+    };
+    std::printf(
+        "  at %.1f GB/s: copy %.3f ms, scan and states %.3f ms, rewrite %.3f ms, call %.3f ms "
+        "(x %.4g for scale 1: %.3f ms)\n",
+        g,
+        ms(copy),
+        ms(states),
+        ms(t.rewrite),
+        ms(t.total()),
+        1.0 / o.scale,
+        ms(t.total()) / o.scale);
+  }
+}
+
+/// One variant's CSV rows: a row per pass, then the rewrite.
+void write_csv_rows(std::FILE* csv,
+                    core::RewriteVariant v,
+                    DefragTraffic const& t,
+                    std::uint32_t sector) {
+  for (std::size_t i = 0; i < t.passes.size(); ++i) {
+    PassTraffic const& p = t.passes[i];
+    std::fprintf(csv,
+                 "%s,%zu,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%u\n",
+                 core::to_string(v),
+                 i,
+                 p.candidates,
+                 p.sources,
+                 static_cast<unsigned long long>(p.objects_moved),
+                 static_cast<unsigned long long>(p.copy.read),
+                 static_cast<unsigned long long>(p.copy.written),
+                 static_cast<unsigned long long>(p.copy.filled),
+                 static_cast<unsigned long long>(p.scan_and_states.read),
+                 static_cast<unsigned long long>(p.scan_and_states.written),
+                 static_cast<unsigned long long>(p.scan_and_states.filled),
+                 static_cast<unsigned long long>(p.useful_bytes),
+                 sector);
+  }
+  std::fprintf(csv,
+               "%s,rewrite,,,,%llu,%llu,%llu,,,,%llu,%u\n",
+               core::to_string(v),
+               static_cast<unsigned long long>(t.rewrite.read),
+               static_cast<unsigned long long>(t.rewrite.written),
+               static_cast<unsigned long long>(t.rewrite.filled),
+               static_cast<unsigned long long>(t.rewrite_useful_bytes),
+               sector);
 }
 
 }  // namespace
@@ -302,80 +413,8 @@ int run_defrag_traffic(DefragTrafficOptions const& o) {
     options.variant = v;
     DefragTraffic const t =
         defrag_traffic(m, DefragBenchTypes::type_id<DefragBenchA>, options, geometry);
-    std::uint64_t moved = 0, useful = 0;
-    SectorCount copy, states;
-    for (PassTraffic const& p : t.passes) {
-      moved += p.objects_moved, useful += p.useful_bytes;
-      copy += p.copy, states += p.scan_and_states;
-    }
-    std::printf("\n%s: %zu passes, %llu moves, %llu pointers scanned, %llu rewritten, %llu hops\n",
-                core::to_string(v),
-                t.passes.size(),
-                static_cast<unsigned long long>(moved),
-                static_cast<unsigned long long>(t.pointers_scanned),
-                static_cast<unsigned long long>(t.pointers_rewritten),
-                static_cast<unsigned long long>(t.hops));
-    std::printf("  %-22s %10s %10s %10s %10s %12s\n",
-                "phase (MB)",
-                "read",
-                "written",
-                "fill",
-                "sum",
-                "sec. 4.4");
-    if (o.per_pass)
-      for (std::size_t i = 0; i < t.passes.size(); ++i) {
-        PassTraffic const& p = t.passes[i];
-        std::string const what =
-            "pass " + std::to_string(i) + " copy (B " + std::to_string(p.sources) + ")";
-        print_row(what.c_str(), p.copy, p.useful_bytes, sector);
-      }
-    print_row("copy, all passes", copy, useful, sector);
-    print_row("scan and block states", states, 0, sector);
-    print_row("rewrite", t.rewrite, t.rewrite_useful_bytes, sector);
-    print_row("call", t.total(), useful + t.rewrite_useful_bytes, sector);
-    for (double g : o.copy_gbps) {
-      auto const ms = [&](SectorCount const& c) {
-        return static_cast<double>(c.sectors()) * sector / (g * 1e9) * 1e3;
-      };
-      std::printf(
-          "  at %.1f GB/s: copy %.3f ms, scan and states %.3f ms, rewrite %.3f ms, call %.3f ms "
-          "(x %.4g for scale 1: %.3f ms)\n",
-          g,
-          ms(copy),
-          ms(states),
-          ms(t.rewrite),
-          ms(t.total()),
-          1.0 / o.scale,
-          ms(t.total()) / o.scale);
-    }
-    if (csv) {
-      for (std::size_t i = 0; i < t.passes.size(); ++i) {
-        PassTraffic const& p = t.passes[i];
-        std::fprintf(csv,
-                     "%s,%zu,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%u\n",
-                     core::to_string(v),
-                     i,
-                     p.candidates,
-                     p.sources,
-                     static_cast<unsigned long long>(p.objects_moved),
-                     static_cast<unsigned long long>(p.copy.read),
-                     static_cast<unsigned long long>(p.copy.written),
-                     static_cast<unsigned long long>(p.copy.filled),
-                     static_cast<unsigned long long>(p.scan_and_states.read),
-                     static_cast<unsigned long long>(p.scan_and_states.written),
-                     static_cast<unsigned long long>(p.scan_and_states.filled),
-                     static_cast<unsigned long long>(p.useful_bytes),
-                     sector);
-      }
-      std::fprintf(csv,
-                   "%s,rewrite,,,,%llu,%llu,%llu,,,,%llu,%u\n",
-                   core::to_string(v),
-                   static_cast<unsigned long long>(t.rewrite.read),
-                   static_cast<unsigned long long>(t.rewrite.written),
-                   static_cast<unsigned long long>(t.rewrite.filled),
-                   static_cast<unsigned long long>(t.rewrite_useful_bytes),
-                   sector);
-    }
+    print_variant(o, v, t, sector);
+    if (csv) write_csv_rows(csv, v, t, sector);
     std::fflush(stdout);
   }
   if (csv) std::fclose(csv);
