@@ -3,7 +3,10 @@
 #include "defrag_bench_types.hpp"
 #include "heaplab/soa/host_config.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -269,6 +272,32 @@ model::HeapModel table1_model(std::uint64_t count, DefragTrafficOptions const& o
   return m;
 }
 
+/// Host bytes per object of the model's Table 1 heap at its peak: 818,340 KB for the 4,096,000
+/// objects of scale 1/16, one variant (build machine, 2026-12-04).
+constexpr double kModelBytesPerObject = 205.0;
+
+/// Refuses, with the figures, a run whose model would not fit into the host's memory (rather
+/// than be killed when it runs out): one model per class pair for a single variant, two for
+/// several (a copy per variant).
+void require_memory(std::uint64_t count, std::size_t variants) {
+  double const need =
+      2.0 * static_cast<double>(count) * kModelBytesPerObject * (variants > 1 ? 2.0 : 1.0);
+  long const pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: try
+  double const have = static_cast<double>(pages) * static_cast<double>(page);
+  if (need <= have) return;
+  char text[256];
+  std::snprintf(text,
+                sizeof text,
+                "defrag-traffic: this scale needs about %.1f GB of host memory for the model and "
+                "%.1f GB are available; use --scale %.3g or less%s",
+                need / 1e9,
+                have / 1e9,
+                static_cast<double>(count) * have / need / kDefragBenchObjects,
+                variants > 1 ? " (or one variant per run)" : "");
+  throw std::runtime_error(text);
+}
+
 double mb(std::uint64_t sectors, std::uint32_t sector_bytes) {
   return static_cast<double>(sectors) * sector_bytes / 1e6;
 }
@@ -380,6 +409,7 @@ int run_defrag_traffic(DefragTrafficOptions const& o) {
   for (std::string const& v : o.variants) variants.push_back(defrag_bench_variant(v));
   auto const count = static_cast<std::uint64_t>(std::llround(o.scale * kDefragBenchObjects));
   if (count == 0) throw std::runtime_error("defrag-traffic: --scale leaves no object");
+  require_memory(count, variants.size());
   std::FILE* csv = o.csv.empty() ? nullptr : std::fopen(o.csv.c_str(), "w");
   if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
   if (csv)
@@ -401,18 +431,27 @@ int run_defrag_traffic(DefragTrafficOptions const& o) {
       o.k1,
       static_cast<unsigned long long>(o.seed));
   std::fflush(stdout);
-  model::HeapModel const base = table1_model(count, o);
+  auto const began = std::chrono::steady_clock::now();
+  auto const since = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  };
+  model::HeapModel base = table1_model(count, o);
+  std::fprintf(stderr, "defrag-traffic: the model's heap is built (%.0f s)\n", since());
   TrafficGeometry const geometry =
       traffic_geometry<DefragBenchTypes>(DefragBenchTypes::type_id<DefragBenchA>);
   std::uint32_t const sector = geometry.sector_bytes;
-  for (core::RewriteVariant const v : variants) {
-    model::HeapModel m = base;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    core::RewriteVariant const v = variants[i];
+    // A copy for every variant but the last, which takes the heap itself (one model in memory
+    // for a single variant).
+    model::HeapModel m = i + 1 < variants.size() ? base : std::move(base);
     core::DefragOptions options;
     options.n       = o.n;
     options.k1      = o.k1;
     options.variant = v;
     DefragTraffic const t =
         defrag_traffic(m, DefragBenchTypes::type_id<DefragBenchA>, options, geometry);
+    std::fprintf(stderr, "defrag-traffic: %s counted (%.0f s)\n", core::to_string(v), since());
     print_variant(o, v, t, sector);
     if (csv) write_csv_rows(csv, v, t, sector);
     std::fflush(stdout);

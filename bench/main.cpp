@@ -1036,7 +1036,8 @@ void add_defrag_traffic_command(CLI::App& app, heaplab::bench::DefragTrafficOpti
       "  heaplab_bench defrag-traffic                      Table 1 at scale 1/16, forwarding\n"
       "  heaplab_bench defrag-traffic --scale 0.25 --variant forwarding recompute-global "
       "--per-pass\n"
-      "The model needs about 0.3 KB of host memory per object (scale 1/16: 4,096,000 objects).");
+      "The model needs about 0.2 KB of host memory per object, twice that with several variants\n"
+      "(scale 1: 65,536,000 objects, 13 GB); a run that would not fit is refused.");
   cmd->callback([&o] { std::exit(heaplab::bench::run_defrag_traffic(o)); });
 }
 
