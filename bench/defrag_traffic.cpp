@@ -41,12 +41,15 @@ std::uint64_t address(Region r, std::uint64_t offset, std::uint32_t type = 0) {
 }
 
 /// The distinct sectors one kernel touches (TrafficGeometry::sector_bytes each). Writes count
-/// bytes per sector; no byte is written twice within one of the counted kernels.
+/// bytes per sector, a byte written twice twice: of the counted writes only the state bitmap
+/// words repeat (two sources in one 64-block word), and they are read as well, so whether they
+/// are fills does not depend on it.
 class SectorSet {
  public:
   explicit SectorSet(std::uint32_t sector_bytes) : sector_(sector_bytes) {}
 
   void read(std::uint64_t at, std::uint64_t bytes) {
+    if (bytes == 0) return;
     for (std::uint64_t s = at / sector_; s <= (at + bytes - 1) / sector_; ++s) read_.insert(s);
   }
   void write(std::uint64_t at, std::uint64_t bytes) {
@@ -279,13 +282,27 @@ constexpr double kModelBytesPerObject = 205.0;
 /// Refuses, with the figures, a run whose model would not fit into the host's memory (rather
 /// than be killed when it runs out): one model per class pair for a single variant, two for
 /// several (a copy per variant).
+/// Bytes of host memory available to a new process: MemAvailable of /proc/meminfo (free memory
+/// and what the kernel can reclaim), else the free pages; 0 when neither is known.
+double available_memory() {
+  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    unsigned long long kb = 0;
+    bool found            = false;
+    while (!found && std::fgets(line, sizeof line, f) != nullptr)
+      found = std::sscanf(line, "MemAvailable: %llu kB", &kb) == 1;
+    std::fclose(f);
+    if (found) return static_cast<double>(kb) * 1024.0;
+  }
+  long const pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
 void require_memory(std::uint64_t count, std::size_t variants) {
   double const need =
       2.0 * static_cast<double>(count) * kModelBytesPerObject * (variants > 1 ? 2.0 : 1.0);
-  long const pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return;  // unknown: try
-  double const have = static_cast<double>(pages) * static_cast<double>(page);
-  if (need <= have) return;
+  double const have = available_memory();
+  if (have == 0 || need <= have) return;  // unknown: try
   char text[256];
   std::snprintf(text,
                 sizeof text,
