@@ -71,8 +71,6 @@ __global__ void verify_pointers(std::uint64_t count, DefragBenchB** b, unsigned 
 
 unsigned grid_for(std::uint64_t n) { return cudart::grid_size(n, 256, 65535); }
 
-compact::RewriteVariant variant_from(std::string const& s) { return defrag_bench_variant(s); }
-
 /// The heap of one benchmark: objects of class A (and B), links, deletions. Everything untimed.
 struct Workload {
   Workload(std::uint64_t count, bool both, std::uint32_t n, std::uint32_t k1)
@@ -188,7 +186,7 @@ compact::DefragStats median_defrag_run(Workload& w,
   compact::DefragOptions options;
   options.n                   = o.n;
   options.k1                  = o.k1;
-  options.variant             = variant_from(name);
+  options.variant             = defrag_bench_variant(name);
   options.record_budget_bytes = o.record_budget;
   compactor.set_pass_loop(loop);
   std::vector<compact::DefragStats> runs;
@@ -214,7 +212,7 @@ void print_relocations(Workload& w,
   compact::DefragOptions options;
   options.n                   = o.n;
   options.k1                  = o.k1;
-  options.variant             = variant_from(name);
+  options.variant             = defrag_bench_variant(name);
   options.record_budget_bytes = o.record_budget;
   options.count_relocations   = true;
   w.build(o.seed, o.fraction);

@@ -69,8 +69,8 @@ HEAPLAB_HD_INLINE std::uint64_t defrag_bench_b_target(std::uint64_t i,
 }
 
 /// Blocks of the benchmark's heap: every object fits with 2% + 1024 blocks to spare (concurrent
-/// block initialization leaves some blocks partly filled). 0 when the count does not fit in 32
-/// bits.
+/// block initialization leaves some blocks partly filled). The callers refuse more than 2^32 - 1
+/// (HeapConfig::num_blocks is 32 bits).
 inline std::uint64_t defrag_bench_blocks(std::uint64_t count, bool both) {
   return (count + 63) / 64 * (both ? 2 : 1) * 102 / 100 + 1024;
 }
