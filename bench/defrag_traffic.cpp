@@ -82,18 +82,12 @@ std::uint64_t word_of(Region r, std::uint32_t b, std::uint32_t type = 0) {
 
 }  // namespace
 
-SectorCount DefragTraffic::passes_total() const {
-  SectorCount c;
+SectorCount DefragTraffic::total() const {
+  SectorCount c = rewrite;
   for (PassTraffic const& p : passes) {
     c += p.copy;
     c += p.scan_and_states;
   }
-  return c;
-}
-
-SectorCount DefragTraffic::total() const {
-  SectorCount c = passes_total();
-  c += rewrite;
   return c;
 }
 

@@ -56,14 +56,8 @@ TrafficGeometry traffic_geometry(std::uint32_t type) {
   }
   for (std::uint32_t i = table.incoming_begin[type]; i < table.incoming_begin[type + 1]; ++i) {
     soa::PointerArrayRef const& ref = table.incoming[i];
-    // The pointer slot of U that this array holds: HeapConfig::pointer_slots(U) counts U's
-    // pointer units in field order, inherited fields first, as the layout orders its fields.
-    std::uint32_t slot = 0;
-    for (std::uint32_t f = 0; f < ref.field; ++f) {
-      soa::FieldLayout const& field = table.field(ref.type, f);
-      if (field.is_heap_pointer()) slot += field.elements;
-    }
-    g.holders.push_back({ref.type, slot + ref.element, ref.offset});
+    g.holders.push_back(
+        {ref.type, table.pointer_slots_before(ref.type, ref.field) + ref.element, ref.offset});
   }
   return g;
 }
@@ -109,7 +103,6 @@ struct DefragTraffic {
   std::uint64_t hops               = 0;
   /// Sec. 4.4's accounting: 8 B per pointer scanned + 16 B per pointer rewritten.
   std::uint64_t rewrite_useful_bytes = 0;
-  [[nodiscard]] SectorCount passes_total() const;
   [[nodiscard]] SectorCount total() const;
 };
 

@@ -84,6 +84,11 @@ TEST(HeapRefHost, FieldAndPointerSlotAddressesFollowTheLayout) {
   EXPECT_EQ(addr(ref.field_address(node, 3, 1)), blk + 1024 + 7 * 8);
   EXPECT_EQ(addr(ref.field_address(node, 4)), blk + 1280 + 7 * 4);
   EXPECT_EQ(Ref::num_pointer_slots(kNode), 3u);
+  // Node's pointer slots by field: next_ (field 2) is slot 0, kids_ (field 3) slots 1 and 2.
+  constexpr auto table = Types::layout_table();
+  EXPECT_EQ(table.pointer_slots_before(kNode, 2), 0u);
+  EXPECT_EQ(table.pointer_slots_before(kNode, 3), 1u);
+  EXPECT_EQ(table.pointer_slots_before(kNode, 4), 3u);
   EXPECT_EQ(addr(ref.pointer_slot_address(node, 0)), blk + 512 + 56);
   EXPECT_EQ(addr(ref.pointer_slot_address(node, 1)), blk + 768 + 56);
   EXPECT_EQ(addr(ref.pointer_slot_address(node, 2)), blk + 1024 + 56);

@@ -159,10 +159,7 @@ class HeapRef {
   }
   /// Number of pointer slots of type t (HeapConfig::pointer_slots(t).size()).
   __host__ __device__ static std::uint32_t num_pointer_slots(std::uint32_t t) {
-    std::uint32_t n = 0;
-    for (std::uint32_t j = 0; j < layout().types[t].num_fields; ++j)
-      if (layout().field(t, j).is_heap_pointer()) n += layout().field(t, j).elements;
-    return n;
+    return layout().pointer_slots_before(t, layout().types[t].num_fields);
   }
   /// Address of pointer slot k of object p, numbered as HeapConfig::pointer_slots(type) numbers
   /// them (inherited fields first, array elements in order); nullptr if k is out of range.

@@ -117,6 +117,17 @@ struct LayoutTable {
            std::uint64_t{element} * soa_unit_stride(capacity, s);
   }
 
+  /// Pointer slots of `type` in its fields before `field_index`, numbered as
+  /// HeapConfig::pointer_slots numbers them (inherited fields first, array elements in order):
+  /// the number of the field's first slot; with field_index = num_fields, all of them.
+  HEAPLAB_HD_INLINE constexpr std::uint32_t pointer_slots_before(std::uint32_t type,
+                                                                 std::uint32_t field_index) const {
+    std::uint32_t n = 0;
+    for (std::uint32_t f = 0; f < field_index; ++f)
+      if (field(type, f).is_heap_pointer()) n += field(type, f).elements;
+    return n;
+  }
+
   HEAPLAB_HD_INLINE constexpr bool is_subtype(std::uint32_t t, std::uint32_t s) const {
     for (std::uint32_t cur = t; cur != kNoType; cur = types[cur].base)
       if (cur == s) return true;
