@@ -1,6 +1,7 @@
 // The ouroboros subjects (peers.hpp): Ouroboros (github.com/GPUPeople/Ouroboros, fetched by
 // tools/fetch-ouroboros into .peers/ouroboros) as two GpuSubject adapters. Built only with
-// HEAPLAB_OUROBOROS_DIR (gpu/CMakeLists.txt); the only translation unit that includes Ouroboros.
+// HEAPLAB_OUROBOROS_DIR (gpu/CMakeLists.txt); Ouroboros' headers, the CUDA 13 workaround and the
+// instance set-up come from ouroboros_instance.cuh.
 //
 // The allocators. Ouroboros' standard (not virtualized) instances with the repository's
 // Parameters.h: OuroPQ ("page": a queue of free pages per page size) and OuroCQ ("chunk": a queue
@@ -17,78 +18,26 @@
 // handed out (PageQueue/ChunkQueue::allocPage). The subject does not mask that: such a grant is
 // outside pool() (malloc-inside-pool) or overwrites Ouroboros' queues (a crash or a hang).
 //
-// Two process-wide effects of Ouroboros, kept away from the other subjects:
-//  - Ouroboros::initialize sets cudaLimitMallocHeapSize to 500 MiB once per process (its static
-//    cuda_initialized); the Pool sets that flag first, so it never touches CUDA's heap limit
-//    (which cuda-malloc owns). Ouroboros::free calls CUDA's free for a pointer outside its
-//    memory, so this module uses device malloc and loading it fixes CUDA's heap at its current
-//    limit: run malloc-cuda in a process of its own (as its one-pool-size rule asks anyway).
-//  - initialize prints its configuration on stdout (Parameters.h's printDebug is on); the Pool
-//    sends stdout to /dev/null while it runs.
-//
-// CUDA 13. Ouroboros' Statistics.h has an inline writeGPUInfo (never called here) that reads
-// cudaDeviceProp::clockRate, which CUDA 13 removed ("class cudaDeviceProp has no member
-// clockRate"). Without touching Ouroboros' files, this file maps that one member name to
-// multiProcessorCount while Ouroboros' headers are read (after CUDA's own headers, so that no CUDA
-// structure is renamed), and Statistics.h's use of std::cout gets <iostream> first (as Ouroboros'
-// own src/main.cu includes it).
+// Process-wide effects of Ouroboros: see ouroboros_instance.cuh (CUDA's heap limit and stdout are
+// left alone). Ouroboros::free calls CUDA's free for a pointer outside its memory, so this module
+// uses device malloc and loading it fixes CUDA's heap at its current limit: run malloc-cuda in a
+// process of its own (as its one-pool-size rule asks anyway).
 //
 // Linearization points and memory orders: Ouroboros' own (its queues' atomics and semaphores);
 // the adapter only calls malloc / free and relies on kernel boundaries (adapter.cuh "Ordering").
-#include <cuda.h>
-#include <cuda_runtime.h>
-#include <cuda_runtime_api.h>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdint>
-#include <cstdio>
-#include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
-// Ouroboros' headers depend on this order (its src/main.cu's), which clang-format must keep.
-// clang-format off
-#if CUDART_VERSION >= 13000
-#define clockRate multiProcessorCount  // CUDA 13 (see the top of this file)
-#endif
-#include "device/Ouroboros_impl.cuh"
-#include "device/MemoryInitialization.cuh"
-#include "InstanceDefinitions.cuh"
-#undef clockRate
-// clang-format on
-
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/families/malloc/gpu/adapter.cuh"
+#include "heaplab/families/malloc/gpu/ouroboros_instance.cuh"
 #include "heaplab/families/malloc/gpu/peers.hpp"
 
 namespace heaplab::malloc_family {
 
 namespace {
-
-/// stdout to /dev/null for this object's life (flushed first, restored after).
-class QuietStdout {
- public:
-  QuietStdout() {
-    std::fflush(stdout);
-    saved_         = dup(STDOUT_FILENO);
-    int const sink = open("/dev/null", O_WRONLY);
-    if (saved_ >= 0 && sink >= 0) (void)dup2(sink, STDOUT_FILENO);
-    if (sink >= 0) (void)close(sink);
-  }
-  ~QuietStdout() {
-    std::fflush(stdout);
-    if (saved_ < 0) return;
-    (void)dup2(saved_, STDOUT_FILENO);
-    (void)close(saved_);
-  }
-  QuietStdout(QuietStdout const&)            = delete;
-  QuietStdout& operator=(QuietStdout const&) = delete;
-
- private:
-  int saved_ = -1;
-};
 
 /// Ouroboros instance O (OuroPQ or OuroCQ) as an adapter; Tag::kName is SubjectInfo's name (a tag
 /// type, not a string parameter: nvcc's host stubs cannot spell a pointer template argument).
@@ -147,39 +96,12 @@ struct OuroborosAdapter {
 };
 
 template <class O, class Tag>
-OuroborosAdapter<O, Tag>::Pool::Pool(std::uint64_t pool_bytes, int) : host_(std::make_unique<O>()) {
-  std::uint64_t const chunk  = ChunkBase::size();
-  std::uint64_t const chunks = std::max<std::uint64_t>(1, (pool_bytes + chunk - 1) / chunk) + 1;
-  // initialize's maxChunks is (instantiation - required) / chunk, required being the allocator
-  // and its queues rounded up to a chunk (MemoryInitialization.cuh): ask for exactly `chunks`.
-  std::uint64_t const required =
-      Ouro::alignment<std::size_t>(O::size_() + host_->totalMemoryManagerSize(), ChunkBase::size());
-  std::uint64_t const instantiation = required + chunks * chunk;
-  std::size_t free_bytes = 0, total_bytes = 0;
-  HEAPLAB_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-  std::uint64_t const need = instantiation + instantiation / 8 + (16ull << 20);  // + the locator
-  if (free_bytes < need)
-    throw std::runtime_error(std::string(Tag::kName) + ": a pool of " + std::to_string(pool_bytes) +
-                             " bytes needs about " + std::to_string(need) +
-                             " bytes of device memory (Ouroboros' queues included); " +
-                             std::to_string(free_bytes) + " are free");
-  O::cuda_initialized = true;  // keep Ouroboros off cudaLimitMallocHeapSize (see the top)
-  {
-    QuietStdout const quiet;
-    host_->initialize(static_cast<std::size_t>(instantiation));
-  }
-  HEAPLAB_CUDA_TRY(cudaGetLastError());
-  if (host_->memory.maxChunks != chunks)
-    throw std::logic_error(std::string(Tag::kName) + ": Ouroboros made " +
-                           std::to_string(host_->memory.maxChunks) + " chunks, not " +
-                           std::to_string(chunks));
-}
+OuroborosAdapter<O, Tag>::Pool::Pool(std::uint64_t pool_bytes, int)
+    : host_(ouroboros::make_instance<O>(ouroboros::chunks_for(pool_bytes) + 1, Tag::kName)) {}
 
 template <class O, class Tag>
 OuroborosAdapter<O, Tag>::Pool::~Pool() {
-  // Ouroboros' Memory destructor exits the process on a CUDA error (HANDLE_ERROR): after a sticky
-  // error (the context is lost) the block is left to the process's end.
-  if (cudaDeviceSynchronize() != cudaSuccess) (void)host_.release();
+  ouroboros::drop_instance(host_);
 }
 
 struct PageTag {
