@@ -1128,16 +1128,19 @@ void add_rw_common_options(CLI::App* cmd,
 void add_rw_fig7(CLI::App* rw, BenchOptions& o) {
   auto* cmd = rw->add_subcommand(
       "fig7",
-      "RW Fig. 7: GETPAGE kernel time, TAS and WAS of RW, RW-BM 32/64, CoRW and the queue, "
-      "with the model (Eq. 1-5) and the ratios queue/x.");
+      "RW Fig. 7: GETPAGE kernel time, TAS and WAS of RW, RW-BM 32/64, CoRW and the queue (and "
+      "Ouroboros where built), with the model (Eq. 1-5) and the ratios queue/x.");
   auto& f = o.rw_fig7;
   add_rw_common_options(cmd, f.common);
   cmd->add_option("--free-percent", f.free_percent, "free pages in % of T before the kernel (list)")
       ->check(CLI::Range(1e-6, 100.0));
   cmd->add_option("--threads", f.threads, "threads N, one request each (list)")
       ->check(CLI::Range(1u, 1u << 26));
-  cmd->add_option("--allocators", f.allocators, "rw, rw-bm32, rw-bm64, corw, queue (list)")
-      ->check(CLI::IsMember({"rw", "rw-bm32", "rw-bm64", "corw", "queue"}));
+  std::string names;
+  for (auto const& n : heaplab::bench::rw_fig7_allocator_names())
+    names += (names.empty() ? "" : ", ") + n;
+  cmd->add_option("--allocators", f.allocators, "allocators (list; this build: " + names + ")")
+      ->check(CLI::IsMember(heaplab::bench::rw_fig7_allocator_names()));
   cmd->callback([&f] {
     print_device();
     std::exit(heaplab::bench::run_rw_fig7(f));
@@ -1164,7 +1167,8 @@ void add_rw_fig4(CLI::App* rw, BenchOptions& o) {
 void add_rw_fig12(CLI::App* rw, BenchOptions& o) {
   auto* cmd = rw->add_subcommand(
       "fig12",
-      "RW Fig. 12: a hash-join probe whose matches take output pages from each allocator or DO; "
+      "RW Fig. 12: a hash-join probe whose matches take output pages from each allocator (and "
+      "Ouroboros where built) or DO; "
       "end-to-end time, output verified.");
   auto& f = o.rw_fig12;
   add_rw_common_options(cmd, f.common);
@@ -1172,8 +1176,11 @@ void add_rw_fig12(CLI::App* rw, BenchOptions& o) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30));
   cmd->add_option("--match-rate", f.match_rate, "fraction of probe tuples with a match")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--allocators", f.allocators, "rw, rw-bm32, rw-bm64, corw, queue, do (list)")
-      ->check(CLI::IsMember(heaplab::bench::rw_allocator_names()));
+  std::string names;
+  for (auto const& n : heaplab::bench::rw_fig12_allocator_names())
+    names += (names.empty() ? "" : ", ") + n;
+  cmd->add_option("--allocators", f.allocators, "allocators (list; this build: " + names + ")")
+      ->check(CLI::IsMember(heaplab::bench::rw_fig12_allocator_names()));
   cmd->add_option("--check-rows-max",
                   f.check_rows_max,
                   "up to this table size also check on the host that output pages are distinct");
@@ -1181,6 +1188,17 @@ void add_rw_fig12(CLI::App* rw, BenchOptions& o) {
     print_device();
     std::exit(heaplab::bench::run_rw_fig12(f));
   });
+}
+
+/// fig8-11's --allocators (checked by validate_rw_fig*: a peer this build lacks is named so).
+void add_rw_malloc_allocators(CLI::App* cmd, std::vector<std::string>& allocators) {
+  std::string names;
+  for (auto const& n : heaplab::bench::rw_malloc_allocator_names())
+    names += (names.empty() ? "" : ", ") + n;
+  cmd->add_option("--allocators",
+                  allocators,
+                  "allocators to compare (list; this build: " + names +
+                      "; default all; ouroboros-* need -DHEAPLAB_OUROBOROS_DIR)");
 }
 
 /// Runs an RW_malloc figure: its argument check first (exit 2 without a GPU too), then the GPU.
@@ -1199,7 +1217,8 @@ void rw_malloc_callback(CLI::App* cmd,
 void add_rw_fig8(CLI::App* rw, BenchOptions& o) {
   auto* cmd = rw->add_subcommand(
       "fig8",
-      "RW Fig. 8: RW_malloc vs the size-class queue as threads scale: the allocation kernel of N "
+      "RW Fig. 8: RW_malloc vs the size-class queue (and Ouroboros where built) as threads scale: "
+      "the allocation kernel of N "
       "requests of one size on the empty allocator, then the free kernel of what it got.");
   auto& f = o.rw_fig8;
   add_rw_common_options(cmd, f.common, "--unit-bytes");
@@ -1207,27 +1226,30 @@ void add_rw_fig8(CLI::App* rw, BenchOptions& o) {
       ->check(CLI::Range(1u, 1u << 20));
   cmd->add_option("--threads", f.threads, "threads N, one request each (list)")
       ->check(CLI::Range(1u, 1u << 24));
+  add_rw_malloc_allocators(cmd, f.allocators);
   rw_malloc_callback(cmd, f, heaplab::bench::validate_rw_fig8, heaplab::bench::run_rw_fig8);
 }
 
 void add_rw_fig9(CLI::App* rw, BenchOptions& o) {
-  auto* cmd = rw->add_subcommand(
-      "fig9",
-      "RW Fig. 9: RW_malloc vs the size-class queue as the request size grows (4 B .. 8 KB), the "
-      "allocation kernel of N requests on the empty allocator.");
-  auto& f = o.rw_fig9;
+  auto* cmd = rw->add_subcommand("fig9",
+                                 "RW Fig. 9: RW_malloc vs the size-class queue (and Ouroboros) as "
+                                 "the request size grows (4 B .. 8 KB), the "
+                                 "allocation kernel of N requests on the empty allocator.");
+  auto& f   = o.rw_fig9;
   add_rw_common_options(cmd, f.common, "--unit-bytes");
   cmd->add_option("--sizes", f.sizes, "request sizes in bytes (list)")
       ->check(CLI::Range(1u, 1u << 20));
   cmd->add_option("--threads", f.threads, "threads N, one request each")
       ->check(CLI::Range(1u, 1u << 24));
+  add_rw_malloc_allocators(cmd, f.allocators);
   rw_malloc_callback(cmd, f, heaplab::bench::validate_rw_fig9, heaplab::bench::run_rw_fig9);
 }
 
 void add_rw_fig10(CLI::App* rw, BenchOptions& o) {
   auto* cmd = rw->add_subcommand(
       "fig10",
-      "RW Fig. 10: RW_malloc vs the size-class queue with mixed sizes (each thread a seeded size "
+      "RW Fig. 10: RW_malloc vs the size-class queue (and Ouroboros) with mixed sizes (each thread "
+      "a seeded size "
       "in [--min-bytes, max]), after untimed fill waves took --fill-percent of the pool.");
   auto& f = o.rw_fig10;
   add_rw_common_options(cmd, f.common, "--unit-bytes");
@@ -1239,13 +1261,15 @@ void add_rw_fig10(CLI::App* rw, BenchOptions& o) {
       ->check(CLI::Range(1u, 1u << 24));
   cmd->add_option("--fill-percent", f.fill_percent, "pool taken before the timed wave, % (list)")
       ->check(CLI::Range(0.0, 99.0));
+  add_rw_malloc_allocators(cmd, f.allocators);
   rw_malloc_callback(cmd, f, heaplab::bench::validate_rw_fig10, heaplab::bench::run_rw_fig10);
 }
 
 void add_rw_fig11(CLI::App* rw, BenchOptions& o) {
   auto* cmd = rw->add_subcommand(
       "fig11",
-      "RW Fig. 11: memory utilization of RW_malloc and the size-class queue: allocation waves "
+      "RW Fig. 11: memory utilization of RW_malloc, the size-class queue (and Ouroboros): "
+      "allocation waves "
       "until one gets only nulls, bytes handed out / pool bytes, for each unit and size.");
   auto& f = o.rw_fig11;
   add_rw_common_options(cmd, f.common, nullptr);
@@ -1260,6 +1284,7 @@ void add_rw_fig11(CLI::App* rw, BenchOptions& o) {
   cmd->add_option("--threads", f.threads, "requests per wave")->check(CLI::Range(1u, 1u << 24));
   cmd->add_option("--max-waves", f.max_waves, "stop a run after this many waves")
       ->check(CLI::Range(1u, 1u << 20));
+  add_rw_malloc_allocators(cmd, f.allocators);
   rw_malloc_callback(cmd, f, heaplab::bench::validate_rw_fig11, heaplab::bench::run_rw_fig11);
 }
 
@@ -1277,7 +1302,9 @@ void add_rw_command(CLI::App& app, BenchOptions& o) {
       "  heaplab_bench rw fig4 --csv fig4.csv                  Fig. 4: model and measured RW\n"
       "  heaplab_bench rw fig4 --model-only --csv fig4.csv     the model alone (no GPU)\n"
       "  heaplab_bench rw fig12 --tuples 16384 1048576 --match-rate 0.5\n"
-      "  heaplab_bench rw fig8 --csv fig8.csv                  RW_malloc vs the size-class queue\n"
+      "  heaplab_bench rw fig8 --csv fig8.csv                  RW_malloc vs the queue (+ "
+      "Ouroboros)\n"
+      "  heaplab_bench rw fig9 --allocators rw-malloc ouroboros-page   a build with Ouroboros\n"
       "  heaplab_bench rw fig8 --sizes 16 8192 --threads 1024 1048576 --runs 20\n"
       "  heaplab_bench rw fig9 --threads 65536 --unit-bytes 16\n"
       "  heaplab_bench rw fig10 --max-bytes 8192 --fill-percent 0 90\n"
@@ -1286,9 +1313,10 @@ void add_rw_command(CLI::App& app, BenchOptions& o) {
       "steps per thread, WAS = mean over warps of the warp's largest step count; the model's\n"
       "values beside them; queue/x = the queue's median time over this allocator's. The pool is\n"
       "preset on the device to exactly A free pages at random places before every run.\n"
-      "fig8-11 (RW_malloc): sizes in bytes, one unit (--unit-bytes, 16) for both allocators;\n"
-      "each run starts from the empty allocator; queue/rw = the queue's median kernel time over\n"
-      "RW_malloc's; fig11's util = bytes handed out / pool bytes.");
+      "fig8-11 (RW_malloc): sizes in bytes, one unit (--unit-bytes, 16) for RW_malloc and the\n"
+      "queue, Ouroboros (where built) its own 16 B .. 8 KiB pages in chunks for the same bytes;\n"
+      "each run starts from the empty allocator; x/rw = x's median kernel time over RW_malloc's;\n"
+      "fig11's util = bytes handed out / pool bytes.");
   add_rw_fig7(rw, o);
   add_rw_fig4(rw, o);
   add_rw_fig12(rw, o);

@@ -11,6 +11,10 @@
 #include <vector>
 
 #include "heaplab/core/enum_names.hpp"
+#if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
+#include "heaplab/families/malloc/ouroboros_geometry.hpp"
+#include "ouroboros_bench.hpp"
+#endif
 #include "heaplab/rw/analysis.hpp"
 #include "heaplab/rw/device_baselines.hpp"
 #include "heaplab/rw/device_pool.hpp"
@@ -43,7 +47,36 @@ std::vector<std::string> rw_allocator_names() {
   return names;
 }
 
+std::vector<std::string> rw_ouroboros_names() {
+#if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
+  return {"ouroboros-page", "ouroboros-chunk"};
+#else
+  return {};
+#endif
+}
+
+bool rw_ouroboros_built() { return !rw_ouroboros_names().empty(); }
+
+std::vector<std::string> rw_fig7_allocator_names() {
+  std::vector<std::string> names{"rw", "rw-bm32", "rw-bm64", "corw", "queue"};
+  for (auto const& n : rw_ouroboros_names()) names.push_back(n);
+  return names;
+}
+
+std::vector<std::string> rw_fig12_allocator_names() {
+  std::vector<std::string> names = rw_allocator_names();
+  for (auto const& n : rw_ouroboros_names()) names.push_back(n);
+  return names;
+}
+
 namespace {
+
+/// fig7's allocators as a list for messages.
+std::string fig7_allocator_list() {
+  std::string list;
+  for (auto const& n : rw_fig7_allocator_names()) list += (list.empty() ? "" : ", ") + n;
+  return list;
+}
 
 using rwb::Times;
 
@@ -85,27 +118,129 @@ WaveStats summarize(rw::AllocResult const& r, std::uint32_t t, char const* who) 
   return s;
 }
 
+#if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
+namespace ouro = malloc_family::ouroboros;
+
+/// Ouroboros in fig7 (RW sec. 5.2.1: "The equivalent in the Ouroboros system is a kernel that
+/// requests 256B for each thread"): chunks whose pages hold the pool's T pages, and a guard for the
+/// largest wave (peers.hpp OuroborosWaves; docs/rw.md). The preset is a fresh instance and one
+/// untimed kernel of T - A requests of a page each, so that A pages' worth is left; the wave's
+/// grants are numbered as pages chunk by chunk (ouroboros::page_number); a grant in the guard is a
+/// null, one that is not a page of a chunk a wrong output. Ouroboros takes no steps: no TAS/WAS.
+class OuroborosGetPage {
+ public:
+  OuroborosGetPage(OuroborosWaves::Queues queues,
+                   std::uint32_t t,
+                   std::uint32_t page_bytes,
+                   std::uint32_t max_threads,
+                   std::uint32_t block_threads)
+      : waves_(queues,
+               ouro::pool_chunks_for(std::uint64_t{t} * page_bytes),
+               ouro::guard_chunks(max_threads, page_bytes)),
+        t_(t),
+        page_(page_bytes),
+        block_(block_threads) {}
+  [[nodiscard]] char const* name() const { return waves_.name(); }
+  /// Page ids it can hand out: every page of the pool's chunks (T rounded up to whole chunks).
+  [[nodiscard]] std::uint32_t page_ids() const {
+    return static_cast<std::uint32_t>(waves_.pool_chunks() * (ouro::kChunkPages / page_));
+  }
+  void preset(std::uint32_t a) {
+    waves_.reset();
+    waves_.fill(page_, t_ - std::min(a, t_), block_);
+    if (waves_.chunks_taken() > waves_.pool_chunks())
+      throw std::runtime_error(std::string(name()) + ": the preset of " +
+                               std::to_string(t_ - std::min(a, t_)) + " pages took " +
+                               std::to_string(waves_.chunks_taken()) + " chunks, more than the " +
+                               std::to_string(waves_.pool_chunks()) + " of the pool");
+  }
+  rw::AllocResult wave(std::uint32_t n, float* ms) {
+    std::vector<std::uint32_t> const bytes(n, page_);
+    if (waves_.chunks_taken() + ouro::wave_chunks(bytes) > waves_.usable_chunks())
+      throw std::runtime_error(std::string(name()) + ": the guard cannot hold a wave of " +
+                               std::to_string(n));
+    std::vector<std::uint64_t> const offsets = waves_.allocate(bytes, block_, ms);
+    rw::AllocResult r;
+    r.first.assign(n, rw::kNoPage);
+    r.steps.assign(n, 0);
+    std::uint64_t const guard = waves_.usable_chunks() - waves_.pool_chunks();
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (offsets[i] == OuroborosWaves::kNull) continue;
+      ouro::Grant const g = ouro::classify(offsets[i], page_, waves_.pool_chunks(), guard);
+      if (g == ouro::Grant::in_guard) continue;  // beyond the pool: a null
+      if (g != ouro::Grant::in_pool)
+        throw wrong_output(std::string(name()) + ": thread " + std::to_string(i) + " got offset " +
+                           std::to_string(offsets[i]) + ", " + ouro::grant_name(g));
+      r.first[i] = static_cast<std::uint32_t>(ouro::page_number(offsets[i], page_));
+    }
+    return r;
+  }
+
+ private:
+  OuroborosWaves waves_;
+  std::uint32_t t_;
+  std::uint32_t page_;
+  std::uint32_t block_;
+};
+#endif
+
 /// One allocator of fig7 on a pool of T pages: preset to A free pages, then one wave.
 class Fig7Subject {
  public:
-  Fig7Subject(RwAllocator a, std::uint32_t t, RwBenchOptions const& o)
-      : allocator_(a), block_(o.block_threads) {
-    if (a == RwAllocator::queue) {
+  Fig7Subject(std::string const& name,
+              std::uint32_t t,
+              std::uint32_t max_threads,
+              RwBenchOptions const& o)
+      : name_(name), t_(t), block_(o.block_threads) {
+#if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
+    using Queues = OuroborosWaves::Queues;
+    if (name == "ouroboros-page" || name == "ouroboros-chunk") {
+      ouroboros_ = std::make_unique<OuroborosGetPage>(
+          name == "ouroboros-page" ? Queues::page : Queues::chunk,
+          t,
+          o.page_bytes,
+          max_threads,
+          o.block_threads);
+      return;
+    }
+#else
+    (void)max_threads;
+#endif
+    auto const a = parse_rw_allocator(name);
+    if (!a || *a == RwAllocator::direct_output)
+      throw std::invalid_argument("rw fig7: allocator '" + name + "' (expected one of " +
+                                  fig7_allocator_list() + ")");
+    allocator_ = *a;
+    if (*a == RwAllocator::queue) {
       queue_ = std::make_unique<rw::DeviceQueue>(t);
       return;
     }
     rw::PoolConfig c;
     c.num_pages  = t;
     c.page_bytes = o.page_bytes;
-    c.word_bits  = a == RwAllocator::rw_bm64 ? 64 : 32;
+    c.word_bits  = *a == RwAllocator::rw_bm64 ? 64 : 32;
     c.max_steps  = o.max_steps;
     pool_        = std::make_unique<rw::DevicePool>(c, rw::DevicePoolOptions{false});
-    algorithm_   = a == RwAllocator::rw     ? core::RwAlgorithm::rw
-                   : a == RwAllocator::corw ? core::RwAlgorithm::corw
-                                            : core::RwAlgorithm::rw_bm;
+    algorithm_   = *a == RwAllocator::rw     ? core::RwAlgorithm::rw
+                   : *a == RwAllocator::corw ? core::RwAlgorithm::corw
+                                             : core::RwAlgorithm::rw_bm;
   }
-  [[nodiscard]] RwAllocator allocator() const { return allocator_; }
+  [[nodiscard]] std::string const& name() const { return name_; }
+  /// The RW allocator it is (nullopt: Ouroboros, which has no model and no steps).
+  [[nodiscard]] std::optional<RwAllocator> allocator() const {
+    return pool_ || queue_ ? std::optional<RwAllocator>(allocator_) : std::nullopt;
+  }
+  /// Page ids a grant may carry: T, or Ouroboros' pages of whole chunks.
+  [[nodiscard]] std::uint32_t page_ids() const {
+#if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
+    if (ouroboros_) return ouroboros_->page_ids();
+#endif
+    return t_;
+  }
   void preset(std::uint32_t a, std::uint64_t seed) {
+#if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
+    if (ouroboros_) return ouroboros_->preset(a);
+#endif
     if (queue_) {
       queue_->preset_free(a, seed);
     } else {
@@ -113,6 +248,9 @@ class Fig7Subject {
     }
   }
   rw::AllocResult wave(std::uint32_t n, std::uint64_t seed, float* ms) {
+#if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
+    if (ouroboros_) return ouroboros_->wave(n, ms);
+#endif
     std::vector<std::uint32_t> const all(n, 1);
     if (queue_) {
       rw::AllocResult r = queue_->allocate(all, block_);
@@ -130,11 +268,16 @@ class Fig7Subject {
   }
 
  private:
-  RwAllocator allocator_;
+  std::string name_;
+  std::uint32_t t_;
+  RwAllocator allocator_ = RwAllocator::rw;
   std::uint32_t block_;
   core::RwAlgorithm algorithm_ = core::RwAlgorithm::rw;
   std::unique_ptr<rw::DevicePool> pool_;
   std::unique_ptr<rw::DeviceQueue> queue_;
+#if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
+  std::unique_ptr<OuroborosGetPage> ouroboros_;
+#endif
 };
 
 /// One cell of fig7 for one allocator: the timed runs' kernel times, mean TAS and WAS.
@@ -153,29 +296,33 @@ Cell measure(Fig7Subject& subject,
              RwBenchOptions const& o,
              std::uint64_t cell_index) {
   Cell c;
-  char const* who = rw_allocator_name(subject.allocator());
+  char const* who = subject.name().c_str();
   for (int run = 0; run < o.warmup + o.runs; ++run) {
     std::uint64_t const seed = rwb::run_seed(o.seed, cell_index, run);
     subject.preset(a, seed);
     float ms                = 0;
     rw::AllocResult const r = subject.wave(n, seed, &ms);
-    WaveStats const s       = summarize(r, t, who);
+    WaveStats const s       = summarize(r, subject.page_ids(), who);
     if (run < o.warmup) continue;
     c.times.ms.push_back(ms);
     c.tas += s.tas / o.runs;
     c.was += s.was / o.runs;
     c.nulls += s.nulls;
   }
+  if (!subject.allocator()) c.tas = c.was = NAN;  // Ouroboros: no steps
+  (void)t;
   return c;
 }
 
 /// The model's TAS and WAS for an allocator (RW Eq. 1-5): w = 1 for RW, the word width for
 /// RW-BM and CoRW (the paper gives CoRW no formula of its own; RW-BM's is its reference), Eq. 1
 /// for the queue (its places in the counter's queue, which the measured steps cannot see).
-std::pair<double, double> model(RwAllocator a,
+std::pair<double, double> model(std::optional<RwAllocator> allocator,
                                 std::uint32_t t,
                                 std::uint32_t free,
                                 std::uint32_t n) {
+  if (!allocator) return {NAN, NAN};  // Ouroboros: the paper models queues by Eq. 1 only
+  RwAllocator const a = *allocator;
   if (a == RwAllocator::queue)
     return {analysis::queue_tas(n), n >= 32 ? analysis::queue_was(n) : NAN};
   if (a == RwAllocator::direct_output) return {1.0, 1.0};
@@ -204,18 +351,14 @@ void fig7_block(Fig7Context const& x, double percent, std::uint32_t n, std::uint
     std::printf("  skipped: N > A (fewer free pages than requests)\n");
     return;
   }
-  std::map<RwAllocator, Cell> cells;
+  std::vector<std::pair<Fig7Subject const*, Cell>> cells;  // in --allocators order
+  double queue_ms = NAN;
   for (Fig7Subject& s : x.subjects) {
-    std::fprintf(stderr,
-                 "[rw fig7] A/T %g %%, N = %u: %s ...\n",
-                 percent,
-                 n,
-                 rw_allocator_name(s.allocator()));
-    cells[s.allocator()] = measure(s, x.t, a, n, x.o.common, cell_index);
+    std::fprintf(stderr, "[rw fig7] A/T %g %%, N = %u: %s ...\n", percent, n, s.name().c_str());
+    cells.emplace_back(&s, measure(s, x.t, a, n, x.o.common, cell_index));
+    if (s.allocator() == RwAllocator::queue) queue_ms = cells.back().second.times.median();
   }
-  double const queue_ms =
-      cells.count(RwAllocator::queue) ? cells[RwAllocator::queue].times.median() : NAN;
-  std::printf("  %-8s %10s %10s %9s %9s %10s %10s %7s %9s\n",
+  std::printf("  %-15s %10s %10s %9s %9s %10s %10s %7s %9s\n",
               "alloc",
               "median ms",
               "mean ms",
@@ -225,20 +368,21 @@ void fig7_block(Fig7Context const& x, double percent, std::uint32_t n, std::uint
               "WAS model",
               "nulls",
               "queue/x");
-  for (auto& [alloc, c] : cells) {
-    char const* name = rw_allocator_name(alloc);
+  for (auto const& [subject, c] : cells) {
+    char const* name = subject->name().c_str();
+    auto const alloc = subject->allocator();
     if (c.status != "ok") {
-      std::printf("  %-8s %s\n", name, c.status.c_str());
+      std::printf("  %-15s %s\n", name, c.status.c_str());
     } else {
       auto const [tas_model, was_model] = model(alloc, x.t, a, n);
       double const ratio                = queue_ms / c.times.median();
-      std::printf("  %-8s %10.4f %10.4f %9.3f %9s %10.3f %10s %7llu %9s\n",
+      std::printf("  %-15s %10.4f %10.4f %9s %9s %10s %10s %7llu %9s\n",
                   name,
                   c.times.median(),
                   c.times.mean(),
-                  c.tas,
+                  rwb::cell(c.tas).c_str(),
                   rwb::cell(tas_model).c_str(),
-                  c.was,
+                  rwb::cell(c.was).c_str(),
                   rwb::cell(was_model).c_str(),
                   static_cast<unsigned long long>(c.nulls),
                   rwb::cell(ratio, "%.2fx").c_str());
@@ -272,14 +416,13 @@ void fig7_block(Fig7Context const& x, double percent, std::uint32_t n, std::uint
 
 int fig7(RwFig7Options const& o) {
   std::uint32_t const t = rwb::pool_pages(o.common);
+  for (auto const& name : o.allocators)
+    if (name.rfind("ouroboros-", 0) == 0 && o.common.page_bytes > 8192)
+      throw std::invalid_argument("rw fig7: " + name + " serves pages of at most 8192 B, not " +
+                                  std::to_string(o.common.page_bytes));
   std::vector<Fig7Subject> subjects;
-  for (auto const& name : o.allocators) {
-    auto const a = parse_rw_allocator(name);
-    if (!a || *a == RwAllocator::direct_output)
-      throw std::invalid_argument("rw fig7: allocator '" + name +
-                                  "' (expected rw, rw-bm32, rw-bm64, corw, queue)");
-    subjects.emplace_back(*a, t, o.common);
-  }
+  std::uint32_t const max_threads = *std::max_element(o.threads.begin(), o.threads.end());
+  for (auto const& name : o.allocators) subjects.emplace_back(name, t, max_threads, o.common);
   std::printf(
       "rw fig7: GETPAGE kernel time (median / mean of %d runs after %d warm-up), TAS and WAS\n",
       o.common.runs,

@@ -1,14 +1,16 @@
 // `heaplab_bench rw`: the random-walk paper's GPU experiments (docs/rw.md "Benchmarks"), every
 // allocator measured in the same run, on pools preset on the device:
-//   fig7    GETPAGE kernel time, TAS and WAS of RW, RW-BM 32, RW-BM 64, CoRW and the queue over
+//   fig7    GETPAGE kernel time, TAS and WAS of RW, RW-BM 32, RW-BM 64, CoRW, the queue (and
+//           Ouroboros where built: one page-sized malloc per thread, no TAS/WAS) over
 //           free fractions and thread counts, with the model (Eq. 1-5) next to the measurements
 //           and the ratios queue / CoRW and queue / RW-BM per cell (RW sec. 5.2.1, Fig. 7);
 //   fig4    the Fig. 4 grid: TAS and WAS of RW, model and measured, over N and A (RW sec. 3.2);
 //   fig12   the hash-join probe case study (RW sec. 5.2.3, Fig. 12): output pages from each
-//           allocator or from DO, end-to-end time, the output verified;
-//   fig8-11 RW_malloc against the size-class queue ("queue", size_class_queue.hpp) as RW sec.
-//           5.2.2 compares it with Ouroboros (rw_malloc_bench.cu): kernel time as threads scale
-//           (alloc and free), as the size grows, with mixed sizes, and memory utilization.
+//           allocator (Ouroboros where built) or from DO, end-to-end time, the output verified;
+//   fig8-11 RW_malloc against the size-class queue ("queue", size_class_queue.hpp) and, where
+//           built, Ouroboros, as RW sec. 5.2.2 compares it (rw_malloc_bench.cu): kernel time as
+//           threads scale (alloc and free), as the size grows, with mixed sizes, and memory
+//           utilization.
 #pragma once
 
 #include <cstdint>
@@ -39,11 +41,23 @@ struct RwBenchOptions {
   std::uint32_t max_steps     = 1u << 24;  // per request, then null
 };
 
+/// Ouroboros, the allocator RW sec. 5 compares with, where this build has it
+/// (-DHEAPLAB_OUROBOROS_DIR, tools/fetch-ouroboros; ouroboros_bench.hpp): "ouroboros-page" and
+/// "ouroboros-chunk" (its page and chunk queues), else none. No GPU needed.
+std::vector<std::string> rw_ouroboros_names();
+/// Whether this build has Ouroboros.
+bool rw_ouroboros_built();
+/// fig7's allocators: rw, rw-bm32, rw-bm64, corw, queue, and Ouroboros (a request of one page
+/// each, RW sec. 5.2.1; no TAS/WAS).
+std::vector<std::string> rw_fig7_allocator_names();
+/// fig12's: rw_allocator_names() and Ouroboros (one page-sized malloc per match, RW sec. 5.2.3).
+std::vector<std::string> rw_fig12_allocator_names();
+
 struct RwFig7Options {
   RwBenchOptions common;
   std::vector<double> free_percent{50, 10, 1, 0.5};
   std::vector<std::uint32_t> threads{1024, 2048, 4096, 8192, 16384, 32768, 65536};
-  std::vector<std::string> allocators{"rw", "rw-bm32", "rw-bm64", "corw", "queue"};
+  std::vector<std::string> allocators = rw_fig7_allocator_names();
 };
 
 struct RwFig4Options {
@@ -54,11 +68,18 @@ struct RwFig4Options {
   bool model_only = false;  // the model's columns only: no GPU needed
 };
 
+/// fig12's default --allocators: the paper's (RW, RW-BM 32, CoRW, the queue, DO) and Ouroboros.
+inline std::vector<std::string> rw_fig12_default_allocators() {
+  std::vector<std::string> names{"rw", "rw-bm32", "corw", "queue", "do"};
+  for (auto const& n : rw_ouroboros_names()) names.push_back(n);
+  return names;
+}
+
 struct RwFig12Options {
   RwBenchOptions common;
   std::vector<std::uint64_t> tuples{16384, 65536, 262144, 1048576, 4194304, 10000000};
   double match_rate = 0.5;  // fraction of probe tuples with a partner in the build table
-  std::vector<std::string> allocators{"rw", "rw-bm32", "corw", "queue", "do"};
+  std::vector<std::string> allocators = rw_fig12_default_allocators();
   std::uint64_t check_rows_max = 1u << 20;  // up to this size, also every output page's owner
 };
 
@@ -71,19 +92,30 @@ inline RwBenchOptions rw_malloc_defaults() {
   return o;
 }
 
+/// The allocators fig8-11 can compare: "rw-malloc", "queue", and Ouroboros (rw_ouroboros_names),
+/// which RW sec. 5.2.2 compares RW_malloc with. No GPU needed.
+std::vector<std::string> rw_malloc_allocator_names();
+/// fig8-11's default --allocators: every name above (RW_malloc, the queue, and Ouroboros' page
+/// and chunk queues where built).
+inline std::vector<std::string> rw_malloc_default_allocators() {
+  return rw_malloc_allocator_names();
+}
+
 /// fig8 (RW Fig. 8): for each size and thread count, one allocation wave of N requests of that
 /// size on the empty allocator (timed), then the free wave of what it got (timed).
 struct RwFig8Options {
   RwBenchOptions common = rw_malloc_defaults();  // common.page_bytes: the unit (--unit-bytes)
   std::vector<std::uint32_t> sizes{16, 64, 256, 1024, 4096, 8192};
   std::vector<std::uint32_t> threads{1024, 4096, 16384, 65536, 262144, 1048576};
+  std::vector<std::string> allocators = rw_malloc_default_allocators();
 };
 
 /// fig9 (RW Fig. 9): one allocation wave of N requests for each size, 4 B .. 8 KB.
 struct RwFig9Options {
   RwBenchOptions common = rw_malloc_defaults();
   std::vector<std::uint32_t> sizes{4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
-  std::uint32_t threads = 262144;
+  std::uint32_t threads               = 262144;
+  std::vector<std::string> allocators = rw_malloc_default_allocators();
 };
 
 /// fig10 (RW Fig. 10): one allocation wave of N requests, each a seeded size in [min, max] bytes,
@@ -94,6 +126,7 @@ struct RwFig10Options {
   std::vector<std::uint32_t> max_bytes{64, 1024, 8192};
   std::vector<std::uint32_t> threads{1024, 16384, 262144, 1048576};
   std::vector<double> fill_percent{0, 50, 90};
+  std::vector<std::string> allocators = rw_malloc_default_allocators();
 };
 
 /// fig11 (RW Fig. 11): waves of N requests until a wave gets only nulls; utilization = bytes
@@ -102,10 +135,11 @@ struct RwFig11Options {
   RwBenchOptions common = rw_malloc_defaults();  // pool_bytes 0 here: 256 MiB
   std::vector<std::uint32_t> units{16, 64, 256};
   std::vector<std::uint32_t> sizes{0, 24, 256, 1000, 4096, 6000};
-  std::uint32_t min_bytes = 4;
-  std::uint32_t max_bytes = 8192;
-  std::uint32_t threads   = 1u << 20;
-  std::uint32_t max_waves = 1000;
+  std::uint32_t min_bytes             = 4;
+  std::uint32_t max_bytes             = 8192;
+  std::uint32_t threads               = 1u << 20;
+  std::uint32_t max_waves             = 1000;
+  std::vector<std::string> allocators = rw_malloc_default_allocators();
 };
 
 /// Bad arguments of fig8-11 that the command line cannot see alone (a size that is more pages of

@@ -18,7 +18,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -34,25 +36,23 @@
 #include "heaplab/rw/preset.hpp"
 #include "rw_bench.hpp"
 #include "rw_bench_support.hpp"
+#include "rw_hash_join.cuh"
+#if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
+#include "heaplab/families/malloc/ouroboros_geometry.hpp"
+#include "ouroboros_bench.hpp"
+#endif
 #include "timing.hpp"
 
 namespace heaplab::bench {
 
 namespace {
 
-constexpr std::uint64_t kEmptyEntry = ~std::uint64_t{0};
-constexpr unsigned kBlock           = 256;
+using join::kEmptyEntry;
+using join::key_hash;
+using join::probe_kernel;
+using join::record_mix;
 
-/// The checksum term of one output record.
-__host__ __device__ inline std::uint64_t record_mix(std::uint32_t key,
-                                                    std::uint32_t r,
-                                                    std::uint32_t s) {
-  return core::splitmix64((std::uint64_t{r} << 32 | s) ^ (std::uint64_t{key} * core::kGoldenGamma));
-}
-
-__host__ __device__ inline std::uint32_t key_hash(std::uint32_t key) {
-  return static_cast<std::uint32_t>(core::splitmix64(key) >> 32);
-}
+constexpr unsigned kBlock = 256;
 
 /// The two tables and the expected result, generated on the host.
 struct JoinInput {
@@ -98,46 +98,6 @@ __global__ void build_kernel(std::uint32_t const* r_key,
   }
 }
 
-/// One thread per S tuple; a match takes one output page from `source` and writes its record.
-template <class Source>
-__global__ void probe_kernel(Source source,
-                             std::uint32_t const* s_key,
-                             std::uint32_t n,
-                             std::uint64_t const* table,
-                             std::uint32_t mask,
-                             std::uint64_t seed,
-                             std::uint32_t* data,
-                             std::uint32_t page_words,
-                             std::uint32_t* out_page,
-                             unsigned long long* failed) {
-  std::uint64_t const i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  auto const s            = static_cast<std::uint32_t>(i);
-  std::uint32_t const key = s_key[s];
-  std::uint32_t r         = rw::kNoPage;
-  for (std::uint32_t slot = key_hash(key) & mask;; slot = (slot + 1) & mask) {
-    std::uint64_t const e = table[slot];
-    if (e == kEmptyEntry) break;
-    if (static_cast<std::uint32_t>(e >> 32) == key) {
-      r = static_cast<std::uint32_t>(e);
-      break;
-    }
-  }
-  std::uint32_t page = rw::kNoPage;
-  if (r != rw::kNoPage) {  // only threads with output ask for a page
-    rw::PageRng rng           = rw::thread_rng(seed, s);
-    rw::GetPageResult const g = source(rng, 1);
-    page                      = g.page;
-    if (g.ok()) {
-      std::uint32_t* record = data + std::uint64_t{page} * page_words;
-      record[0] = key, record[1] = r, record[2] = s;
-    } else {
-      atomicAdd(failed, 1ull);
-    }
-  }
-  out_page[s] = page;
-}
-
 struct VerifyCounters {
   unsigned long long found, checksum, wrong;
 };
@@ -170,6 +130,7 @@ struct JoinDevice {
   cudart::device_buffer<std::uint32_t> r_key, s_key, expected_r, out_page;
   cudart::device_buffer<std::uint64_t> table;
   cudart::device_buffer<unsigned long long> failed{1, "join failures"};
+  cudart::device_buffer<unsigned long long> wrong_grants{1, "grants that are not pages"};
   cudart::device_buffer<VerifyCounters> counters{1, "join verification"};
 
   explicit JoinDevice(JoinInput const& in)
@@ -194,6 +155,7 @@ struct JoinDevice {
   void clear() {
     HEAPLAB_CUDA_TRY(cudaMemset(table.data(), 0xFF, table.size_bytes()));
     failed.set_zero_async(nullptr);
+    wrong_grants.set_zero_async(nullptr);
     counters.set_zero_async(nullptr);
     HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
   }
@@ -300,8 +262,16 @@ std::string verify(JoinDevice& d,
   return "";
 }
 
-JoinCell join_cell(JoinAllocators& allocators,
-                   RwAllocator a,
+/// One allocator under fig12: its untimed reset before a run, and the probe kernel with it as the
+/// page source (timed with CUDA events).
+struct JoinSubject {
+  std::string name;
+  std::optional<RwAllocator> rw;  // nullopt: Ouroboros
+  std::function<void(std::uint64_t seed)> reset;
+  std::function<float(JoinDevice& d, std::uint64_t seed, std::uint32_t* data)> probe;
+};
+
+JoinCell join_cell(JoinSubject const& subject,
                    JoinDevice& d,
                    JoinInput const& in,
                    std::uint32_t* data,
@@ -311,32 +281,19 @@ JoinCell join_cell(JoinAllocators& allocators,
   std::uint32_t const page_words = o.common.page_bytes / 4;
   for (int run = 0; run < o.common.warmup + o.common.runs; ++run) {
     std::uint64_t const seed = rwb::run_seed(o.common.seed, cell_index, run);
-    allocators.reset(a, seed);
+    subject.reset(seed);
     d.clear();
-    float const build_ms = time_once_ms([&] {
+    float const build_ms       = time_once_ms([&] {
       build_kernel<<<d.grid(), kBlock>>>(d.r_key.data(), d.n, d.table.data(), d.mask);
       HEAPLAB_CHECK_LAUNCH();
     });
-    float probe_ms       = 0;
-    allocators.with_source(a, [&](auto const& source) {
-      probe_ms = time_once_ms([&] {
-        probe_kernel<<<d.grid(), kBlock>>>(source,
-                                           d.s_key.data(),
-                                           d.n,
-                                           d.table.data(),
-                                           d.mask,
-                                           seed,
-                                           data,
-                                           page_words,
-                                           d.out_page.data(),
-                                           d.failed.data());
-        HEAPLAB_CHECK_LAUNCH();
-      });
-    });
+    float const probe_ms       = subject.probe(d, seed, data);
     std::uint64_t const failed = cudart::value_to_host(d.failed.data());
+    std::uint64_t const bad    = cudart::value_to_host(d.wrong_grants.data());
     bool const last            = run + 1 == o.common.warmup + o.common.runs;
     std::string const wrong =
-        verify(d, in, data, page_words, failed, last && d.n <= o.check_rows_max);
+        bad != 0 ? std::to_string(bad) + " grants that are not pages of a chunk"
+                 : verify(d, in, data, page_words, failed, last && d.n <= o.check_rows_max);
     if (!wrong.empty()) {
       cell.status = "WRONG: " + wrong;
       return cell;
@@ -350,26 +307,93 @@ JoinCell join_cell(JoinAllocators& allocators,
   return cell;
 }
 
+/// fig12's subject for a random-walk allocator, the queue or DO (JoinAllocators).
+JoinSubject rw_join_subject(RwAllocator a, JoinAllocators& pools, std::uint32_t page_words) {
+  JoinSubject s;
+  s.name  = rw_allocator_name(a);
+  s.rw    = a;
+  s.reset = [a, &pools](std::uint64_t seed) { pools.reset(a, seed); };
+  s.probe = [a, &pools, page_words](JoinDevice& d, std::uint64_t seed, std::uint32_t* data) {
+    float ms = 0;
+    pools.with_source(a, [&](auto const& source) {
+      ms = time_once_ms([&] {
+        probe_kernel<<<d.grid(), kBlock>>>(source,
+                                           d.s_key.data(),
+                                           d.n,
+                                           d.table.data(),
+                                           d.mask,
+                                           seed,
+                                           data,
+                                           page_words,
+                                           d.out_page.data(),
+                                           d.failed.data());
+        HEAPLAB_CHECK_LAUNCH();
+      });
+    });
+    return ms;
+  };
+  return s;
+}
+
+#if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
+/// fig12's subject for Ouroboros (RW sec. 5.2.3 "augmented by various GETPAGE implementations:
+/// Ouroboros, ..."): one page-sized malloc per match, a fresh instance before each run, chunks
+/// whose pages hold the T pages and a guard for the largest table's matches
+/// (ouroboros_bench.hpp). The record goes to the shared data region at the grant's page number.
+JoinSubject ouroboros_join_subject(std::string const& name,
+                                   std::uint32_t t,
+                                   std::uint64_t max_tuples,
+                                   RwFig12Options const& o,
+                                   std::vector<std::unique_ptr<OuroborosWaves>>& keep) {
+  namespace ouro = malloc_family::ouroboros;
+  auto const queues =
+      name == "ouroboros-page" ? OuroborosWaves::Queues::page : OuroborosWaves::Queues::chunk;
+  keep.push_back(std::make_unique<OuroborosWaves>(
+      queues,
+      ouro::pool_chunks_for(std::uint64_t{t} * o.common.page_bytes),
+      ouro::guard_chunks(max_tuples, o.common.page_bytes)));
+  OuroborosWaves* const waves = keep.back().get();
+  JoinSubject s;
+  s.name  = name;
+  s.reset = [waves](std::uint64_t) { waves->reset(); };
+  s.probe = [waves, &o](JoinDevice& d, std::uint64_t seed, std::uint32_t* data) {
+    OuroborosProbe p;
+    p.s_key         = d.s_key.data();
+    p.n             = d.n;
+    p.table         = d.table.data();
+    p.mask          = d.mask;
+    p.seed          = seed;
+    p.data          = data;
+    p.page_words    = o.common.page_bytes / 4;
+    p.out_page      = d.out_page.data();
+    p.failed        = d.failed.data();
+    p.wrong         = d.wrong_grants.data();
+    p.block_threads = kBlock;
+    return waves->probe(p);
+  };
+  return s;
+}
+#endif
+
 struct Fig12Context {
   RwFig12Options const& o;
   std::uint32_t t;
-  std::vector<RwAllocator> const& allocators;
-  JoinAllocators& pools;
+  std::vector<JoinSubject> const& subjects;
   std::uint32_t* data;
   rwb::Csv const& csv;
 };
 
 /// One allocator's row of a table size (and its CSV line).
 void fig12_row(Fig12Context const& x,
-               RwAllocator a,
+               std::string const& name,
                JoinCell const& c,
                std::uint64_t n,
                std::uint64_t matches,
                double do_ms) {
   std::string const verdict =
       c.status == "ok" ? (c.failed ? "verified (count)" : "verified") : c.status;
-  std::printf("  %-8s %10s %10s %10s %10s %9s %8llu  %s\n",
-              rw_allocator_name(a),
+  std::printf("  %-15s %10s %10s %10s %10s %9s %8llu  %s\n",
+              name.c_str(),
               rwb::cell(c.join.median(), "%.4f").c_str(),
               rwb::cell(c.join.mean(), "%.4f").c_str(),
               rwb::cell(c.build.median(), "%.4f").c_str(),
@@ -380,7 +404,7 @@ void fig12_row(Fig12Context const& x,
   if (x.csv.file())
     std::fprintf(x.csv.file(),
                  "fig12,%s,%llu,%.3f,%llu,%u,%zu,%.5f,%.5f,%.5f,%.5f,%llu,%s\n",
-                 rw_allocator_name(a),
+                 name.c_str(),
                  static_cast<unsigned long long>(n),
                  x.o.match_rate,
                  static_cast<unsigned long long>(matches),
@@ -403,7 +427,7 @@ bool fig12_size(Fig12Context const& x, std::uint64_t n, std::uint64_t& cell_inde
               static_cast<unsigned long long>(in.matches),
               100.0 * in.matches / x.t,
               x.t);
-  std::printf("  %-8s %10s %10s %10s %10s %9s %8s  %s\n",
+  std::printf("  %-15s %10s %10s %10s %10s %9s %8s  %s\n",
               "alloc",
               "join ms",
               "mean ms",
@@ -415,29 +439,23 @@ bool fig12_size(Fig12Context const& x, std::uint64_t n, std::uint64_t& cell_inde
   // Every allocator first, then the rows: do/x needs DO's time, wherever DO is in the list.
   std::vector<JoinCell> cells;
   double do_ms = NAN;
-  for (RwAllocator a : x.allocators) {
+  for (JoinSubject const& subject : x.subjects) {
     std::fprintf(stderr,
                  "[rw fig12] %llu tuples: %s ...\n",
                  static_cast<unsigned long long>(n),
-                 rw_allocator_name(a));
-    cells.push_back(join_cell(x.pools, a, d, in, x.data, x.o, cell_index++));
-    if (a == RwAllocator::direct_output) do_ms = cells.back().join.median();
+                 subject.name.c_str());
+    cells.push_back(join_cell(subject, d, in, x.data, x.o, cell_index++));
+    if (subject.rw == RwAllocator::direct_output) do_ms = cells.back().join.median();
   }
   bool ok = true;
   for (std::size_t k = 0; k < cells.size(); ++k) {
     ok = ok && cells[k].status.rfind("WRONG", 0) != 0;
-    fig12_row(x, x.allocators[k], cells[k], n, in.matches, do_ms);
+    fig12_row(x, x.subjects[k].name, cells[k], n, in.matches, do_ms);
   }
   return ok;
 }
 
 int fig12(RwFig12Options const& o) {
-  std::vector<RwAllocator> allocators;
-  for (auto const& name : o.allocators) {
-    auto const a = parse_rw_allocator(name);
-    if (!a) throw std::invalid_argument("rw fig12: unknown allocator '" + name + "'");
-    allocators.push_back(*a);
-  }
   for (std::uint64_t n : o.tuples)
     if (n == 0 || n > (1u << 30))
       throw std::invalid_argument("rw fig12: table size " + std::to_string(n) + " (1 .. 2^30)");
@@ -445,6 +463,24 @@ int fig12(RwFig12Options const& o) {
   cudart::device_buffer<std::uint32_t> data(std::uint64_t{t} * (o.common.page_bytes / 4),
                                             "output pages");
   JoinAllocators pools(t, o.common);
+  std::vector<JoinSubject> subjects;
+#if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
+  std::vector<std::unique_ptr<OuroborosWaves>> ouroboros;
+  std::uint64_t const max_tuples = *std::max_element(o.tuples.begin(), o.tuples.end());
+#endif
+  for (auto const& name : o.allocators) {
+#if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
+    if (name == "ouroboros-page" || name == "ouroboros-chunk") {
+      if (o.common.page_bytes > malloc_family::ouroboros::kLargestPage)
+        throw std::invalid_argument("rw fig12: " + name + " serves pages of at most 8192 B");
+      subjects.push_back(ouroboros_join_subject(name, t, max_tuples, o, ouroboros));
+      continue;
+    }
+#endif
+    auto const a = parse_rw_allocator(name);
+    if (!a) throw std::invalid_argument("rw fig12: unknown allocator '" + name + "'");
+    subjects.push_back(rw_join_subject(*a, pools, o.common.page_bytes / 4));
+  }
   std::printf(
       "rw fig12: hash-join probe with output pages (median / mean of %d runs after %d warm-up)\n",
       o.common.runs,
@@ -459,7 +495,7 @@ int fig12(RwFig12Options const& o) {
   rwb::Csv const csv(o.common.csv,
                      "figure,allocator,tuples,match_rate,matches,pages,runs,join_median_ms,"
                      "join_mean_ms,build_median_ms,probe_median_ms,failed,status");
-  Fig12Context const x{o, t, allocators, pools, data.data(), csv};
+  Fig12Context const x{o, t, subjects, data.data(), csv};
   std::uint64_t cell_index = 0;
   bool ok                  = true;
   for (std::uint64_t n : o.tuples) ok = fig12_size(x, n, cell_index) && ok;

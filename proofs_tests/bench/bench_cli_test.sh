@@ -48,6 +48,19 @@ check 2 "error: rw fig11: a request of 65536 B is 4096 pages of 16 B; RW_malloc 
   "fig11: a size beyond one RW_malloc run" -- rw fig11 --unit-bytes 16 --sizes 0 --max-bytes 65536
 check 2 "error: rw fig8: a request of 40000 B is 2500 pages" "fig8: a size beyond one run" -- \
   rw fig8 --sizes 16 40000
+# fig8-11's --allocators: checked by the figure (exit 2 before any GPU), Ouroboros only where built.
+check 0 "--allocators.*rw-malloc, queue" "fig9 --help lists its allocators" -- rw fig9 --help
+check 2 "error: rw fig9: allocator 'nope' is not in this build \\(rw-malloc, queue" \
+  "fig9 --allocators nope" -- rw fig9 --allocators nope
+check 2 "error: rw fig10: allocator 'queue' named twice" "fig10: an allocator twice" -- \
+  rw fig10 --allocators queue rw-malloc queue
+if "$bench" rw fig8 --help | grep -q "this build: [^;]*ouroboros-page"; then
+  check 2 "error: rw fig11: allocator 'ouroboros-pag' is not in this build" \
+    "fig11: a misspelt Ouroboros" -- rw fig11 --allocators ouroboros-pag
+else
+  check 2 "error: rw fig11: allocator 'ouroboros-page' is not in this build.*tools/fetch-ouroboros" \
+    "fig11: Ouroboros in a build without it" -- rw fig11 --allocators rw-malloc ouroboros-page
+fi
 # alloc: the Gallatin peer baseline's option and the object check, help and bad arguments.
 check 0 "--gallatin-pool-gib" "alloc --help lists --gallatin-pool-gib" -- alloc --help
 check 0 "written and read back" "alloc --help names the object check" -- alloc --help
@@ -98,6 +111,24 @@ elif [ $status -eq 0 ] && grep -q "queue/x" "$tmp/out"; then
   echo "ok: a tiny fig7 ran on the GPU"
 else
   echo "FAIL: tiny fig7 (exit $status):"; cat "$tmp/out"; failed=1
+fi
+# In a build with Ouroboros (docs/rw.md "Ouroboros beside the random-walk allocators"): tiny fig7
+# and fig12 with both of its instances, every grant checked (a wrong one exits 1).
+if "$bench" rw fig7 --help | grep -q "this build: [^)]*ouroboros-page"; then
+  ouro=("rw fig7 --pool-bytes 1048576 --runs 2 --warmup 1 --threads 64 1024 --free-percent 50 1 --allocators queue ouroboros-page ouroboros-chunk"
+        "rw fig12 --pool-bytes 4194304 --runs 2 --warmup 1 --tuples 1000 8000 --allocators do ouroboros-page ouroboros-chunk")
+  for args in "${ouro[@]}"; do
+    # shellcheck disable=SC2086
+    "$bench" $args > "$tmp/out" 2>&1
+    status=$?
+    if grep -q "no CUDA device" "$tmp/out"; then
+      if [ $status -ne 4 ]; then echo "FAIL: $args without a GPU exited $status, not 4"; failed=1; else echo "ok: ${args%% --*} with Ouroboros, without a GPU: exit $status"; fi
+    elif [ $status -eq 0 ] && [ "$(grep -c "^  ouroboros-" "$tmp/out")" -ge 4 ] && ! grep -q "WRONG" "$tmp/out"; then
+      echo "ok: a tiny ${args%% --*} with Ouroboros ran on the GPU"
+    else
+      echo "FAIL: tiny $args (exit $status):"; cat "$tmp/out"; failed=1
+    fi
+  done
 fi
 # RW_malloc's figures: without a GPU they say so and fail; with one, tiny runs complete with their
 # tables (every run's pages are checked: a wrong output would exit 1).
