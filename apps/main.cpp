@@ -17,6 +17,7 @@
 #include "gen_ca/gen_ca.hpp"
 #include "nbody/nbody.hpp"
 #include "program.hpp"
+#include "program_output.hpp"
 #include "shapes.hpp"
 #include "structure/structure.hpp"
 #include "sugarscape/sugarscape.hpp"
@@ -423,7 +424,7 @@ CLI::App* add_barnes_hut_command(CLI::App& app, bh::BarnesHutOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  heaplab::program::line_buffered_stdout();  // a run ended by a signal keeps every line printed
   if (!heaplab::program::plant_requested_bug("heaplab_apps")) return heaplab::program::kExitUsage;
   CLI::App app{"heaplab_apps: the papers' applications on heaplab's GPU object allocator."};
   app.require_subcommand(1);

@@ -17,6 +17,7 @@
 #include "heaplab/cuda/device_buffer.hpp"
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/cuda/grid.hpp"
+#include "program_output.hpp"
 
 namespace heaplab::bench {
 
@@ -371,7 +372,7 @@ int run_defrag_bench(DefragBenchOptions const& o) {
   double const copy_gbps = copy.memcpy_gbps;
   print_defrag_header(o, count, copy);
 
-  std::FILE* csv = o.csv.empty() ? nullptr : std::fopen(o.csv.c_str(), "w");
+  std::FILE* csv = o.csv.empty() ? nullptr : heaplab::program::open_lines(o.csv);
   if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
   if (csv) std::fprintf(csv, "variant,phase,ms,bytes,gbps,fraction_of_copy,passes,objects\n");
 
@@ -394,8 +395,8 @@ int run_defrag_bench(DefragBenchOptions const& o) {
 int run_frag_sweep(FragSweepOptions const& o) {
   std::string const fig9_path = o.csv_dir + "/fig9_fragmentation.csv";
   std::string const fig8_path = o.csv_dir + "/fig8_passes.csv";
-  std::FILE* fig9             = std::fopen(fig9_path.c_str(), "w");
-  std::FILE* fig8             = std::fopen(fig8_path.c_str(), "w");
+  std::FILE* fig9             = heaplab::program::open_lines(fig9_path);
+  std::FILE* fig8             = heaplab::program::open_lines(fig8_path);
   if (fig9 == nullptr || fig8 == nullptr)
     throw std::runtime_error("cannot write the CSV files in " + o.csv_dir);
   std::fprintf(fig9,

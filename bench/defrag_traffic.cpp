@@ -2,6 +2,7 @@
 
 #include "defrag_bench_types.hpp"
 #include "heaplab/soa/host_config.hpp"
+#include "program_output.hpp"
 
 #include <unistd.h>
 
@@ -421,7 +422,7 @@ int run_defrag_traffic(DefragTrafficOptions const& o) {
   auto const count = static_cast<std::uint64_t>(std::llround(o.scale * kDefragBenchObjects));
   if (count == 0) throw std::runtime_error("defrag-traffic: --scale leaves no object");
   require_memory(count, variants.size());
-  std::FILE* csv = o.csv.empty() ? nullptr : std::fopen(o.csv.c_str(), "w");
+  std::FILE* csv = o.csv.empty() ? nullptr : heaplab::program::open_lines(o.csv);
   if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
   if (csv)
     std::fprintf(csv,

@@ -18,6 +18,7 @@
 #include "heaplab/soa/field.hpp"
 #include "heaplab/soa/heap_types.hpp"
 #include "heaplab/soa/set_bit_indices.cuh"
+#include "program_output.hpp"
 #include "timing.hpp"
 
 namespace heaplab::bench {
@@ -260,7 +261,7 @@ void validate_enumerate_bench(EnumerateBenchOptions const& o) {
 
 int run_enumerate_bench(EnumerateBenchOptions const& o) {
   validate_enumerate_bench(o);
-  std::FILE* csv = o.csv.empty() ? nullptr : std::fopen(o.csv.c_str(), "w");
+  std::FILE* csv = o.csv.empty() ? nullptr : heaplab::program::open_lines(o.csv);
   if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
   if (csv)
     std::fprintf(csv, "benchmark,factor,blocks,levels,r_blocks,median_ms,min_ms,max_ms,check\n");

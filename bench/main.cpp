@@ -22,6 +22,7 @@
 #include "heaplab/cuda/device_info.hpp"
 #include "parallel_do_bench.hpp"
 #include "program.hpp"
+#include "program_output.hpp"
 #include "rw_bench.hpp"
 
 namespace {
@@ -45,7 +46,7 @@ void print_device() {
 
 int run_baselines(Common const& c, std::size_t copy_mib, std::vector<int> const& ns, int threads) {
   print_device();
-  std::FILE* csv = c.csv.empty() ? nullptr : std::fopen(c.csv.c_str(), "w");
+  std::FILE* csv = c.csv.empty() ? nullptr : heaplab::program::open_lines(c.csv);
   if (!c.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + c.csv);
   if (csv) std::fprintf(csv, "benchmark,parameter,median_ms,min_ms,max_ms,value,unit\n");
 
@@ -475,7 +476,7 @@ int run_alloc(Common const& c, AllocOptions const& o) {
   print_device();
   if (heaplab::bench::gallatin_built()) require_gallatin_fits(o);
   AllocCsv csv;
-  csv.file = c.csv.empty() ? nullptr : std::fopen(c.csv.c_str(), "w");
+  csv.file = c.csv.empty() ? nullptr : heaplab::program::open_lines(c.csv);
   if (!c.csv.empty() && csv.file == nullptr) throw std::runtime_error("cannot write " + c.csv);
   if (csv.file)
     std::fprintf(csv.file,
@@ -498,7 +499,7 @@ int run_alloc(Common const& c, AllocOptions const& o) {
 /// tickets off (--claim-wait-rounds 0, DynaSOAr Alg. 1) and on, side by side.
 int run_fill(heaplab::bench::FillBenchOptions const& o) {
   print_device();
-  std::FILE* csv = o.csv.empty() ? nullptr : std::fopen(o.csv.c_str(), "w");
+  std::FILE* csv = o.csv.empty() ? nullptr : heaplab::program::open_lines(o.csv);
   if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
   if (csv)
     std::fprintf(csv,
@@ -763,7 +764,7 @@ int run_utilization(Common const& c, UtilizationOptions const& o) {
   print_device();
   auto const heap_bytes      = static_cast<std::uint64_t>(o.heap_gib * double(1ull << 30));
   hb::Fig14aHeap const shape = hb::fig14a_heap(heap_bytes, o.knobs.block_hints);
-  std::FILE* csv             = c.csv.empty() ? nullptr : std::fopen(c.csv.c_str(), "w");
+  std::FILE* csv             = c.csv.empty() ? nullptr : heaplab::program::open_lines(c.csv);
   if (!c.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + c.csv);
   print_utilization_heading(c, o, heap_bytes, shape);
   UtilizationTable table{o, heap_bytes, csv};
@@ -1383,8 +1384,7 @@ void add_parallel_do_command(CLI::App& app, heaplab::bench::ParallelDoBenchOptio
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Line-buffered even into a file or pipe: a run stopped by a timeout keeps what it printed.
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  heaplab::program::line_buffered_stdout();  // a run ended by a signal keeps every line printed
   if (!heaplab::program::plant_requested_bug("heaplab_bench")) return heaplab::program::kExitUsage;
   CLI::App app{"heaplab_bench: GPU benchmarks, each with its baselines measured in the same run."};
   app.require_subcommand(1);

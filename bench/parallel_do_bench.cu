@@ -29,6 +29,7 @@
 #include "heaplab/soa/heap_types.hpp"
 #include "heaplab/soa/set_bit_indices.cuh"
 #include "parallel_do_bench.hpp"
+#include "program_output.hpp"
 #include "timing.hpp"
 
 namespace heaplab::bench {
@@ -506,7 +507,7 @@ void validate_parallel_do_bench(ParallelDoBenchOptions const& o) {
 
 int run_parallel_do_bench(ParallelDoBenchOptions const& o) {
   validate_parallel_do_bench(o);
-  std::FILE* csv = o.csv.empty() ? nullptr : std::fopen(o.csv.c_str(), "w");
+  std::FILE* csv = o.csv.empty() ? nullptr : heaplab::program::open_lines(o.csv);
   if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
   if (csv)
     std::fprintf(csv,

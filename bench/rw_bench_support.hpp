@@ -16,6 +16,7 @@
 
 #include "heaplab/cuda/error.hpp"
 #include "heaplab/rw/page_pool.hpp"
+#include "program_output.hpp"
 #include "rw_bench.hpp"
 
 namespace heaplab::bench::rwb {
@@ -68,7 +69,7 @@ class Csv {
  public:
   Csv(std::string const& path, char const* header) {
     if (path.empty()) return;
-    file_ = std::fopen(path.c_str(), "w");
+    file_ = heaplab::program::open_lines(path);
     if (file_ == nullptr) throw std::runtime_error("cannot write " + path);
     std::fprintf(file_, "%s\n", header);
   }

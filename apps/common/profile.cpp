@@ -1,4 +1,5 @@
 #include "common/profile.hpp"
+#include "program_output.hpp"
 
 #include <cinttypes>
 #include <stdexcept>
@@ -9,14 +10,14 @@ namespace heaplab::apps {
 CsvFile open_csv(std::string const& path, std::string const& app, char const* header) {
   CsvFile csv(nullptr, &std::fclose);
   if (path.empty()) return csv;
-  csv.reset(std::fopen(path.c_str(), "w"));
+  csv.reset(heaplab::program::open_lines(path));
   if (!csv) throw std::runtime_error(app + ": cannot write " + path);
   std::fprintf(csv.get(), "%s\n", header);
   return csv;
 }
 
 ProfileCsv::ProfileCsv(std::string const& path, std::string app, std::uint64_t block_bytes)
-    : file_(std::fopen(path.c_str(), "w")), app_(std::move(app)), block_bytes_(block_bytes) {
+    : file_(heaplab::program::open_lines(path)), app_(std::move(app)), block_bytes_(block_bytes) {
   if (!file_) throw std::runtime_error("--profile: cannot write " + path);
   std::fprintf(file_.get(), "%s\n", kHeader);
 }

@@ -100,6 +100,25 @@ else
   echo "ok: fig4 --model-only agrees with Eq. 2 summed by awk"
 fi
 
+# A run ended by SIGTERM (timeout, Slurm's time limit) keeps every row it finished
+# (tools/program/program_output.hpp): fig4's model alone, about 0.25 s a row here at N = 2^24 (200
+# rows), stopped after 3 s, has its header and at least one whole row in the CSV and on stdout
+# (with stdio's default 4 KiB buffer a file kept none of them).
+threads=(); for _ in $(seq 200); do threads+=(16777216); done
+timeout -s TERM 3 "$bench" rw fig4 --model-only --pages 1073741824 --free-percent 50 \
+  --threads "${threads[@]}" --csv "$tmp/term.csv" > "$tmp/term.out" 2> /dev/null
+status=$?
+rows=$(grep -c '^fig4,1073741824,50,' "$tmp/term.csv")
+table=$(grep -cE '^ +50 +536870912 +16777216 ' "$tmp/term.out")
+if [ $status -eq 124 ] && [ "$(head -1 "$tmp/term.csv" | cut -d, -f1-3)" = "figure,pages,free_percent" ] &&
+   [ "$rows" -ge 1 ] && [ "$rows" -lt 200 ] && [ "$table" -ge 1 ] &&
+   [ "$(tail -c 1 "$tmp/term.csv" | od -An -c | tr -d ' ')" = '\n' ]; then
+  echo "ok: SIGTERM after 3 s: $rows whole CSV rows and $table table rows kept"
+else
+  echo "FAIL: SIGTERM mid-run (exit $status, $rows CSV rows, $table table rows):"
+  cat "$tmp/term.csv" "$tmp/term.out"; failed=1
+fi
+
 # Without a GPU fig7 says so and fails; with one, a tiny run completes.
 tiny=(rw fig7 --pool-bytes 1048576 --runs 1 --warmup 0 --threads 64 --free-percent 50
       --allocators rw queue)
