@@ -90,6 +90,7 @@ check::HeapSnapshot HeapModel::snapshot() const {
     std::sort(objs_begin, objs_end, [](Object const* x, Object const* y) {
       return x->where.slot < y->where.slot;
     });
+    out.objects.reserve(static_cast<std::size_t>(objs_end - objs_begin));
     for (auto it = objs_begin; it != objs_end; ++it) {
       Object const* const obj = *it;
       HEAPLAB_EXPECTS(

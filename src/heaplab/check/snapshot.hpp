@@ -63,6 +63,8 @@ class SlotRecords {
   }
   /// size() := n; slots at or above n are dropped, new slots are empty.
   void resize(std::size_t n);
+  /// Room for n records without reallocating (a producer that knows a block's count).
+  void reserve(std::size_t n) { entries_.reserve(n); }
   /// n empty slots.
   void assign(std::size_t n, std::nullopt_t) {
     entries_.clear();

@@ -108,6 +108,7 @@ void add_payloads_from(check::HeapSnapshot& snapshot, std::uint64_t block_base, 
     std::uint32_t const t   = *type;
     std::uint32_t const cap = table.types[t].capacity;
     std::uint64_t live      = block.alloc_bitmap & core::low_bits(cap);
+    block.objects.reserve(static_cast<std::size_t>(core::popcount(live)));
     while (live != 0) {
       std::uint32_t const slot = static_cast<std::uint32_t>(core::find_first_set(live));
       live &= live - 1u;
