@@ -16,7 +16,8 @@ namespace heaplab::bench {
 /// fig12's probe for Ouroboros: the join's device arrays (rw_hash_join.cu JoinDevice) and the
 /// output page size. Each match asks Ouroboros for one page of page_bytes; its grant is numbered
 /// as a page chunk by chunk (ouroboros::page_number) and its record goes to data at that page, as
-/// for the other allocators; a grant in the guard is a failed page, one that is not a page of a
+/// for the other allocators; a grant in the guard, or numbered at or past `pages` (the pool's
+/// last chunk may hold more pages than data has), is a failed page; one that is not a page of a
 /// chunk counts in *wrong.
 struct OuroborosProbe {
   std::uint32_t const* s_key  = nullptr;
@@ -26,6 +27,7 @@ struct OuroborosProbe {
   std::uint64_t seed          = 0;
   std::uint32_t* data         = nullptr;
   std::uint32_t page_words    = 0;
+  std::uint32_t pages         = 0;  // data's pages: a grant numbered at or past them fails
   std::uint32_t* out_page     = nullptr;
   unsigned long long* failed  = nullptr;
   unsigned long long* wrong   = nullptr;

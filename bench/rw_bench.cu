@@ -290,7 +290,6 @@ struct Cell {
 };
 
 Cell measure(Fig7Subject& subject,
-             std::uint32_t t,
              std::uint32_t a,
              std::uint32_t n,
              RwBenchOptions const& o,
@@ -310,7 +309,6 @@ Cell measure(Fig7Subject& subject,
     c.nulls += s.nulls;
   }
   if (!subject.allocator()) c.tas = c.was = NAN;  // Ouroboros: no steps
-  (void)t;
   return c;
 }
 
@@ -355,7 +353,7 @@ void fig7_block(Fig7Context const& x, double percent, std::uint32_t n, std::uint
   double queue_ms = NAN;
   for (Fig7Subject& s : x.subjects) {
     std::fprintf(stderr, "[rw fig7] A/T %g %%, N = %u: %s ...\n", percent, n, s.name().c_str());
-    cells.emplace_back(&s, measure(s, x.t, a, n, x.o.common, cell_index));
+    cells.emplace_back(&s, measure(s, a, n, x.o.common, cell_index));
     if (s.allocator() == RwAllocator::queue) queue_ms = cells.back().second.times.median();
   }
   std::printf("  %-15s %10s %10s %9s %9s %10s %10s %7s %9s\n",

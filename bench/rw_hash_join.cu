@@ -356,7 +356,7 @@ JoinSubject ouroboros_join_subject(std::string const& name,
   JoinSubject s;
   s.name  = name;
   s.reset = [waves](std::uint64_t) { waves->reset(); };
-  s.probe = [waves, &o](JoinDevice& d, std::uint64_t seed, std::uint32_t* data) {
+  s.probe = [waves, &o, t](JoinDevice& d, std::uint64_t seed, std::uint32_t* data) {
     OuroborosProbe p;
     p.s_key         = d.s_key.data();
     p.n             = d.n;
@@ -365,6 +365,7 @@ JoinSubject ouroboros_join_subject(std::string const& name,
     p.seed          = seed;
     p.data          = data;
     p.page_words    = o.common.page_bytes / 4;
+    p.pages         = t;
     p.out_page      = d.out_page.data();
     p.failed        = d.failed.data();
     p.wrong         = d.wrong_grants.data();

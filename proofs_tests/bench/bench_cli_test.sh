@@ -54,7 +54,7 @@ check 2 "error: rw fig9: allocator 'nope' is not in this build \\(rw-malloc, que
   "fig9 --allocators nope" -- rw fig9 --allocators nope
 check 2 "error: rw fig10: allocator 'queue' named twice" "fig10: an allocator twice" -- \
   rw fig10 --allocators queue rw-malloc queue
-if "$bench" rw fig8 --help | grep -q "this build: [^;]*ouroboros-page"; then
+if grep -q "this build: [^;]*ouroboros-page" <<<"$("$bench" rw fig8 --help)"; then  # no pipe: grep -q would end it early (SIGPIPE, pipefail)
   check 2 "error: rw fig11: allocator 'ouroboros-pag' is not in this build" \
     "fig11: a misspelt Ouroboros" -- rw fig11 --allocators ouroboros-pag
 else
@@ -133,7 +133,7 @@ else
 fi
 # In a build with Ouroboros (docs/rw.md "Ouroboros beside the random-walk allocators"): tiny fig7
 # and fig12 with both of its instances, every grant checked (a wrong one exits 1).
-if "$bench" rw fig7 --help | grep -q "this build: [^)]*ouroboros-page"; then
+if grep -q "this build: [^)]*ouroboros-page" <<<"$("$bench" rw fig7 --help)"; then
   ouro=("rw fig7 --pool-bytes 1048576 --runs 2 --warmup 1 --threads 64 1024 --free-percent 50 1 --allocators queue ouroboros-page ouroboros-chunk"
         "rw fig12 --pool-bytes 4194304 --runs 2 --warmup 1 --tuples 1000 8000 --allocators do ouroboros-page ouroboros-chunk")
   for args in "${ouro[@]}"; do
