@@ -387,27 +387,22 @@ void fig7_block(Fig7Context const& x, double percent, std::uint32_t n, std::uint
     }
     if (x.csv.file()) {
       auto const [tas_model, was_model] = model(alloc, x.t, a, n);
-      std::fprintf(
-          x.csv.file(),
-          "fig7,%s,%u,%u,%g,%u,%u,%zu,%.5f,%.5f,%.5f,%.5f,%.4f,%.4f,%.4f,%.4f,%llu,%.4f,%s\n",
-          name,
-          x.t,
-          x.o.common.page_bytes,
-          percent,
-          a,
-          n,
-          c.times.ms.size(),
-          c.times.median(),
-          c.times.mean(),
-          c.times.min(),
-          c.times.max(),
-          c.tas,
-          c.was,
-          tas_model,
-          was_model,
-          static_cast<unsigned long long>(c.nulls),
-          queue_ms / c.times.median(),
-          c.status.c_str());
+      std::fprintf(x.csv.file(),
+                   "fig7,%s,%u,%u,%g,%u,%u,%s,%.4f,%.4f,%.4f,%.4f,%llu,%.4f,%s\n",
+                   name,
+                   x.t,
+                   x.o.common.page_bytes,
+                   percent,
+                   a,
+                   n,
+                   c.times.csv().c_str(),
+                   c.tas,
+                   c.was,
+                   tas_model,
+                   was_model,
+                   static_cast<unsigned long long>(c.nulls),
+                   queue_ms / c.times.median(),
+                   c.status.c_str());
     }
   }
 }

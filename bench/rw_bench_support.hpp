@@ -62,6 +62,13 @@ struct Times {
   [[nodiscard]] double max() const {
     return ms.empty() ? NAN : *std::max_element(ms.begin(), ms.end());
   }
+  /// "runs,median,mean,min,max" for a CSV row (ms, five decimals; nan where no run).
+  [[nodiscard]] std::string csv() const {
+    char row[160];
+    std::snprintf(
+        row, sizeof row, "%zu,%.5f,%.5f,%.5f,%.5f", ms.size(), median(), mean(), min(), max());
+    return row;
+  }
 };
 
 /// The CSV file of --csv (none when empty): a header, then rows.

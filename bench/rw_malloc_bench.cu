@@ -476,32 +476,27 @@ void cell_csv_rows(rwb::Csv const& csv,
   MallocCell const* rwm = cell_of(x, cells, "rw-malloc");
   for (std::size_t k = 0; k < x.list.size(); ++k) {
     MallocCell const& c = cells[k];
-    std::fprintf(
-        csv.file(),
-        "%s,%s,%u,%u,%u,%u,%u,%g,%u,%zu,%.5f,%.5f,%.5f,%.5f,%.5f,%.5f,%.2f,%.3f,%.4f,%.4f,%.4f,"
-        "%.4f\n",
-        figure,
-        x.list[k]->name(),
-        x.unit,
-        x.t,
-        rw_bits != nullptr ? rw_bits->word_bits() : 0,
-        spec.sizes.min_bytes,
-        spec.sizes.max_bytes,
-        spec.fill_percent,
-        spec.threads,
-        c.alloc.ms.size(),
-        c.alloc.median(),
-        c.alloc.mean(),
-        c.alloc.min(),
-        c.alloc.max(),
-        c.free.median(),
-        c.free.mean(),
-        c.nulls,
-        c.held_percent,
-        median_ratio(q, &c, &MallocCell::alloc),
-        median_ratio(q, &c, &MallocCell::free),
-        median_ratio(&c, rwm, &MallocCell::alloc),
-        median_ratio(&c, rwm, &MallocCell::free));
+    std::fprintf(csv.file(),
+                 "%s,%s,%u,%u,%u,%u,%u,%g,%u,%s,%.5f,%.5f,%.2f,%.3f,%.4f,%.4f,%.4f,"
+                 "%.4f\n",
+                 figure,
+                 x.list[k]->name(),
+                 x.unit,
+                 x.t,
+                 rw_bits != nullptr ? rw_bits->word_bits() : 0,
+                 spec.sizes.min_bytes,
+                 spec.sizes.max_bytes,
+                 spec.fill_percent,
+                 spec.threads,
+                 c.alloc.csv().c_str(),
+                 c.free.median(),
+                 c.free.mean(),
+                 c.nulls,
+                 c.held_percent,
+                 median_ratio(q, &c, &MallocCell::alloc),
+                 median_ratio(q, &c, &MallocCell::free),
+                 median_ratio(&c, rwm, &MallocCell::alloc),
+                 median_ratio(&c, rwm, &MallocCell::free));
   }
 }
 

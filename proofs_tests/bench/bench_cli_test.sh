@@ -133,21 +133,27 @@ else
 fi
 # In a build with Ouroboros (docs/rw.md "Ouroboros beside the random-walk allocators"): tiny fig7
 # and fig12 with both of its instances, every grant checked (a wrong one exits 1).
+# tiny_gpu_run ARGS CHECK...: heaplab_bench ARGS (split at spaces); without a GPU it says so and
+# exits 4; with one it exits 0 and `CHECK... OUTPUT-FILE` passes.
+tiny_gpu_run() {
+  local args=$1 status
+  shift
+  # shellcheck disable=SC2086
+  "$bench" $args > "$tmp/out" 2>&1
+  status=$?
+  if grep -q "no CUDA device" "$tmp/out"; then
+    if [ $status -ne 4 ]; then echo "FAIL: $args without a GPU exited $status, not 4"; failed=1; else echo "ok: ${args%% --*} without a GPU: exit $status, says so"; fi
+  elif [ $status -eq 0 ] && "$@" "$tmp/out"; then
+    echo "ok: a tiny ${args%% --*} ran on the GPU"
+  else
+    echo "FAIL: tiny $args (exit $status):"; cat "$tmp/out"; failed=1
+  fi
+}
+# Both Ouroboros instances in the table (rows for two cells at least) and no wrong output.
+ouroboros_rows() { [ "$(grep -c "^  ouroboros-" "$1")" -ge 4 ] && ! grep -q "WRONG" "$1"; }
 if grep -q "this build: [^)]*ouroboros-page" <<<"$("$bench" rw fig7 --help)"; then
-  ouro=("rw fig7 --pool-bytes 1048576 --runs 2 --warmup 1 --threads 64 1024 --free-percent 50 1 --allocators queue ouroboros-page ouroboros-chunk"
-        "rw fig12 --pool-bytes 4194304 --runs 2 --warmup 1 --tuples 1000 8000 --allocators do ouroboros-page ouroboros-chunk")
-  for args in "${ouro[@]}"; do
-    # shellcheck disable=SC2086
-    "$bench" $args > "$tmp/out" 2>&1
-    status=$?
-    if grep -q "no CUDA device" "$tmp/out"; then
-      if [ $status -ne 4 ]; then echo "FAIL: $args without a GPU exited $status, not 4"; failed=1; else echo "ok: ${args%% --*} with Ouroboros, without a GPU: exit $status"; fi
-    elif [ $status -eq 0 ] && [ "$(grep -c "^  ouroboros-" "$tmp/out")" -ge 4 ] && ! grep -q "WRONG" "$tmp/out"; then
-      echo "ok: a tiny ${args%% --*} with Ouroboros ran on the GPU"
-    else
-      echo "FAIL: tiny $args (exit $status):"; cat "$tmp/out"; failed=1
-    fi
-  done
+  tiny_gpu_run "rw fig7 --pool-bytes 1048576 --runs 2 --warmup 1 --threads 64 1024 --free-percent 50 1 --allocators queue ouroboros-page ouroboros-chunk" ouroboros_rows
+  tiny_gpu_run "rw fig12 --pool-bytes 4194304 --runs 2 --warmup 1 --tuples 1000 8000 --allocators do ouroboros-page ouroboros-chunk" ouroboros_rows
 fi
 # RW_malloc's figures: without a GPU they say so and fail; with one, tiny runs complete with their
 # tables (every run's pages are checked: a wrong output would exit 1).
@@ -155,18 +161,7 @@ tiny_malloc=("rw fig8 --pool-bytes 1048576 --runs 1 --warmup 0 --threads 64 1024
              "rw fig9 --pool-bytes 1048576 --runs 1 --warmup 0 --threads 512 --sizes 4 1000"
              "rw fig10 --pool-bytes 1048576 --runs 1 --warmup 0 --threads 256 --max-bytes 512 --fill-percent 0 50"
              "rw fig11 --pool-bytes 1048576 --runs 1 --threads 4096 --unit-bytes 16 64 --sizes 0 24 --max-bytes 1024")
-for args in "${tiny_malloc[@]}"; do
-  # shellcheck disable=SC2086
-  "$bench" $args > "$tmp/out" 2>&1
-  status=$?
-  if grep -q "no CUDA device" "$tmp/out"; then
-    if [ $status -ne 4 ]; then echo "FAIL: $args without a GPU exited $status, not 4"; failed=1; else echo "ok: ${args%% --*} without a GPU: exit $status, says so"; fi
-  elif [ $status -eq 0 ] && grep -qE "queue/rw|rw/queue" "$tmp/out"; then
-    echo "ok: a tiny ${args%% --*} ran on the GPU"
-  else
-    echo "FAIL: tiny $args (exit $status):"; cat "$tmp/out"; failed=1
-  fi
-done
+for args in "${tiny_malloc[@]}"; do tiny_gpu_run "$args" grep -qE "queue/rw|rw/queue"; done
 # alloc: without a GPU it says so and fails; with one, a tiny run verifies every object.
 # Six checked rows: n = 1 and 3, the sizes 4 and 4096 B (2 objects per thread), the mixed row,
 # the wave.
