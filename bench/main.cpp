@@ -1126,6 +1126,25 @@ void add_rw_common_options(CLI::App* cmd,
       ->check(CLI::Range(1u, 1u << 30));
 }
 
+/// "a, b, c".
+std::string comma_list(std::vector<std::string> const& names) {
+  std::string list;
+  for (auto const& n : names) list += (list.empty() ? "" : ", ") + n;
+  return list;
+}
+
+/// A figure's --allocators: the names this build has and the default ones in its help (Ouroboros
+/// only in a build with it: -DHEAPLAB_OUROBOROS_DIR, docs/rw.md).
+CLI::Option* add_rw_allocators(CLI::App* cmd,
+                               std::vector<std::string>& allocators,
+                               std::vector<std::string> const& names,
+                               std::vector<std::string> const& defaults) {
+  return cmd->add_option("--allocators",
+                         allocators,
+                         "allocators to compare (list; this build: " + comma_list(names) +
+                             "; default: " + comma_list(defaults) + ")");
+}
+
 void add_rw_fig7(CLI::App* rw, BenchOptions& o) {
   auto* cmd = rw->add_subcommand(
       "fig7",
@@ -1137,10 +1156,10 @@ void add_rw_fig7(CLI::App* rw, BenchOptions& o) {
       ->check(CLI::Range(1e-6, 100.0));
   cmd->add_option("--threads", f.threads, "threads N, one request each (list)")
       ->check(CLI::Range(1u, 1u << 26));
-  std::string names;
-  for (auto const& n : heaplab::bench::rw_fig7_allocator_names())
-    names += (names.empty() ? "" : ", ") + n;
-  cmd->add_option("--allocators", f.allocators, "allocators (list; this build: " + names + ")")
+  add_rw_allocators(cmd,
+                    f.allocators,
+                    heaplab::bench::rw_fig7_allocator_names(),
+                    heaplab::bench::rw_fig7_default_allocators())
       ->check(CLI::IsMember(heaplab::bench::rw_fig7_allocator_names()));
   cmd->callback([&f] {
     print_device();
@@ -1177,10 +1196,10 @@ void add_rw_fig12(CLI::App* rw, BenchOptions& o) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30));
   cmd->add_option("--match-rate", f.match_rate, "fraction of probe tuples with a match")
       ->check(CLI::Range(0.0, 1.0));
-  std::string names;
-  for (auto const& n : heaplab::bench::rw_fig12_allocator_names())
-    names += (names.empty() ? "" : ", ") + n;
-  cmd->add_option("--allocators", f.allocators, "allocators (list; this build: " + names + ")")
+  add_rw_allocators(cmd,
+                    f.allocators,
+                    heaplab::bench::rw_fig12_allocator_names(),
+                    heaplab::bench::rw_fig12_default_allocators())
       ->check(CLI::IsMember(heaplab::bench::rw_fig12_allocator_names()));
   cmd->add_option("--check-rows-max",
                   f.check_rows_max,
@@ -1193,13 +1212,10 @@ void add_rw_fig12(CLI::App* rw, BenchOptions& o) {
 
 /// fig8-11's --allocators (checked by validate_rw_fig*: a peer this build lacks is named so).
 void add_rw_malloc_allocators(CLI::App* cmd, std::vector<std::string>& allocators) {
-  std::string names;
-  for (auto const& n : heaplab::bench::rw_malloc_allocator_names())
-    names += (names.empty() ? "" : ", ") + n;
-  cmd->add_option("--allocators",
-                  allocators,
-                  "allocators to compare (list; this build: " + names +
-                      "; default all; ouroboros-* need -DHEAPLAB_OUROBOROS_DIR)");
+  (void)add_rw_allocators(cmd,
+                          allocators,
+                          heaplab::bench::rw_malloc_allocator_names(),
+                          heaplab::bench::rw_malloc_default_allocators());
 }
 
 /// Runs an RW_malloc figure: its argument check first (exit 2 without a GPU too), then the GPU.

@@ -11,8 +11,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "heaplab/cuda/copy.hpp"
@@ -179,12 +181,69 @@ struct InstanceImpl final : OuroborosWaves::Impl {
 
 }  // namespace
 
+namespace {
+
+constexpr std::pair<OuroborosWaves::Queues, char const*> kInstances[] = {
+    {OuroborosWaves::Queues::page, "ouroboros-page"},
+    {OuroborosWaves::Queues::chunk, "ouroboros-chunk"},
+    {OuroborosWaves::Queues::va_page, "ouroboros-va-page"},
+    {OuroborosWaves::Queues::va_chunk, "ouroboros-va-chunk"},
+    {OuroborosWaves::Queues::vl_page, "ouroboros-vl-page"},
+    {OuroborosWaves::Queues::vl_chunk, "ouroboros-vl-chunk"}};
+
+template <class O>
+std::unique_ptr<OuroborosWaves::Impl> make_impl(OuroborosWaves::Queues q,
+                                                std::uint64_t pool,
+                                                std::uint64_t guard) {
+  static_assert(O::ChunkBase::size() == ouro::kChunkStride &&
+                    O::ConcreteOuroboros::LargestPageSize_ == ouro::kLargestPage,
+                "an Ouroboros instance whose chunks or pages are not the geometry's");
+  return std::make_unique<InstanceImpl<O>>(OuroborosWaves::name_of(q), pool, guard);
+}
+
+}  // namespace
+
+char const* OuroborosWaves::name_of(Queues q) {
+  for (auto const& [queues, name] : kInstances)
+    if (queues == q) return name;
+  return "ouroboros-?";
+}
+
+std::vector<std::string> OuroborosWaves::names() {
+  std::vector<std::string> all;
+  for (auto const& instance : kInstances) all.emplace_back(instance.second);
+  return all;
+}
+
+std::optional<OuroborosWaves::Queues> OuroborosWaves::parse(std::string const& name) {
+  for (auto const& [queues, n] : kInstances)
+    if (name == n) return queues;
+  return std::nullopt;
+}
+
 OuroborosWaves::OuroborosWaves(Queues queues, std::uint64_t pool, std::uint64_t guard) {
   if (pool == 0) throw std::invalid_argument("OuroborosWaves: a pool of 0 chunks");
-  if (queues == Queues::page)
-    impl_ = std::make_unique<InstanceImpl<OuroPQ>>("ouroboros-page", pool, guard);
-  else
-    impl_ = std::make_unique<InstanceImpl<OuroCQ>>("ouroboros-chunk", pool, guard);
+  switch (queues) {
+    case Queues::page:
+      impl_ = make_impl<OuroPQ>(queues, pool, guard);
+      break;
+    case Queues::chunk:
+      impl_ = make_impl<OuroCQ>(queues, pool, guard);
+      break;
+    case Queues::va_page:
+      impl_ = make_impl<OuroVAPQ>(queues, pool, guard);
+      break;
+    case Queues::va_chunk:
+      impl_ = make_impl<OuroVACQ>(queues, pool, guard);
+      break;
+    case Queues::vl_page:
+      impl_ = make_impl<OuroVLPQ>(queues, pool, guard);
+      break;
+    case Queues::vl_chunk:
+      impl_ = make_impl<OuroVLCQ>(queues, pool, guard);
+      break;
+  }
+  if (!impl_) throw std::invalid_argument("OuroborosWaves: unknown queues");
 }
 
 OuroborosWaves::~OuroborosWaves() = default;

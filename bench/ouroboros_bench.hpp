@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace heaplab::bench {
@@ -34,9 +36,11 @@ struct OuroborosProbe {
   std::uint32_t block_threads = 256;
 };
 
-/// Whole waves of Ouroboros' device malloc and free on one instance: its standard (not
-/// virtualized) queues with the repository's Parameters.h (8 KiB chunks after 128 B of metadata,
-/// pages of 16 B .. 8 KiB in ten queues), as the malloc family's peer (docs/malloc.md "Peers").
+/// Whole waves of Ouroboros' device malloc and free on one instance of the repository's
+/// InstanceDefinitions.cuh with its Parameters.h (8 KiB chunks after 128 B of metadata, pages of
+/// 16 B .. 8 KiB in ten queues): the standard page and chunk queues (OuroPQ, OuroCQ, as the malloc
+/// family's peer, docs/malloc.md "Peers") and the virtualized ones, array-based (VA) and
+/// linked-list-based (VL), whose queues live in chunks of the pool.
 /// Thread i of a wave asks for bytes[i]; its grant is given as a byte offset from the first chunk
 /// (ouroboros_geometry.hpp).
 ///
@@ -47,8 +51,17 @@ struct OuroborosProbe {
 /// that could take more than usable_chunks() - chunks_taken() chunks (ouroboros::wave_chunks).
 class OuroborosWaves {
  public:
-  enum class Queues : std::uint8_t { page, chunk };  // OuroPQ, OuroCQ
+  // OuroPQ, OuroCQ, OuroVAPQ, OuroVACQ, OuroVLPQ, OuroVLCQ
+  enum class Queues : std::uint8_t { page, chunk, va_page, va_chunk, vl_page, vl_chunk };
   static constexpr std::uint64_t kNull = ~std::uint64_t{0};
+
+  /// "ouroboros-page", "ouroboros-chunk", "ouroboros-va-page", "ouroboros-va-chunk",
+  /// "ouroboros-vl-page", "ouroboros-vl-chunk".
+  [[nodiscard]] static char const* name_of(Queues q);
+  /// Every instance's name, the standard two first.
+  [[nodiscard]] static std::vector<std::string> names();
+  /// The instance called `name`; nullopt for any other name.
+  [[nodiscard]] static std::optional<Queues> parse(std::string const& name);
 
   /// A fresh instance of `pool` + `guard` chunks (pool >= 1). Throws std::runtime_error when the
   /// device lacks the memory.
@@ -57,7 +70,7 @@ class OuroborosWaves {
   OuroborosWaves(OuroborosWaves const&)            = delete;
   OuroborosWaves& operator=(OuroborosWaves const&) = delete;
 
-  /// "ouroboros-page" or "ouroboros-chunk".
+  /// name_of(its queues).
   [[nodiscard]] char const* name() const;
   /// A fresh instance of the same sizes (Ouroboros has no reset of its own).
   void reset();

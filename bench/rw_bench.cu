@@ -49,10 +49,16 @@ std::vector<std::string> rw_allocator_names() {
 
 std::vector<std::string> rw_ouroboros_names() {
 #if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
-  return {"ouroboros-page", "ouroboros-chunk"};
+  return OuroborosWaves::names();
 #else
   return {};
 #endif
+}
+
+std::vector<std::string> rw_ouroboros_default_names() {
+  std::vector<std::string> names = rw_ouroboros_names();
+  if (names.size() > 2) names.resize(2);  // the standard page and chunk queues
+  return names;
 }
 
 bool rw_ouroboros_built() { return !rw_ouroboros_names().empty(); }
@@ -60,6 +66,12 @@ bool rw_ouroboros_built() { return !rw_ouroboros_names().empty(); }
 std::vector<std::string> rw_fig7_allocator_names() {
   std::vector<std::string> names{"rw", "rw-bm32", "rw-bm64", "corw", "queue"};
   for (auto const& n : rw_ouroboros_names()) names.push_back(n);
+  return names;
+}
+
+std::vector<std::string> rw_fig7_default_allocators() {
+  std::vector<std::string> names{"rw", "rw-bm32", "rw-bm64", "corw", "queue"};
+  for (auto const& n : rw_ouroboros_default_names()) names.push_back(n);
   return names;
 }
 
@@ -193,14 +205,9 @@ class Fig7Subject {
               RwBenchOptions const& o)
       : name_(name), t_(t), block_(o.block_threads) {
 #if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
-    using Queues = OuroborosWaves::Queues;
-    if (name == "ouroboros-page" || name == "ouroboros-chunk") {
+    if (auto const queues = OuroborosWaves::parse(name)) {
       ouroboros_ = std::make_unique<OuroborosGetPage>(
-          name == "ouroboros-page" ? Queues::page : Queues::chunk,
-          t,
-          o.page_bytes,
-          max_threads,
-          o.block_threads);
+          *queues, t, o.page_bytes, max_threads, o.block_threads);
       return;
     }
 #else

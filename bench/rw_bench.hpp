@@ -42,14 +42,21 @@ struct RwBenchOptions {
 };
 
 /// Ouroboros, the allocator RW sec. 5 compares with, where this build has it
-/// (-DHEAPLAB_OUROBOROS_DIR, tools/fetch-ouroboros; ouroboros_bench.hpp): "ouroboros-page" and
-/// "ouroboros-chunk" (its page and chunk queues), else none. No GPU needed.
+/// (-DHEAPLAB_OUROBOROS_DIR, tools/fetch-ouroboros; ouroboros_bench.hpp): its standard page and
+/// chunk queues ("ouroboros-page", "ouroboros-chunk") and the virtualized ones
+/// ("ouroboros-va-page", "ouroboros-va-chunk", "ouroboros-vl-page", "ouroboros-vl-chunk"), else
+/// none. No GPU needed.
 std::vector<std::string> rw_ouroboros_names();
+/// The Ouroboros instances a figure runs by default: the standard two (the virtualized ones on
+/// request: the survey's VA instance faulted at 4 KiB under CUDA 13, docs/survey.md).
+std::vector<std::string> rw_ouroboros_default_names();
 /// Whether this build has Ouroboros.
 bool rw_ouroboros_built();
 /// fig7's allocators: rw, rw-bm32, rw-bm64, corw, queue, and Ouroboros (a request of one page
 /// each, RW sec. 5.2.1; no TAS/WAS).
 std::vector<std::string> rw_fig7_allocator_names();
+/// fig7's default --allocators: rw, rw-bm32, rw-bm64, corw, queue and rw_ouroboros_default_names().
+std::vector<std::string> rw_fig7_default_allocators();
 /// fig12's: rw_allocator_names() and Ouroboros (one page-sized malloc per match, RW sec. 5.2.3).
 std::vector<std::string> rw_fig12_allocator_names();
 
@@ -57,7 +64,7 @@ struct RwFig7Options {
   RwBenchOptions common;
   std::vector<double> free_percent{50, 10, 1, 0.5};
   std::vector<std::uint32_t> threads{1024, 2048, 4096, 8192, 16384, 32768, 65536};
-  std::vector<std::string> allocators = rw_fig7_allocator_names();
+  std::vector<std::string> allocators = rw_fig7_default_allocators();
 };
 
 struct RwFig4Options {
@@ -71,7 +78,7 @@ struct RwFig4Options {
 /// fig12's default --allocators: the paper's (RW, RW-BM 32, CoRW, the queue, DO) and Ouroboros.
 inline std::vector<std::string> rw_fig12_default_allocators() {
   std::vector<std::string> names{"rw", "rw-bm32", "corw", "queue", "do"};
-  for (auto const& n : rw_ouroboros_names()) names.push_back(n);
+  for (auto const& n : rw_ouroboros_default_names()) names.push_back(n);
   return names;
 }
 
@@ -95,11 +102,8 @@ inline RwBenchOptions rw_malloc_defaults() {
 /// The allocators fig8-11 can compare: "rw-malloc", "queue", and Ouroboros (rw_ouroboros_names),
 /// which RW sec. 5.2.2 compares RW_malloc with. No GPU needed.
 std::vector<std::string> rw_malloc_allocator_names();
-/// fig8-11's default --allocators: every name above (RW_malloc, the queue, and Ouroboros' page
-/// and chunk queues where built).
-inline std::vector<std::string> rw_malloc_default_allocators() {
-  return rw_malloc_allocator_names();
-}
+/// fig8-11's default --allocators: RW_malloc, the queue and rw_ouroboros_default_names().
+std::vector<std::string> rw_malloc_default_allocators();
 
 /// fig8 (RW Fig. 8): for each size and thread count, one allocation wave of N requests of that
 /// size on the empty allocator (timed), then the free wave of what it got (timed).

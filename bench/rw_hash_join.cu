@@ -345,11 +345,11 @@ JoinSubject ouroboros_join_subject(std::string const& name,
                                    std::uint64_t max_tuples,
                                    RwFig12Options const& o,
                                    std::vector<std::unique_ptr<OuroborosWaves>>& keep) {
-  namespace ouro = malloc_family::ouroboros;
-  auto const queues =
-      name == "ouroboros-page" ? OuroborosWaves::Queues::page : OuroborosWaves::Queues::chunk;
+  namespace ouro    = malloc_family::ouroboros;
+  auto const queues = OuroborosWaves::parse(name);
+  if (!queues) throw std::invalid_argument("rw fig12: unknown allocator '" + name + "'");
   keep.push_back(std::make_unique<OuroborosWaves>(
-      queues,
+      *queues,
       ouro::pool_chunks_for(std::uint64_t{t} * o.common.page_bytes),
       ouro::guard_chunks(max_tuples, o.common.page_bytes)));
   OuroborosWaves* const waves = keep.back().get();
@@ -471,7 +471,7 @@ int fig12(RwFig12Options const& o) {
 #endif
   for (auto const& name : o.allocators) {
 #if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
-    if (name == "ouroboros-page" || name == "ouroboros-chunk") {
+    if (OuroborosWaves::parse(name)) {
       if (o.common.page_bytes > malloc_family::ouroboros::kLargestPage)
         throw std::invalid_argument("rw fig12: " + name + " serves pages of at most 8192 B");
       subjects.push_back(ouroboros_join_subject(name, t, max_tuples, o, ouroboros));

@@ -359,11 +359,8 @@ std::unique_ptr<MallocSubject> make_subject(std::string const& name,
 #if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
   std::uint64_t const pool  = ouro::pool_chunks_for(std::uint64_t{t} * o.page_bytes);
   std::uint64_t const guard = ouro::guard_chunks(max_wave, max_bytes);
-  using Queues              = OuroborosWaves::Queues;
-  if (name == "ouroboros-page")
-    return std::make_unique<OuroborosSubject>(Queues::page, pool, guard, o.block_threads);
-  if (name == "ouroboros-chunk")
-    return std::make_unique<OuroborosSubject>(Queues::chunk, pool, guard, o.block_threads);
+  if (auto const queues = OuroborosWaves::parse(name))
+    return std::make_unique<OuroborosSubject>(*queues, pool, guard, o.block_threads);
 #else
   (void)max_wave;
 #endif
@@ -833,6 +830,12 @@ void check_allocators(char const* figure, std::vector<std::string> const& alloca
 std::vector<std::string> rw_malloc_allocator_names() {
   std::vector<std::string> names{"rw-malloc", "queue"};
   for (auto const& n : rw_ouroboros_names()) names.push_back(n);
+  return names;
+}
+
+std::vector<std::string> rw_malloc_default_allocators() {
+  std::vector<std::string> names{"rw-malloc", "queue"};
+  for (auto const& n : rw_ouroboros_default_names()) names.push_back(n);
   return names;
 }
 
