@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "heaplab/core/enum_names.hpp"
@@ -157,14 +158,16 @@ class OuroborosGetPage {
   [[nodiscard]] std::uint32_t page_ids() const {
     return static_cast<std::uint32_t>(waves_.pool_chunks() * (ouro::kChunkPages / page_));
   }
-  void preset(std::uint32_t a) {
+  /// "" when the preset left A pages' worth in the pool; else why not (Ouroboros took more
+  /// chunks than the T - A pages fill: the cell cannot be measured).
+  std::string preset(std::uint32_t a) {
     waves_.reset();
     waves_.fill(page_, t_ - std::min(a, t_), block_);
-    if (waves_.chunks_taken() > waves_.pool_chunks())
-      throw std::runtime_error(std::string(name()) + ": the preset of " +
-                               std::to_string(t_ - std::min(a, t_)) + " pages took " +
-                               std::to_string(waves_.chunks_taken()) + " chunks, more than the " +
-                               std::to_string(waves_.pool_chunks()) + " of the pool");
+    std::uint64_t const taken = waves_.chunks_taken();
+    if (taken <= waves_.pool_chunks()) return "";
+    return "not measured: the preset of " + std::to_string(t_ - std::min(a, t_)) + " pages took " +
+           std::to_string(taken) + " chunks of the pool's " +
+           std::to_string(waves_.pool_chunks());  // no comma: the CSV's status column
   }
   rw::AllocResult wave(std::uint32_t n, float* ms) {
     std::vector<std::uint32_t> const bytes(n, page_);
@@ -244,7 +247,9 @@ class Fig7Subject {
 #endif
     return t_;
   }
-  void preset(std::uint32_t a, std::uint64_t seed) {
+  /// Exactly A free pages (the RW pools and the queue: at random places); "" when done, else why
+  /// the cell cannot be measured (OuroborosGetPage::preset).
+  std::string preset(std::uint32_t a, std::uint64_t seed) {
 #if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
     if (ouroboros_) return ouroboros_->preset(a);
 #endif
@@ -253,6 +258,7 @@ class Fig7Subject {
     } else {
       pool_->preset_free(a, seed);
     }
+    return "";
   }
   rw::AllocResult wave(std::uint32_t n, std::uint64_t seed, float* ms) {
 #if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
@@ -305,7 +311,10 @@ Cell measure(Fig7Subject& subject,
   char const* who = subject.name().c_str();
   for (int run = 0; run < o.warmup + o.runs; ++run) {
     std::uint64_t const seed = rwb::run_seed(o.seed, cell_index, run);
-    subject.preset(a, seed);
+    if (std::string why = subject.preset(a, seed); !why.empty()) {
+      c.status = std::move(why);
+      return c;
+    }
     float ms                = 0;
     rw::AllocResult const r = subject.wave(n, seed, &ms);
     WaveStats const s       = summarize(r, subject.page_ids(), who);
