@@ -108,11 +108,13 @@ struct DefragTraffic {
 
 /// Runs model.defrag(type, options) and counts the sectors its kernels must touch, pass by pass
 /// and in the rewrite. Roots are not counted. Throws std::logic_error if the plans it reads from
-/// the model differ from the passes the model ran.
+/// the model differ from the passes the model ran. `order`: the candidate order of every pass
+/// (the paper's by block id, or the model-only what-if by fill; model::CandidateOrder).
 DefragTraffic defrag_traffic(model::HeapModel& model,
                              std::uint32_t type,
                              core::DefragOptions const& options,
-                             TrafficGeometry const& geometry);
+                             TrafficGeometry const& geometry,
+                             model::CandidateOrder order = model::CandidateOrder::block_id);
 
 }  // namespace heaplab::bench
 
@@ -132,6 +134,9 @@ struct DefragTrafficOptions {
   /// into a time: NVIDIA H100 80GB HBM3, heaplab_bench defrag, 2026-11-24.
   std::vector<double> copy_gbps{2988.7};
   std::string csv;
+  /// R's order in every pass: "block-id" (CompactGpu sec. 3.2, the GPU's) or "fill" (a what-if
+  /// of the model only: the emptiest candidates as sources; model::CandidateOrder).
+  std::string order = "block-id";
 };
 
 /// Prints the counts; returns the process exit status.

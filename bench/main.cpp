@@ -1032,9 +1032,15 @@ void add_defrag_traffic_command(CLI::App& app, heaplab::bench::DefragTrafficOpti
                   "default 2988.7, heaplab_bench defrag's same-run copy on an H100, 2026-11-24")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--csv", o.csv, "also write the counts per pass as CSV to this file");
+  cmd->add_option("--order",
+                  o.order,
+                  "the candidates' order in every pass: block-id (the paper's, as on the GPU; "
+                  "default) or fill (a what-if of the model: the emptiest candidates as sources)")
+      ->check(CLI::IsMember({"block-id", "fill"}));
   cmd->footer(
       "Examples:\n"
       "  heaplab_bench defrag-traffic                      Table 1 at scale 1/16, forwarding\n"
+      "  heaplab_bench defrag-traffic --order fill         the same with the emptiest sources\n"
       "  heaplab_bench defrag-traffic --scale 0.25 --variant forwarding recompute-global "
       "--per-pass\n"
       "The model needs about 0.2 KB of host memory per object, twice that with several variants\n"

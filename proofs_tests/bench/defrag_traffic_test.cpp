@@ -113,6 +113,39 @@ TEST(DefragTraffic, RecomputeVariantsWriteARecordPerSourceInsteadOfForwardingPoi
   EXPECT_EQ(t.hops, 1u);
 }
 
+/// The what-if order (model::CandidateOrder::by_fill): two T blocks, block 0 with ids 1, 2, 3, 8
+/// in slots 0, 1, 5, 6 and block 1 with ids 4, 5 in slots 0, 1. By block id block 0 is the
+/// source (4 moves); by fill the emptier block 1 is, and its 2 objects go to block 0's lowest free
+/// slots 2 and 3.
+TEST(DefragTraffic, ByFillTheEmptierBlockIsTheSource) {
+  auto const two_blocks = [] {
+    model::HeapModel m(config());
+    using model::ObservedAllocation;
+    auto const error = m.accept_allocations({ObservedAllocation{1, kT, 0, 0, {}},
+                                             ObservedAllocation{2, kT, 0, 1, {}},
+                                             ObservedAllocation{3, kT, 0, 5, {}},
+                                             ObservedAllocation{8, kT, 0, 6, {}},
+                                             ObservedAllocation{4, kT, 1, 0, {}},
+                                             ObservedAllocation{5, kT, 1, 1, {}}});
+    EXPECT_FALSE(error.has_value()) << error->to_string();
+    return m;
+  };
+  model::HeapModel by_id    = two_blocks();
+  DefragTraffic const paper = defrag_traffic(by_id, kT, core::DefragOptions{}, geometry());
+  ASSERT_EQ(paper.passes.size(), 1u);
+  EXPECT_EQ(paper.passes[0].objects_moved, 4u);
+  model::HeapModel by_fill    = two_blocks();
+  DefragTraffic const what_if = defrag_traffic(
+      by_fill, kT, core::DefragOptions{}, geometry(), model::CandidateOrder::by_fill);
+  ASSERT_EQ(what_if.passes.size(), 1u);
+  EXPECT_EQ(what_if.passes[0].objects_moved, 2u);
+  EXPECT_EQ(by_fill.object(4).where, (core::SlotRef{0, 2}));
+  EXPECT_EQ(by_fill.object(5).where, (core::SlotRef{0, 3}));
+  // Fewer moves read fewer sectors: the source's slots 0, 1 lie in one sector per array (the
+  // paper order's slots 0, 1, 5, 6 in two).
+  EXPECT_LT(what_if.passes[0].copy.read, paper.passes[0].copy.read);
+}
+
 TEST(DefragTraffic, ACallWithoutAPassTouchesNothing) {
   model::HeapModel m = heap();
   core::DefragOptions o;

@@ -77,6 +77,40 @@ TEST_F(Figure5, CandidateArraySourcesAndTargets) {
   EXPECT_EQ(plan.sources[1].targets, (std::vector<std::uint32_t>{14, 19}));
 }
 
+// heaplab's what-if order (CandidateOrder::by_fill, not the paper's): R by fill, emptiest first
+// (fills 2: 4, 19: 20, 5: 30, 16: 30, 7: 35, 14: 40; 5 before 16 by id), B = 2, so the sources
+// are the two emptiest blocks, 2 and 19, and each gets the targets at stride B.
+TEST_F(Figure5, ByFillTheEmptiestCandidatesAreTheSources) {
+  DefragPassPlan const plan =
+      m.plan_defrag_pass(kT, 2, core::kUnlimitedSources, CandidateOrder::by_fill);
+  EXPECT_EQ(plan.R, (std::vector<std::uint32_t>{2, 19, 5, 16, 7, 14}));
+  EXPECT_EQ(plan.B, 2u);
+  ASSERT_EQ(plan.sources.size(), 2u);
+  EXPECT_EQ(plan.sources[0].source, 2u);
+  EXPECT_EQ(plan.sources[0].targets, (std::vector<std::uint32_t>{5, 7}));
+  EXPECT_EQ(plan.sources[1].source, 19u);
+  EXPECT_EQ(plan.sources[1].targets, (std::vector<std::uint32_t>{16, 14}));
+  // Block 2's 4 objects go to block 5's lowest free slots (5 holds 1, 2, 4, 7, 8, ...): 0, 3, 5, 6.
+  ASSERT_EQ(plan.sources[0].moves.size(), 4u);
+  std::uint32_t const free5[] = {0, 3, 5, 6};
+  for (std::uint32_t j = 0; j < 4; ++j)
+    EXPECT_EQ(plan.sources[0].moves[j].to, (Location{5, free5[j]}));
+  // Block 19's 20 objects all fit into block 16's free slots 30..49: 24 moves in all, not the
+  // paper order's 34 (blocks 2 and 5).
+  ASSERT_EQ(plan.sources[1].moves.size(), 20u);
+  for (std::uint32_t j = 0; j < 20; ++j)
+    EXPECT_EQ(plan.sources[1].moves[j].to, (Location{16, 30 + j}));
+  // The paper's order is the default and is unchanged by the what-if.
+  EXPECT_EQ(m.plan_defrag_pass(kT, 2).R, (std::vector<std::uint32_t>{2, 5, 7, 14, 16, 19}));
+}
+
+TEST_F(Figure5, ByFillACallKeepsEveryInvariant) {
+  DefragResult const r = m.defrag(kT, DefragOptions{}, {}, CandidateOrder::by_fill);
+  ASSERT_FALSE(r.passes.empty());
+  EXPECT_EQ(r.passes[0].objects_moved, 24u);
+  EXPECT_TRUE(check::check_all(m.snapshot()).empty());
+}
+
 TEST_F(Figure5, ObjectsOfSourceBlock5MoveIntoBlocks14And19) {
   DefragPassPlan const plan = m.plan_defrag_pass(kT, 2);
   auto const& moves         = plan.sources[1].moves;

@@ -17,7 +17,8 @@ namespace {
 
 DefragPassPlan HeapModel::plan_defrag_pass(TypeId type,
                                            std::uint32_t n,
-                                           std::uint32_t source_cap) const {
+                                           std::uint32_t source_cap,
+                                           CandidateOrder order) const {
   if (type >= config_.num_types()) fail("unknown type " + std::to_string(type));
   if (config_.types[type].is_abstract)
     fail("type '" + config_.types[type].name + "' is abstract and has no blocks");
@@ -34,7 +35,11 @@ DefragPassPlan HeapModel::plan_defrag_pass(TypeId type,
   // (the stream compaction of the defrag[T] bitmap); floor(r / (n + 1)) sources are allowed.
   // A variant that keeps records in shared memory (sec. 3.8) uses at most source_cap of them:
   // B = min(floor(r / (n + 1)), source_cap), sources R[0..B-1] (core/defrag_limits.hpp).
-  plan.R                = candidates(type, n);
+  plan.R = candidates(type, n);
+  if (order == CandidateOrder::by_fill)  // heaplab's what-if (defrag_result.hpp), not the paper's
+    std::stable_sort(plan.R.begin(), plan.R.end(), [&](std::uint32_t x, std::uint32_t y) {
+      return fill(x) < fill(y);
+    });
   std::uint32_t const r = static_cast<std::uint32_t>(plan.R.size());
   plan.sources_allowed  = r / (n + 1);
   plan.B                = core::capped_sources(plan.sources_allowed, source_cap);
@@ -151,7 +156,8 @@ void HeapModel::run_defrag_passes(TypeId type,
                                   std::uint32_t n,
                                   std::uint32_t k1,
                                   DefragResult& result,
-                                  PassObserver const& on_pass) {
+                                  PassObserver const& on_pass,
+                                  CandidateOrder order) {
   // Sec. 3.6 multiple passes: until at most k1 candidates remain. A pass with B = 0 (fewer than
   // n + 1 candidates) could not move anything, so it ends the call.
   while (true) {
@@ -162,7 +168,7 @@ void HeapModel::run_defrag_passes(TypeId type,
       result.stop = DefragStop::k1_reached;
       return;
     }
-    DefragPassPlan const plan = plan_defrag_pass(type, n, result.source_cap);
+    DefragPassPlan const plan = plan_defrag_pass(type, n, result.source_cap, order);
     if (plan.B == 0) {
       result.stop = DefragStop::no_progress;
       return;
@@ -176,7 +182,8 @@ void HeapModel::run_defrag_passes(TypeId type,
 
 DefragResult HeapModel::defrag(TypeId type,
                                DefragOptions const& options,
-                               PassObserver const& on_pass) {
+                               PassObserver const& on_pass,
+                               CandidateOrder order) {
   require_not_in_parallel_do("defrag");
   std::uint32_t const n   = options.n.value_or(config_.defrag_factor);
   std::uint32_t const k1  = options.k1.value_or(config_.k1);
@@ -205,7 +212,7 @@ DefragResult HeapModel::defrag(TypeId type,
   // locations the objects of T (the only ones that move) had at the call's start.
   for (ObjectId id : objects_of_T) call_start_locations_[id] = objects_.at(id).where;
   try {
-    run_defrag_passes(type, n, k1, result, on_pass);
+    run_defrag_passes(type, n, k1, result, on_pass, order);
   } catch (...) {
     call_start_locations_.clear();
     throw;

@@ -226,8 +226,12 @@ class HeapModel {
   /// CompactGpu sec. 3: the plan of one pass over candidates computed with factor n (without
   /// changing the heap), using at most `source_cap` sources (core/defrag_limits.hpp). Empty
   /// (B = 0) when fewer than n + 1 candidates exist.
+  /// `order` is R's order (CandidateOrder: the paper's by block id unless a what-if asks).
   [[nodiscard]] DefragPassPlan plan_defrag_pass(
-      TypeId type, std::uint32_t n, std::uint32_t source_cap = core::kUnlimitedSources) const;
+      TypeId type,
+      std::uint32_t n,
+      std::uint32_t source_cap = core::kUnlimitedSources,
+      CandidateOrder order     = CandidateOrder::block_id) const;
   /// Defragments type T with factor n (default: config n) until at most k1 (default: config
   /// k1) candidates remain or a pass cannot make progress (B = 0). See docs/model.md for the
   /// n-override rule: candidates of this call use n; afterwards the defrag sets follow config n.
@@ -237,7 +241,11 @@ class HeapModel {
   /// The same for a full request (n, k1, the variant and a forced cap, which set the cap on
   /// sources per pass as on the GPU: core::effective_source_cap) and a per-pass observer, which
   /// sees pointers and roots not yet rewritten (the call rewrites them once, after its last pass).
-  DefragResult defrag(TypeId type, DefragOptions const& options, PassObserver const& on_pass = {});
+  /// `order`: every pass's R in that order (CandidateOrder; a model-only what-if but the default).
+  DefragResult defrag(TypeId type,
+                      DefragOptions const& options,
+                      PassObserver const& on_pass = {},
+                      CandidateOrder order        = CandidateOrder::block_id);
 
   // ------------------------------------------------------------------------------ snapshot
   /// The heap as a HeapSnapshot with payloads (producer "model"): free blocks have type kNoType
@@ -271,7 +279,8 @@ class HeapModel {
                          std::uint32_t n,
                          std::uint32_t k1,
                          DefragResult& result,
-                         PassObserver const& on_pass);
+                         PassObserver const& on_pass,
+                         CandidateOrder order);
   /// The one pointer rewrite of a call, after its last pass: fills result's pointer counts.
   void count_call_rewrites(TypeId type, DefragResult& result) const;
   /// Where a pointer or root that refers to `id` points: the object's location, or during a
