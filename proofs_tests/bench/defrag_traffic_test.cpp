@@ -40,22 +40,34 @@ TrafficGeometry geometry() {
 /// candidates (fill <= 32), R = [0, 1], B = 1: block 0 is the source, block 1 its target, and
 /// Alg. 1 moves ids 1, 2, 3, 8 to block 1's lowest free slots 4, 5, 6, 7. Then one candidate is
 /// left: one pass.
-model::HeapModel heap() {
+model::HeapModel heap_of(std::vector<model::ObservedAllocation> const& placed) {
   model::HeapModel m(config());
-  using model::ObservedAllocation;
-  auto const error = m.accept_allocations({ObservedAllocation{1, kT, 0, 0, {}},
-                                           ObservedAllocation{2, kT, 0, 1, {}},
-                                           ObservedAllocation{3, kT, 0, 5, {}},
-                                           ObservedAllocation{8, kT, 0, 6, {}},
-                                           ObservedAllocation{4, kT, 1, 0, {}},
-                                           ObservedAllocation{5, kT, 1, 1, {}},
-                                           ObservedAllocation{6, kT, 1, 2, {}},
-                                           ObservedAllocation{7, kT, 1, 3, {}},
-                                           ObservedAllocation{10, kU, 2, 0, {3}},
-                                           ObservedAllocation{11, kU, 2, 1, {4}},
-                                           ObservedAllocation{12, kU, 2, 2, {std::nullopt}}});
+  auto const error = m.accept_allocations(placed);
   EXPECT_FALSE(error.has_value()) << error->to_string();
   return m;
+}
+
+/// Block 0: T ids 1, 2, 3, 8 in slots 0, 1, 5, 6.
+std::vector<model::ObservedAllocation> block0() {
+  using model::ObservedAllocation;
+  return {ObservedAllocation{1, kT, 0, 0, {}},
+          ObservedAllocation{2, kT, 0, 1, {}},
+          ObservedAllocation{3, kT, 0, 5, {}},
+          ObservedAllocation{8, kT, 0, 6, {}}};
+}
+
+model::HeapModel heap() {
+  using model::ObservedAllocation;
+  std::vector<ObservedAllocation> placed = block0();
+  for (auto const& a : {ObservedAllocation{4, kT, 1, 0, {}},
+                        ObservedAllocation{5, kT, 1, 1, {}},
+                        ObservedAllocation{6, kT, 1, 2, {}},
+                        ObservedAllocation{7, kT, 1, 3, {}},
+                        ObservedAllocation{10, kU, 2, 0, {3}},
+                        ObservedAllocation{11, kU, 2, 1, {4}},
+                        ObservedAllocation{12, kU, 2, 2, {std::nullopt}}})
+    placed.push_back(a);
+  return heap_of(placed);
 }
 
 TEST(DefragTraffic, CountsTheSectorsOfAHandCountedCall) {
@@ -119,16 +131,10 @@ TEST(DefragTraffic, RecomputeVariantsWriteARecordPerSourceInsteadOfForwardingPoi
 /// slots 2 and 3.
 TEST(DefragTraffic, ByFillTheEmptierBlockIsTheSource) {
   auto const two_blocks = [] {
-    model::HeapModel m(config());
-    using model::ObservedAllocation;
-    auto const error = m.accept_allocations({ObservedAllocation{1, kT, 0, 0, {}},
-                                             ObservedAllocation{2, kT, 0, 1, {}},
-                                             ObservedAllocation{3, kT, 0, 5, {}},
-                                             ObservedAllocation{8, kT, 0, 6, {}},
-                                             ObservedAllocation{4, kT, 1, 0, {}},
-                                             ObservedAllocation{5, kT, 1, 1, {}}});
-    EXPECT_FALSE(error.has_value()) << error->to_string();
-    return m;
+    std::vector<model::ObservedAllocation> placed = block0();
+    placed.push_back(model::ObservedAllocation{4, kT, 1, 0, {}});
+    placed.push_back(model::ObservedAllocation{5, kT, 1, 1, {}});
+    return heap_of(placed);
   };
   model::HeapModel by_id    = two_blocks();
   DefragTraffic const paper = defrag_traffic(by_id, kT, core::DefragOptions{}, geometry());
