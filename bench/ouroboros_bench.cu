@@ -70,8 +70,8 @@ __global__ void read_chunks_taken(O const* o, std::uint64_t* out) {
 }
 
 /// fig12's page source (rw/page_sources.cuh's interface): one Ouroboros page of page_bytes per
-/// call, numbered as a page of all chunks; a grant in the guard is a failed page, a grant that is
-/// not a page of a chunk counts in *wrong (and fails too).
+/// call, numbered as a page of all chunks; a grant in the guard or numbered past data's pages is
+/// a failed page, a grant that is not a page of a chunk counts in *wrong (and fails too).
 template <class O>
 struct PageSource {
   O* o;
@@ -79,6 +79,7 @@ struct PageSource {
   std::uint32_t page_bytes;
   std::uint64_t pool_chunks;
   std::uint64_t guard_chunks;
+  std::uint32_t pages;  // the data region's: a page numbered at or past it fails
   unsigned long long* wrong;
   __device__ __forceinline__ rw::GetPageResult operator()(rw::PageRng&, std::uint32_t) const {
     rw::GetPageResult r;
@@ -86,10 +87,12 @@ struct PageSource {
     if (p == nullptr) return r;
     auto const off      = static_cast<std::uint64_t>(static_cast<memory_t const*>(p) - data);
     ouro::Grant const g = ouro::classify(off, page_bytes, pool_chunks, guard_chunks);
-    if (g == ouro::Grant::in_pool)
-      r.page = static_cast<std::uint32_t>(ouro::page_number(off, page_bytes));
-    else if (g != ouro::Grant::in_guard)
+    if (g == ouro::Grant::in_pool) {
+      std::uint64_t const page = ouro::page_number(off, page_bytes);
+      if (page < pages) r.page = static_cast<std::uint32_t>(page);  // else past data's pages
+    } else if (g != ouro::Grant::in_guard) {
       atomicAdd(wrong, 1ull);
+    }
     return r;
   }
 };
@@ -159,8 +162,13 @@ struct InstanceImpl final : OuroborosWaves::Impl {
     HEAPLAB_CUDA_TRY(cudaDeviceSynchronize());
   }
   void probe(OuroborosProbe const& p) override {
-    PageSource<O> const source{
-        device(), host_->memory.d_data, p.page_words * 4, pool_chunks, guard_chunks, p.wrong};
+    PageSource<O> const source{device(),
+                               host_->memory.d_data,
+                               p.page_words * 4,
+                               pool_chunks,
+                               guard_chunks,
+                               p.pages,
+                               p.wrong};
     join::probe_kernel<<<blocks_for(p.n, p.block_threads), p.block_threads>>>(
         source, p.s_key, p.n, p.table, p.mask, p.seed, p.data, p.page_words, p.out_page, p.failed);
     HEAPLAB_CHECK_LAUNCH();
