@@ -136,7 +136,7 @@ namespace ouro = malloc_family::ouroboros;
 
 /// Ouroboros in fig7 (RW sec. 5.2.1: "The equivalent in the Ouroboros system is a kernel that
 /// requests 256B for each thread"): chunks whose pages hold the pool's T pages, and a guard for the
-/// largest wave (peers.hpp OuroborosWaves; docs/rw.md). The preset is a fresh instance and one
+/// largest wave (ouroboros_bench.hpp; docs/rw.md). The preset is a fresh instance and one
 /// untimed kernel of T - A requests of a page each, so that A pages' worth is left; the wave's
 /// grants are numbered as pages chunk by chunk (ouroboros::page_number); a grant in the guard is a
 /// null, one that is not a page of a chunk a wrong output. Ouroboros takes no steps: no TAS/WAS.

@@ -5,8 +5,9 @@
 //                  key of row j), otherwise it has a key with bit 31 set, which R never has.
 // build: an open-addressing hash table (linear probing, capacity the power of two >= 2n) from R;
 // probe: one thread per S tuple; a thread whose key matches asks the allocator under test for one
-// output page (RW, RW-BM, CoRW, the queue, or DO's counter) and writes its output record
-// (key, R row, S row) at the start of the page; it records the page in out_page[s]. Threads
+// output page (RW, RW-BM, CoRW, the queue, DO's counter, or Ouroboros in a build with it:
+// ouroboros_bench.hpp's OuroborosProbe, a page-sized malloc numbered as a page) and writes its
+// record (key, R row, S row) at the start of the page; it records the page in out_page[s]. Threads
 // without a match ask for nothing (divergence within warps, as in the paper's kernel).
 // Timed: the build and the probe kernels ("join"), each with CUDA events; the allocator's reset
 // and the table's clearing are outside. Verified after every run on the device: every match's

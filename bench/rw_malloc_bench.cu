@@ -1,11 +1,12 @@
 // `heaplab_bench rw fig8` .. `fig11` (rw_bench.hpp; docs/rw.md "Benchmarks"): RW_malloc (RW Alg.
-// 3) against the size-class queue ("queue", size_class_queue.hpp), the experiments of RW sec.
-// 5.2.2 (Fig. 8-11), where the paper compares RW_malloc with Ouroboros. Sizes are in bytes; both
-// allocators use the same unit (page) of --unit-bytes: RW_malloc takes a run of
-// pages_for_bytes(size, unit) pages, the queue a chunk of the next power of two of them. Every
-// wave runs the one wave kernel (rw/detail/wave.cuh), timed alone with CUDA events. Every
-// successful request's pages are checked on the host (rw::RunLedger: inside the pool and disjoint
-// from every other request's of the run); a violation fails the figure (exit 1).
+// 3) against the size-class queue ("queue", size_class_queue.hpp) and, in a build with it,
+// Ouroboros itself (OuroborosSubject below), the experiments of RW sec. 5.2.2 (Fig. 8-11), where
+// the paper compares RW_malloc with Ouroboros. Sizes are in bytes; RW_malloc and the queue use the
+// same unit (page) of --unit-bytes: RW_malloc takes a run of pages_for_bytes(size, unit) pages, the
+// queue a chunk of the next power of two of them; Ouroboros a page of 16 B << q. Every wave is
+// timed alone with CUDA events. Every successful request's granules are checked on the host
+// (rw::RunLedger per allocator: inside its pool and disjoint from every other request's of the
+// run); a violation fails the figure (exit 1).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -187,10 +188,10 @@ class QueueSubject final : public MallocSubject {
 };
 
 #if defined(HEAPLAB_HAVE_OUROBOROS_BENCH)
-/// Ouroboros (the malloc family's peer, tools/fetch-ouroboros), the allocator RW sec. 5.2.2
+/// Ouroboros (ouroboros_bench.hpp, tools/fetch-ouroboros), the allocator RW sec. 5.2.2
 /// compares RW_malloc with: chunks whose 8 KiB of pages hold the pool's bytes (their 128 B of
 /// metadata on top), ten queues of pages of 16 B .. 8 KiB; each request asks for its bytes.
-/// Granules of 16 bytes from the first chunk. Ouroboros has no out-of-memory path (peers.hpp
+/// Granules of 16 bytes from the first chunk. Ouroboros has no out-of-memory path (its
 /// OuroborosWaves), so the instance has a guard of chunks past the pool, as large as the figure's
 /// largest wave can take: a grant in the guard counts as a null (out of the compared pool's
 /// memory), and a wave that the guard might not hold any more is not started (all nulls,
