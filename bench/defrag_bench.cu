@@ -130,13 +130,15 @@ double gbps(double bytes, double ms) { return ms <= 0 ? 0.0 : bytes / (ms * 1e-3
 void print_defrag_header(DefragBenchOptions const& o, std::uint64_t count, CopyResult const& copy) {
   std::printf(
       "\nTable 1 synthetic benchmark (CompactGpu sec. 4.4): 2 classes x %llu objects of 32 B "
-      "(scale %.4g), %.0f%% of class A deleted, n=%u, k1=%u, record budget %u B (recompute caps)\n",
+      "(scale %.4g), %.0f%% of class A deleted, n=%u, k1=%u, record budget %u B (recompute caps), "
+      "candidates by %s\n",
       static_cast<unsigned long long>(count),
       o.scale,
       o.fraction * 100,
       o.n,
       o.k1,
-      o.record_budget);
+      o.record_budget,
+      o.order == "fill" ? "fill, emptiest first (beyond the paper)" : "block id (the paper's)");
   std::printf(
       "device-to-device copy in this run: %.1f GB/s (cudaMemcpyAsync, %zu MiB, bytes read + "
       "written); int4 kernel %.1f GB/s\n",
@@ -175,6 +177,17 @@ bool verify_defrag(Workload& w, DefragBenchOptions const& o, std::string const& 
   return ok;
 }
 
+/// The request of one call of variant `name` with the benchmark's options.
+compact::DefragOptions table1_request(DefragBenchOptions const& o, std::string const& name) {
+  compact::DefragOptions options;
+  options.n                   = o.n;
+  options.k1                  = o.k1;
+  options.variant             = defrag_bench_variant(name);
+  options.order               = defrag_bench_order(o.order);
+  options.record_budget_bytes = o.record_budget;
+  return options;
+}
+
 /// The warm-up and timed runs of one variant with the passes stepped by `loop`, each on a
 /// rebuilt heap (the last one verified when o.verify); returns the median run by total time.
 /// `verified` becomes false if a check failed.
@@ -184,11 +197,7 @@ compact::DefragStats median_defrag_run(Workload& w,
                                        std::string const& name,
                                        compact::PassLoop loop,
                                        bool& verified) {
-  compact::DefragOptions options;
-  options.n                   = o.n;
-  options.k1                  = o.k1;
-  options.variant             = defrag_bench_variant(name);
-  options.record_budget_bytes = o.record_budget;
+  compact::DefragOptions const options = table1_request(o, name);
   compactor.set_pass_loop(loop);
   std::vector<compact::DefragStats> runs;
   for (int i = 0; i < o.warmup + o.repeats; ++i) {
@@ -210,12 +219,8 @@ void print_relocations(Workload& w,
                        compact::Compactor<Types>& compactor,
                        DefragBenchOptions const& o,
                        std::string const& name) {
-  compact::DefragOptions options;
-  options.n                   = o.n;
-  options.k1                  = o.k1;
-  options.variant             = defrag_bench_variant(name);
-  options.record_budget_bytes = o.record_budget;
-  options.count_relocations   = true;
+  compact::DefragOptions options = table1_request(o, name);
+  options.count_relocations      = true;
   w.build(o.seed, o.fraction);
   compact::DefragStats const s = compactor.defragment(kA, options);
   std::printf("  relocations (Fig. 10: objects of A moved c times):");

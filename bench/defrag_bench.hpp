@@ -30,6 +30,7 @@ struct DefragBenchOptions {
   bool relocations            = true;       // one more run with the relocation histogram (Fig. 10)
   std::uint32_t record_budget = 48 * 1024;  // bytes behind the recompute caps (the paper's)
   std::uint64_t seed          = 1;
+  std::string order           = "block-id";  // R's order in every pass (core::CandidateOrder)
   std::string csv;
 };
 

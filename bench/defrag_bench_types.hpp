@@ -86,4 +86,11 @@ inline core::RewriteVariant defrag_bench_variant(std::string const& s) {
                            "' (forwarding, recompute-global, recompute-shared)");
 }
 
+/// The candidate order named `s` (block-id, fill; core::CandidateOrder); throws
+/// std::runtime_error for another name. Host only.
+inline core::CandidateOrder defrag_bench_order(std::string const& s) {
+  if (auto const o = core::candidate_order_from_string(s)) return *o;
+  throw std::runtime_error("unknown candidate order '" + s + "' (block-id, fill)");
+}
+
 }  // namespace heaplab::bench

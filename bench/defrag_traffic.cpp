@@ -208,10 +208,10 @@ void count_rewrite(CallShape const& c,
 DefragTraffic defrag_traffic(model::HeapModel& model,
                              std::uint32_t type,
                              core::DefragOptions const& options,
-                             TrafficGeometry const& geometry,
-                             model::CandidateOrder order) {
-  std::uint32_t const n   = options.n.value_or(model.config().defrag_factor);
-  std::uint32_t const cap = core::effective_source_cap(options, n);
+                             TrafficGeometry const& geometry) {
+  core::CandidateOrder const order = options.order;
+  std::uint32_t const n            = options.n.value_or(model.config().defrag_factor);
+  std::uint32_t const cap          = core::effective_source_cap(options, n);
   CallShape const shape{geometry,
                         n,
                         model.num_blocks(),
@@ -221,13 +221,10 @@ DefragTraffic defrag_traffic(model::HeapModel& model,
   // The plan of every pass as the model makes it: the first before the call, each next one
   // from the model's state after a pass (the observer); the passes that ran are a prefix.
   std::vector<model::DefragPassPlan> plans{model.plan_defrag_pass(type, n, cap, order)};
-  model::DefragResult const result = model.defrag(
-      type,
-      options,
-      [&](model::HeapModel const& m, model::DefragPassStats const&) {
+  model::DefragResult const result =
+      model.defrag(type, options, [&](model::HeapModel const& m, model::DefragPassStats const&) {
         plans.push_back(m.plan_defrag_pass(type, n, cap, order));
-      },
-      order);
+      });
 
   DefragTraffic out;
   // Per moved object, the (from) of each of its moves in the call, in pass order: its hops.
@@ -426,11 +423,8 @@ int run_defrag_traffic(DefragTrafficOptions const& o) {
   auto const count = static_cast<std::uint64_t>(std::llround(o.scale * kDefragBenchObjects));
   if (count == 0) throw std::runtime_error("defrag-traffic: --scale leaves no object");
   require_memory(count, variants.size());
-  if (o.order != "block-id" && o.order != "fill")
-    throw std::runtime_error("defrag-traffic: --order " + o.order + " (block-id or fill)");
-  model::CandidateOrder const order =
-      o.order == "fill" ? model::CandidateOrder::by_fill : model::CandidateOrder::block_id;
-  std::FILE* csv = o.csv.empty() ? nullptr : heaplab::program::open_lines(o.csv);
+  core::CandidateOrder const order = defrag_bench_order(o.order);
+  std::FILE* csv                   = o.csv.empty() ? nullptr : heaplab::program::open_lines(o.csv);
   if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
   if (csv)
     std::fprintf(csv,
@@ -450,11 +444,10 @@ int run_defrag_traffic(DefragTrafficOptions const& o) {
       o.n,
       o.k1,
       static_cast<unsigned long long>(o.seed),
-      order == model::CandidateOrder::by_fill
-          ? "candidates by fill, emptiest first: a WHAT-IF of the model (the emptiest candidates "
-            "as "
-            "sources), not the paper's order and not what the GPU does"
-          : "candidates by block id (CompactGpu sec. 3.2, as on the GPU)");
+      order == core::CandidateOrder::by_fill
+          ? "candidates by fill, emptiest first (beyond the paper; heaplab_bench defrag --order "
+            "fill on the GPU)"
+          : "candidates by block id (CompactGpu sec. 3.2)");
   std::fflush(stdout);
   auto const began = std::chrono::steady_clock::now();
   auto const since = [&] {
@@ -474,8 +467,9 @@ int run_defrag_traffic(DefragTrafficOptions const& o) {
     options.n       = o.n;
     options.k1      = o.k1;
     options.variant = v;
+    options.order   = order;
     DefragTraffic const t =
-        defrag_traffic(m, DefragBenchTypes::type_id<DefragBenchA>, options, geometry, order);
+        defrag_traffic(m, DefragBenchTypes::type_id<DefragBenchA>, options, geometry);
     std::fprintf(stderr, "defrag-traffic: %s counted (%.0f s)\n", core::to_string(v), since());
     print_variant(o, v, t, sector);
     if (csv) write_csv_rows(csv, v, t, sector);

@@ -108,13 +108,11 @@ struct DefragTraffic {
 
 /// Runs model.defrag(type, options) and counts the sectors its kernels must touch, pass by pass
 /// and in the rewrite. Roots are not counted. Throws std::logic_error if the plans it reads from
-/// the model differ from the passes the model ran. `order`: the candidate order of every pass
-/// (the paper's by block id, or the model-only what-if by fill; model::CandidateOrder).
+/// the model differ from the passes the model ran. Every pass's R is in options.order.
 DefragTraffic defrag_traffic(model::HeapModel& model,
                              std::uint32_t type,
                              core::DefragOptions const& options,
-                             TrafficGeometry const& geometry,
-                             model::CandidateOrder order = model::CandidateOrder::block_id);
+                             TrafficGeometry const& geometry);
 
 }  // namespace heaplab::bench
 
@@ -134,8 +132,8 @@ struct DefragTrafficOptions {
   /// into a time: NVIDIA H100 80GB HBM3, heaplab_bench defrag, 2026-11-24.
   std::vector<double> copy_gbps{2988.7};
   std::string csv;
-  /// R's order in every pass: "block-id" (CompactGpu sec. 3.2, the GPU's) or "fill" (a what-if
-  /// of the model only: the emptiest candidates as sources; model::CandidateOrder).
+  /// R's order in every pass: "block-id" (CompactGpu sec. 3.2) or "fill" (the emptiest
+  /// candidates as sources; core::CandidateOrder).
   std::string order = "block-id";
 };
 

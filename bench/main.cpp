@@ -969,7 +969,8 @@ void add_table1_options(CLI::App* cmd,
                         std::uint32_t& k1,
                         double& fraction,
                         std::vector<std::string>& variants,
-                        std::uint64_t& seed) {
+                        std::uint64_t& seed,
+                        std::string& order) {
   cmd->add_option("--scale", scale, "objects per class = scale x 32,768,000")
       ->check(CLI::Range(1e-6, 4.0));
   cmd->add_option("--n", n, "defragmentation factor")->check(CLI::Range(1, 63));
@@ -980,6 +981,11 @@ void add_table1_options(CLI::App* cmd,
                   variants,
                   "pointer rewriting: forwarding, recompute-global, recompute-shared (list)");
   cmd->add_option("--seed", seed, "which objects are deleted and linked");
+  cmd->add_option("--order",
+                  order,
+                  "the candidates' order in every pass: block-id (CompactGpu sec. 3.2; default) "
+                  "or fill (emptiest first: the emptiest candidates are the sources)")
+      ->check(CLI::IsMember({"block-id", "fill"}));
 }
 
 void add_defrag_command(CLI::App& app, heaplab::bench::DefragBenchOptions& defrag_options) {
@@ -993,7 +999,8 @@ void add_defrag_command(CLI::App& app, heaplab::bench::DefragBenchOptions& defra
                      defrag_options.k1,
                      defrag_options.fraction,
                      defrag_options.variants,
-                     defrag_options.seed);
+                     defrag_options.seed,
+                     defrag_options.order);
   defrag->add_option("--warmup", defrag_options.warmup, "untimed runs")->check(CLI::Range(0, 100));
   defrag->add_option("--repeats", defrag_options.repeats, "timed runs (median by total)")
       ->check(CLI::Range(1, 100));
@@ -1011,6 +1018,11 @@ void add_defrag_command(CLI::App& app, heaplab::bench::DefragBenchOptions& defra
                    defrag_options.relocations,
                    "skip the extra run that counts how often each object moved (Fig. 10)");
   defrag->add_option("--csv", defrag_options.csv, "also write the numbers as CSV to this file");
+  defrag->footer(
+      "Examples:\n"
+      "  heaplab_bench defrag                                  Table 1, forwarding, n=3\n"
+      "  heaplab_bench defrag --order fill                     the emptiest candidates as sources\n"
+      "  heaplab_bench defrag --variant forwarding recompute-global --per-pass --csv t1.csv\n");
   defrag->callback([&defrag_options] {
     print_device();
     std::exit(heaplab::bench::run_defrag_bench(defrag_options));
@@ -1024,7 +1036,7 @@ void add_defrag_traffic_command(CLI::App& app, heaplab::bench::DefragTrafficOpti
       "of the call must touch (copy per pass, scan and block states, the one rewrite), a lower "
       "bound on its DRAM traffic, and the time that takes at a copy bandwidth (default scale "
       "1/16).");
-  add_table1_options(cmd, o.scale, o.n, o.k1, o.fraction, o.variants, o.seed);
+  add_table1_options(cmd, o.scale, o.n, o.k1, o.fraction, o.variants, o.seed, o.order);
   cmd->add_flag("--per-pass", o.per_pass, "print every pass's copy");
   cmd->add_option("--copy-gbps",
                   o.copy_gbps,
@@ -1032,11 +1044,6 @@ void add_defrag_traffic_command(CLI::App& app, heaplab::bench::DefragTrafficOpti
                   "default 2988.7, heaplab_bench defrag's same-run copy on an H100, 2026-11-24")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--csv", o.csv, "also write the counts per pass as CSV to this file");
-  cmd->add_option("--order",
-                  o.order,
-                  "the candidates' order in every pass: block-id (the paper's, as on the GPU; "
-                  "default) or fill (a what-if of the model: the emptiest candidates as sources)")
-      ->check(CLI::IsMember({"block-id", "fill"}));
   cmd->footer(
       "Examples:\n"
       "  heaplab_bench defrag-traffic                      Table 1 at scale 1/16, forwarding\n"

@@ -125,7 +125,7 @@ TEST(DefragTraffic, RecomputeVariantsWriteARecordPerSourceInsteadOfForwardingPoi
   EXPECT_EQ(t.hops, 1u);
 }
 
-/// The what-if order (model::CandidateOrder::by_fill): two T blocks, block 0 with ids 1, 2, 3, 8
+/// The order by fill (core::CandidateOrder::by_fill): two T blocks, block 0 with ids 1, 2, 3, 8
 /// in slots 0, 1, 5, 6 and block 1 with ids 4, 5 in slots 0, 1. By block id block 0 is the
 /// source (4 moves); by fill the emptier block 1 is, and its 2 objects go to block 0's lowest free
 /// slots 2 and 3.
@@ -140,9 +140,10 @@ TEST(DefragTraffic, ByFillTheEmptierBlockIsTheSource) {
   DefragTraffic const paper = defrag_traffic(by_id, kT, core::DefragOptions{}, geometry());
   ASSERT_EQ(paper.passes.size(), 1u);
   EXPECT_EQ(paper.passes[0].objects_moved, 4u);
-  model::HeapModel by_fill    = two_blocks();
-  DefragTraffic const what_if = defrag_traffic(
-      by_fill, kT, core::DefragOptions{}, geometry(), model::CandidateOrder::by_fill);
+  model::HeapModel by_fill = two_blocks();
+  core::DefragOptions fill;
+  fill.order                  = core::CandidateOrder::by_fill;
+  DefragTraffic const what_if = defrag_traffic(by_fill, kT, fill, geometry());
   ASSERT_EQ(what_if.passes.size(), 1u);
   EXPECT_EQ(what_if.passes[0].objects_moved, 2u);
   EXPECT_EQ(by_fill.object(4).where, (core::SlotRef{0, 2}));

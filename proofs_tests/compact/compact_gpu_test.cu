@@ -27,7 +27,7 @@ namespace {
 using heaplab::testing::under_cuda_tool;
 
 void run_grid(core::RewriteVariant variant, Observe observe = Observe::every_pass) {
-  std::size_t index = 0, passes = 0, capped = 0;
+  std::size_t index = 0, passes = 0, capped = 0, fill_passes = 0;
   // Under a CUDA tool: every 7th case (all n, k1 and shapes still occur) on smaller heaps.
   bool const reduced = under_cuda_tool();
   for (CaseParams const& c : case_grid(variant, reduced ? 160 : 384)) {
@@ -41,9 +41,11 @@ void run_grid(core::RewriteVariant variant, Observe observe = Observe::every_pas
         observe == Observe::every_pass ? compact::PassLoop::host : driver.compactor().pass_loop());
     passes += stats.passes.size();
     capped += cap_bound(stats) ? 1 : 0;
+    if (c.order == core::CandidateOrder::by_fill) fill_passes += stats.passes.size();
   }
   if (!under_cuda_tool()) {
     EXPECT_GT(passes, 200u) << "the grid ran too few passes to say much";
+    EXPECT_GT(fill_passes, 50u) << "the order by fill ran too few passes to say much";
     if (variant != core::RewriteVariant::forwarding) EXPECT_GT(capped, 10u);
   }
 }

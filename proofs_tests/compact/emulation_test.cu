@@ -18,7 +18,7 @@ using namespace compact_test;
 namespace {
 
 void run_grid(core::RewriteVariant variant) {
-  std::size_t passes = 0, capped = 0;
+  std::size_t passes = 0, capped = 0, fill_passes = 0;
   for (CaseParams const& c : case_grid(variant, 320)) {
     HostDriver<Types> driver(c.num_blocks, c.defrag_factor, 0);
     compact::DefragStats stats;
@@ -26,8 +26,10 @@ void run_grid(core::RewriteVariant variant) {
     if (::testing::Test::HasFailure()) return;  // one failing case says enough
     passes += stats.passes.size();
     capped += cap_bound(stats) ? 1 : 0;
+    if (c.order == core::CandidateOrder::by_fill) fill_passes += stats.passes.size();
   }
   EXPECT_GT(passes, 200u) << "the grid ran too few passes to say much";
+  EXPECT_GT(fill_passes, 50u) << "the order by fill ran too few passes to say much";
   if (variant != core::RewriteVariant::forwarding)
     EXPECT_GT(capped, 10u) << "forced caps never bound";
 }
@@ -111,6 +113,16 @@ TEST(CompactEmulationHarness, CatchesARewriteThatFollowsOneMoveOnly) {
     auto const f = failures_with(Fault::single_hop, node_case(v));
     EXPECT_TRUE(any_contains(f, "differs from the model")) << core::to_string(v);
   }
+}
+
+// The order by fill (core::CandidateOrder::by_fill) against the model's stable sort: a uniform
+// heap has many blocks of equal fill, so a sort that breaks ties another way picks other sources.
+TEST(CompactEmulationHarness, CatchesAnUnstableFillOrder) {
+  CaseParams c = node_case(core::RewriteVariant::forwarding);
+  c.order      = core::CandidateOrder::by_fill;
+  EXPECT_TRUE(failures_with(Fault::none, c).empty());
+  auto const f = failures_with(Fault::unstable_fill_order, c);
+  EXPECT_TRUE(any_contains(f, "differs from the model")) << f.size() << " failures";
 }
 
 // ------------------------------------------------------------------ the variants' own caps

@@ -77,7 +77,7 @@ TEST_F(Figure5, CandidateArraySourcesAndTargets) {
   EXPECT_EQ(plan.sources[1].targets, (std::vector<std::uint32_t>{14, 19}));
 }
 
-// heaplab's what-if order (CandidateOrder::by_fill, not the paper's): R by fill, emptiest first
+// heaplab's order by fill (CandidateOrder::by_fill, beyond the paper): R by fill, emptiest first
 // (fills 2: 4, 19: 20, 5: 30, 16: 30, 7: 35, 14: 40; 5 before 16 by id), B = 2, so the sources
 // are the two emptiest blocks, 2 and 19, and each gets the targets at stride B.
 TEST_F(Figure5, ByFillTheEmptiestCandidatesAreTheSources) {
@@ -100,12 +100,14 @@ TEST_F(Figure5, ByFillTheEmptiestCandidatesAreTheSources) {
   ASSERT_EQ(plan.sources[1].moves.size(), 20u);
   for (std::uint32_t j = 0; j < 20; ++j)
     EXPECT_EQ(plan.sources[1].moves[j].to, (Location{16, 30 + j}));
-  // The paper's order is the default and is unchanged by the what-if.
+  // The paper's order is the default and is unchanged by the other.
   EXPECT_EQ(m.plan_defrag_pass(kT, 2).R, (std::vector<std::uint32_t>{2, 5, 7, 14, 16, 19}));
 }
 
 TEST_F(Figure5, ByFillACallKeepsEveryInvariant) {
-  DefragResult const r = m.defrag(kT, DefragOptions{}, {}, CandidateOrder::by_fill);
+  DefragOptions options;
+  options.order        = CandidateOrder::by_fill;
+  DefragResult const r = m.defrag(kT, options);
   ASSERT_FALSE(r.passes.empty());
   EXPECT_EQ(r.passes[0].objects_moved, 24u);
   EXPECT_TRUE(check::check_all(m.snapshot()).empty());

@@ -310,6 +310,40 @@ TEST(ScheduleJson, CanonicalRoundTripProperty) {
   });
 }
 
+// The candidate order of a defrag step (core::CandidateOrder): optional, "block-id" by default,
+// written only when it is "fill", and any other name refused with the valid ones.
+TEST(ScheduleJson, TheDefragCandidateOrderIsOptionalAndNamed) {
+  std::string const defrag_step =
+      R"({"op": "parallel_do",
+      "type": "Cell",
+      "action": {"kind": "allocate_child", "child_type": "Fish", "parent_slot": 1}
+    },
+    {"op": "defrag", "type": "Fish", "variant": "forwarding")";
+  std::string const with_defrag = replace(kValid,
+                                          R"({
+      "op": "parallel_do",
+      "type": "Cell",
+      "action": {"kind": "allocate_child", "child_type": "Fish", "parent_slot": 1}
+    )",
+                                          defrag_step);
+  Schedule const plain          = parse(with_defrag);
+  ASSERT_EQ(plain.steps.size(), 3u);
+  EXPECT_EQ(std::get<Defrag>(plain.steps[2]).order, core::CandidateOrder::block_id);
+  EXPECT_EQ(step_to_json(plain.config, plain.steps[2]).count("order"), 0u);
+
+  Schedule const fill = parse(replace(
+      with_defrag, R"("variant": "forwarding")", R"("variant": "forwarding", "order": "fill")"));
+  EXPECT_EQ(std::get<Defrag>(fill.steps[2]).order, core::CandidateOrder::by_fill);
+  EXPECT_EQ(step_to_json(fill.config, fill.steps[2]).at("order"), "fill");
+  EXPECT_FALSE(fill == plain);
+  EXPECT_EQ(parse(dump(fill)), fill);
+
+  expect_error(replace(with_defrag,
+                       R"("variant": "forwarding")",
+                       R"("variant": "forwarding", "order": "by_fill")"),
+               {"steps[2].order", "unknown value 'by_fill'", "block-id, fill"});
+}
+
 // ------------------------------------------------------------------------ plan_step
 
 core::HeapConfig two_types() {

@@ -36,7 +36,7 @@ DefragPassPlan HeapModel::plan_defrag_pass(TypeId type,
   // A variant that keeps records in shared memory (sec. 3.8) uses at most source_cap of them:
   // B = min(floor(r / (n + 1)), source_cap), sources R[0..B-1] (core/defrag_limits.hpp).
   plan.R = candidates(type, n);
-  if (order == CandidateOrder::by_fill)  // heaplab's what-if (defrag_result.hpp), not the paper's
+  if (order == CandidateOrder::by_fill)  // beyond the paper (core::CandidateOrder); the GPU too
     std::stable_sort(plan.R.begin(), plan.R.end(), [&](std::uint32_t x, std::uint32_t y) {
       return fill(x) < fill(y);
     });
@@ -182,8 +182,7 @@ void HeapModel::run_defrag_passes(TypeId type,
 
 DefragResult HeapModel::defrag(TypeId type,
                                DefragOptions const& options,
-                               PassObserver const& on_pass,
-                               CandidateOrder order) {
+                               PassObserver const& on_pass) {
   require_not_in_parallel_do("defrag");
   std::uint32_t const n   = options.n.value_or(config_.defrag_factor);
   std::uint32_t const k1  = options.k1.value_or(config_.k1);
@@ -212,7 +211,7 @@ DefragResult HeapModel::defrag(TypeId type,
   // locations the objects of T (the only ones that move) had at the call's start.
   for (ObjectId id : objects_of_T) call_start_locations_[id] = objects_.at(id).where;
   try {
-    run_defrag_passes(type, n, k1, result, on_pass, order);
+    run_defrag_passes(type, n, k1, result, on_pass, options.order);
   } catch (...) {
     call_start_locations_.clear();
     throw;

@@ -30,13 +30,9 @@ struct SourceAssignment {
 /// floor(r / (n + 1)), and B, the sources this pass uses: min(floor(r / (n + 1)), source_cap)
 /// (core/defrag_limits.hpp; without a cap B = floor(r / (n + 1)) as in CompactGpu sec. 3.2).
 /// The targets of R[s] are R[s + i*B].
-/// The order of a pass's candidate array R. CompactGpu sec. 3.2: ascending block id, what the GPU
-/// does and the default. `by_fill` is a what-if of heaplab's in the model only (no GPU kernel
-/// implements it; `heaplab_bench defrag-traffic --order fill` counts its traffic): R sorted by
-/// fill, emptiest first (ties by block id), so the sources R[0..B-1] are the emptiest candidates
-/// and their targets R[s + iB] the fuller ones. Any order keeps sec. 3's guarantee that a
-/// source's objects fit into its n targets (every block of R is at most n/(n+1) full).
-enum class CandidateOrder : std::uint8_t { block_id, by_fill };
+/// The order of a pass's candidate array R (core/defrag_limits.hpp): ascending block id
+/// (CompactGpu sec. 3.2, the default) or by fill, emptiest first, ties by block id.
+using core::CandidateOrder;
 
 struct DefragPassPlan {
   std::uint32_t type = 0;

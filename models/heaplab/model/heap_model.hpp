@@ -226,7 +226,7 @@ class HeapModel {
   /// CompactGpu sec. 3: the plan of one pass over candidates computed with factor n (without
   /// changing the heap), using at most `source_cap` sources (core/defrag_limits.hpp). Empty
   /// (B = 0) when fewer than n + 1 candidates exist.
-  /// `order` is R's order (CandidateOrder: the paper's by block id unless a what-if asks).
+  /// `order` is R's order (core::CandidateOrder: the paper's by block id unless asked).
   [[nodiscard]] DefragPassPlan plan_defrag_pass(
       TypeId type,
       std::uint32_t n,
@@ -241,11 +241,8 @@ class HeapModel {
   /// The same for a full request (n, k1, the variant and a forced cap, which set the cap on
   /// sources per pass as on the GPU: core::effective_source_cap) and a per-pass observer, which
   /// sees pointers and roots not yet rewritten (the call rewrites them once, after its last pass).
-  /// `order`: every pass's R in that order (CandidateOrder; a model-only what-if but the default).
-  DefragResult defrag(TypeId type,
-                      DefragOptions const& options,
-                      PassObserver const& on_pass = {},
-                      CandidateOrder order        = CandidateOrder::block_id);
+  /// Every pass's R is in options.order (core::CandidateOrder), as on the GPU.
+  DefragResult defrag(TypeId type, DefragOptions const& options, PassObserver const& on_pass = {});
 
   // ------------------------------------------------------------------------------ snapshot
   /// The heap as a HeapSnapshot with payloads (producer "model"): free blocks have type kNoType

@@ -61,12 +61,12 @@ inline std::vector<CaseParams> multi_move_cases(core::RewriteVariant variant,
   return out;
 }
 
-/// The cases for one variant. Shapes: uniform frees with the heap's n equal to the call's;
-/// per-block fills with heap n = 1 (the n-override rule for n > 1); sparse heaps with heap n = 3.
-/// The recompute variants get a forced small cap (1..5 sources per pass) in the per-block and
-/// sparse shapes. The defragmented type rotates over the concrete types. Then the multi-move
-/// cases (multi_move_cases). `num_blocks` is the heap size (each case adds 0..63 blocks from its
-/// seed).
+/// The cases for one variant, half of them (by seed) with R in the order by fill. Shapes: uniform
+/// frees with the heap's n equal to the call's; per-block fills with heap n = 1 (the n-override
+/// rule for n > 1); sparse heaps with heap n = 3. The recompute variants get a forced small cap
+/// (1..5 sources per pass) in the per-block and sparse shapes. The defragmented type rotates over
+/// the concrete types. Then the multi-move cases (multi_move_cases). `num_blocks` is the heap size
+/// (each case adds 0..63 blocks from its seed).
 inline std::vector<CaseParams> case_grid(core::RewriteVariant variant,
                                          std::uint32_t num_blocks,
                                          std::uint64_t seed = base_seed()) {
@@ -85,6 +85,9 @@ inline std::vector<CaseParams> case_grid(core::RewriteVariant variant,
         c.shape         = shape;
         c.defrag_factor = shape == Shape::uniform ? n : shape == Shape::per_block ? 1 : 3;
         c.type          = kConcreteTypes[index++ % 4];
+        // Half the cases (by the seed) take the order by fill (core::CandidateOrder).
+        c.order = ((c.seed >> 16) & 1u) != 0 ? core::CandidateOrder::by_fill
+                                             : core::CandidateOrder::block_id;
         if (variant != core::RewriteVariant::forwarding && shape != Shape::uniform)
           c.forced_cap = 1 + static_cast<std::uint32_t>((c.seed >> 8) % 5);
         out.push_back(c);

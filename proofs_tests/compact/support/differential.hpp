@@ -123,6 +123,7 @@ void run_differential_case(Driver& heap,
   options.n                          = c.n;
   options.k1                         = c.k1;
   options.variant                    = c.variant;
+  options.order                      = c.order;
   options.source_cap                 = c.forced_cap;
   options.count_relocations          = true;  // Fig. 10 from the implementation (the model always)
   model::DefragResult const expected = predicted.defrag(

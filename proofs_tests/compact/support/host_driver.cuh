@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -97,10 +98,11 @@ class HostObjectHeap {
 /// Planted bugs, for the tests that show the differential catches a wrong implementation.
 enum class Fault : std::uint8_t {
   none,
-  skip_roots,        // external roots are not rewritten (the paper's behaviour)
-  skip_forwarding,   // Alg. 2 is left out: Alg. 3 reads object data as forwarding pointers
-  skip_self_holder,  // T's own blocks are not scanned: moved objects keep stale pointers
-  single_hop,        // the rewrite follows one move only: objects moved twice are left behind
+  skip_roots,           // external roots are not rewritten (the paper's behaviour)
+  skip_forwarding,      // Alg. 2 is left out: Alg. 3 reads object data as forwarding pointers
+  skip_self_holder,     // T's own blocks are not scanned: moved objects keep stale pointers
+  single_hop,           // the rewrite follows one move only: objects moved twice are left behind
+  unstable_fill_order,  // the order by fill breaks ties by descending block id (an unstable sort)
 };
 
 /// The pass loop's pass driver that runs the kernels' steps sequentially (see the file comment).
@@ -145,7 +147,24 @@ class HostPassDriver {
     std::uint32_t r            = 0;
     for (std::uint32_t b = 0; b < M_; ++b)
       if ((words[b / 64] >> (b % 64)) & 1u) R_[r++] = b;
+    if (plan_.order == core::CandidateOrder::by_fill) order_by_fill(r);
     return {r, 0.0};
+  }
+
+  /// The GPU's order by fill (Compactor::select_candidates): fill_keys_kernel's step for every
+  /// entry, then the result of its stable radix sort (std::stable_sort by key).
+  void order_by_fill(std::uint32_t r) {
+    std::vector<std::uint32_t> const by_id(R_.begin(), R_.begin() + M_);
+    std::vector<std::uint8_t> keys(M_);
+    for (std::uint32_t i = 0; i < M_; ++i)
+      keys[i] = cdetail::fill_key(view_of(0), by_id.data(), r, i);
+    std::vector<std::uint32_t> at(M_);
+    for (std::uint32_t i = 0; i < M_; ++i) at[i] = i;
+    std::stable_sort(at.begin(), at.end(), [&](std::uint32_t x, std::uint32_t y) {
+      if (fault_ == Fault::unstable_fill_order && keys[x] == keys[y]) return x > y;
+      return keys[x] < keys[y];
+    });
+    for (std::uint32_t i = 0; i < M_; ++i) R_[i] = by_id[at[i]];
   }
 
   /// The move kernel: every thread's copy, then (the barrier) every forwarding pointer or record.

@@ -52,6 +52,7 @@ struct CaseParams {
   std::uint32_t n              = 1;  // the call's
   std::uint32_t k1             = 0;
   core::RewriteVariant variant = core::RewriteVariant::forwarding;
+  core::CandidateOrder order   = core::CandidateOrder::block_id;
   Shape shape                  = Shape::uniform;
   std::uint32_t type           = 0;  // defragmented type
   std::optional<std::uint32_t> forced_cap;
@@ -66,7 +67,8 @@ struct CaseParams {
     return "seed=" + std::to_string(seed) + " M=" + std::to_string(num_blocks) +
            " defrag_factor=" + std::to_string(defrag_factor) + " n=" + std::to_string(n) +
            " k1=" + std::to_string(k1) + " variant=" + core::to_string(variant) +
-           " shape=" + to_string(shape) + " type=" + std::to_string(type) +
+           " order=" + core::to_string(order) + " shape=" + to_string(shape) +
+           " type=" + std::to_string(type) +
            " forced_cap=" + (forced_cap ? std::to_string(*forced_cap) : std::string("none"));
   }
   /// The cap both sides apply (core/defrag_limits.hpp), computed here from the specification.

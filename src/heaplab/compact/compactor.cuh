@@ -25,6 +25,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -181,6 +183,7 @@ class Compactor {
   };
   using Words     = cudart::device_buffer<std::uint64_t>;  // bitmap words, records
   using BlockList = cudart::device_buffer<std::uint32_t>;  // block indices, record targets
+  using Bytes     = cudart::device_buffer<std::uint8_t>;   // fill keys, sort scratch
 
   // Events: a host-stepped pass's scan begin/end, the starts of copy and block states and its
   // end; the device-side loop's begin and end; the rewrite's begin and end; the call's first
@@ -204,10 +207,12 @@ class Compactor {
   struct LoopKey {
     std::uint32_t type = 0, n = 0, defrag_factor = 0, k1 = 0, cap = 0;
     RewriteVariant variant     = RewriteVariant::forwarding;
+    core::CandidateOrder order = core::CandidateOrder::block_id;
     std::uint64_t perturb_seed = 0;
     bool operator==(LoopKey const& o) const {
       return type == o.type && n == o.n && defrag_factor == o.defrag_factor && k1 == o.k1 &&
-             cap == o.cap && variant == o.variant && perturb_seed == o.perturb_seed;
+             cap == o.cap && variant == o.variant && order == o.order &&
+             perturb_seed == o.perturb_seed;
     }
   };
 
@@ -225,6 +230,7 @@ class Compactor {
       HEAPLAB_CUDA_TRY(cudaMemsetAsync(c_.device_words(), 0, sizeof(DeviceWords), c_.stream()));
       c_.call_sources_.set_zero_async(c_.stream());
       if (plan.variant != RewriteVariant::forwarding) c_.ensure_records(plan.n);
+      if (plan.order == core::CandidateOrder::by_fill) c_.ensure_fill_order();
       if (plan.count_relocations) c_.snapshot_start(plan.type);
       holders_ = detail::holder_arrays(ref_type::layout(), plan.type);
       roots_.clear();
@@ -290,6 +296,7 @@ class Compactor {
       if (plan.variant != RewriteVariant::forwarding) c_.ensure_records(plan.n);
       if (plan.n != plan.defrag_factor)
         (void)c_.call_candidates();  // no allocation while capturing
+      if (plan.order == core::CandidateOrder::by_fill) c_.ensure_fill_order();
       c_.prepare_loop(plan);
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
           .count();
@@ -460,6 +467,7 @@ class Compactor {
                       plan.k1,
                       plan.source_cap,
                       plan.variant,
+                      plan.order,
                       plan.perturb_seed};
     if (loop_exec_ == nullptr || !(loop_key_ == key)) build_loop(plan, key);
   }
@@ -605,18 +613,65 @@ class Compactor {
     return call_candidates();
   }
   /// R and r (device words) from the call's candidate bitmap, on stream s; with a decision
-  /// (the device-side loop), also the pass (detail::write_candidates_kernel).
+  /// (the device-side loop), also the pass (detail::write_candidates_kernel). In the order by
+  /// fill (core::CandidateOrder::by_fill) the stream compaction writes the block-id order to
+  /// by_id_, and a stable radix sort of all M entries by fill_key (fills 0..64, kFillKeyPast
+  /// past r; one 7-bit digit) writes R: ties keep their block-id order, as in the model's
+  /// std::stable_sort. M, not r, entries: r is on the device, and the sort's launch shape must
+  /// not depend on it inside the device-side loop's graph.
   void select_candidates(detail::CallPlan const& plan,
                          detail::LoopDecision const& decision,
                          cudaStream_t s) {
-    auto const chunks          = static_cast<unsigned>(select_chunks_.size());
-    std::uint64_t const* words = candidate_words(plan);
+    auto const chunks            = static_cast<unsigned>(select_chunks_.size());
+    std::uint64_t const* words   = candidate_words(plan);
+    bool const by_fill           = plan.order == core::CandidateOrder::by_fill;
+    std::uint32_t* const written = by_fill ? by_id_.data() : R();
     detail::count_chunks_kernel<<<chunks, detail::kThreadsPerBlock, 0, s>>>(
         words, num_blocks(), select_chunks_.data());
     HEAPLAB_CHECK_LAUNCH();
     detail::write_candidates_kernel<<<chunks, detail::kThreadsPerBlock, 0, s>>>(
-        words, num_blocks(), select_chunks_.data(), R(), &device_words()->candidates, decision);
+        words, num_blocks(), select_chunks_.data(), written, &device_words()->candidates, decision);
     HEAPLAB_CHECK_LAUNCH();
+    if (!by_fill) return;
+    detail::fill_keys_kernel<ref_type>
+        <<<grid_for(num_blocks()), detail::kThreadsPerBlock, 0, s>>>(make_view(plan, 0, 0),
+                                                                     by_id_.data(),
+                                                                     &device_words()->candidates,
+                                                                     fill_keys_.data(),
+                                                                     num_blocks());
+    HEAPLAB_CHECK_LAUNCH();
+    std::size_t bytes = sort_scratch_.size();
+    HEAPLAB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(sort_scratch_.data(),
+                                                     bytes,
+                                                     fill_keys_.data(),
+                                                     fill_keys_sorted_.data(),
+                                                     by_id_.data(),
+                                                     R(),
+                                                     static_cast<std::int64_t>(num_blocks()),
+                                                     0,
+                                                     detail::kFillKeyBits,
+                                                     s));
+  }
+
+  /// The buffers of the order by fill (select_candidates), allocated before a call's first
+  /// scan (begin_call) and before the device-side loop's capture (no allocation while capturing).
+  void ensure_fill_order() {
+    if (by_id_) return;
+    by_id_            = BlockList(num_blocks(), "CompactGpu candidates by block id");
+    fill_keys_        = Bytes(num_blocks(), "CompactGpu candidate fill keys");
+    fill_keys_sorted_ = Bytes(num_blocks(), "CompactGpu candidate fill keys, sorted");
+    std::size_t bytes = 0;
+    HEAPLAB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr,
+                                                     bytes,
+                                                     fill_keys_.data(),
+                                                     fill_keys_sorted_.data(),
+                                                     by_id_.data(),
+                                                     R(),
+                                                     static_cast<std::int64_t>(num_blocks()),
+                                                     0,
+                                                     detail::kFillKeyBits,
+                                                     stream()));
+    sort_scratch_ = Bytes(bytes == 0 ? 1 : bytes, "CompactGpu candidate sort scratch");
   }
 
   /// The call's own candidate bitmap from the block fills with the call's n (docs/model.md
@@ -664,6 +719,9 @@ class Compactor {
   BlockList record_targets_;
   BlockList select_chunks_;  // candidates per chunk of the selection
   BlockList source_moved_;   // objects moved per source of the current pass
+  // The order by fill (ensure_fill_order): R by block id, the keys, and the sort's scratch.
+  BlockList by_id_;
+  Bytes fill_keys_, fill_keys_sorted_, sort_scratch_;
   std::vector<ExternalRoots> roots_;
 };
 

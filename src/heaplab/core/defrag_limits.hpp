@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "heaplab/core/host_device.hpp"
 
@@ -53,6 +54,29 @@ HEAPLAB_HD_INLINE constexpr char const* to_string(RewriteVariant v) {
       return "recompute-shared";
   }
   return "?";
+}
+
+/// The order of a pass's candidate array R, on the GPU and in the model alike.
+/// block_id: CompactGpu sec. 3.2, "R" is the stream compaction of defrag[T], ascending block ids;
+/// the paper's order and the default. by_fill: heaplab's, beyond the paper: R sorted by fill
+/// (live objects), emptiest first, ties by block id (a stable sort of the block-id order), so the
+/// sources R[0..B'-1] are the emptiest candidates and their targets R[s + i B'] the fuller ones.
+/// Fewer objects move per source and the targets fill up sooner, so a call needs fewer passes
+/// (Table 1 on the model: 20 -> 4; docs/compaction.md "Candidate order"). Any order keeps sec. 3's
+/// guarantee that a source's objects fit into its n targets: every block of R is at most
+/// n / (n + 1) full.
+enum class CandidateOrder : std::uint8_t { block_id, by_fill };
+
+HEAPLAB_HD_INLINE constexpr char const* to_string(CandidateOrder o) {
+  return o == CandidateOrder::block_id ? "block-id" : "fill";
+}
+
+/// The order named `s` (to_string's names: "block-id", "fill"); nullopt for any other name.
+/// Host only.
+inline std::optional<CandidateOrder> candidate_order_from_string(std::string const& s) {
+  if (s == "block-id") return CandidateOrder::block_id;
+  if (s == "fill") return CandidateOrder::by_fill;
+  return std::nullopt;
 }
 
 /// Why a defragmentation call stopped (CompactGpu sec. 3.6); the model and the GPU report the same.
@@ -110,6 +134,8 @@ struct DefragOptions {
   /// Forwarding pointers (sec. 3.3) or a recompute variant (sec. 3.8): the same heap results;
   /// the recompute variants use at most sources_per_pass(variant, n) sources per pass.
   RewriteVariant variant = RewriteVariant::forwarding;
+  /// The order of every pass's R (CandidateOrder; the paper's by default).
+  CandidateOrder order = CandidateOrder::block_id;
   /// At most this many sources per pass, on top of the variant's cap (tests use it to exercise
   /// the capped pass geometry with small heaps). >= 1 when given.
   std::optional<std::uint32_t> source_cap;

@@ -160,6 +160,7 @@ Defrag gen_defrag(core::HeapConfig const& config) {
   if (*rc::gen::inRange(0, 3) == 0) d.n = small_factor(config.capacity(d.type));
   if (*rc::gen::inRange(0, 2)) d.k1 = small_k1();
   d.variant = static_cast<core::RewriteVariant>(*rc::gen::inRange(0, 3));
+  d.order   = static_cast<core::CandidateOrder>(*rc::gen::inRange(0, 2));
   return d;
 }
 

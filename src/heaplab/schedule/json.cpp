@@ -118,7 +118,8 @@ std::vector<std::string> const kActionNames = {
     "allocate_child", "delete_self", "delete_other_type", "relink"};
 std::vector<std::string> const kVariantNames = {
     "forwarding", "recompute_global", "recompute_shared"};
-std::vector<std::string> const kOpNames = {"alloc", "free", "parallel_do", "defrag", "check"};
+std::vector<std::string> const kOrderNames = {"block-id", "fill"};
+std::vector<std::string> const kOpNames    = {"alloc", "free", "parallel_do", "defrag", "check"};
 
 /// Reads the discriminating key of an object first, so that the allowed keys can depend on it.
 std::string discriminator(json const& j, std::string const& path, std::string const& key) {
@@ -246,7 +247,7 @@ ParallelDo read_parallel_do(json const& j,
 }
 
 Defrag read_defrag(json const& j, std::string const& path, core::HeapConfig const& config) {
-  Obj const o(j, path, {"op", "type", "n", "k1", "variant"});
+  Obj const o(j, path, {"op", "type", "n", "k1", "variant", "order"});
   Defrag d;
   d.type = as_type(o.at("type"), o.path("type"), config);
   if (auto const* n = o.find("n")) d.n = as_u32(*n, o.path("n"));
@@ -254,6 +255,9 @@ Defrag read_defrag(json const& j, std::string const& path, core::HeapConfig cons
   if (auto const* v = o.find("variant"))
     d.variant = as_enum<core::RewriteVariant>(
         *v, o.path("variant"), rewrite_variant_from_string, kVariantNames);
+  if (auto const* r = o.find("order"))
+    d.order = as_enum<core::CandidateOrder>(
+        *r, o.path("order"), core::candidate_order_from_string, kOrderNames);
   return d;
 }
 
@@ -646,6 +650,8 @@ ordered step_to_json(core::HeapConfig const& config, Step const& step) {
     if (d->n) j["n"] = *d->n;
     if (d->k1) j["k1"] = *d->k1;
     j["variant"] = variant_name(d->variant);
+    // Written only when not the default: files of the paper's order stay as they were.
+    if (d->order != core::CandidateOrder::block_id) j["order"] = core::to_string(d->order);
   } else if (auto const* c = std::get_if<Check>(&step)) {
     if (c->graph_digest) j["graph_digest"] = format_digest(*c->graph_digest);
     if (c->snapshot_digest) j["snapshot_digest"] = format_digest(*c->snapshot_digest);

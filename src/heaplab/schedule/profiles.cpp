@@ -76,6 +76,7 @@ Defrag defrag_of(core::HeapConfig const& c, std::uint32_t type) {
   Defrag d;
   d.type    = type;
   d.variant = static_cast<core::RewriteVariant>(*rc::gen::inRange(0, 3));
+  d.order   = static_cast<core::CandidateOrder>(*rc::gen::inRange(0, 2));
   if (*rc::gen::inRange(0, 4) == 0) {
     std::uint32_t const max_n = std::min<std::uint32_t>(c.capacity(type) - 1, 4);
     if (max_n >= 1) d.n = *rc::gen::inRange<std::uint32_t>(1, max_n + 1);

@@ -186,6 +186,7 @@ std::string describe(core::HeapConfig const& config, Step const& step) {
         << (d->n ? std::to_string(*d->n) : std::to_string(config.defrag_factor) + "(config)")
         << " k1=" << (d->k1 ? std::to_string(*d->k1) : std::to_string(config.k1) + "(config)")
         << " variant=" << variant_name(d->variant);
+    if (d->order != core::CandidateOrder::block_id) out << " order=" << core::to_string(d->order);
   } else if (auto const* c = std::get_if<Check>(&step)) {
     out << "check";
     if (c->graph_digest) out << " graph_digest=" << core::hex64(*c->graph_digest);

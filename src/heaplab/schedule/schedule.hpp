@@ -151,29 +151,34 @@ struct ParallelDo {
 /// A defragmentation of one type. `variant`: CompactGpu sec. 3.3 (forwarding pointers) or sec. 3.8
 /// (the two recompute alternatives); the resulting heap is the same for all three, only the
 /// GPU's mechanism differs. Schedule files name the variants forwarding, recompute_global,
-/// recompute_shared (variant_name).
+/// recompute_shared (variant_name). `order`: every pass's candidate order (core::CandidateOrder:
+/// CompactGpu sec. 3.2's by block id, or heaplab's by fill); files name it "block-id" or "fill"
+/// and may leave it out (block-id).
 
 struct Defrag {
   std::uint32_t type = 0;
   std::optional<std::uint32_t> n;   // default: config.defrag_factor
   std::optional<std::uint32_t> k1;  // default: config.k1
   core::RewriteVariant variant = core::RewriteVariant::forwarding;
+  core::CandidateOrder order   = core::CandidateOrder::block_id;
   friend bool operator==(Defrag const& a, Defrag const& b) {
-    return a.type == b.type && a.n == b.n && a.k1 == b.k1 && a.variant == b.variant;
+    return a.type == b.type && a.n == b.n && a.k1 == b.k1 && a.variant == b.variant &&
+           a.order == b.order;
   }
 };
 
 /// A defrag step as the request of one CompactGpu call (the GPU compactor and the model take the
-/// same request): its n, k1 and variant; unset n and k1 mean the config's. The variant sets the
-/// cap on sources per pass (core::effective_source_cap, core/defrag_limits.hpp), so that the
-/// model mirrors the GPU variant pass by pass (docs/compaction.md "Variants and their caps"). The
-/// caps bind only when a pass could use more sources than the variant's records allow (more than
-/// 4096 / (n + 1) sources for Recompute-Shared, 12288 for Recompute-Global).
+/// same request): its n, k1, variant and candidate order; unset n and k1 mean the config's. The
+/// variant sets the cap on sources per pass (core::effective_source_cap, core/defrag_limits.hpp),
+/// so that the model mirrors the GPU variant pass by pass (docs/compaction.md "Variants and their
+/// caps"). The caps bind only when a pass could use more sources than the variant's records allow
+/// (more than 4096 / (n + 1) sources for Recompute-Shared, 12288 for Recompute-Global).
 inline core::DefragOptions defrag_options(Defrag const& step) {
   core::DefragOptions options;
   options.n       = step.n;
   options.k1      = step.k1;
   options.variant = step.variant;  // sets the cap on sources per pass, as on the GPU
+  options.order   = step.order;
   return options;
 }
 

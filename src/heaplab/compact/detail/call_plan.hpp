@@ -24,6 +24,8 @@ struct CallPlan {
   std::uint32_t object_bytes  = 0;      // size(T)
   std::uint64_t perturb_seed  = 0;      // DefragOptions::perturb_seed
   bool count_relocations      = false;  // DefragOptions::count_relocations
+  /// R's order in every pass (DefragOptions::order).
+  core::CandidateOrder order = core::CandidateOrder::block_id;
 };
 
 /// Throws core::precondition_error for a type id that is out of range or abstract, n outside
@@ -56,6 +58,7 @@ CallPlan make_call_plan(core::HeapConfig const& config,
   plan.defrag_factor = config.defrag_factor;
   plan.k1            = options.k1.value_or(config.k1);
   plan.variant       = options.variant;
+  plan.order         = options.order;
   plan.source_cap    = core::effective_source_cap(options, n);
   HEAPLAB_EXPECTS(plan.source_cap >= 1,
                   "defragment: a record budget of " + std::to_string(options.record_budget_bytes) +

@@ -179,6 +179,20 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   if (decision.loop != nullptr) decide_on_device(decision, r);
 }
 
+/// core::CandidateOrder::by_fill: the sort key of every entry of the block-id order (fill_key),
+/// M entries, those past r = *count included.
+template <class Ref>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    fill_keys_kernel(PassView<Ref> v,
+                     std::uint32_t const* block_order,
+                     std::uint32_t const* count,
+                     std::uint8_t* keys,
+                     std::uint32_t num_blocks) {
+  std::uint32_t const r = *count;  // written by write_candidates_kernel, the kernel before
+  for (std::uint64_t i = global_thread_1d(); i < num_blocks; i += grid_stride_1d())
+    keys[i] = fill_key(v, block_order, r, static_cast<std::uint32_t>(i));
+}
+
 /// Warps per thread block of the move kernel.
 inline constexpr std::uint32_t kWarpsPerBlock = kThreadsPerBlock / 32u;
 

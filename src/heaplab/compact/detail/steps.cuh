@@ -204,7 +204,8 @@ struct PassView {
   std::uint32_t defrag_factor = 1;     // the heap's factor: defrag[T] follows it
   std::uint32_t sources       = 0;     // B' (the device-side loop: LoopState::sources, see resolve)
   bool forwarding             = true;  // the call's variant is RewriteVariant::forwarding
-  /// R: this pass's candidates, ascending (device memory, r entries).
+  /// R: this pass's candidates (device memory, r entries), ascending by block id or by fill
+  /// (core::CandidateOrder).
   std::uint32_t const* R = nullptr;
   /// The call's own candidate bitmap (level 0 only) when n differs from the heap's; nullptr
   /// otherwise. Kept in step with the fills like defrag[T], with the call's n.
@@ -511,6 +512,30 @@ HEAPLAB_HD_INLINE std::uint64_t call_candidate_word(Ref const& heap,
       candidates |= std::uint64_t{1} << bit;
   }
   return candidates;
+}
+
+// ------------------------------------------------------------------------ candidate order
+
+/// The sort key past R's end (core::CandidateOrder::by_fill): above every fill, so that a stable
+/// sort of all M entries leaves the r candidates first.
+inline constexpr std::uint8_t kFillKeyPast = 127;
+/// Bits of a fill key (fills 0..64 and kFillKeyPast).
+inline constexpr int kFillKeyBits = 7;
+
+/// core::CandidateOrder::by_fill, the key of R's entry i for the stable sort that turns the
+/// block-id order into the fill order (the GPU's fill_keys_kernel for every i < M, then a CUB
+/// radix sort, which is stable; the CPU emulation sorts with std::stable_sort): the set bits of
+/// block R[i]'s allocation bitmap for i < r, kFillKeyPast past r. The bits at and above the
+/// capacity are set in every block of T alike (DynaSOAr App. A.1), so the key orders by live
+/// objects, as the model's HeapModel::fill does. The bitmaps are read relaxed: the call is
+/// stop-the-world, and the previous kernel's writes are ordered by the kernel boundary.
+template <class Ref>
+HEAPLAB_HD_INLINE std::uint8_t fill_key(PassView<Ref> const& v,
+                                        std::uint32_t const* block_order,
+                                        std::uint32_t r,
+                                        std::uint32_t i) {
+  if (i >= r) return kFillKeyPast;
+  return static_cast<std::uint8_t>(core::popcount(v.alloc_bitmap(block_order[i])));
 }
 
 // ------------------------------------------------------------------------------------ copy

@@ -57,6 +57,7 @@ struct StepCoverage {
   }
   void operator()(schedule::Defrag const& d) const {
     c.add("defrag_variants", schedule::variant_name(d.variant));
+    c.add("defrag_orders", core::to_string(d.order));
   }
   void operator()(schedule::Check const&) const {}
 };
@@ -200,6 +201,7 @@ std::vector<runner::CoverageCategory> HeapFamily::coverage_categories() const {
           {"free_patterns", "free selectors"},
           {"parallel_do_actions", "parallel_do actions"},
           {"defrag_variants", "defrag variants"},
+          {"defrag_orders", "defrag candidate orders"},
           {"heap_sizes", "heap sizes"},
           {"hierarchy_depths", "hierarchy depths"},
           {"type_counts", "types"}};

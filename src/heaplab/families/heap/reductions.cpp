@@ -43,10 +43,13 @@ class HeapReductions {
     try_edit<schedule::Defrag>(
         i,
         [](schedule::Defrag& d) {
-          if (!d.n && !d.k1 && d.variant == core::RewriteVariant::forwarding) return false;
+          if (!d.n && !d.k1 && d.variant == core::RewriteVariant::forwarding &&
+              d.order == core::CandidateOrder::block_id)
+            return false;
           d.n.reset();
           d.k1.reset();
           d.variant = core::RewriteVariant::forwarding;
+          d.order   = core::CandidateOrder::block_id;
           return true;
         },
         "defrag overrides dropped");
