@@ -377,9 +377,8 @@ int run_defrag_bench(DefragBenchOptions const& o) {
   double const copy_gbps = copy.memcpy_gbps;
   print_defrag_header(o, count, copy);
 
-  std::FILE* csv = o.csv.empty() ? nullptr : heaplab::program::open_lines(o.csv);
-  if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
-  if (csv) std::fprintf(csv, "variant,phase,ms,bytes,gbps,fraction_of_copy,passes,objects\n");
+  std::FILE* csv = heaplab::program::open_csv(
+      o.csv, "variant,phase,ms,bytes,gbps,fraction_of_copy,passes,objects");
 
   Workload w(count, true, o.n, o.k1);
   compact::Compactor<Types> compactor(w.heap);

@@ -424,13 +424,10 @@ int run_defrag_traffic(DefragTrafficOptions const& o) {
   if (count == 0) throw std::runtime_error("defrag-traffic: --scale leaves no object");
   require_memory(count, variants.size());
   core::CandidateOrder const order = defrag_bench_order(o.order);
-  std::FILE* csv                   = o.csv.empty() ? nullptr : heaplab::program::open_lines(o.csv);
-  if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
-  if (csv)
-    std::fprintf(csv,
-                 "variant,pass,candidates,sources,objects_moved,copy_read,copy_written,"
-                 "copy_filled,states_read,states_written,states_filled,useful_bytes,"
-                 "sector_bytes\n");
+  std::FILE* csv                   = heaplab::program::open_csv(
+      o.csv,
+      "variant,pass,candidates,sources,objects_moved,copy_read,copy_written,copy_filled,"
+                        "states_read,states_written,states_filled,useful_bytes,sector_bytes");
 
   std::printf(
       "CompactGpu Table 1 on the reference model (no GPU): 2 classes x %llu objects of 32 B (scale "

@@ -261,10 +261,8 @@ void validate_enumerate_bench(EnumerateBenchOptions const& o) {
 
 int run_enumerate_bench(EnumerateBenchOptions const& o) {
   validate_enumerate_bench(o);
-  std::FILE* csv = o.csv.empty() ? nullptr : heaplab::program::open_lines(o.csv);
-  if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
-  if (csv)
-    std::fprintf(csv, "benchmark,factor,blocks,levels,r_blocks,median_ms,min_ms,max_ms,check\n");
+  std::FILE* csv = heaplab::program::open_csv(
+      o.csv, "benchmark,factor,blocks,levels,r_blocks,median_ms,min_ms,max_ms,check");
   print_header(o);
   int status = 0;
   for (std::uint32_t factor : o.factors) {

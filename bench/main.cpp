@@ -46,9 +46,8 @@ void print_device() {
 
 int run_baselines(Common const& c, std::size_t copy_mib, std::vector<int> const& ns, int threads) {
   print_device();
-  std::FILE* csv = c.csv.empty() ? nullptr : heaplab::program::open_lines(c.csv);
-  if (!c.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + c.csv);
-  if (csv) std::fprintf(csv, "benchmark,parameter,median_ms,min_ms,max_ms,value,unit\n");
+  std::FILE* csv =
+      heaplab::program::open_csv(c.csv, "benchmark,parameter,median_ms,min_ms,max_ms,value,unit");
 
   auto const copy = heaplab::bench::copy_bandwidth(copy_mib << 20, c.warmup, c.repeats);
   std::printf("\ndevice-to-device copy, %zu MiB (GB/s count bytes read + written)\n", copy_mib);
@@ -476,11 +475,8 @@ int run_alloc(Common const& c, AllocOptions const& o) {
   print_device();
   if (heaplab::bench::gallatin_built()) require_gallatin_fits(o);
   AllocCsv csv;
-  csv.file = c.csv.empty() ? nullptr : heaplab::program::open_lines(c.csv);
-  if (!c.csv.empty() && csv.file == nullptr) throw std::runtime_error("cannot write " + c.csv);
-  if (csv.file)
-    std::fprintf(csv.file,
-                 "benchmark,allocator,parameter,median_ms,min_ms,max_ms,failed,violations\n");
+  csv.file = heaplab::program::open_csv(
+      c.csv, "benchmark,allocator,parameter,median_ms,min_ms,max_ms,failed,violations");
   heaplab::bench::reserve_cuda_malloc_heap(cuda_malloc_reserve_bytes(o));
   AllocTally tally;
   linux_scalability_table(c, o, csv, tally);
@@ -499,12 +495,9 @@ int run_alloc(Common const& c, AllocOptions const& o) {
 /// tickets off (--claim-wait-rounds 0, DynaSOAr Alg. 1) and on, side by side.
 int run_fill(heaplab::bench::FillBenchOptions const& o) {
   print_device();
-  std::FILE* csv = o.csv.empty() ? nullptr : heaplab::program::open_lines(o.csv);
-  if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
-  if (csv)
-    std::fprintf(csv,
-                 "workload,blocks,claim_wait_rounds,fraction,requests,worst_failed,"
-                 "worst_used_fraction,median_ms\n");
+  std::FILE* csv = heaplab::program::open_csv(o.csv,
+                                              "workload,blocks,claim_wait_rounds,fraction,requests,"
+                                              "worst_failed,worst_used_fraction,median_ms");
   std::printf(
       "\ncold-start fill: ONE launch, every thread 1 object, empty heap, %d runs each\n"
       "(fraction = blocks the packed population needs / M; failed = nullptr answers, worst run;\n"
@@ -764,8 +757,7 @@ int run_utilization(Common const& c, UtilizationOptions const& o) {
   print_device();
   auto const heap_bytes      = static_cast<std::uint64_t>(o.heap_gib * double(1ull << 30));
   hb::Fig14aHeap const shape = hb::fig14a_heap(heap_bytes, o.knobs.block_hints);
-  std::FILE* csv             = c.csv.empty() ? nullptr : heaplab::program::open_lines(c.csv);
-  if (!c.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + c.csv);
+  std::FILE* csv             = heaplab::program::open_csv(c.csv, nullptr);  // table.header()
   print_utilization_heading(c, o, heap_bytes, shape);
   UtilizationTable table{o, heap_bytes, csv};
   table.header();

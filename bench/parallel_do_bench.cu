@@ -507,13 +507,11 @@ void validate_parallel_do_bench(ParallelDoBenchOptions const& o) {
 
 int run_parallel_do_bench(ParallelDoBenchOptions const& o) {
   validate_parallel_do_bench(o);
-  std::FILE* csv = o.csv.empty() ? nullptr : heaplab::program::open_lines(o.csv);
-  if (!o.csv.empty() && csv == nullptr) throw std::runtime_error("cannot write " + o.csv);
-  if (csv)
-    std::fprintf(csv,
-                 "objects,case,live,blocks,fields,bytes_per_object,parallel_do_median_ms,"
-                 "parallel_do_min_ms,parallel_do_max_ms,enumerate_median_ms,soa_median_ms,"
-                 "soa_min_ms,soa_max_ms,ratio,parallel_do_gbps,soa_gbps,check\n");
+  std::FILE* csv = heaplab::program::open_csv(
+      o.csv,
+      "objects,case,live,blocks,fields,bytes_per_object,parallel_do_median_ms,parallel_do_min_ms,"
+      "parallel_do_max_ms,enumerate_median_ms,soa_median_ms,soa_min_ms,soa_max_ms,ratio,"
+      "parallel_do_gbps,soa_gbps,check");
   print_header(o);
   bool ok = true;
   for (std::uint64_t n : o.objects) ok = run_objects(o, n, csv) && ok;

@@ -74,12 +74,8 @@ struct Times {
 /// The CSV file of --csv (none when empty): a header, then rows.
 class Csv {
  public:
-  Csv(std::string const& path, char const* header) {
-    if (path.empty()) return;
-    file_ = heaplab::program::open_lines(path);
-    if (file_ == nullptr) throw std::runtime_error("cannot write " + path);
-    std::fprintf(file_, "%s\n", header);
-  }
+  Csv(std::string const& path, char const* header)
+      : file_(heaplab::program::open_csv(path, header)) {}
   ~Csv() {
     if (file_) std::fclose(file_);
   }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 
 namespace heaplab::program {
@@ -20,6 +21,17 @@ inline void line_buffered_stdout() { (void)std::setvbuf(stdout, nullptr, _IOLBF,
 inline std::FILE* open_lines(std::string const& path) {
   std::FILE* const f = std::fopen(path.c_str(), "w");
   if (f != nullptr) (void)std::setvbuf(f, nullptr, _IOLBF, BUFSIZ);
+  return f;
+}
+
+/// The file of a `--csv PATH` option: nullptr when no file is asked for (`path` empty); else
+/// open_lines(path) with `header` and a newline written first (none when `header` is nullptr).
+/// Throws std::runtime_error("cannot write PATH") when the file cannot be opened.
+inline std::FILE* open_csv(std::string const& path, char const* header) {
+  if (path.empty()) return nullptr;
+  std::FILE* const f = open_lines(path);
+  if (f == nullptr) throw std::runtime_error("cannot write " + path);
+  if (header != nullptr) std::fprintf(f, "%s\n", header);
   return f;
 }
 
