@@ -641,7 +641,13 @@ class Compactor {
                                                                      num_blocks());
     HEAPLAB_CHECK_LAUNCH();
     std::size_t bytes = sort_scratch_.size();
-    HEAPLAB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(sort_scratch_.data(),
+    sort_by_fill(sort_scratch_.data(), bytes, s);
+  }
+
+  /// CUB's stable radix sort of the M (fill key, block) pairs into R; with scratch == nullptr it
+  /// only sets `bytes` to the scratch it needs.
+  void sort_by_fill(void* scratch, std::size_t& bytes, cudaStream_t s) {
+    HEAPLAB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch,
                                                      bytes,
                                                      fill_keys_.data(),
                                                      fill_keys_sorted_.data(),
@@ -661,16 +667,7 @@ class Compactor {
     fill_keys_        = Bytes(num_blocks(), "CompactGpu candidate fill keys");
     fill_keys_sorted_ = Bytes(num_blocks(), "CompactGpu candidate fill keys, sorted");
     std::size_t bytes = 0;
-    HEAPLAB_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr,
-                                                     bytes,
-                                                     fill_keys_.data(),
-                                                     fill_keys_sorted_.data(),
-                                                     by_id_.data(),
-                                                     R(),
-                                                     static_cast<std::int64_t>(num_blocks()),
-                                                     0,
-                                                     detail::kFillKeyBits,
-                                                     stream()));
+    sort_by_fill(nullptr, bytes, stream());
     sort_scratch_ = Bytes(bytes == 0 ? 1 : bytes, "CompactGpu candidate sort scratch");
   }
 
