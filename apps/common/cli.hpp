@@ -66,6 +66,11 @@ inline void add_heap_flags(CLI::App* cmd, HeapFlags& f, std::string& profile) {
                   "pointer rewriting: forwarding, recompute-global or recompute-shared "
                   "(CompactGpu sec. 3.3, 3.8)")
       ->check(CLI::IsMember({"forwarding", "recompute-global", "recompute-shared"}));
+  cmd->add_option("--defrag-order",
+                  f.defrag_order,
+                  "every call's candidate order: block-id (CompactGpu sec. 3.2) or fill "
+                  "(emptiest first, heaplab's; docs/compaction.md \"Candidate order\")")
+      ->check(CLI::IsMember({"block-id", "fill"}));
 }
 
 /// The variants of a run: --allocators (the app also runs on these allocators, allocators.hpp),

@@ -86,6 +86,20 @@ TEST(HeapFlags, RewriteVariants) {
   EXPECT_THROW(validate(f), std::invalid_argument);
 }
 
+TEST(HeapFlags, DefragOrders) {
+  EXPECT_EQ(defrag_order("block-id"), core::CandidateOrder::block_id);
+  EXPECT_EQ(defrag_order("fill"), core::CandidateOrder::by_fill);
+  EXPECT_THROW(defrag_order("by_fill"), std::invalid_argument);
+  HeapFlags f;
+  f.defrag_order = "emptiest";
+  EXPECT_THROW(validate(f), std::invalid_argument);
+  f.defrag_order = "fill";
+  f.defrag_every = 50;
+  EXPECT_EQ(describe(f),
+            "r default, frees coalesced, defrag every 50 (n 1, k1 16, forwarding, candidates by "
+            "fill)");
+}
+
 TEST(HeapFlags, DescribeNamesThePolicy) {
   HeapFlags f;
   f.active_lookups    = 2;

@@ -43,6 +43,7 @@ class DefragLoop {
     if (!policy) return;
     compact::DefragOptions options;
     options.variant = rewrite_variant(flags.rewrite);
+    options.order   = defrag_order(flags.defrag_order);
     for (auto const t : types) autos_.emplace_back(compactor_, t, *policy, options);
   }
 

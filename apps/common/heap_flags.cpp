@@ -31,6 +31,11 @@ core::RewriteVariant rewrite_variant(std::string const& name) {
                               "' (forwarding, recompute-global or recompute-shared)");
 }
 
+core::CandidateOrder defrag_order(std::string const& name) {
+  if (auto const o = core::candidate_order_from_string(name)) return *o;
+  throw std::invalid_argument("--defrag-order: unknown order '" + name + "' (block-id or fill)");
+}
+
 std::optional<compact::DefragPolicy> defrag_policy(HeapFlags const& flags) {
   if (flags.defrag_every != 0 && !flags.defrag_after.empty())
     throw std::invalid_argument(
@@ -58,6 +63,7 @@ std::optional<compact::DefragPolicy> defrag_policy(HeapFlags const& flags) {
 void validate(HeapFlags const& flags) {
   (void)defrag_policy(flags);
   (void)rewrite_variant(flags.rewrite);
+  (void)defrag_order(flags.defrag_order);
   if (flags.defrag_n < 1) throw std::invalid_argument("--defrag-n must be >= 1");
   if (flags.memory_mib != 0 && flags.heap_blocks != 0)
     throw std::invalid_argument("--heap-blocks and --memory-mib both size the heap: give one");
@@ -82,7 +88,7 @@ std::string describe(HeapFlags const& flags) {
   s += flags.defrag_every != 0 ? ", defrag every " + std::to_string(flags.defrag_every)
                                : ", defrag after " + flags.defrag_after + " candidates";
   s += " (n " + std::to_string(flags.defrag_n) + ", k1 " + std::to_string(flags.defrag_k1) + ", " +
-       flags.rewrite + ")";
+       flags.rewrite + (flags.defrag_order == "fill" ? ", candidates by fill" : "") + ")";
   return s;
 }
 

@@ -42,6 +42,8 @@ struct HeapFlags {
   std::uint32_t defrag_n  = 1;
   std::uint32_t defrag_k1 = 16;  // CompactGpu sec. 4.3: "We chose k1 = 16"
   std::string rewrite     = "forwarding";
+  /// The candidate order of every call (core::CandidateOrder): block-id (the paper's) or fill.
+  std::string defrag_order = "block-id";
 
   /// --memory-mib: the MiB every variant holds its objects in (memory_budget.hpp; DynaSOAr
   /// Fig. 11); 0: each variant's default size.
@@ -57,6 +59,9 @@ std::optional<compact::DefragPolicy> defrag_policy(HeapFlags const& flags);
 /// The rewriting variant --rewrite names (forwarding, recompute-global, recompute-shared).
 /// Throws std::invalid_argument naming the accepted values.
 core::RewriteVariant rewrite_variant(std::string const& name);
+
+/// The candidate order --defrag-order names (block-id, fill); std::invalid_argument otherwise.
+core::CandidateOrder defrag_order(std::string const& name);
 
 /// Checks the flags (policy, variant, n >= 1); throws std::invalid_argument.
 void validate(HeapFlags const& flags);
