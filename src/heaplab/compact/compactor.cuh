@@ -663,7 +663,10 @@ class Compactor {
   /// scan (begin_call) and before the device-side loop's capture (no allocation while capturing).
   void ensure_fill_order() {
     if (by_id_) return;
-    by_id_            = BlockList(num_blocks(), "CompactGpu candidates by block id");
+    by_id_ = BlockList(num_blocks(), "CompactGpu candidates by block id");
+    // The sort reads all M entries, those past r too (keys kFillKeyPast): never uninitialized
+    // memory (compute-sanitizer's initcheck).
+    by_id_.set_zero_async(stream());
     fill_keys_        = Bytes(num_blocks(), "CompactGpu candidate fill keys");
     fill_keys_sorted_ = Bytes(num_blocks(), "CompactGpu candidate fill keys, sorted");
     std::size_t bytes = 0;
